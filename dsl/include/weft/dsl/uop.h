@@ -1,0 +1,203 @@
+// UOp: the immutable, hash-consed node of weft's IR, and the handle kernel authors hold.
+//
+// A node is {op, dtype, sources, arg}. Building the same node twice yields the same node, so
+// graphs compare and cache by pointer, and a node's content hash is stable across runs (it is
+// computed from the content, never from addresses). Nodes live for the whole process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "weft/dsl/dtype.h"
+#include "weft/dsl/error.h"
+#include "weft/dsl/ops.h"
+
+namespace weft {
+
+class UOp;
+struct Node;
+
+// ---- args: the non-graph payload of a node -------------------------------------------------
+
+// A float constant, compared by bit pattern so NaN and -0.0 constants hash-cons too.
+struct FloatConst {
+  double value;
+  bool operator==(const FloatConst& o) const;
+};
+
+struct RangeArg {  // RANGE
+  int64_t id;
+  AxisType axis;
+  bool operator==(const RangeArg&) const = default;
+};
+
+struct BufferArg {  // PLACEHOLDER
+  int64_t slot;     // kernel parameter position for GLOBAL; a unique id for LOCAL and REG
+  AddrSpace space;
+  bool operator==(const BufferArg&) const = default;
+};
+
+struct VarArg {  // DEFINE_VAR: a scalar kernel parameter bound at launch
+  std::string name;
+  Wide min, max;  // bounds the value is promised to lie in (ints); unused for float32
+  bool operator==(const VarArg&) const = default;
+};
+
+struct KernelInfo {  // SINK
+  std::string name;
+  bool operator==(const KernelInfo&) const = default;
+};
+
+struct WmmaArg {  // WMMA: D = A*B + C on one warp/wave's fragments
+  int64_t m, n, k;
+  DType input;    // element type of A and B
+  DType accum;    // element type of C and D
+  int64_t threads;  // lanes that hold the fragments (64 on CDNA, 32 on NVIDIA)
+  bool operator==(const WmmaArg&) const = default;
+};
+
+struct ShapeArg {  // RESHAPE, EXPAND, PERMUTE, FLIP, UNSHARD axes; SHRINK/PAD pairs flattened
+  std::vector<int64_t> values;
+  bool operator==(const ShapeArg&) const = default;
+};
+
+using Arg = std::variant<std::monostate, Wide, FloatConst, std::string, ShapeArg, Op, RangeArg, BufferArg, VarArg,
+                         KernelInfo, WmmaArg>;
+
+uint64_t hash_arg(const Arg& arg);
+std::string arg_to_string(const Arg& arg);
+
+// ---- the node --------------------------------------------------------------------------------
+
+class UOp {
+ public:
+  UOp() = default;
+
+  // The one way nodes come to exist: returns the unique node with this content.
+  static UOp make(Op op, DType dtype, std::vector<UOp> src = {}, Arg arg = {});
+
+  Op op() const;
+  DType dtype() const;
+  const std::vector<UOp>& src() const;
+  UOp src(size_t i) const;
+  const Arg& arg() const;
+  template <class T>
+  const T& arg_as() const;
+  uint64_t hash() const;  // content hash, stable across processes
+  const Node* node() const { return n_; }
+  explicit operator bool() const { return n_ != nullptr; }
+
+  // Value range: every value this node can take lies in [vmin, vmax]. Integral dtypes only;
+  // for others the bounds are the widest int64 range.
+  Wide vmin() const;
+  Wide vmax() const;
+  bool is_const() const { return op() == Op::CONST; }
+  // The integer value of a CONST (throws for non-integral or non-const).
+  Wide const_int() const;
+  double const_float() const;
+  bool is_effect() const;  // a store, end, barrier, group, sink or custom statement
+
+  // Shape of a buffer-like node (PLACEHOLDER, views, UNSHARD, AFTER of a buffer); empty for
+  // others. Dimensions are index-typed nodes: constants, or expressions of variables.
+  const std::vector<UOp>& shape() const;
+  // The shape as integers; throws if a dimension is not a constant.
+  std::vector<int64_t> static_shape() const;
+  bool is_buffer() const;  // buffer-like, with a shape
+
+  // A new node with the same op/dtype/arg and other sources.
+  UOp with_src(std::vector<UOp> src) const;
+  UOp with_arg(Arg arg) const;
+
+  // Identity comparison (same node). The IR's comparisons are .eq()/.ne() and < > <= >=.
+  bool same(const UOp& o) const { return n_ == o.n_; }
+
+  // ---- fluent builder: methods (free functions are in builder.h) ----
+  UOp operator[](const UOp& i) const;
+  UOp operator[](std::initializer_list<UOp> idx) const;
+  UOp index(std::vector<UOp> idx) const;
+  template <class... Ts>
+  UOp operator()(const Ts&... idx) const { return index({to_index(idx)...}); }
+  UOp load() const;
+  UOp store(const UOp& value) const;
+  UOp end(std::vector<UOp> ranges) const;
+  UOp after(std::vector<UOp> deps) const;
+  // store + end + after: the buffer as it is after `value` was stored at this index.
+  UOp set(const UOp& value, std::vector<UOp> ranges = {}) const;
+
+  UOp reshape(std::vector<int64_t> shape) const;
+  UOp permute(std::vector<int64_t> order) const;
+  UOp shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;
+  UOp flip(std::vector<int64_t> axes) const;
+  UOp pad(std::vector<std::pair<int64_t, int64_t>> padding) const;
+  UOp expand(std::vector<int64_t> shape) const;
+  UOp unshard(std::vector<int64_t> axes, std::vector<UOp> ranges) const;
+
+  UOp cast(DType dtype) const;
+  UOp bitcast(DType dtype) const;
+  UOp contract(std::vector<UOp> ranges) const;
+  UOp reduce(Op op, std::vector<UOp> ranges) const;
+  UOp gep(int64_t lane) const;
+  UOp eq(const UOp& o) const;
+  UOp ne(const UOp& o) const;
+  UOp eq(double o) const;
+  UOp ne(double o) const;
+  UOp where(const UOp& if_true, const UOp& if_false) const;  // this is the condition
+  UOp alu(Op op, std::vector<UOp> others = {}) const;        // checked ALU node of this dtype
+  UOp const_like(double value) const;                        // a constant of this node's dtype
+  UOp const_like(Wide value) const;
+
+ private:
+  explicit UOp(const Node* n) : n_(n) {}
+  static UOp to_index(const UOp& u) { return u; }
+  static UOp to_index(int64_t v);
+  const Node* n_ = nullptr;
+};
+
+struct Node {
+  Op op;
+  DType dtype;
+  std::vector<UOp> src;
+  Arg arg;
+  uint64_t hash;
+  Wide vmin, vmax;
+  std::vector<UOp> shape;
+};
+
+inline Op UOp::op() const { return n_->op; }
+inline DType UOp::dtype() const { return n_->dtype; }
+inline const std::vector<UOp>& UOp::src() const { return n_->src; }
+inline UOp UOp::src(size_t i) const { return n_->src.at(i); }
+inline const Arg& UOp::arg() const { return n_->arg; }
+inline uint64_t UOp::hash() const { return n_->hash; }
+inline Wide UOp::vmin() const { return n_->vmin; }
+inline Wide UOp::vmax() const { return n_->vmax; }
+inline const std::vector<UOp>& UOp::shape() const { return n_->shape; }
+
+template <class T>
+const T& UOp::arg_as() const {
+  if (const T* p = std::get_if<T>(&n_->arg)) return *p;
+  throw Error("internal: " + std::string(op_name(op())) + " node has an unexpected arg kind");
+}
+
+struct UOpHash {
+  size_t operator()(const UOp& u) const { return static_cast<size_t>(u.hash()); }
+};
+struct UOpEq {
+  bool operator()(const UOp& a, const UOp& b) const { return a.same(b); }
+};
+
+// Nodes reachable from `roots`, every node after all of its sources (iterative: deep graphs
+// do not exhaust the stack).
+std::vector<UOp> toposort(std::span<const UOp> roots);
+inline std::vector<UOp> toposort(const UOp& root) { return toposort(std::span<const UOp>(&root, 1)); }
+
+// Computed at construction; exposed for tests.
+std::pair<Wide, Wide> compute_vrange(Op op, DType dtype, const std::vector<UOp>& src, const Arg& arg);
+std::vector<UOp> compute_shape(Op op, const std::vector<UOp>& src, const Arg& arg);
+
+}  // namespace weft

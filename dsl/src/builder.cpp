@@ -1,0 +1,553 @@
+// The fluent builder: every function checks what it is given and throws weft::Error that names
+// the op and the problem, so malformed graphs are stopped where they are written.
+#include "weft/dsl/builder.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "weft/dsl/print.h"
+
+namespace weft {
+namespace {
+
+[[noreturn]] void fail(std::string_view what, const std::string& problem) {
+  throw Error(std::string(what) + ": " + problem);
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::string shape_text(const UOp& buf) {
+  std::string out = "[";
+  for (size_t i = 0; i < buf.shape().size(); ++i) out += (i ? ", " : "") + expr_string(buf.shape()[i]);
+  return out + "]";
+}
+
+UOp as_index(const UOp& x, std::string_view what) {
+  if (x.dtype() == dtypes::index) return x;
+  if (!x.dtype().is_int() || x.dtype().is_vector())
+    fail(what, "expected an integer index, got " + x.dtype().name() + " " + expr_string(x));
+  return UOp::make(Op::CAST, dtypes::index, {x});
+}
+
+thread_local int64_t next_alloc_id = 1 << 20;  // far from ids authors pick by hand
+
+int64_t product(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
+}
+
+void check_dims(std::string_view what, const std::vector<int64_t>& shape) {
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] <= 0) fail(what, "dimension " + std::to_string(i) + " of shape " + shape_text(shape) + " is not positive");
+}
+
+const UOp& buffer_base_checked(const UOp& buf, std::string_view what) {
+  if (!buf.is_buffer()) fail(what, "expected a buffer or a view of one, got " + std::string(op_name(buf.op())));
+  return buf;
+}
+
+UOp view(const UOp& base, Op op, std::vector<int64_t> values) {
+  return UOp::make(op, base.dtype(), {base}, ShapeArg{std::move(values)});
+}
+
+std::vector<int64_t> flatten_pairs(const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  std::vector<int64_t> out;
+  for (auto [a, b] : pairs) {
+    out.push_back(a);
+    out.push_back(b);
+  }
+  return out;
+}
+
+void check_same_dtype(Op op, const UOp& a, const UOp& b) {
+  if (!(a.dtype() == b.dtype()))
+    fail(op_name(op), "operands have different dtypes, " + a.dtype().name() + " (" + expr_string(a) + ") and " +
+                          b.dtype().name() + " (" + expr_string(b) + "); cast one of them");
+}
+
+void check_value(Op op, const UOp& x) {
+  if (x.is_effect() || x.dtype().is_void())
+    fail(op_name(op), "operand " + std::string(op_name(x.op())) + " is an effect, not a value");
+  if (x.op() == Op::PLACEHOLDER || opsets::movement.contains(x.op()) || x.op() == Op::UNSHARD)
+    fail(op_name(op), "operand is a buffer; index and load it first");
+}
+
+DType alu_result(Op op, const UOp& a, const UOp& b) {
+  check_value(op, a);
+  check_value(op, b);
+  check_same_dtype(op, a, b);
+  DType dt = a.dtype();
+  const bool intlike = dt.is_integral();
+  switch (op) {
+    case Op::IDIV:
+    case Op::MOD:
+    case Op::SHL:
+    case Op::SHR:
+      if (!dt.is_int()) fail(op_name(op), "needs integer operands, got " + dt.name());
+      break;
+    case Op::AND:
+    case Op::OR:
+    case Op::XOR:
+      if (!intlike) fail(op_name(op), "needs integer or bool operands, got " + dt.name());
+      break;
+    case Op::FDIV:
+    case Op::POW:
+      if (!dt.is_float()) fail(op_name(op), "needs float operands, got " + dt.name());
+      break;
+    default: break;
+  }
+  if (opsets::comparison.contains(op)) return dtypes::bool_.vec(dt.lanes);
+  return dt;
+}
+
+UOp binary(Op op, const UOp& a, const UOp& b) { return UOp::make(op, alu_result(op, a, b), {a, b}); }
+
+UOp unary_float(Op op, const UOp& x) {
+  check_value(op, x);
+  if (!x.dtype().is_float()) fail(op_name(op), "needs a float operand, got " + x.dtype().name());
+  return UOp::make(op, x.dtype(), {x});
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
+// ---- UOp methods ------------------------------------------------------------------------------
+
+UOp UOp::to_index(int64_t v) { return constant(Wide(v)); }
+
+UOp UOp::const_like(Wide value) const {
+  if (dtype().is_float()) return constant(static_cast<double>(value), dtype().element());
+  if (!dtype().is_integral()) fail("constant", "no constant of dtype " + dtype().name());
+  return constant(value, dtype().element());
+}
+
+UOp UOp::const_like(double value) const {
+  if (dtype().is_float()) return constant(value, dtype().element());
+  if (std::trunc(value) != value || !std::isfinite(value))
+    fail("constant", "float constant " + std::to_string(value) + " combined with " + dtype().name() + " value " + expr_string(*this));
+  return const_like(static_cast<Wide>(value));
+}
+
+UOp UOp::operator[](const UOp& i) const { return index({i}); }
+UOp UOp::operator[](std::initializer_list<UOp> idx) const { return index(std::vector<UOp>(idx)); }
+
+UOp UOp::index(std::vector<UOp> idx) const {
+  buffer_base_checked(*this, "INDEX");
+  if (idx.size() != shape().size())
+    fail("INDEX", std::to_string(idx.size()) + " indices into a " + std::to_string(shape().size()) +
+                      "-dimensional buffer of shape " + shape_text(*this));
+  std::vector<UOp> src{*this};
+  for (const UOp& i : idx) src.push_back(as_index(i, "INDEX"));
+  return make(Op::INDEX, dtype(), std::move(src));
+}
+
+UOp UOp::load() const {
+  if (op() != Op::INDEX) fail("LOAD", "can only load through an index into a buffer, got " + std::string(op_name(op())));
+  return make(Op::LOAD, dtype(), {*this});
+}
+
+UOp UOp::store(const UOp& value) const {
+  if (op() != Op::INDEX)
+    fail("STORE", "can only store through an index into a buffer, not into " + std::string(op_name(op())) + " " + expr_string(*this));
+  check_value(Op::STORE, value);
+  if (!(value.dtype() == dtype()))
+    fail("STORE", "value of dtype " + value.dtype().name() + " stored into a buffer of " + dtype().name());
+  return make(Op::STORE, dtypes::void_, {*this, value});
+}
+
+UOp UOp::end(std::vector<UOp> ranges) const {
+  if (!is_effect()) fail("END", "ends an effect (a store or a group), got " + std::string(op_name(op())));
+  std::vector<UOp> src{*this};
+  for (const UOp& r : ranges) {
+    if (r.op() != Op::RANGE) fail("END", "can only end a range, got " + std::string(op_name(r.op())) + " " + expr_string(r));
+    src.push_back(r);
+  }
+  return make(Op::END, dtypes::void_, std::move(src));
+}
+
+UOp UOp::after(std::vector<UOp> deps) const {
+  std::vector<UOp> src{*this};
+  for (const UOp& d : deps) {
+    if (!d.is_effect()) fail("AFTER", "depends on effects (stores, ends, barriers), got " + std::string(op_name(d.op())));
+    src.push_back(d);
+  }
+  return make(Op::AFTER, dtype(), std::move(src));
+}
+
+UOp UOp::set(const UOp& value, std::vector<UOp> ranges) const {
+  UOp effect = store(value);
+  if (!ranges.empty()) effect = effect.end(std::move(ranges));
+  return src(0).after({effect});
+}
+
+UOp UOp::reshape(std::vector<int64_t> new_shape) const {
+  auto old = buffer_base_checked(*this, "RESHAPE").static_shape();
+  check_dims("RESHAPE", new_shape);
+  if (product(old) != product(new_shape))
+    fail("RESHAPE", "cannot reshape " + shape_text(old) + " (" + std::to_string(product(old)) + " elements) to " +
+                        shape_text(new_shape) + " (" + std::to_string(product(new_shape)) + " elements)");
+  return view(*this, Op::RESHAPE, std::move(new_shape));
+}
+
+UOp UOp::permute(std::vector<int64_t> order) const {
+  auto old = buffer_base_checked(*this, "PERMUTE").shape();
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> expect(old.size());
+  std::iota(expect.begin(), expect.end(), 0);
+  if (sorted != expect)
+    fail("PERMUTE", "order " + shape_text(order) + " is not a permutation of the " + std::to_string(old.size()) + " axes of " + shape_text(*this));
+  return view(*this, Op::PERMUTE, std::move(order));
+}
+
+UOp UOp::shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const {
+  auto old = buffer_base_checked(*this, "SHRINK").static_shape();
+  if (bounds.size() != old.size())
+    fail("SHRINK", std::to_string(bounds.size()) + " bounds for the " + std::to_string(old.size()) + " axes of " + shape_text(old));
+  for (size_t i = 0; i < bounds.size(); ++i)
+    if (bounds[i].first < 0 || bounds[i].second > old[i] || bounds[i].first >= bounds[i].second)
+      fail("SHRINK", "axis " + std::to_string(i) + " bounds [" + std::to_string(bounds[i].first) + ", " +
+                         std::to_string(bounds[i].second) + ") are not a non-empty part of [0, " + std::to_string(old[i]) + ")");
+  return view(*this, Op::SHRINK, flatten_pairs(bounds));
+}
+
+UOp UOp::flip(std::vector<int64_t> axes) const {
+  auto rank = static_cast<int64_t>(buffer_base_checked(*this, "FLIP").shape().size());
+  std::set<int64_t> seen;
+  for (int64_t a : axes)
+    if (a < 0 || a >= rank || !seen.insert(a).second)
+      fail("FLIP", "axis " + std::to_string(a) + " is repeated or not one of the " + std::to_string(rank) + " axes");
+  std::sort(axes.begin(), axes.end());
+  return view(*this, Op::FLIP, std::move(axes));
+}
+
+UOp UOp::pad(std::vector<std::pair<int64_t, int64_t>> padding) const {
+  auto old = buffer_base_checked(*this, "PAD").static_shape();
+  if (padding.size() != old.size())
+    fail("PAD", std::to_string(padding.size()) + " paddings for the " + std::to_string(old.size()) + " axes of " + shape_text(old));
+  for (auto [before, after] : padding)
+    if (before < 0 || after < 0) fail("PAD", "padding must not be negative");
+  return view(*this, Op::PAD, flatten_pairs(padding));
+}
+
+UOp UOp::expand(std::vector<int64_t> new_shape) const {
+  auto old = buffer_base_checked(*this, "EXPAND").static_shape();
+  if (new_shape.size() != old.size())
+    fail("EXPAND", "shape " + shape_text(new_shape) + " has a different rank from " + shape_text(old));
+  for (size_t i = 0; i < old.size(); ++i)
+    if (old[i] != new_shape[i] && old[i] != 1)
+      fail("EXPAND", "axis " + std::to_string(i) + " of size " + std::to_string(old[i]) + " cannot expand to " + std::to_string(new_shape[i]));
+  return view(*this, Op::EXPAND, std::move(new_shape));
+}
+
+UOp UOp::unshard(std::vector<int64_t> axes, std::vector<UOp> ranges) const {
+  auto rank = static_cast<int64_t>(buffer_base_checked(*this, "UNSHARD").shape().size());
+  if (axes.size() != ranges.size())
+    fail("UNSHARD", std::to_string(axes.size()) + " axes but " + std::to_string(ranges.size()) + " ranges; give one range per axis");
+  std::set<int64_t> seen;
+  for (int64_t a : axes)
+    if (a < 0 || a >= rank || !seen.insert(a).second)
+      fail("UNSHARD", "axis " + std::to_string(a) + " is repeated or not one of the " + std::to_string(rank) + " axes");
+  std::vector<UOp> src{*this};
+  for (const UOp& r : ranges) {
+    if (r.op() != Op::RANGE) fail("UNSHARD", "shards over ranges, got " + std::string(op_name(r.op())));
+    src.push_back(r);
+  }
+  return make(Op::UNSHARD, dtype(), std::move(src), ShapeArg{std::move(axes)});
+}
+
+UOp UOp::cast(DType to) const {
+  check_value(Op::CAST, *this);
+  if (to.lanes != dtype().lanes) fail("CAST", "from " + dtype().name() + " to " + to.name() + " changes the vector width");
+  if (to == dtype()) return *this;
+  return make(Op::CAST, to, {*this});
+}
+
+UOp UOp::bitcast(DType to) const {
+  check_value(Op::BITCAST, *this);
+  if (to.itemsize() != dtype().itemsize())
+    fail("BITCAST", "from " + dtype().name() + " (" + std::to_string(dtype().itemsize()) + " bytes) to " + to.name() + " (" +
+                        std::to_string(to.itemsize()) + " bytes) changes the size");
+  return make(Op::BITCAST, to, {*this});
+}
+
+UOp UOp::contract(std::vector<UOp> ranges) const {
+  check_value(Op::CONTRACT, *this);
+  int64_t lanes = dtype().lanes;
+  std::vector<UOp> src{*this};
+  for (const UOp& r : ranges) {
+    if (r.op() != Op::RANGE || !r.src(0).is_const())
+      fail("CONTRACT", "contracts ranges of constant size, got " + std::string(op_name(r.op())) + " " + expr_string(r));
+    lanes *= static_cast<int64_t>(r.src(0).const_int());
+    src.push_back(r);
+  }
+  if (lanes > 65535) fail("CONTRACT", "vector of " + std::to_string(lanes) + " lanes is too wide");
+  return make(Op::CONTRACT, dtype().vec(static_cast<int>(lanes)), std::move(src));
+}
+
+UOp UOp::reduce(Op red, std::vector<UOp> ranges) const {
+  check_value(Op::REDUCE, *this);
+  if (red != Op::ADD && red != Op::MUL && red != Op::MAX && red != Op::MIN)
+    fail("REDUCE", "reduces with ADD, MUL, MAX or MIN, not " + std::string(op_name(red)));
+  std::vector<UOp> src{*this};
+  for (const UOp& r : ranges) {
+    if (r.op() != Op::RANGE) fail("REDUCE", "reduces over ranges, got " + std::string(op_name(r.op())));
+    src.push_back(r);
+  }
+  return make(Op::REDUCE, dtype(), std::move(src), red);
+}
+
+UOp UOp::gep(int64_t lane) const {
+  if (lane < 0 || lane >= dtype().lanes)
+    fail("GEP", "lane " + std::to_string(lane) + " of a " + std::to_string(dtype().lanes) + "-lane " + dtype().name());
+  return make(Op::GEP, dtype().element(), {*this}, ShapeArg{{lane}});
+}
+
+UOp UOp::eq(const UOp& o) const { return binary(Op::CMPEQ, *this, o); }
+UOp UOp::ne(const UOp& o) const { return binary(Op::CMPNE, *this, o); }
+UOp UOp::eq(double o) const { return eq(const_like(o)); }
+UOp UOp::ne(double o) const { return ne(const_like(o)); }
+UOp UOp::where(const UOp& t, const UOp& f) const { return weft::where(*this, t, f); }
+
+UOp UOp::alu(Op op, std::vector<UOp> others) const {
+  if (opsets::unary.contains(op) && others.empty()) {
+    if (op == Op::NEG) return -*this;
+    return unary_float(op, *this);
+  }
+  if (opsets::binary.contains(op) && others.size() == 1) return binary(op, *this, others[0]);
+  if (op == Op::WHERE && others.size() == 2) return weft::where(*this, others[0], others[1]);
+  if (op == Op::MULACC && others.size() == 2) return mulacc(*this, others[0], others[1]);
+  fail(op_name(op), "is not an ALU op with " + std::to_string(others.size() + 1) + " operands");
+}
+
+// ---- free functions ---------------------------------------------------------------------------
+
+UOp constant(Wide value, DType dtype) {
+  if (dtype.is_vector()) fail("CONST", "a constant is a scalar; vectorize constants for a vector");
+  if (dtype.is_float()) return constant(static_cast<double>(value), dtype);
+  if (!dtype.is_integral()) fail("CONST", "no constant of dtype " + dtype.name());
+  if (value < dtype.min_value() || value > dtype.max_value())
+    fail("CONST", wide_to_string(value) + " does not fit in " + dtype.name());
+  return UOp::make(Op::CONST, dtype, {}, value);
+}
+
+UOp constant(double value, DType dtype) {
+  if (!dtype.is_float()) {
+    if (std::trunc(value) != value) fail("CONST", std::to_string(value) + " is not a value of " + dtype.name());
+    return constant(static_cast<Wide>(value), dtype);
+  }
+  if (dtype.is_vector()) fail("CONST", "a constant is a scalar; vectorize constants for a vector");
+  return UOp::make(Op::CONST, dtype, {}, FloatConst{round_to(dtype, value)});
+}
+
+UOp range(int64_t end, int64_t id, AxisType axis) { return range(constant(Wide(end)), id, axis); }
+
+UOp range(const UOp& end, int64_t id, AxisType axis) {
+  UOp e = as_index(end, "RANGE");
+  if (e.vmax() < 1) fail("RANGE", "range " + std::to_string(id) + " has end " + expr_string(end) + ", which is never positive");
+  return UOp::make(Op::RANGE, dtypes::index, {e}, RangeArg{id, axis});
+}
+
+UOp special(int64_t end, const std::string& name) { return special(constant(Wide(end)), name); }
+
+UOp special(const UOp& end, const std::string& name) {
+  static const std::set<std::string> kNames{"gidx0", "gidx1", "gidx2", "lidx0", "lidx1", "lidx2"};
+  if (!kNames.count(name)) fail("SPECIAL", "unknown hardware index '" + name + "' (expected gidx0-2 or lidx0-2)");
+  return UOp::make(Op::SPECIAL, dtypes::index, {as_index(end, "SPECIAL")}, name);
+}
+
+UOp variable(const std::string& name, int64_t min, int64_t max, DType dtype) {
+  if (!is_identifier(name)) fail("DEFINE_VAR", "'" + name + "' is not an identifier");
+  if (dtype != dtypes::int32 && dtype != dtypes::int64 && dtype != dtypes::index)
+    fail("DEFINE_VAR", "variable " + name + " has dtype " + dtype.name() + "; integer variables are int32, int64 or index");
+  if (min > max) fail("DEFINE_VAR", "variable " + name + " has min " + std::to_string(min) + " > max " + std::to_string(max));
+  if (min < dtype.min_value() || max > dtype.max_value())
+    fail("DEFINE_VAR", "bounds of variable " + name + " do not fit in " + dtype.name());
+  return UOp::make(Op::DEFINE_VAR, dtype, {}, VarArg{name, min, max});
+}
+
+UOp variable_f32(const std::string& name) {
+  if (!is_identifier(name)) fail("DEFINE_VAR", "'" + name + "' is not an identifier");
+  return UOp::make(Op::DEFINE_VAR, dtypes::float32, {}, VarArg{name, 0, 0});
+}
+
+UOp placeholder(const std::vector<int64_t>& shape, DType dtype, int64_t slot, AddrSpace space) {
+  check_dims("PLACEHOLDER", shape);
+  std::vector<UOp> dims;
+  for (int64_t d : shape) dims.push_back(constant(Wide(d)));
+  return placeholder(dims, dtype, slot, space);
+}
+
+UOp placeholder(std::span<const UOp> shape, DType dtype, int64_t slot, AddrSpace space) {
+  if (shape.empty()) fail("PLACEHOLDER", "a buffer needs at least one dimension");
+  if (dtype.is_void()) fail("PLACEHOLDER", "a buffer of void");
+  if (space == AddrSpace::ALU) fail("PLACEHOLDER", "a buffer lives in GLOBAL, LOCAL or REG memory, not ALU");
+  if (slot < 0) fail("PLACEHOLDER", "slot " + std::to_string(slot) + " is negative");
+  std::vector<UOp> dims;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    UOp d = as_index(shape[i], "PLACEHOLDER");
+    if (d.vmax() < 1) fail("PLACEHOLDER", "dimension " + std::to_string(i) + " (" + expr_string(d) + ") is never positive");
+    if (space != AddrSpace::GLOBAL && !d.is_const())
+      fail("PLACEHOLDER", std::string(addrspace_name(space)) + " buffers need constant dimensions, dimension " +
+                              std::to_string(i) + " is " + expr_string(d));
+    dims.push_back(d);
+  }
+  return UOp::make(Op::PLACEHOLDER, dtype, std::move(dims), BufferArg{slot, space});
+}
+
+UOp alloc_shared(const std::vector<int64_t>& shape, DType dtype, std::optional<int64_t> id) {
+  return placeholder(shape, dtype, id ? *id : next_alloc_id++, AddrSpace::LOCAL);
+}
+
+UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::vector<int64_t>& axes,
+                   const std::vector<UOp>& thread_ranges, std::optional<int64_t> id) {
+  if (axes.size() != thread_ranges.size())
+    fail("alloc_fragment", std::to_string(axes.size()) + " axes but " + std::to_string(thread_ranges.size()) + " thread ranges");
+  std::vector<int64_t> shard = shape;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const UOp& r = thread_ranges[k];
+    if (r.op() != Op::RANGE || !r.src(0).is_const())
+      fail("alloc_fragment", "thread range " + std::to_string(k) + " is not a range of constant size");
+    auto threads = static_cast<int64_t>(r.src(0).const_int());
+    if (axes[k] < 0 || axes[k] >= static_cast<int64_t>(shape.size()))
+      fail("alloc_fragment", "axis " + std::to_string(axes[k]) + " is not one of the axes of " + shape_text(shape));
+    auto& dim = shard[static_cast<size_t>(axes[k])];
+    if (dim % threads != 0)
+      fail("alloc_fragment", "axis " + std::to_string(axes[k]) + " of size " + std::to_string(dim) + " does not divide over " +
+                                 std::to_string(threads) + " threads of range " + std::to_string(r.arg_as<RangeArg>().id));
+    dim /= threads;
+  }
+  UOp reg = placeholder(shard, dtype, id ? *id : next_alloc_id++, AddrSpace::REG);
+  return reg.unshard(axes, thread_ranges);
+}
+
+UOp barrier() { return UOp::make(Op::BARRIER, dtypes::void_); }
+
+UOp group(const std::vector<UOp>& effects) {
+  for (const UOp& e : effects)
+    if (!e.is_effect()) fail("GROUP", "groups effects, got " + std::string(op_name(e.op())));
+  return UOp::make(Op::GROUP, dtypes::void_, effects);
+}
+
+UOp sink(const KernelInfo& info, const std::vector<UOp>& effects) {
+  if (!is_identifier(info.name)) fail("SINK", "kernel name '" + info.name + "' is not an identifier");
+  for (const UOp& e : effects)
+    if (!e.is_effect()) fail("SINK", "kernel " + info.name + " sinks effects, got " + std::string(op_name(e.op())));
+  return UOp::make(Op::SINK, dtypes::void_, effects, info);
+}
+
+UOp async_copy(const UOp& dst, const UOp& src, int64_t elements) {
+  if (dst.op() != Op::INDEX || src.op() != Op::INDEX) fail("ASYNC_COPY", "copies between two indexed buffers");
+  if (!(dst.dtype() == src.dtype())) fail("ASYNC_COPY", "from " + src.dtype().name() + " to " + dst.dtype().name());
+  if (elements < 1) fail("ASYNC_COPY", "copies at least one element");
+  return UOp::make(Op::ASYNC_COPY, dst.dtype().vec(static_cast<int>(elements)), {dst, src});
+}
+
+UOp where(const UOp& cond, const UOp& t, const UOp& f) {
+  check_value(Op::WHERE, cond);
+  if (!cond.dtype().element().is_bool()) fail("WHERE", "condition has dtype " + cond.dtype().name() + ", not bool");
+  check_value(Op::WHERE, t);
+  check_value(Op::WHERE, f);
+  check_same_dtype(Op::WHERE, t, f);
+  return UOp::make(Op::WHERE, t.dtype(), {cond, t, f});
+}
+
+UOp max(const UOp& a, const UOp& b) { return binary(Op::MAX, a, b); }
+UOp min(const UOp& a, const UOp& b) { return binary(Op::MIN, a, b); }
+UOp sqrt(const UOp& x) { return unary_float(Op::SQRT, x); }
+UOp exp2(const UOp& x) { return unary_float(Op::EXP2, x); }
+UOp log2(const UOp& x) { return unary_float(Op::LOG2, x); }
+UOp sin(const UOp& x) { return unary_float(Op::SIN, x); }
+UOp recip(const UOp& x) { return unary_float(Op::RECIP, x); }
+UOp trunc(const UOp& x) { return unary_float(Op::TRUNC, x); }
+UOp pow(const UOp& x, const UOp& y) { return binary(Op::POW, x, y); }
+
+UOp mulacc(const UOp& a, const UOp& b, const UOp& c) {
+  DType dt = alu_result(Op::MUL, a, b);
+  check_same_dtype(Op::MULACC, a, c);
+  return UOp::make(Op::MULACC, dt, {a, b, c});
+}
+
+UOp vectorize(const std::vector<UOp>& lanes) {
+  if (lanes.empty()) fail("VECTORIZE", "needs at least one lane");
+  for (const UOp& l : lanes) {
+    check_value(Op::VECTORIZE, l);
+    if (l.dtype().is_vector() || !(l.dtype() == lanes[0].dtype()))
+      fail("VECTORIZE", "lanes must be scalars of one dtype, got " + lanes[0].dtype().name() + " and " + l.dtype().name());
+  }
+  return UOp::make(Op::VECTORIZE, lanes[0].dtype().vec(static_cast<int>(lanes.size())), lanes);
+}
+
+UOp idiv(const UOp& a, const UOp& b) { return binary(Op::IDIV, a, b); }
+UOp mod(const UOp& a, const UOp& b) { return binary(Op::MOD, a, b); }
+
+UOp wmma(const UOp& a, const UOp& b, const UOp& acc, const WmmaArg& s) {
+  auto expect = [&](const UOp& x, const char* which, DType el, int64_t elems) {
+    if (s.threads <= 0 || elems % s.threads != 0)
+      fail("WMMA", std::string(which) + " fragment of " + std::to_string(elems) + " elements does not divide over " + std::to_string(s.threads) + " lanes");
+    DType want = el.vec(static_cast<int>(elems / s.threads));
+    if (!(x.dtype() == want))
+      fail("WMMA", std::string(which) + " has dtype " + x.dtype().name() + "; a " + std::to_string(s.m) + "x" + std::to_string(s.n) +
+                       "x" + std::to_string(s.k) + " wmma over " + std::to_string(s.threads) + " lanes needs " + want.name());
+  };
+  expect(a, "A", s.input, s.m * s.k);
+  expect(b, "B", s.input, s.k * s.n);
+  expect(acc, "C", s.accum, s.m * s.n);
+  return UOp::make(Op::WMMA, acc.dtype(), {a, b, acc}, s);
+}
+
+UOp custom(const std::string& text, const std::vector<UOp>& operands) {
+  if (text.empty()) fail("CUSTOM", "empty statement");
+  return UOp::make(Op::CUSTOM, dtypes::void_, operands, text);
+}
+
+UOp customi(const std::string& text, DType dtype, const std::vector<UOp>& operands) {
+  if (text.empty()) fail("CUSTOMI", "empty expression");
+  if (dtype.is_void()) fail("CUSTOMI", "an inline expression needs a dtype");
+  return UOp::make(Op::CUSTOMI, dtype, operands, text);
+}
+
+// ---- operators --------------------------------------------------------------------------------
+
+UOp operator+(const UOp& a, const UOp& b) { return binary(Op::ADD, a, b); }
+UOp operator-(const UOp& a, const UOp& b) { return binary(Op::SUB, a, b); }
+UOp operator*(const UOp& a, const UOp& b) { return binary(Op::MUL, a, b); }
+UOp operator/(const UOp& a, const UOp& b) { return binary(a.dtype().is_float() ? Op::FDIV : Op::IDIV, a, b); }
+UOp operator%(const UOp& a, const UOp& b) { return binary(Op::MOD, a, b); }
+UOp operator<(const UOp& a, const UOp& b) { return binary(Op::CMPLT, a, b); }
+UOp operator>(const UOp& a, const UOp& b) { return binary(Op::CMPLT, b, a); }
+UOp operator<=(const UOp& a, const UOp& b) { return !(b < a); }
+UOp operator>=(const UOp& a, const UOp& b) { return !(a < b); }
+UOp operator&(const UOp& a, const UOp& b) { return binary(Op::AND, a, b); }
+UOp operator|(const UOp& a, const UOp& b) { return binary(Op::OR, a, b); }
+UOp operator^(const UOp& a, const UOp& b) { return binary(Op::XOR, a, b); }
+UOp operator<<(const UOp& a, const UOp& b) { return binary(Op::SHL, a, b); }
+UOp operator>>(const UOp& a, const UOp& b) { return binary(Op::SHR, a, b); }
+
+UOp operator-(const UOp& a) {
+  check_value(Op::NEG, a);
+  if (a.dtype().is_bool()) fail("NEG", "of a bool");
+  return UOp::make(Op::NEG, a.dtype(), {a});
+}
+
+UOp operator!(const UOp& a) {
+  if (!a.dtype().element().is_bool()) fail("NOT", "logical not of " + a.dtype().name() + "; compare with 0 instead");
+  return a.ne(a.const_like(Wide(1)));
+}
+
+UOp operator~(const UOp& a) {
+  if (!a.dtype().is_int()) fail("XOR", "bitwise not of " + a.dtype().name());
+  return a ^ a.const_like(a.dtype().is_unsigned() ? a.dtype().element().max_value() : Wide(-1));
+}
+
+}  // namespace weft

@@ -1,0 +1,54 @@
+#include "weft/dsl/ops.h"
+
+#include <array>
+
+namespace weft {
+namespace {
+
+constexpr std::array<std::string_view, kOpCount> kOpNames{
+#define WEFT_OP_NAME(name) #name,
+    WEFT_OPS(WEFT_OP_NAME)
+#undef WEFT_OP_NAME
+};
+
+constexpr std::array<std::string_view, 4> kAddrNames{"GLOBAL", "LOCAL", "REG", "ALU"};
+constexpr std::array<std::string_view, 11> kAxisNames{"DEVICE", "GLOBAL", "WARP",   "LOCAL",  "WEAK",  "LOOP",
+                                                      "GROUP_REDUCE", "REDUCE", "UPCAST", "UNROLL", "THREAD"};
+
+}  // namespace
+
+std::string_view op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }
+
+std::optional<Op> parse_op(std::string_view name) {
+  for (size_t i = 0; i < kOpNames.size(); ++i)
+    if (kOpNames[i] == name) return static_cast<Op>(i);
+  return std::nullopt;
+}
+
+std::string_view addrspace_name(AddrSpace a) { return kAddrNames[static_cast<size_t>(a)]; }
+std::string_view axis_name(AxisType a) { return kAxisNames[static_cast<size_t>(a)]; }
+
+std::optional<AxisType> parse_axis(std::string_view name) {
+  for (size_t i = 0; i < kAxisNames.size(); ++i)
+    if (kAxisNames[i] == name) return static_cast<AxisType>(i);
+  return std::nullopt;
+}
+
+bool axis_is_splittable(AxisType a) {
+  return a == AxisType::WEAK || a == AxisType::REDUCE || a == AxisType::LOOP;
+}
+
+namespace opsets {
+const OpSet unary{Op::NEG, Op::RECIP, Op::SQRT, Op::EXP2, Op::LOG2, Op::SIN, Op::TRUNC, Op::CAST, Op::BITCAST};
+const OpSet binary{Op::ADD,   Op::SUB,   Op::MUL,   Op::IDIV, Op::MOD, Op::FDIV, Op::MAX, Op::MIN, Op::POW,
+                   Op::CMPLT, Op::CMPNE, Op::CMPEQ, Op::AND,  Op::OR,  Op::XOR,  Op::SHL, Op::SHR};
+const OpSet ternary{Op::WHERE, Op::MULACC};
+const OpSet alu = unary | binary | ternary;
+const OpSet commutative{Op::ADD, Op::MUL, Op::MAX, Op::MIN, Op::CMPNE, Op::CMPEQ, Op::AND, Op::OR, Op::XOR};
+const OpSet comparison{Op::CMPLT, Op::CMPNE, Op::CMPEQ};
+const OpSet movement{Op::RESHAPE, Op::PERMUTE, Op::SHRINK, Op::FLIP, Op::PAD, Op::EXPAND};
+const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFTER};
+const OpSet effect{Op::STORE, Op::ASYNC_COPY, Op::END, Op::BARRIER, Op::GROUP, Op::SINK, Op::CUSTOM};
+}  // namespace opsets
+
+}  // namespace weft

@@ -1,0 +1,147 @@
+#include "weft/dsl/print.h"
+
+#include <cctype>
+#include <cstdio>
+#include <unordered_map>
+
+namespace weft {
+namespace {
+
+std::string float_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eni") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string const_text(const UOp& u) {
+  if (u.dtype().is_bool()) return u.const_int() ? "True" : "False";
+  if (const auto* f = std::get_if<FloatConst>(&u.arg())) return float_text(f->value);
+  return wide_to_string(u.const_int());
+}
+
+const char* infix(Op op) {
+  switch (op) {
+    case Op::ADD: return "+";
+    case Op::SUB: return "-";
+    case Op::MUL: return "*";
+    case Op::IDIV: return "//";
+    case Op::MOD: return "%";
+    case Op::FDIV: return "/";
+    case Op::CMPLT: return "<";
+    case Op::CMPNE: return "!=";
+    case Op::CMPEQ: return "==";
+    case Op::AND: return "&";
+    case Op::OR: return "|";
+    case Op::XOR: return "^";
+    case Op::SHL: return "<<";
+    case Op::SHR: return ">>";
+    default: return nullptr;
+  }
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+class ExprPrinter {
+ public:
+  explicit ExprPrinter(size_t budget) : budget_(budget) {}
+
+  std::string print(const UOp& u) {
+    if (used_ > budget_) return "...";
+    std::string s = render(u);
+    used_ += s.size();
+    return s;
+  }
+
+ private:
+  std::string list(const std::vector<UOp>& src, size_t from) {
+    std::string out;
+    for (size_t i = from; i < src.size(); ++i) out += (i > from ? ", " : "") + print(src[i]);
+    return out;
+  }
+
+  std::string render(const UOp& u) {
+    switch (u.op()) {
+      case Op::CONST: return const_text(u);
+      case Op::DEFINE_VAR: return u.arg_as<VarArg>().name;
+      case Op::RANGE: return "r" + std::to_string(u.arg_as<RangeArg>().id);
+      case Op::SPECIAL: return u.arg_as<std::string>();
+      case Op::PLACEHOLDER: {
+        const auto& b = u.arg_as<BufferArg>();
+        const char* prefix = b.space == AddrSpace::GLOBAL ? "buf" : b.space == AddrSpace::LOCAL ? "smem" : "reg";
+        return prefix + std::to_string(b.slot);
+      }
+      case Op::INDEX: return print(u.src(0)) + "[" + list(u.src(), 1) + "]";
+      case Op::LOAD: return print(u.src(0));
+      case Op::NEG: return "(-" + print(u.src(0)) + ")";
+      case Op::CAST: return "(" + u.dtype().name() + ")" + print(u.src(0));
+      case Op::WHERE: return "where(" + list(u.src(), 0) + ")";
+      default: break;
+    }
+    if (const char* sym = infix(u.op()); sym && u.src().size() == 2)
+      return "(" + print(u.src(0)) + sym + print(u.src(1)) + ")";
+    if (opsets::alu.contains(u.op()) || opsets::movement.contains(u.op()) || u.op() == Op::AFTER || u.op() == Op::UNSHARD)
+      return lower(op_name(u.op())) + "(" + list(u.src(), 0) + ")";
+    return std::string(op_name(u.op()));
+  }
+
+  size_t budget_;
+  size_t used_ = 0;
+};
+
+}  // namespace
+
+std::string arg_to_string(const Arg& arg) {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return ""; }
+    std::string operator()(Wide w) const { return wide_to_string(w); }
+    std::string operator()(const FloatConst& f) const { return float_text(f.value); }
+    std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
+    std::string operator()(const ShapeArg& s) const {
+      std::string out = "[";
+      for (size_t i = 0; i < s.values.size(); ++i) out += (i ? ", " : "") + std::to_string(s.values[i]);
+      return out + "]";
+    }
+    std::string operator()(Op op) const { return std::string(op_name(op)); }
+    std::string operator()(const RangeArg& r) const { return "id=" + std::to_string(r.id) + " axis=" + std::string(axis_name(r.axis)); }
+    std::string operator()(const BufferArg& b) const { return "slot=" + std::to_string(b.slot) + " " + std::string(addrspace_name(b.space)); }
+    std::string operator()(const VarArg& v) const { return v.name + " in [" + wide_to_string(v.min) + ", " + wide_to_string(v.max) + "]"; }
+    std::string operator()(const KernelInfo& k) const { return "name=" + k.name; }
+    std::string operator()(const WmmaArg& w) const {
+      return std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k) + " " + w.input.name() + "->" +
+             w.accum.name() + " threads=" + std::to_string(w.threads);
+    }
+  };
+  return std::visit(Visitor{}, arg);
+}
+
+std::string expr_string(const UOp& u, size_t max_length) {
+  if (!u) return "<null>";
+  return ExprPrinter(max_length).print(u);
+}
+
+std::string graph_string(const UOp& root) {
+  std::vector<UOp> order = toposort(root);
+  std::unordered_map<const Node*, size_t> number;
+  std::string out;
+  for (const UOp& u : order) {
+    number[u.node()] = number.size();
+    out += "%" + std::to_string(number[u.node()]) + " = " + std::string(op_name(u.op())) + " " + u.dtype().name();
+    if (!u.src().empty()) {
+      out += " (";
+      for (size_t i = 0; i < u.src().size(); ++i) out += (i ? ", %" : "%") + std::to_string(number.at(u.src(i).node()));
+      out += ")";
+    }
+    std::string a = arg_to_string(u.arg());
+    if (!a.empty()) out += " " + a;
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace weft

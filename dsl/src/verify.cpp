@@ -1,0 +1,276 @@
+#include "weft/dsl/verify.h"
+
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "weft/dsl/print.h"
+
+namespace weft {
+namespace {
+
+class Checker {
+ public:
+  explicit Checker(std::vector<Violation>& out) : out_(out) {}
+
+  void check(size_t number, const UOp& u) {
+    number_ = number;
+    node_ = u;
+    check_arg_kind(u);
+    if (opsets::alu.contains(u.op())) return check_alu(u);
+    if (opsets::movement.contains(u.op())) return check_view(u);
+    switch (u.op()) {
+      case Op::CONST: return check_const(u);
+      case Op::DEFINE_VAR: return check_var(u);
+      case Op::PLACEHOLDER: return check_placeholder(u);
+      case Op::RANGE:
+      case Op::SPECIAL: return check_loop_end(u);
+      case Op::UNSHARD: return check_unshard(u);
+      case Op::INDEX: return check_index(u);
+      case Op::LOAD: return check_load(u);
+      case Op::STORE: return check_store(u);
+      case Op::ASYNC_COPY: return check_async_copy(u);
+      case Op::END: return check_end(u);
+      case Op::AFTER: return check_after(u);
+      case Op::GROUP:
+      case Op::SINK: return check_effects(u, 0);
+      case Op::REDUCE:
+      case Op::CONTRACT: return check_over_ranges(u);
+      case Op::GEP: expect_sources(u, 1); return;
+      case Op::WMMA: expect_sources(u, 3); return;
+      default: return;
+    }
+  }
+
+ private:
+  void report(const std::string& rule) { out_.push_back({number_, node_, rule}); }
+
+  bool expect_sources(const UOp& u, size_t n) {
+    if (u.src().size() == n) return true;
+    report("has " + std::to_string(u.src().size()) + " sources, expected " + std::to_string(n));
+    return false;
+  }
+
+  void check_arg_kind(const UOp& u) {
+    auto want = [&](bool ok, const char* kind) {
+      if (!ok) report(std::string("arg should be ") + kind + ", got '" + arg_to_string(u.arg()) + "'");
+    };
+    const Arg& a = u.arg();
+    switch (u.op()) {
+      case Op::CONST: want(std::holds_alternative<Wide>(a) || std::holds_alternative<FloatConst>(a), "a number"); break;
+      case Op::DEFINE_VAR: want(std::holds_alternative<VarArg>(a), "a variable's name and bounds"); break;
+      case Op::PLACEHOLDER: want(std::holds_alternative<BufferArg>(a), "a buffer slot"); break;
+      case Op::RANGE: want(std::holds_alternative<RangeArg>(a), "a range id and axis"); break;
+      case Op::SPECIAL:
+      case Op::CUSTOM:
+      case Op::CUSTOMI: want(std::holds_alternative<std::string>(a), "a string"); break;
+      case Op::SINK: want(std::holds_alternative<KernelInfo>(a), "kernel info"); break;
+      case Op::REDUCE: want(std::holds_alternative<Op>(a), "the reduction op"); break;
+      case Op::WMMA: want(std::holds_alternative<WmmaArg>(a), "the wmma shape"); break;
+      case Op::UNSHARD:
+      case Op::GEP: want(std::holds_alternative<ShapeArg>(a), "a list of integers"); break;
+      default:
+        if (opsets::movement.contains(u.op())) want(std::holds_alternative<ShapeArg>(a), "a list of integers");
+    }
+  }
+
+  void check_const(const UOp& u) {
+    if (u.dtype().is_vector()) return report("a constant must be a scalar");
+    if (const Wide* w = std::get_if<Wide>(&u.arg())) {
+      if (!u.dtype().is_integral()) return report("integer constant with dtype " + u.dtype().name());
+      if (*w < u.dtype().min_value() || *w > u.dtype().max_value())
+        report(wide_to_string(*w) + " does not fit in " + u.dtype().name());
+    } else if (!u.dtype().is_float()) {
+      report("float constant with dtype " + u.dtype().name());
+    }
+  }
+
+  void check_var(const UOp& u) {
+    const auto* v = std::get_if<VarArg>(&u.arg());
+    if (!v) return;
+    if (u.dtype() != dtypes::int32 && u.dtype() != dtypes::int64 && u.dtype() != dtypes::index && u.dtype() != dtypes::float32)
+      report("variable " + v->name + " has dtype " + u.dtype().name() + "; variables are int32, int64, index or float32");
+    else if (u.dtype().is_int() && v->min > v->max)
+      report("variable " + v->name + " has min > max");
+  }
+
+  void check_placeholder(const UOp& u) {
+    if (u.src().empty()) report("a buffer needs at least one dimension");
+    for (const UOp& d : u.src())
+      if (!d.dtype().is_int() || d.dtype().is_vector()) report("dimension " + expr_string(d) + " is not an integer");
+    if (const auto* b = std::get_if<BufferArg>(&u.arg()); b && b->space == AddrSpace::ALU)
+      report("a buffer cannot live in the ALU address space");
+  }
+
+  void check_loop_end(const UOp& u) {
+    if (!expect_sources(u, 1)) return;
+    const UOp& end = u.src(0);
+    if (!end.dtype().is_int() || end.dtype().is_vector())
+      report(std::string(op_name(u.op())) + " end " + expr_string(end) + " is not an integer (dtype " + end.dtype().name() + ")");
+    if (!(u.dtype() == dtypes::index)) report("a loop variable has dtype index, not " + u.dtype().name());
+  }
+
+  void check_buffer_source(const UOp& u) {
+    if (u.src().empty() || !u.src(0).is_buffer())
+      report("source " + (u.src().empty() ? std::string("(none)") : std::string(op_name(u.src(0).op()))) + " is not a buffer");
+  }
+
+  void check_view(const UOp& u) {
+    check_buffer_source(u);
+    if (u.src().size() != 1) report("a view has one source, the buffer");
+    if (u.shape().empty()) report("its arguments do not fit the shape of its source");
+  }
+
+  void check_unshard(const UOp& u) {
+    check_buffer_source(u);
+    const auto* axes = std::get_if<ShapeArg>(&u.arg());
+    if (!axes || u.src().empty()) return;
+    if (axes->values.size() != u.src().size() - 1)
+      report("UNSHARD has " + std::to_string(axes->values.size()) + " axes but " + std::to_string(u.src().size() - 1) +
+             " ranges; they must match one to one");
+    for (size_t i = 1; i < u.src().size(); ++i)
+      if (u.src(i).op() != Op::RANGE) report("UNSHARD source " + std::to_string(i) + " is " + std::string(op_name(u.src(i).op())) + ", not a RANGE");
+    for (int64_t a : axes->values)
+      if (a < 0 || static_cast<size_t>(a) >= u.src(0).shape().size()) report("UNSHARD axis " + std::to_string(a) + " is out of range");
+  }
+
+  void check_index(const UOp& u) {
+    check_buffer_source(u);
+    if (u.src().empty()) return;
+    size_t rank = u.src(0).shape().size(), given = u.src().size() - 1;
+    if (rank != given)
+      report("index with " + std::to_string(given) + " dimensions into a " + std::to_string(rank) + "-dimensional buffer");
+    for (size_t i = 1; i < u.src().size(); ++i)
+      if (!u.src(i).dtype().is_int()) report("index " + expr_string(u.src(i)) + " is not an integer");
+    if (!(u.dtype().element() == u.src(0).dtype().element())) report("index dtype differs from its buffer's");
+  }
+
+  void check_load(const UOp& u) {
+    if (u.src().empty() || u.src(0).op() != Op::INDEX)
+      return report("loads through an INDEX, not " + (u.src().empty() ? std::string("nothing") : std::string(op_name(u.src(0).op()))));
+  }
+
+  void check_store(const UOp& u) {
+    if (!expect_sources(u, 2)) return;
+    const UOp& target = u.src(0);
+    if (target.op() != Op::INDEX) {
+      std::string what = opsets::alu.contains(target.op()) ? "an ALU value " : "";
+      return report("store into " + what + std::string(op_name(target.op())) + " " + expr_string(target) +
+                    "; a store needs an INDEX into a GLOBAL, LOCAL or REG buffer");
+    }
+    if (!(u.src(1).dtype() == target.dtype()))
+      report("stores " + u.src(1).dtype().name() + " into a buffer of " + target.dtype().name());
+  }
+
+  static std::optional<BufferArg> base_buffer(const UOp& index) {
+    UOp b = index.src(0);
+    while (b.op() != Op::PLACEHOLDER && !b.src().empty()) b = b.src(0);
+    if (const auto* arg = std::get_if<BufferArg>(&b.arg()); arg && b.op() == Op::PLACEHOLDER) return *arg;
+    return std::nullopt;
+  }
+
+  void check_async_copy(const UOp& u) {
+    if (!expect_sources(u, 2)) return;
+    if (u.src(0).op() != Op::INDEX || u.src(1).op() != Op::INDEX) return report("copies between two INDEX nodes");
+    auto dst = base_buffer(u.src(0));
+    auto src = base_buffer(u.src(1));
+    if (!dst || dst->space != AddrSpace::LOCAL) report("destination is not a LOCAL (shared) buffer");
+    if (!src || src->space != AddrSpace::GLOBAL) report("source is not a GLOBAL buffer");
+  }
+
+  void check_end(const UOp& u) {
+    if (u.src().empty()) return report("END needs an effect to end");
+    if (!u.src(0).is_effect()) report("END of a " + std::string(op_name(u.src(0).op())) + ", which is not an effect");
+    for (size_t i = 1; i < u.src().size(); ++i)
+      if (u.src(i).op() != Op::RANGE)
+        report("END of " + std::string(op_name(u.src(i).op())) + " " + expr_string(u.src(i)) + ", which is not a range");
+  }
+
+  void check_after(const UOp& u) {
+    if (u.src().empty()) return report("AFTER needs a value");
+    check_effects(u, 1);
+  }
+
+  void check_effects(const UOp& u, size_t from) {
+    for (size_t i = from; i < u.src().size(); ++i)
+      if (!u.src(i).is_effect())
+        report("source " + std::to_string(i) + " is " + std::string(op_name(u.src(i).op())) + ", which is not an effect");
+  }
+
+  void check_over_ranges(const UOp& u) {
+    if (u.src().empty()) return report("needs a value");
+    for (size_t i = 1; i < u.src().size(); ++i)
+      if (u.src(i).op() != Op::RANGE) report("source " + std::to_string(i) + " is not a RANGE");
+  }
+
+  void check_alu(const UOp& u) {
+    size_t n = opsets::unary.contains(u.op()) ? 1 : opsets::binary.contains(u.op()) ? 2 : 3;
+    if (!expect_sources(u, n)) return;
+    for (const UOp& s : u.src())
+      if (s.is_effect() || s.dtype().is_void() || s.is_buffer())
+        return report("operand " + std::string(op_name(s.op())) + " is not a value");
+    if (u.op() == Op::CAST || u.op() == Op::BITCAST) return;
+    if (u.op() == Op::WHERE) {
+      if (!u.src(0).dtype().element().is_bool()) report("condition is " + u.src(0).dtype().name() + ", not bool");
+      if (!(u.src(1).dtype() == u.src(2).dtype()) || !(u.dtype() == u.src(1).dtype())) report("branches and result differ in dtype");
+      return;
+    }
+    for (const UOp& s : u.src())
+      if (!(s.dtype() == u.src(0).dtype()))
+        return report("operands differ in dtype: " + u.src(0).dtype().name() + " and " + s.dtype().name());
+    DType want = opsets::comparison.contains(u.op()) ? dtypes::bool_.vec(u.src(0).dtype().lanes) : u.src(0).dtype();
+    if (!(u.dtype() == want)) report("result dtype " + u.dtype().name() + " should be " + want.name());
+  }
+
+  std::vector<Violation>& out_;
+  size_t number_ = 0;
+  UOp node_;
+};
+
+// Slots and range ids name one thing each across a kernel.
+void check_names(const std::vector<UOp>& order, std::vector<Violation>& out) {
+  std::map<std::pair<int64_t, AddrSpace>, std::pair<size_t, UOp>> slots;
+  std::map<int64_t, std::pair<size_t, UOp>> ranges;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const UOp& u = order[i];
+    if (u.op() == Op::PLACEHOLDER && std::holds_alternative<BufferArg>(u.arg())) {
+      const auto& b = u.arg_as<BufferArg>();
+      auto [it, fresh] = slots.try_emplace({b.slot, b.space}, i, u);
+      if (!fresh)
+        out.push_back({i, u, std::string(addrspace_name(b.space)) + " slot " + std::to_string(b.slot) + " is also used by %" +
+                                 std::to_string(it->second.first) + " with another dtype or shape"});
+    }
+    if (u.op() == Op::RANGE && std::holds_alternative<RangeArg>(u.arg())) {
+      auto [it, fresh] = ranges.try_emplace(u.arg_as<RangeArg>().id, i, u);
+      if (!fresh)
+        out.push_back({i, u, "range id " + std::to_string(u.arg_as<RangeArg>().id) + " is also used by %" +
+                                 std::to_string(it->second.first) + " with another end or axis"});
+    }
+  }
+}
+
+}  // namespace
+
+std::string Violation::to_string() const {
+  return "%" + std::to_string(node_number) + " " + std::string(op_name(node.op())) + ": " + rule;
+}
+
+std::vector<Violation> find_violations(const UOp& root) {
+  std::vector<Violation> out;
+  std::vector<UOp> order = toposort(root);
+  Checker checker(out);
+  for (size_t i = 0; i < order.size(); ++i) checker.check(i, order[i]);
+  if (root.op() == Op::SINK) check_names(order, out);
+  return out;
+}
+
+void verify(const UOp& root) {
+  std::vector<Violation> v = find_violations(root);
+  if (v.empty()) return;
+  std::string msg = "invalid graph (" + std::to_string(v.size()) + " problem" + (v.size() > 1 ? "s" : "") + "):";
+  for (size_t i = 0; i < v.size() && i < 8; ++i) msg += "\n  " + v[i].to_string();
+  if (v.size() > 8) msg += "\n  ...";
+  throw Error(msg);
+}
+
+}  // namespace weft

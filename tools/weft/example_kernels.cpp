@@ -1,0 +1,66 @@
+#include "example_kernels.h"
+
+#include "weft/dsl/builder.h"
+
+namespace weft::examples {
+namespace {
+
+// out[r, c] = in[r, c] + 1 over a 64x64 tile, with the thread's position computed the way
+// flattened launches compute it: one linear id split back into row and column. The
+// simplifier folds (g*64 + l) // 64 to g and (g*64 + l) % 64 to l.
+UOp add_one_flat() {
+  UOp in = placeholder({64, 64}, dtypes::float32, 1);
+  UOp out = placeholder({64, 64}, dtypes::float32, 0);
+  UOp g = range(64, 0, AxisType::GLOBAL);
+  UOp l = range(64, 1, AxisType::LOCAL);
+  UOp linear = g * 64 + l;
+  UOp row = linear / 64, col = linear % 64;
+  UOp store = out[{row, col}].store(in[{row, col}].load() + 1.0);
+  return sink({"add_one_flat"}, {store.end({g, l})});
+}
+
+// A 2-D tiled matmul: 16x16 tiles of C per workgroup, one element per thread, a REDUCE over
+// K. Index expressions carry redundant structure the simplifier removes.
+UOp matmul_tiled() {
+  constexpr int64_t M = 128, N = 128, K = 64, T = 16;
+  UOp a = placeholder({M, K}, dtypes::float32, 1);
+  UOp b = placeholder({K, N}, dtypes::float32, 2);
+  UOp c = placeholder({M, N}, dtypes::float32, 0);
+  UOp gm = range(M / T, 0, AxisType::GLOBAL), gn = range(N / T, 1, AxisType::GLOBAL);
+  UOp lm = range(T, 2, AxisType::LOCAL), ln = range(T, 3, AxisType::LOCAL);
+  UOp k = range(K, 4, AxisType::REDUCE);
+  UOp row = (gm * T + lm) % M, col = (gn * T + ln) * 1 + 0;
+  UOp acc = (a[{row, k}].load() * b[{k, col}].load()).reduce(Op::ADD, {k});
+  UOp store = c[{row, col}].store(acc);
+  return sink({"matmul_tiled"}, {store.end({gm, gn, lm, ln})});
+}
+
+// out[i] = in[i] * scale for i < n, with n and scale bound at launch.
+UOp scale_n() {
+  UOp n = variable("n", 1, 1 << 20, dtypes::int32);
+  UOp scale = variable_f32("scale");
+  UOp in = placeholder(std::vector<UOp>{n}, dtypes::float32, 1);
+  UOp out = placeholder(std::vector<UOp>{n}, dtypes::float32, 0);
+  UOp i = range(n, 0, AxisType::GLOBAL);
+  UOp store = out[i].store(in[i].load() * scale);
+  return sink({"scale_n"}, {store.end({i})});
+}
+
+}  // namespace
+
+const std::vector<Example>& all() {
+  static const std::vector<Example> examples{
+      {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id", add_one_flat},
+      {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", matmul_tiled},
+      {"scale_n", "out[i] = in[i] * scale for i < n, both bound at launch", scale_n},
+  };
+  return examples;
+}
+
+const Example* find(const std::string& name) {
+  for (const Example& e : all())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+}  // namespace weft::examples

@@ -1,0 +1,89 @@
+// weft: the command-line tool. Subcommands print example kernels' IR; later ones lower, run
+// and benchmark them. Exit status: 0 success, 1 a failure while working, 2 a usage error.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "example_kernels.h"
+#include "weft/dsl/print.h"
+#include "weft/dsl/verify.h"
+#include "weft/lowering/symbolic.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: weft <command> [options]
+
+weft is a C++ kernel-authoring DSL and tile framework for AMD CDNA and NVIDIA GPUs.
+
+commands:
+  ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
+  kernels                             list the example kernels
+  version                             print weft's version
+  help                                print this help
+
+options:
+  -h, --help                          print this help
+  --version                           print weft's version
+
+exit status: 0 on success, 1 if the work failed, 2 on a usage error.
+)";
+
+int usage_error(const std::string& message) {
+  std::cerr << "weft: " << message << "\n" << "Try 'weft --help'.\n";
+  return 2;
+}
+
+int list_kernels() {
+  for (const auto& e : weft::examples::all()) std::cout << e.name << "\t" << e.summary << "\n";
+  return 0;
+}
+
+int print_ir(const std::vector<std::string>& args) {
+  std::string kernel;
+  bool before = true, after = false;
+  for (const std::string& a : args) {
+    if (a == "--simplified") before = false, after = true;
+    else if (a == "--both") before = true, after = true;
+    else if (a.starts_with("-")) return usage_error("ir: unknown option '" + a + "'");
+    else if (kernel.empty()) kernel = a;
+    else return usage_error("ir: more than one kernel given ('" + kernel + "' and '" + a + "')");
+  }
+  if (kernel.empty()) return usage_error("ir: which kernel? (see 'weft kernels')");
+  const auto* example = weft::examples::find(kernel);
+  if (!example) return usage_error("ir: no kernel named '" + kernel + "' (see 'weft kernels')");
+  weft::UOp graph = example->build();
+  weft::verify(graph);
+  if (before) std::cout << "# " << kernel << ": as built\n" << weft::graph_string(graph);
+  if (after) {
+    weft::UOp simple = weft::simplify(graph);
+    weft::verify(simple);
+    std::cout << (before ? "\n" : "") << "# " << kernel << ": simplified\n" << weft::graph_string(simple);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage_error("no command given");
+  const std::string cmd = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (cmd == "--version" || cmd == "version") {
+      std::cout << "weft " << WEFT_VERSION << "\n";
+      return 0;
+    }
+    if (cmd == "kernels") return list_kernels();
+    if (cmd == "ir") return print_ir(rest);
+    return usage_error("unknown command '" + cmd + "'");
+  } catch (const std::exception& e) {
+    std::cerr << "weft: error: " << e.what() << "\n";
+    return 1;
+  }
+}
