@@ -81,7 +81,7 @@ class Match {
   friend class Matcher;
   friend class PatternSet;
   friend bool matches(const Pat&, const UOp&, Match*);
-  std::vector<std::pair<std::string_view, UOp>> bound_;
+  std::vector<std::pair<std::string, UOp>> bound_;  // owned names: a Match may outlive its pattern
   UOp root_;
   void* ctx_ = nullptr;
 };
