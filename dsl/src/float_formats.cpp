@@ -1,9 +1,15 @@
-// One table-driven implementation for every narrow format: a value is rounded on the grid of
-// its binade (or the subnormal grid) with nearbyint, which rounds ties to even under the
-// default rounding mode. All arithmetic is exact in double: every narrow value and every
-// grid step is a power of two times a small integer.
+// One table-driven implementation for every narrow format. The key fact it leans on: for a
+// positive value, the bit pattern is ((biased exponent - 1) << mantissa_bits) + significand,
+// where the significand is the value divided by the grid step of its binade, hidden bit
+// included. Subnormals fit the same formula with the smallest normal binade's step and a
+// significand below the hidden bit, and a significand that rounds up to 2^(mantissa_bits + 1)
+// carries into the next exponent by plain addition. So rounding is a single nearbyint on an
+// exactly scaled double, and overflow is a comparison of patterns. All arithmetic is exact:
+// the input is a double, every grid step is a power of two and every significand a small
+// integer.
 #include "weft/dsl/float_formats.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -11,59 +17,69 @@
 namespace weft {
 namespace {
 
-// max_finite = (2 - 2^-m) * 2^(emax) for IEEE-like formats; OCP E4M3 reserves only the
-// all-ones mantissa of the top exponent (max 1.75 * 2^8 = 448); fnuz formats use the whole
-// top exponent (e4m3fnuz: 1.875 * 2^7 = 240, e5m2fnuz: 1.75 * 2^15 = 57344).
+// Indexed by FloatFormat. max_finite is the value of max_pattern() below; the tests check it.
 constexpr std::array<FloatFormatInfo, 6> kFormats{{
-    {"float16", 5, 10, 15, true, false, 65504.0},
-    {"bfloat16", 8, 7, 127, true, false, 3.3895313892515355e38},
-    {"float8_e4m3", 4, 3, 7, false, false, 448.0},
-    {"float8_e5m2", 5, 2, 15, true, false, 57344.0},
-    {"float8_e4m3fnuz", 4, 3, 8, false, true, 240.0},
-    {"float8_e5m2fnuz", 5, 2, 16, false, true, 57344.0},
+    {"float16", 5, 10, 15, true, false, 65504.0},                   // (2 - 2^-10) * 2^15
+    {"bfloat16", 8, 7, 127, true, false, 3.3895313892515355e38},    // (2 - 2^-7) * 2^127
+    {"float8_e4m3", 4, 3, 7, false, false, 448.0},                  // 1.75 * 2^8: S.1111.111 is NaN
+    {"float8_e5m2", 5, 2, 15, true, false, 57344.0},                // 1.75 * 2^15
+    {"float8_e4m3fnuz", 4, 3, 8, false, true, 240.0},               // 1.875 * 2^7: 0x7F
+    {"float8_e5m2fnuz", 5, 2, 16, false, true, 57344.0},            // 1.75 * 2^15: 0x7F
 }};
 
-int total_bits(const FloatFormatInfo& f) { return 1 + f.exponent_bits + f.mantissa_bits; }
-uint16_t sign_bit(const FloatFormatInfo& f) { return static_cast<uint16_t>(1u << (total_bits(f) - 1)); }
-// Smallest normal exponent: 1 - bias for IEEE-like formats (fnuz as well).
-int min_exponent(const FloatFormatInfo& f) { return 1 - f.bias; }
+uint32_t sign_mask(const FloatFormatInfo& f) { return 1u << (f.exponent_bits + f.mantissa_bits); }
+uint32_t mantissa_mask(const FloatFormatInfo& f) { return (1u << f.mantissa_bits) - 1; }
+// The all-ones exponent field, shifted into place: inf (with a zero mantissa) where it exists.
+uint32_t top_exponent(const FloatFormatInfo& f) { return ((1u << f.exponent_bits) - 1) << f.mantissa_bits; }
+// Exponent of the smallest normal binade; subnormals use its grid step. The same formula holds
+// for fnuz formats, whose larger bias is what shifts their range down by one binade.
+int min_normal_exponent(const FloatFormatInfo& f) { return 1 - f.bias; }
+
+// Positive patterns are ordered like their values, and the finite ones form a prefix ending just
+// below the first special one: inf (IEEE-like), the all-ones NaN (OCP E4M3), or the sign bit
+// (fnuz, where every positive pattern is finite).
+uint32_t max_pattern(const FloatFormatInfo& f) {
+  if (f.fnuz) return sign_mask(f) - 1;
+  if (f.has_infinity) return top_exponent(f) - 1;
+  return (top_exponent(f) | mantissa_mask(f)) - 1;
+}
+
+uint16_t with_sign(const FloatFormatInfo& f, bool negative, uint32_t magnitude) {
+  return static_cast<uint16_t>((negative ? sign_mask(f) : 0) | magnitude);
+}
 
 uint16_t nan_bits(const FloatFormatInfo& f, bool negative) {
-  if (f.fnuz) return 0x80;
-  const uint16_t exp_all = static_cast<uint16_t>(((1u << f.exponent_bits) - 1) << f.mantissa_bits);
-  // Quiet NaN: top mantissa bit set; OCP E4M3's only NaN has every mantissa bit set.
-  uint16_t mant = f.has_infinity ? static_cast<uint16_t>(1u << (f.mantissa_bits - 1))
-                                 : static_cast<uint16_t>((1u << f.mantissa_bits) - 1);
-  return static_cast<uint16_t>((negative ? sign_bit(f) : 0) | exp_all | mant);
+  if (f.fnuz) return static_cast<uint16_t>(sign_mask(f));  // the would-be -0 is the one NaN
+  // With inf, the quiet NaN has only the top mantissa bit set (0x7E00, 0x7FC0, 0x7E); OCP E4M3's
+  // only NaN has every mantissa bit set.
+  const uint32_t mantissa = f.has_infinity ? 1u << (f.mantissa_bits - 1) : mantissa_mask(f);
+  return with_sign(f, negative, top_exponent(f) | mantissa);
 }
 
-uint16_t inf_bits(const FloatFormatInfo& f, bool negative) {
-  const uint16_t exp_all = static_cast<uint16_t>(((1u << f.exponent_bits) - 1) << f.mantissa_bits);
-  return static_cast<uint16_t>((negative ? sign_bit(f) : 0) | exp_all);
+uint16_t overflow_bits(const FloatFormatInfo& f, bool negative, Overflow overflow) {
+  if (overflow == Overflow::Saturate) return with_sign(f, negative, max_pattern(f));
+  return f.has_infinity ? with_sign(f, negative, top_exponent(f)) : nan_bits(f, negative);
 }
 
-// The pattern of a finite magnitude that is already on the format's grid and <= max_finite.
-uint16_t encode_magnitude(const FloatFormatInfo& f, double mag) {
-  if (mag == 0) return 0;
+// The positive pattern nearest to the finite magnitude `mag`, ties to even, as if the exponent
+// field were unbounded above; the caller compares it with max_pattern(). std::nearbyint rounds
+// ties to even under the default rounding mode (and, unlike rint, raises no inexact flag).
+uint32_t round_magnitude(const FloatFormatInfo& f, double mag) {
+  if (mag == 0) return 0;  // frexp gives no binade for zero
   int e;
-  std::frexp(mag, &e);  // mag = frac * 2^e, frac in [0.5, 1)
-  int exponent = e - 1;
-  if (exponent < min_exponent(f)) {  // subnormal: exponent field 0
-    return static_cast<uint16_t>(std::ldexp(mag, f.mantissa_bits - min_exponent(f)));
-  }
-  auto field = static_cast<uint16_t>(exponent + f.bias);
-  auto mant = static_cast<uint16_t>(std::ldexp(mag, f.mantissa_bits - exponent) - std::ldexp(1.0, f.mantissa_bits));
-  return static_cast<uint16_t>((field << f.mantissa_bits) | mant);
+  std::frexp(mag, &e);  // mag in [2^(e-1), 2^e); double subnormals included
+  const int exponent = std::max(e - 1, min_normal_exponent(f));
+  // Exact: scaling by a power of two; the scaled value lies below 2^(mantissa_bits + 1).
+  const double significand = std::nearbyint(std::ldexp(mag, f.mantissa_bits - exponent));
+  const auto biased_minus_one = static_cast<uint32_t>(exponent - min_normal_exponent(f));
+  return (biased_minus_one << f.mantissa_bits) + static_cast<uint32_t>(significand);
 }
 
-// Rounds a finite magnitude to the nearest grid value (ties to even); may exceed max_finite.
-double round_magnitude(const FloatFormatInfo& f, double mag) {
-  if (mag == 0) return 0;
-  int e;
-  std::frexp(mag, &e);
-  int exponent = std::max(e - 1, min_exponent(f));
-  double step = std::ldexp(1.0, exponent - f.mantissa_bits);
-  return std::nearbyint(mag / step) * step;
+bool is_nan_pattern(const FloatFormatInfo& f, uint32_t bits) {
+  if (f.fnuz) return bits == sign_mask(f);
+  const uint32_t magnitude = bits & (sign_mask(f) - 1);
+  if (f.has_infinity) return magnitude > top_exponent(f);
+  return magnitude == (top_exponent(f) | mantissa_mask(f));
 }
 
 }  // namespace
@@ -73,31 +89,28 @@ const FloatFormatInfo& float_format_info(FloatFormat format) { return kFormats[s
 uint16_t encode_float(FloatFormat format, double value, Overflow overflow) {
   const FloatFormatInfo& f = float_format_info(format);
   const bool negative = std::signbit(value);
-  if (std::isnan(value)) return nan_bits(f, negative);
-  double mag = std::isinf(value) ? std::numeric_limits<double>::infinity() : round_magnitude(f, std::fabs(value));
-  uint16_t sign = negative ? sign_bit(f) : 0;
-  if (mag > f.max_finite) {
-    if (overflow == Overflow::Saturate) return static_cast<uint16_t>(sign | encode_magnitude(f, f.max_finite));
-    return f.has_infinity ? inf_bits(f, negative) : nan_bits(f, negative);
-  }
-  if (mag == 0 && f.fnuz) return 0;  // no negative zero: 0x80 is NaN
-  return static_cast<uint16_t>(sign | encode_magnitude(f, mag));
+  if (std::isnan(value)) return nan_bits(f, negative);  // NaN stays NaN, even when saturating
+  if (std::isinf(value)) return overflow_bits(f, negative, overflow);
+  const uint32_t magnitude = round_magnitude(f, std::fabs(value));
+  if (magnitude > max_pattern(f)) return overflow_bits(f, negative, overflow);
+  if (magnitude == 0 && f.fnuz) return 0;  // no negative zero: its pattern is the NaN
+  return with_sign(f, negative, magnitude);
 }
 
 double decode_float(FloatFormat format, uint16_t bits) {
   const FloatFormatInfo& f = float_format_info(format);
-  bits = static_cast<uint16_t>(bits & ((1u << total_bits(f)) - 1));
-  const bool negative = bits & sign_bit(f);
-  const int field = (bits >> f.mantissa_bits) & ((1 << f.exponent_bits) - 1);
-  const int mant = bits & ((1 << f.mantissa_bits) - 1);
-  const int top = (1 << f.exponent_bits) - 1;
-  if (f.fnuz && bits == 0x80) return std::numeric_limits<double>::quiet_NaN();
-  if (f.has_infinity && field == top)
-    return mant ? std::numeric_limits<double>::quiet_NaN() : (negative ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
-  if (!f.has_infinity && !f.fnuz && field == top && mant == (1 << f.mantissa_bits) - 1)
-    return std::numeric_limits<double>::quiet_NaN();  // OCP E4M3
-  double mag = field == 0 ? std::ldexp(mant, min_exponent(f) - f.mantissa_bits)
-                          : std::ldexp(mant + (1 << f.mantissa_bits), field - f.bias - f.mantissa_bits);
+  const uint32_t b = bits & ((sign_mask(f) << 1) - 1);  // only the format's width counts
+  if (is_nan_pattern(f, b)) return std::numeric_limits<double>::quiet_NaN();
+  const bool negative = b & sign_mask(f);
+  const uint32_t magnitude = b & (sign_mask(f) - 1);
+  if (f.has_infinity && magnitude == top_exponent(f))
+    return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  // Inverse of round_magnitude: a zero exponent field (subnormal) uses the smallest normal
+  // binade's step without the hidden bit.
+  const int field = static_cast<int>(magnitude >> f.mantissa_bits);
+  const uint32_t significand = (magnitude & mantissa_mask(f)) | (field ? mantissa_mask(f) + 1 : 0);
+  const int exponent = std::max(field, 1) - f.bias;
+  const double mag = std::ldexp(static_cast<double>(significand), exponent - f.mantissa_bits);
   return negative ? -mag : mag;
 }
 

@@ -112,7 +112,10 @@ std::map<std::string, msgpack::object_handle> parse_metadata(const uint8_t* data
                                                              std::vector<msgpack::object_handle>& keep) {
   std::map<std::string, msgpack::object_handle> by_name;
   try {
-    keep.push_back(msgpack::unpack(reinterpret_cast<const char*>(data), size));
+    // No list, map or string in `size` bytes can hold more than `size` entries: the limits stop
+    // a corrupt length field from making the parser allocate gigabytes.
+    const msgpack::unpack_limit limit(size, size, size, size, size, 64);
+    keep.push_back(msgpack::unpack(reinterpret_cast<const char*>(data), size, nullptr, nullptr, limit));
     const msgpack::object& root = keep.back().get();
     const msgpack::object* kernels = find_key(root, "amdhsa.kernels");
     if (!kernels || kernels->type != msgpack::type::ARRAY) corrupt("metadata has no amdhsa.kernels list");

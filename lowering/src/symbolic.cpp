@@ -114,6 +114,10 @@ Sum collect_sum(const UOp& root) {
   return out;
 }
 
+Wide coefficient_gcd(const std::vector<Term>& terms, Wide start) {
+  return std::accumulate(terms.begin(), terms.end(), start, [](Wide acc, const Term& t) { return gcd_wide(acc, t.coeff); });
+}
+
 UOp build_term(DType dt, const Term& t) { return t.coeff == 1 ? t.base : node(Op::MUL, dt, {t.base, iconst(dt, t.coeff)}); }
 
 UOp build_sum(DType dt, const std::vector<Term>& terms, Wide constant) {
@@ -236,8 +240,7 @@ MaybeUOp negative_divisor(const Match& m) {
 
 // (g*y) // (g*e) == y // e and (g*y) % (g*e) == g*(y % e), for either sign of y.
 MaybeUOp divide_common_factor(const UOp& root, const Sum& s, Wide d) {
-  Wide g = std::accumulate(s.terms.begin(), s.terms.end(), gcd_wide(s.constant, d),
-                           [](Wide acc, const Term& t) { return gcd_wide(acc, t.coeff); });
+  Wide g = coefficient_gcd(s.terms, gcd_wide(s.constant, d));
   if (g <= 1) return std::nullopt;
   const DType dt = root.dtype();
   std::vector<Term> terms = s.terms;
@@ -265,7 +268,8 @@ MaybeUOp split_divisible_terms(const UOp& root, const Sum& s, Wide d) {
   if (bounded(r) && floor_div(r.vmin(), d) == floor_div(r.vmax(), d)) {
     Wide k = floor_div(r.vmin(), d);
     if (root.op() == Op::IDIV) return build_sum(dt, quotient, qk + k);
-    return build_sum(dt, collect_sum(r).terms, collect_sum(r).constant - k * d);
+    Sum rs = collect_sum(r);
+    return build_sum(dt, rs.terms, rs.constant - k * d);
   }
   if (quotient.empty() && qk == 0) return std::nullopt;  // nothing divides out
   if (r.vmin() < 0) return std::nullopt;
@@ -305,58 +309,48 @@ MaybeUOp nested_mod(const Match& m) {
 
 // ---- comparisons --------------------------------------------------------------------------
 
-// sum < c: move the sum's constant to the right, then divide by the gcd g of the coefficients:
-// g*T < C  <=>  T < ceil(C/g). This includes the seed's c0*x < c1 rule for every sign.
-MaybeUOp lt_sum_const(const Match& m) {
-  const UOp& lhs = m["x"];
-  const DType dt = lhs.dtype();
-  if (!bounded(lhs)) return std::nullopt;
-  Sum s = collect_sum(lhs);
+// A comparison of a sum with a constant, normalised: the sum's constant moved to the other
+// side, and the coefficients divided by their gcd g (the caller rounds c/g as its relation needs).
+struct SumVsConst {
+  std::vector<Term> terms;  // coefficients divided by g
+  Wide c;                   // the constant minus the sum's constant, not yet divided
+  Wide g;
+};
+
+std::optional<SumVsConst> normalise(const UOp& sum, Wide c) {
+  if (!bounded(sum)) return std::nullopt;
+  Sum s = collect_sum(sum);
   if (s.terms.empty()) return std::nullopt;
-  Wide c = m["c"].const_int() - s.constant;
-  Wide g = std::accumulate(s.terms.begin(), s.terms.end(), Wide(0), [](Wide a, const Term& t) { return gcd_wide(a, t.coeff); });
-  if (g > 1) {
-    for (Term& t : s.terms) t.coeff /= g;
-    c = ceil_div(c, g);
-  }
-  if (!fits(dt, c)) return std::nullopt;
-  return node(Op::CMPLT, m.root().dtype(), {build_sum(dt, s.terms, 0), iconst(dt, c)});
+  Wide g = coefficient_gcd(s.terms, 0);
+  for (Term& t : s.terms) t.coeff /= g;
+  return SumVsConst{std::move(s.terms), c - s.constant, g};
 }
 
-// c < sum: C < g*T  <=>  floor(C/g) < T.
+// sum < c:  g*T < C  <=>  T < ceil(C/g). This includes the seed's c0*x < c1 rule for every sign.
+MaybeUOp lt_sum_const(const Match& m) {
+  const DType dt = m["x"].dtype();
+  auto n = normalise(m["x"], m["c"].const_int());
+  if (!n || !fits(dt, ceil_div(n->c, n->g))) return std::nullopt;
+  return node(Op::CMPLT, m.root().dtype(), {build_sum(dt, n->terms, 0), iconst(dt, ceil_div(n->c, n->g))});
+}
+
+// c < sum:  C < g*T  <=>  floor(C/g) < T.
 MaybeUOp const_lt_sum(const Match& m) {
-  const UOp& rhs = m["x"];
-  const DType dt = rhs.dtype();
-  if (!bounded(rhs)) return std::nullopt;
-  Sum s = collect_sum(rhs);
-  if (s.terms.empty()) return std::nullopt;
-  Wide c = m["c"].const_int() - s.constant;
-  Wide g = std::accumulate(s.terms.begin(), s.terms.end(), Wide(0), [](Wide a, const Term& t) { return gcd_wide(a, t.coeff); });
-  if (g > 1) {
-    for (Term& t : s.terms) t.coeff /= g;
-    c = floor_div(c, g);
-  }
-  if (!fits(dt, c)) return std::nullopt;
-  return node(Op::CMPLT, m.root().dtype(), {iconst(dt, c), build_sum(dt, s.terms, 0)});
+  const DType dt = m["x"].dtype();
+  auto n = normalise(m["x"], m["c"].const_int());
+  if (!n || !fits(dt, floor_div(n->c, n->g))) return std::nullopt;
+  return node(Op::CMPLT, m.root().dtype(), {iconst(dt, floor_div(n->c, n->g)), build_sum(dt, n->terms, 0)});
 }
 
 // sum == c and sum != c: g*T == C has no solution unless g divides C.
 MaybeUOp eq_sum_const(const Match& m) {
-  const UOp& lhs = m["x"];
-  const DType dt = lhs.dtype();
+  const DType dt = m["x"].dtype();
   const bool ne = m.root().op() == Op::CMPNE;
-  if (!bounded(lhs)) return std::nullopt;
-  Sum s = collect_sum(lhs);
-  if (s.terms.empty()) return std::nullopt;
-  Wide c = m["c"].const_int() - s.constant;
-  Wide g = std::accumulate(s.terms.begin(), s.terms.end(), Wide(0), [](Wide a, const Term& t) { return gcd_wide(a, t.coeff); });
-  if (g > 1) {
-    if (c % g != 0) return iconst(dtypes::bool_, ne);
-    for (Term& t : s.terms) t.coeff /= g;
-    c /= g;
-  }
-  if (!fits(dt, c)) return std::nullopt;
-  return node(m.root().op(), m.root().dtype(), {build_sum(dt, s.terms, 0), iconst(dt, c)});
+  auto n = normalise(m["x"], m["c"].const_int());
+  if (!n) return std::nullopt;
+  if (n->c % n->g != 0) return iconst(dtypes::bool_, ne);
+  if (!fits(dt, n->c / n->g)) return std::nullopt;
+  return node(m.root().op(), m.root().dtype(), {build_sum(dt, n->terms, 0), iconst(dt, n->c / n->g)});
 }
 
 // x // d < c for d > 0: with truncation, c > 0 gives x < c*d and c <= 0 gives x < (c-1)*d + 1.

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 
 #include "emulator/toolchain.h"
@@ -109,10 +110,10 @@ TEST_CASE("fuzz: truncated and mutated code objects never crash") {
     }
   };
   for (size_t n = 0; n < good.size(); ++n) attempt(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)));
-  std::mt19937 rng(std::random_device{}());
-  const uint32_t seed = rng();
-  MESSAGE("code object mutation seed " << seed);
-  rng.seed(seed);
+  const char* fixed = std::getenv("WEFT_FUZZ_SEED");
+  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
+  MESSAGE("code object mutation seed " << seed << " (replay with WEFT_FUZZ_SEED=" << seed << ")");
+  std::mt19937 rng(seed);
   for (int i = 0; i < 3000; ++i) {
     std::vector<uint8_t> bytes = good;
     for (int flips = 1 + static_cast<int>(rng() % 8); flips > 0; --flips) bytes[rng() % bytes.size()] = static_cast<uint8_t>(rng());

@@ -26,7 +26,8 @@ enum class Overflow : uint8_t { NonFinite, Saturate };
 
 // The format's bit pattern (in the low 8 or 16 bits) nearest to `value`.
 // NaN inputs give the format's canonical quiet NaN with the input's sign where the format has
-// signed NaNs (0x7E00 / 0x7FC0 / 0x7F for positive fp16 / bf16 / e4m3 / e5m2 0x7E), 0x80 for fnuz.
+// signed NaNs (0x7E00 / 0x7FC0 / 0x7F / 0x7E for positive fp16 / bf16 / e4m3 / e5m2, the sign
+// bit added for negative ones), 0x80 for fnuz, whichever overflow mode is asked for.
 // -0.0 gives the negative zero pattern, except for fnuz formats where it gives +0 (0x00).
 uint16_t encode_float(FloatFormat format, double value, Overflow overflow = Overflow::NonFinite);
 
