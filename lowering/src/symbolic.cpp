@@ -288,6 +288,8 @@ MaybeUOp fold_divmod(const Match& m) {
   const UOp& x = m["x"];
   // |x| < d: x % d == x (both signs), and x // d == 0 (the range rule sees that).
   if (root.op() == Op::MOD && x.vmin() > -d && x.vmax() < d && (x.vmin() >= 0 || x.vmax() <= 0)) return x;
+  // Both rules read x as the exact integer sum of its terms: not where the sum may wrap.
+  if (!bounded(x)) return std::nullopt;
   Sum s = collect_sum(x);
   if (auto r = divide_common_factor(root, s, d)) return r;
   return split_divisible_terms(root, s, d);

@@ -116,6 +116,15 @@ TEST_CASE("division and modulo folding with value ranges") {
   check(var("n", -3, 0) % 4, -3, 0, "n");
 }
 
+TEST_CASE("no folding where int32 arithmetic may wrap") {
+  // w*4 wraps for these w, so (w*4)//4 is not w and (w*-2)%6 is not ((w*-1)%3)*2.
+  UOp w = variable("w", -2147483648LL, -2147483000LL, dtypes::int32);
+  CHECK(expr_string(simplify((w * 4) / 4)) == "((w*4)//4)");
+  CHECK(expr_string(simplify((w * -2) % 6)) == "((w*-2)%6)");
+  UOp v = variable("v", 0, 1000, dtypes::int32);
+  check((v * 4) / 4, 0, 1000, "v");  // no wrap possible: folds
+}
+
 TEST_CASE("x//d < c, (x//c1)//c2 and negative numerators") {
   UOp x = var("x", -20, 20);
   check(x / 4 < 3, 0, 1, "(x<12)");

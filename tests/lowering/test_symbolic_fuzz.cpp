@@ -24,7 +24,8 @@ struct Var {
 
 class ExprGen {
  public:
-  ExprGen(std::mt19937_64& rng, const std::vector<Var>& vars) : rng_(rng), vars_(vars) {}
+  ExprGen(std::mt19937_64& rng, const std::vector<Var>& vars, DType dtype = dtypes::index)
+      : rng_(rng), vars_(vars), dtype_(dtype) {}
 
   UOp expr(int depth) {
     if (depth == 0 || pick(5) == 0) return leaf();
@@ -57,16 +58,17 @@ class ExprGen {
 
  private:
   int pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
-  UOp small_const(int lo, int hi) { return constant(Wide(lo + pick(hi - lo + 1))); }
+  UOp small_const(int lo, int hi) { return constant(Wide(lo + pick(hi - lo + 1)), dtype_); }
   UOp leaf() { return pick(3) ? vars_[static_cast<size_t>(pick(static_cast<int>(vars_.size())))].node : small_const(-8, 8); }
   UOp divisor() {
     // Nonzero: the expression must be defined everywhere for the comparison to mean anything.
     int d = 1 + pick(7);
-    return constant(Wide(pick(4) == 0 ? -d : d));
+    return constant(Wide(pick(4) == 0 ? -d : d), dtype_);
   }
 
   std::mt19937_64& rng_;
   const std::vector<Var>& vars_;
+  DType dtype_;
 };
 
 std::vector<testing::Assignment> all_assignments(const std::vector<Var>& vars) {
@@ -126,4 +128,49 @@ TEST_CASE("fuzz: simplified expressions agree with the original on every assignm
   }
   MESSAGE(count << " expressions, " << changed << " changed by the simplifier, " << checked << " assignments checked");
   CHECK(changed > count / 2);  // the generator must exercise the rules, not only leave trees alone
+}
+
+// The same check where int32 arithmetic wraps: variables range up to the limits of int32, so
+// sums and products overflow, and every rule must either respect two's-complement wrapping or
+// stay away (value ranges that may wrap are the full range of the dtype). Assignments are
+// sampled, the bounds of each variable always included.
+TEST_CASE("fuzz: simplification is sound where int32 arithmetic wraps") {
+  const uint64_t seed = env_or("WEFT_FUZZ_SEED", std::random_device{}());
+  const uint64_t count = env_or("WEFT_FUZZ_COUNT", 10000) / 4;
+  MESSAGE("int32 wrap fuzz seed " << seed << " (replay with WEFT_FUZZ_SEED=" << seed << "), " << count << " expressions");
+  std::mt19937_64 rng(seed);
+  const int64_t kMax = 2147483647, kMin = -kMax - 1;
+  for (uint64_t n = 0; n < count; ++n) {
+    std::vector<Var> vars;
+    for (const char* name : {"a", "b", "c"}) {
+      int64_t lo, hi;
+      switch (rng() % 3) {
+        case 0: lo = kMax - static_cast<int64_t>(rng() % 1000), hi = kMax; break;
+        case 1: lo = kMin, hi = kMin + static_cast<int64_t>(rng() % 1000); break;
+        default: lo = kMin + static_cast<int64_t>(rng() % (1ull << 31)), hi = lo + static_cast<int64_t>(rng() % (1ull << 31)); break;
+      }
+      vars.push_back({name, lo, hi, variable(name, lo, hi, dtypes::int32)});
+    }
+    ExprGen gen(rng, vars, dtypes::int32);
+    UOp e = rng() % 8 == 0 ? gen.condition(3) : gen.expr(4);
+    UOp s = simplify(e);
+    for (int sample = 0; sample < 64; ++sample) {
+      testing::Assignment assignment;
+      for (const Var& v : vars) {
+        const uint64_t span = static_cast<uint64_t>(v.hi - v.lo) + 1;
+        assignment.vars[v.name] = sample == 0 ? v.lo : sample == 1 ? v.hi : v.lo + static_cast<int64_t>(rng() % span);
+      }
+      auto want = testing::evaluate(e, assignment);
+      auto got = testing::evaluate(s, assignment);
+      const bool ok = want && got && *want == *got && s.vmin() <= *got && *got <= s.vmax() && e.vmin() <= *want && *want <= e.vmax();
+      if (!ok) {
+        std::string values;
+        for (const auto& [k, v] : assignment.vars) values += k + "=" + wide_to_string(v) + " ";
+        FAIL("seed " << seed << " expression " << n << ": " << expr_string(e) << "\n  simplified: " << expr_string(s) << "\n  at "
+                     << values << "original " << (want ? wide_to_string(*want) : "undefined") << " in [" << wide_to_string(e.vmin())
+                     << ", " << wide_to_string(e.vmax()) << "], simplified " << (got ? wide_to_string(*got) : "undefined") << " in ["
+                     << wide_to_string(s.vmin()) << ", " << wide_to_string(s.vmax()) << "]");
+      }
+    }
+  }
 }
