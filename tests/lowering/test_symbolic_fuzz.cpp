@@ -58,12 +58,12 @@ class ExprGen {
 
  private:
   int pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
-  UOp small_const(int lo, int hi) { return constant(Wide(lo + pick(hi - lo + 1)), dtype_); }
+  UOp small_const(int lo, int hi) { return constant(wrap_to(dtype_, Wide(lo + pick(hi - lo + 1))), dtype_); }
   UOp leaf() { return pick(3) ? vars_[static_cast<size_t>(pick(static_cast<int>(vars_.size())))].node : small_const(-8, 8); }
   UOp divisor() {
     // Nonzero: the expression must be defined everywhere for the comparison to mean anything.
     int d = 1 + pick(7);
-    return constant(Wide(pick(4) == 0 ? -d : d), dtype_);
+    return constant(wrap_to(dtype_, Wide(pick(4) == 0 ? -d : d)), dtype_);
   }
 
   std::mt19937_64& rng_;
@@ -134,7 +134,7 @@ TEST_CASE("fuzz: simplified expressions agree with the original on every assignm
 // sums and products overflow, and every rule must either respect two's-complement wrapping or
 // stay away (value ranges that may wrap are the full range of the dtype). Assignments are
 // sampled, the bounds of each variable always included.
-TEST_CASE("fuzz: simplification is sound where int32 arithmetic wraps") {
+TEST_CASE("fuzz: simplification is sound where int32 and uint32 arithmetic wraps") {
   const uint64_t seed = env_or("WEFT_FUZZ_SEED", std::random_device{}());
   const uint64_t count = env_or("WEFT_FUZZ_COUNT", 10000) / 4;
   MESSAGE("int32 wrap fuzz seed " << seed << " (replay with WEFT_FUZZ_SEED=" << seed << "), " << count << " expressions");
@@ -151,7 +151,11 @@ TEST_CASE("fuzz: simplification is sound where int32 arithmetic wraps") {
       }
       vars.push_back({name, lo, hi, variable(name, lo, hi, dtypes::int32)});
     }
-    ExprGen gen(rng, vars, dtypes::int32);
+    // Every other expression computes in uint32, on the variables' bit patterns.
+    const DType dt = n % 2 ? dtypes::uint32 : dtypes::int32;
+    if (dt == dtypes::uint32)
+      for (Var& v : vars) v.node = v.node.cast(dtypes::uint32);
+    ExprGen gen(rng, vars, dt);
     UOp e = rng() % 8 == 0 ? gen.condition(3) : gen.expr(4);
     UOp s = simplify(e);
     for (int sample = 0; sample < 64; ++sample) {
