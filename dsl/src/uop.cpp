@@ -68,12 +68,12 @@ struct ArgHasher {
 struct NodeKey {
   Op op;
   DType dtype;
-  const std::vector<UOp>& src;
+  std::span<const UOp> src;
   const Arg& arg;
   uint64_t hash;
 };
 
-uint64_t hash_content(Op op, DType dtype, const std::vector<UOp>& src, const Arg& arg) {
+uint64_t hash_content(Op op, DType dtype, std::span<const UOp> src, const Arg& arg) {
   uint64_t h = mix(static_cast<uint64_t>(op) + 1, hash_dtype(dtype));
   h = mix(h, hash_arg(arg));
   for (const UOp& s : src) h = mix(h, s.hash());
@@ -120,20 +120,26 @@ bool FloatConst::operator==(const FloatConst& o) const { return std::memcmp(&val
 
 uint64_t hash_arg(const Arg& arg) { return mix(arg.index(), std::visit(ArgHasher{}, arg)); }
 
-UOp UOp::make(Op op, DType dtype, std::vector<UOp> src, Arg arg) {
+UOp UOp::make(Op op, DType dtype, std::vector<UOp> src, Arg arg) { return intern(op, dtype, src, std::move(arg)); }
+
+UOp UOp::make(Op op, DType dtype, std::initializer_list<UOp> src, Arg arg) {
+  return intern(op, dtype, std::span<const UOp>(src.begin(), src.size()), std::move(arg));
+}
+
+UOp UOp::intern(Op op, DType dtype, std::span<const UOp> src, Arg&& arg) {
   for (size_t i = 0; i < src.size(); ++i)
     if (!src[i]) throw Error("internal: " + std::string(op_name(op)) + " built with an empty source " + std::to_string(i));
   const uint64_t h = hash_content(op, dtype, src, arg);
   Shard& shard = shards()[h % kShards];
-  NodeKey key{op, dtype, src, arg, h};
   {
     std::lock_guard lock(shard.mutex);
-    if (auto it = shard.nodes.find(key); it != shard.nodes.end()) return UOp(*it);
+    if (auto it = shard.nodes.find(NodeKey{op, dtype, src, arg, h}); it != shard.nodes.end()) return UOp(*it);
   }
   // Derived facts are computed outside the lock; a racing builder of the same node loses.
-  auto [lo, hi] = compute_vrange(op, dtype, src, arg);
-  std::vector<UOp> shape = compute_shape(op, src, arg);
-  auto* node = new Node{op, dtype, std::move(src), std::move(arg), h, lo, hi, std::move(shape)};
+  std::vector<UOp> sources(src.begin(), src.end());
+  auto [lo, hi] = compute_vrange(op, dtype, sources, arg);
+  std::vector<UOp> shape = compute_shape(op, sources, arg);
+  auto* node = new Node{op, dtype, std::move(sources), std::move(arg), h, lo, hi, std::move(shape)};
   std::lock_guard lock(shard.mutex);
   auto [it, inserted] = shard.nodes.insert(node);
   if (!inserted) delete node;

@@ -187,11 +187,12 @@ PatternSet PatternSet::operator+(const PatternSet& more) const {
 }
 
 std::optional<UOp> PatternSet::apply(const UOp& node, void* ctx) const {
+  Match m;  // reused across rules: its capture list keeps its storage
+  m.root_ = node;
+  m.ctx_ = ctx;
   for (uint32_t i : by_op_[static_cast<size_t>(node.op())]) {
     const Rule& rule = rules_[i];
-    Match m;
-    m.root_ = node;
-    m.ctx_ = ctx;
+    m.bound_.clear();
     std::optional<UOp> result;
     auto accept = [&] {
       result = rule.rewrite(m);

@@ -18,7 +18,7 @@ using MaybeUOp = std::optional<UOp>;
 // ---- small helpers ------------------------------------------------------------------------
 
 UOp iconst(DType dt, Wide v) { return UOp::make(Op::CONST, dt.element(), {}, wrap_to(dt, v)); }
-UOp node(Op op, DType dt, std::vector<UOp> src) { return UOp::make(op, dt, std::move(src)); }
+UOp node(Op op, DType dt, std::initializer_list<UOp> src) { return UOp::make(op, dt, src); }
 bool is_int_const(const UOp& u, Wide v) { return u.is_const() && std::holds_alternative<Wide>(u.arg()) && u.const_int() == v; }
 bool fits(DType dt, Wide v) { return v >= dt.min_value() && v <= dt.max_value(); }
 // A range equal to the dtype's full range may hide wrap-around; rules that reason about exact

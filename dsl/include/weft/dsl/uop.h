@@ -78,8 +78,10 @@ class UOp {
  public:
   UOp() = default;
 
-  // The one way nodes come to exist: returns the unique node with this content.
+  // The one way nodes come to exist: returns the unique node with this content. The
+  // initializer-list form allocates nothing when the node already exists.
   static UOp make(Op op, DType dtype, std::vector<UOp> src = {}, Arg arg = {});
+  static UOp make(Op op, DType dtype, std::initializer_list<UOp> src, Arg arg = {});
 
   Op op() const;
   DType dtype() const;
@@ -153,6 +155,7 @@ class UOp {
 
  private:
   explicit UOp(const Node* n) : n_(n) {}
+  static UOp intern(Op op, DType dtype, std::span<const UOp> src, Arg&& arg);
   static UOp to_index(const UOp& u) { return u; }
   static UOp to_index(int64_t v);
   const Node* n_ = nullptr;
