@@ -130,12 +130,13 @@ std::string graph_string(const UOp& root) {
   std::unordered_map<const Node*, size_t> number;
   std::string out;
   for (const UOp& u : order) {
-    number[u.node()] = number.size();
-    out += "%" + std::to_string(number[u.node()]) + " = " + std::string(op_name(u.op())) + " " + u.dtype().name();
+    const size_t id = number.size();
+    number.emplace(u.node(), id);
+    out.append("%").append(std::to_string(id)).append(" = ").append(op_name(u.op())).append(" ").append(u.dtype().name());
     if (!u.src().empty()) {
-      out += " (";
-      for (size_t i = 0; i < u.src().size(); ++i) out += (i ? ", %" : "%") + std::to_string(number.at(u.src(i).node()));
-      out += ")";
+      out.append(" (");
+      for (size_t i = 0; i < u.src().size(); ++i) out.append(i ? ", %" : "%").append(std::to_string(number.at(u.src(i).node())));
+      out.append(")");
     }
     std::string a = arg_to_string(u.arg());
     if (!a.empty()) out += " " + a;
