@@ -17,7 +17,6 @@ class Rewriter {
   Rewriter(const PatternSet& rules, const RewriteOptions& opt) : rules_(rules), opt_(opt) {}
 
   UOp run(const UOp& root) {
-    budget_ = opt_.max_rewrites_per_node * (toposort(root).size() + 1);
     push(root);
     while (!stack_.empty()) step();
     return memo_.at(root.node());
@@ -93,7 +92,8 @@ class Rewriter {
 
   std::optional<UOp> apply(const UOp& n) {
     std::optional<UOp> r = rules_.apply(n, opt_.ctx);
-    if (r && ++rewrites_ > budget_)
+    // The budget grows with the nodes seen so far, so no walk is needed up front.
+    if (r && ++rewrites_ > opt_.max_rewrites_per_node * (memo_.size() + stack_.size() + 1))
       throw Error("graph_rewrite: no fixed point after " + std::to_string(rewrites_) + " rewrites; last at " + expr_string(n, 200));
     return r;
   }
@@ -103,7 +103,7 @@ class Rewriter {
   Memo memo_;
   std::unordered_set<const Node*> active_;
   std::vector<Frame> stack_;
-  size_t rewrites_ = 0, budget_ = 0;
+  size_t rewrites_ = 0;
 };
 
 }  // namespace

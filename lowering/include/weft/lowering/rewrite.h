@@ -20,8 +20,8 @@ enum class RewriteMode {
 struct RewriteOptions {
   RewriteMode mode = RewriteMode::BottomUp;
   void* ctx = nullptr;  // handed to every rule as Match::ctx()
-  // A guard against rule sets that never settle: the rewrite fails after this many rule
-  // applications per input node.
+  // A guard against rule sets that never settle: the rewrite fails once rule applications
+  // exceed this many per node visited so far.
   size_t max_rewrites_per_node = 1000;
 };
 
