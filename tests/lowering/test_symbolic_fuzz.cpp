@@ -91,6 +91,21 @@ uint64_t env_or(const char* name, uint64_t fallback) {
   return s ? std::strtoull(s, nullptr, 10) : fallback;
 }
 
+// The original and simplified expressions agree at `assignment`, and each value lies in its
+// expression's value range; a failure names the seed, the expressions and the assignment.
+void check_agreement(const UOp& e, const UOp& s, const testing::Assignment& assignment, uint64_t seed, uint64_t n) {
+  auto want = testing::evaluate(e, assignment);
+  auto got = testing::evaluate(s, assignment);
+  const bool ok = want && got && *want == *got && s.vmin() <= *got && *got <= s.vmax() && e.vmin() <= *want && *want <= e.vmax();
+  if (ok) return;
+  std::string values;
+  for (const auto& [k, v] : assignment.vars) values += k + "=" + wide_to_string(v) + " ";
+  FAIL("seed " << seed << " expression " << n << ": " << expr_string(e) << "\n  simplified: " << expr_string(s) << "\n  at "
+               << values << "original " << (want ? wide_to_string(*want) : "undefined") << " in [" << wide_to_string(e.vmin())
+               << ", " << wide_to_string(e.vmax()) << "], simplified " << (got ? wide_to_string(*got) : "undefined") << " in ["
+               << wide_to_string(s.vmin()) << ", " << wide_to_string(s.vmax()) << "]");
+}
+
 }  // namespace
 
 TEST_CASE("fuzz: simplified expressions agree with the original on every assignment") {
@@ -110,19 +125,7 @@ TEST_CASE("fuzz: simplified expressions agree with the original on every assignm
     UOp s = simplify(e);
     changed += !s.same(e);
     for (const auto& assignment : all_assignments(vars)) {
-      auto want = testing::evaluate(e, assignment);
-      auto got = testing::evaluate(s, assignment);
-      const bool ok = want && got && *want == *got && s.vmin() <= *got && *got <= s.vmax() && e.vmin() <= *want &&
-                      *want <= e.vmax();
-      if (!ok) {
-        std::string values;
-        for (const auto& [k, v] : assignment.vars) values += k + "=" + wide_to_string(v) + " ";
-        FAIL("seed " << seed << " expression " << n << ": " << expr_string(e) << "\n  simplified: " << expr_string(s)
-                     << "\n  at " << values << "original " << (want ? wide_to_string(*want) : "undefined") << " in ["
-                     << wide_to_string(e.vmin()) << ", " << wide_to_string(e.vmax()) << "], simplified "
-                     << (got ? wide_to_string(*got) : "undefined") << " in [" << wide_to_string(s.vmin()) << ", "
-                     << wide_to_string(s.vmax()) << "]");
-      }
+      check_agreement(e, s, assignment, seed, n);
       ++checked;
     }
   }
@@ -164,17 +167,7 @@ TEST_CASE("fuzz: simplification is sound where int32 and uint32 arithmetic wraps
         const uint64_t span = static_cast<uint64_t>(v.hi - v.lo) + 1;
         assignment.vars[v.name] = sample == 0 ? v.lo : sample == 1 ? v.hi : v.lo + static_cast<int64_t>(rng() % span);
       }
-      auto want = testing::evaluate(e, assignment);
-      auto got = testing::evaluate(s, assignment);
-      const bool ok = want && got && *want == *got && s.vmin() <= *got && *got <= s.vmax() && e.vmin() <= *want && *want <= e.vmax();
-      if (!ok) {
-        std::string values;
-        for (const auto& [k, v] : assignment.vars) values += k + "=" + wide_to_string(v) + " ";
-        FAIL("seed " << seed << " expression " << n << ": " << expr_string(e) << "\n  simplified: " << expr_string(s) << "\n  at "
-                     << values << "original " << (want ? wide_to_string(*want) : "undefined") << " in [" << wide_to_string(e.vmin())
-                     << ", " << wide_to_string(e.vmax()) << "], simplified " << (got ? wide_to_string(*got) : "undefined") << " in ["
-                     << wide_to_string(s.vmin()) << ", " << wide_to_string(s.vmax()) << "]");
-      }
+      check_agreement(e, s, assignment, seed, n);
     }
   }
 }
