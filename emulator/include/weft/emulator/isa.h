@@ -1,0 +1,75 @@
+// The instruction encodings of gfx942 (CDNA3) and gfx950 (CDNA4): decoding machine words into
+// instructions and printing them as llvm-objdump-22 does.
+//
+// Opcode facts (mnemonic and operand list of every opcode of every family) are generated from
+// LLVM's disassembler by tools/isa/gen_isa_tables.py; the field decoding, the operand printing
+// and everything the executor needs are written here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "weft/emulator/code_object.h"
+
+namespace weft::emu {
+
+enum class Family : uint8_t {
+  SOP2, SOPK, SOP1, SOPC, SOPP, SMEM,
+  VOP2, VOP1, VOPC, VOP3, VOP3P,
+  DS, FLAT, SCRATCH, GLOBAL, MUBUF, MTBUF,
+};
+const char* family_name(Family f);
+
+// One operand of an opcode's assembly syntax, from the generated table: which encoding field it
+// prints, the register kind LLVM prints for it ('s', 'v', 'a') and how many registers it spans.
+// Fixed text (like the implicit `vcc` of v_addc_co_u32_e32) has field == Fixed.
+enum class Field : uint8_t { Dst, SDst, Src0, Src1, Src2, Addr, SAddr, SBase, Rsrc, SOffset, Fixed };
+struct OperandSpec {
+  Field field = Field::Fixed;
+  char kind = 'v';
+  uint8_t width = 1;
+  const char* text = nullptr;  // Fixed operands: `width` characters of text ("K": the literal)
+};
+
+// One row of the opcode table: an opcode of a family on the targets that have it.
+struct OpcodeInfo {
+  Family family;
+  uint16_t opcode;
+  uint8_t targets;       // bit 0 gfx942, bit 1 gfx950
+  const char* mnemonic;  // LLVM's, e.g. "v_add_f32_e32"
+  const char* operands;  // template, parsed by operand_specs()
+};
+
+// A decoded instruction. Words are kept raw; accessors in decode.cpp name the fields.
+struct Inst {
+  const OpcodeInfo* info = nullptr;
+  Family family{};
+  uint8_t size = 4;       // bytes, including a literal or DPP/SDWA dword
+  uint32_t word[3] = {};  // the instruction's dwords (word[1]/word[2] as the size allows)
+  bool has_literal = false;
+  uint32_t literal = 0;
+  bool sdwa = false, dpp = false;  // VOP1/VOP2/VOPC with src0 = 249 / 250
+};
+
+// Decodes the instruction at the start of `bytes`. nullopt when the words are not a valid
+// instruction of `arch` (or fewer bytes remain than the encoding needs).
+std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch);
+
+// The instruction's text as llvm-objdump-22 prints it (mnemonic, operands, modifiers), or nullopt
+// for an encoding this printer does not reproduce exactly (it never prints something different).
+std::optional<std::string> disassemble(const Inst& inst, Arch arch);
+
+// The operand list of a table row, parsed once and cached.
+std::span<const OperandSpec> operand_specs(const OpcodeInfo& info);
+
+// The modifiers a VOP3/VOP3P/memory opcode accepts, as letters: n neg, a abs, c clamp, o omod,
+// s op_sel, A AGPR data (acc), g gds, L lds. An encoding that sets another one is invalid.
+std::string_view modifier_flags(const OpcodeInfo& info);
+inline bool accepts(const OpcodeInfo& info, char flag) { return modifier_flags(info).find(flag) != std::string_view::npos; }
+
+// The whole opcode table (for tests and statistics).
+std::span<const OpcodeInfo> opcode_table();
+
+}  // namespace weft::emu

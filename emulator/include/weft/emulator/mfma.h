@@ -1,0 +1,49 @@
+// MFMA (matrix fused multiply-add) semantics of gfx942 (CDNA3) and gfx950 (CDNA4), as a pure
+// function on register files: which ops each target has, their shapes and register counts, and
+// what one wave64 instruction computes. Decoding the instruction and reading the register file
+// are the caller's; this is only the arithmetic and the fragment layouts.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "weft/emulator/code_object.h"
+
+namespace weft::emu {
+
+// Element type of the A or B operand.
+//   F32   IEEE binary32.
+//   XF32  binary32 registers whose mantissa the op truncates to 10 bits (tf32) before multiplying.
+//   F16   IEEE binary16;  BF16 the top half of a binary32.
+//   FP8   E4M3: FNUZ (bias 8, 0x80 = NaN, no inf, no -0) on gfx942; OCP E4M3FN (bias 7,
+//         S.1111.111 = NaN, no inf) on gfx950.
+//   BF8   E5M2: FNUZ (bias 16, 0x80 = NaN, no inf, no -0) on gfx942; OCP E5M2 (bias 15,
+//         IEEE-like inf and NaN) on gfx950.
+//   I8    two's-complement int8.
+enum class MfmaInput { F32, XF32, F16, BF16, FP8, BF8, I8 };
+
+// One MFMA op: D = A x B + C per block, for `blocks` independent m x n x k products.
+struct MfmaOp {
+  const char* mnemonic;  // exactly LLVM's, e.g. "v_mfma_f32_16x16x16_bf16"
+  int m, n, k, blocks;
+  MfmaInput a_type, b_type;
+  int a_dwords, b_dwords, cd_dwords;  // registers per lane
+  bool integer_accum;                 // i32 accumulators (i8 ops); false = f32
+};
+
+// The MFMA ops of a target, looked up by LLVM mnemonic; nullptr if the target has no such op.
+const MfmaOp* find_mfma(std::string_view mnemonic, Arch arch);
+std::span<const MfmaOp> mfma_ops(Arch arch);
+
+// Executes one wave64 MFMA with no modifiers (cbsz = abid = blgp = 0), `op` being one of
+// mfma_ops(arch). Register files are register-major: a[r*64 + lane] is dword r of `lane`
+// (r < op.a_dwords); likewise b, c and d (r < op.cd_dwords). d may alias c exactly.
+//
+// Numerics: every product is exact and is accumulated into fp32 by a chain of fused multiply-adds
+// in k order, starting from C (one rounding per step). i8 ops accumulate in i32, wrapping on
+// overflow. The ISA does not pin the rounding of MFMA down bit for bit; this is the closest
+// simple model (real CDNA3 hardware adds groups of products at once, see mfma.cpp).
+void execute_mfma(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d);
+
+}  // namespace weft::emu

@@ -1,0 +1,320 @@
+// Decoding: which family a word belongs to, its opcode, the table row, and the instruction size.
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "weft/emulator/isa.h"
+
+namespace weft::emu {
+
+namespace {
+
+const OpcodeInfo kTable[] = {
+#include "isa_tables.inc"
+};
+
+// Rows indexed by family and opcode; each family's opcodes fit in 10 bits.
+struct OpcodeIndex {
+  std::vector<std::array<const OpcodeInfo*, 2>> rows;  // [family * 1024 + opcode][target]
+  static constexpr size_t kFamilies = static_cast<size_t>(Family::MTBUF) + 1;
+  OpcodeIndex() : rows(kFamilies * 1024, {nullptr, nullptr}) {
+    for (const OpcodeInfo& info : kTable)
+      for (int t = 0; t < 2; ++t)
+        if (info.targets & (1 << t)) {
+          auto& slot = rows[static_cast<size_t>(info.family) * 1024 + info.opcode][t];
+          if (!slot) slot = &info;
+        }
+  }
+};
+
+const OpcodeInfo* lookup(Family f, uint32_t opcode, Arch arch) {
+  static const OpcodeIndex index;
+  return index.rows[static_cast<size_t>(f) * 1024 + opcode][arch == Arch::Gfx950 ? 1 : 0];
+}
+
+std::optional<Family> classify(uint32_t w) {
+  switch (w >> 23) {
+    case 0x17F: return Family::SOPP;
+    case 0x17E: return Family::SOPC;
+    case 0x17D: return Family::SOP1;
+    case 0x1A7: return Family::VOP3P;
+    default: break;
+  }
+  if ((w >> 28) == 0xB) return Family::SOPK;
+  if ((w >> 30) == 0x2) return Family::SOP2;
+  if ((w >> 25) == 0x3F) return Family::VOP1;
+  if ((w >> 25) == 0x3E) return Family::VOPC;
+  if ((w >> 31) == 0) return Family::VOP2;
+  switch (w >> 26) {
+    case 0x30: return Family::SMEM;
+    case 0x34: return Family::VOP3;
+    case 0x36: return Family::DS;
+    case 0x37:
+      switch ((w >> 14) & 3) {
+        case 0: return Family::FLAT;
+        case 1: return Family::SCRATCH;
+        case 2: return Family::GLOBAL;
+        default: return std::nullopt;
+      }
+    case 0x38: return Family::MUBUF;
+    case 0x3A: return Family::MTBUF;
+    default: return std::nullopt;
+  }
+}
+
+uint32_t opcode_of(Family f, uint32_t w) {
+  switch (f) {
+    case Family::SOP2: return (w >> 23) & 0x7F;
+    case Family::SOPK: return (w >> 23) & 0x1F;
+    case Family::SOP1: return (w >> 8) & 0xFF;
+    case Family::SOPC: return (w >> 16) & 0x7F;
+    case Family::SOPP: return (w >> 16) & 0x7F;
+    case Family::SMEM: return (w >> 18) & 0xFF;
+    case Family::VOP2: return (w >> 25) & 0x3F;
+    case Family::VOP1: return (w >> 9) & 0xFF;
+    case Family::VOPC: return (w >> 17) & 0xFF;
+    case Family::VOP3: return (w >> 16) & 0x3FF;
+    case Family::VOP3P: return (w >> 16) & 0x7F;
+    case Family::DS: return (w >> 17) & 0xFF;
+    case Family::FLAT:
+    case Family::SCRATCH:
+    case Family::GLOBAL:
+    case Family::MUBUF: return (w >> 18) & 0x7F;
+    case Family::MTBUF: return (w >> 15) & 0xF;
+  }
+  return 0;
+}
+
+bool is_64bit_encoding(Family f) {
+  switch (f) {
+    case Family::SMEM: case Family::VOP3: case Family::VOP3P: case Family::DS:
+    case Family::FLAT: case Family::SCRATCH: case Family::GLOBAL: case Family::MUBUF: case Family::MTBUF:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool has_constant_operand(const OpcodeInfo& info) {
+  for (const OperandSpec& op : operand_specs(info))
+    if (op.field == Field::Fixed && std::string_view(op.text, op.width) == "K") return true;
+  return false;
+}
+
+// Whether a 32-bit encoding carries a literal dword: an SOP/VOP source field that holds 255,
+// or an opcode whose syntax has a constant (v_fmamk_f32, s_setreg_imm32_b32).
+bool needs_literal(const Inst& in) {
+  const uint32_t w = in.word[0];
+  switch (in.family) {
+    case Family::SOP2:
+    case Family::SOPC: return (w & 0xFF) == 255 || ((w >> 8) & 0xFF) == 255;
+    case Family::SOP1: return (w & 0xFF) == 255;
+    case Family::SOPK: return has_constant_operand(*in.info);
+    case Family::VOP1:
+    case Family::VOP2:
+    case Family::VOPC: return (w & 0x1FF) == 255 || has_constant_operand(*in.info);
+    default: return false;
+  }
+}
+
+Field field_named(std::string_view name) {
+  if (name == "D") return Field::Dst;
+  if (name == "SD") return Field::SDst;
+  if (name == "S0") return Field::Src0;
+  if (name == "S1") return Field::Src1;
+  if (name == "S2") return Field::Src2;
+  if (name == "A") return Field::Addr;
+  if (name == "SA") return Field::SAddr;
+  if (name == "B") return Field::SBase;
+  if (name == "R") return Field::Rsrc;
+  if (name == "SO") return Field::SOffset;
+  return Field::Fixed;
+}
+
+// "D:v1 S0:v2 =vcc K" -> operand specs. Fixed texts point into the table's string literals.
+std::vector<OperandSpec> parse_template(const char* tmpl) {
+  std::vector<OperandSpec> out;
+  const char* p = tmpl;
+  if (*p == '!') {  // modifier flags, see modifier_flags()
+    while (*p && *p != ' ') ++p;
+    if (*p) ++p;
+  }
+  while (*p) {
+    const char* end = p;
+    while (*end && *end != ' ') ++end;
+    std::string_view token(p, static_cast<size_t>(end - p));
+    OperandSpec spec;
+    const size_t colon = token.find(':');
+    if (token[0] == '=' || token == "K") {
+      spec.text = token[0] == '=' ? p + 1 : p;
+      spec.width = static_cast<uint8_t>(token[0] == '=' ? token.size() - 1 : token.size());
+    } else if (colon != std::string_view::npos) {
+      spec.field = field_named(token.substr(0, colon));
+      spec.kind = token[colon + 1];
+      spec.width = static_cast<uint8_t>(std::atoi(std::string(token.substr(colon + 2)).c_str()));
+    }
+    out.push_back(spec);
+    p = *end ? end + 1 : end;
+  }
+  return out;
+}
+
+// Source operand codes no instruction of these targets accepts (reserved in the encoding).
+bool reserved_source(uint32_t code) { return (code >= 209 && code <= 229) || (code >= 232 && code <= 234); }
+
+// A 64-bit scalar operand must start on an even register (s[2n:2n+1], vcc, exec, ...).
+bool misaligned_pair(uint32_t code, int width) { return width == 2 && code < 128 && (code & 1); }
+
+bool valid_scalar_widths(const Inst& in) {
+  const uint32_t w = in.word[0];
+  for (const OperandSpec& op : operand_specs(*in.info)) {
+    if (op.kind != 's') continue;
+    uint32_t code = 0;
+    switch (in.family) {
+      case Family::SOP2: case Family::SOP1: case Family::SOPC: case Family::SOPK:
+        code = op.field == Field::Dst ? (w >> 16) & 0x7F : op.field == Field::Src0 ? w & 0xFF : (w >> 8) & 0xFF;
+        break;
+      case Family::VOP3:
+        if (op.field == Field::Dst) code = w & 0xFF;
+        else if (op.field == Field::SDst) code = (w >> 8) & 0x7F;
+        else continue;
+        break;
+      default: continue;
+    }
+    if (misaligned_pair(code, op.width)) return false;
+  }
+  return true;
+}
+
+// Which of the three VOP3 sources an opcode's syntax has.
+uint32_t sources_used(const OpcodeInfo& info) {
+  uint32_t used = 0;
+  for (const OperandSpec& op : operand_specs(info))
+    if (op.field == Field::Src0 || op.field == Field::Src1 || op.field == Field::Src2)
+      used |= 1u << (static_cast<int>(op.field) - static_cast<int>(Field::Src0));
+  return used;
+}
+
+bool has_sdst(const OpcodeInfo& info) {
+  for (const OperandSpec& op : operand_specs(info)) if (op.field == Field::SDst) return true;
+  return false;
+}
+
+bool valid_vop3_modifiers(const Inst& in) {
+  const OpcodeInfo& info = *in.info;
+  const uint32_t w0 = in.word[0], w1 = in.word[1];
+  const bool clamp = (w0 >> 15) & 1;
+  if (clamp && !accepts(info, 'c')) return false;
+  if (in.family == Family::VOP3P) return true;
+  const uint32_t used = sources_used(info), neg = w1 >> 29, abs = (w0 >> 8) & 7, omod = (w1 >> 27) & 3;
+  if (neg && (!accepts(info, 'n') || (neg & ~used))) return false;
+  if (!has_sdst(info) && abs && (!accepts(info, 'a') || (abs & ~used))) return false;
+  if (omod && !accepts(info, 'o')) return false;
+  return true;
+}
+
+bool valid_sources(const Inst& in) {
+  const uint32_t w = in.word[0];
+  if (!valid_scalar_widths(in)) return false;
+  switch (in.family) {
+    case Family::SOP2:
+    case Family::SOPC: {
+      const uint32_t a = w & 0xFF, b = (w >> 8) & 0xFF;
+      return !reserved_source(a) && !reserved_source(b) && a != 249 && a != 250 && b != 249 && b != 250;
+    }
+    case Family::SOP1: return !reserved_source(w & 0xFF) && (w & 0xFF) != 249 && (w & 0xFF) != 250;
+    case Family::VOP1:
+    case Family::VOP2:
+    case Family::VOPC: return !reserved_source(w & 0x1FF);
+    case Family::VOP3:
+    case Family::VOP3P:
+      for (int i = 0; i < 3; ++i) {
+        const uint32_t code = (in.word[1] >> (9 * i)) & 0x1FF;
+        if (reserved_source(code) || code == 249 || code == 250) return false;
+      }
+      return valid_vop3_modifiers(in);
+    case Family::DS: return !((w >> 25) & 1) || accepts(*in.info, 'A');
+    case Family::FLAT: case Family::SCRATCH: case Family::GLOBAL: case Family::MTBUF:
+      return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
+    case Family::MUBUF:
+      return (!((in.word[1] >> 23) & 1) || accepts(*in.info, 'A')) && (!((w >> 16) & 1) || accepts(*in.info, 'L'));
+    case Family::SOPP: return !operand_specs(*in.info).empty() || (w & 0xFFFF) == 0;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+std::span<const OpcodeInfo> opcode_table() { return kTable; }
+
+std::string_view modifier_flags(const OpcodeInfo& info) {
+  if (info.operands[0] != '!') return {};
+  const char* end = std::strchr(info.operands, ' ');
+  return std::string_view(info.operands + 1, end ? static_cast<size_t>(end - info.operands - 1) : std::strlen(info.operands) - 1);
+}
+
+std::span<const OperandSpec> operand_specs(const OpcodeInfo& info) {
+  static const std::vector<std::vector<OperandSpec>> specs = [] {
+    std::vector<std::vector<OperandSpec>> all;
+    for (const OpcodeInfo& row : kTable) all.push_back(parse_template(row.operands));
+    return all;
+  }();
+  return specs[static_cast<size_t>(&info - kTable)];
+}
+
+std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {
+  if (bytes.size() < 4) return std::nullopt;
+  Inst in;
+  std::memcpy(&in.word[0], bytes.data(), 4);
+  const std::optional<Family> family = classify(in.word[0]);
+  if (!family) return std::nullopt;
+  in.family = *family;
+  in.info = lookup(in.family, opcode_of(in.family, in.word[0]), arch);
+  if (!in.info) return std::nullopt;
+  if (is_64bit_encoding(in.family)) {
+    if (bytes.size() < 8) return std::nullopt;
+    std::memcpy(&in.word[1], bytes.data() + 4, 4);
+    in.size = 8;
+    if (!valid_sources(in)) return std::nullopt;
+    if (in.family == Family::VOP3 || in.family == Family::VOP3P) {
+      // LLVM 22 decodes a literal dword after VOP3 when a source field holds 255.
+      bool literal = false;
+      for (int i = 0; i < 3; ++i) literal |= ((in.word[1] >> (9 * i)) & 0x1FF) == 255;
+      if (literal) {
+        if (bytes.size() < 12) return std::nullopt;
+        std::memcpy(&in.word[2], bytes.data() + 8, 4);
+        in.size = 12;
+        in.has_literal = true;
+        in.literal = in.word[2];
+      }
+    }
+    if ((in.family == Family::MUBUF || in.family == Family::MTBUF) && (in.word[1] >> 24) == 255) {
+      if (bytes.size() < 12) return std::nullopt;  // soffset is a literal
+      std::memcpy(&in.word[2], bytes.data() + 8, 4);
+      in.size = 12;
+      in.has_literal = true;
+      in.literal = in.word[2];
+    }
+    return in;
+  }
+  if (!valid_sources(in)) return std::nullopt;
+  const bool vop = in.family == Family::VOP1 || in.family == Family::VOP2 || in.family == Family::VOPC;
+  if (vop && (in.word[0] & 0x1FF) == 249) in.sdwa = true;
+  if (vop && (in.word[0] & 0x1FF) == 250) in.dpp = true;
+  if (in.sdwa || in.dpp || needs_literal(in)) {
+    if (bytes.size() < 8) return std::nullopt;
+    std::memcpy(&in.word[1], bytes.data() + 4, 4);
+    in.size = 8;
+    if (!in.sdwa && !in.dpp) {
+      in.has_literal = true;
+      in.literal = in.word[1];
+    }
+  }
+  return in;
+}
+
+}  // namespace weft::emu

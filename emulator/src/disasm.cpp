@@ -1,0 +1,533 @@
+// Printing decoded instructions exactly as llvm-objdump-22 does. Where this printer does not know
+// LLVM's exact text for an encoding (rare modifiers, DPP/SDWA controls, symbolic message ids) it
+// declines with nullopt rather than print something different; the differential test against
+// llvm-objdump holds it to that.
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "isa_fields.h"
+#include "weft/emulator/isa.h"
+
+namespace weft::emu {
+
+using namespace fields;
+
+namespace {
+
+// How LLVM prints inline constants and literals depends on the operand's type.
+enum class ValType { B16, F16, BF16, B32, B64, F64 };
+
+// The source operand type, read off the mnemonic's last type token (v_cvt_f32_f16: f16).
+ValType source_type(std::string_view m) {
+  if (m.find("dot") != std::string_view::npos) return ValType::B32;  // packed sources, one dword
+  std::string_view best;
+  size_t best_pos = 0;
+  for (std::string_view t : {"f16", "bf16", "i16", "u16", "b16", "f32", "i32", "u32", "b32", "f64", "i64", "u64", "b64"}) {
+    for (size_t pos = m.find(t); pos != std::string_view::npos; pos = m.find(t, pos + 1)) {
+      const size_t end = pos + t.size();
+      if (pos > 0 && m[pos - 1] == '_' && (end == m.size() || m[end] == '_') && pos >= best_pos) {
+        best = t;
+        best_pos = pos;
+      }
+    }
+  }
+  if (best == "f16") return ValType::F16;
+  if (best == "bf16") return ValType::BF16;
+  if (best == "i16" || best == "u16" || best == "b16") return ValType::B16;
+  if (best == "f64") return ValType::F64;
+  if (best == "i64" || best == "u64" || best == "b64") return ValType::B64;
+  return ValType::B32;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string dec(int64_t v) { return std::to_string(v); }
+
+std::string reg_range(char kind, uint32_t first, int width) {
+  if (width == 1) return std::string(1, kind) + std::to_string(first);
+  return std::string(1, kind) + "[" + std::to_string(first) + ":" + std::to_string(first + width - 1) + "]";
+}
+
+// The register an operand's field names, for the families where fields are plain registers.
+std::optional<std::string> vector_reg(uint32_t index, char kind, int width) {
+  if (index + width > 256) return std::nullopt;
+  if (width >= 2 && (index & 1)) return std::nullopt;  // LLVM annotates it: tuples are 2-aligned
+  return reg_range(kind, index, width);
+}
+
+// Scalar register names 0..127 (SGPRs and the special registers of the operand encoding).
+std::optional<std::string> scalar_reg(uint32_t v, int width) {
+  if (v <= 101) {
+    if (width > 1 && v + width - 1 > 101) return std::nullopt;
+    if (width >= 2 && v % 2) return std::nullopt;
+    if (width >= 4 && v % 4) return std::nullopt;
+    return reg_range('s', v, width);
+  }
+  struct Pair { uint32_t base; const char *lo, *hi, *both; };
+  static const Pair pairs[] = {{102, "flat_scratch_lo", "flat_scratch_hi", "flat_scratch"},
+                               {104, "xnack_mask_lo", "xnack_mask_hi", "xnack_mask"},
+                               {106, "vcc_lo", "vcc_hi", "vcc"},
+                               {126, "exec_lo", "exec_hi", "exec"}};
+  for (const Pair& p : pairs) {
+    if (width == 1 && v == p.base) return p.lo;
+    if (width == 1 && v == p.base + 1) return p.hi;
+    if (width == 2 && v == p.base) return p.both;
+  }
+  if (v >= 108 && v <= 123) {
+    const uint32_t t = v - 108;
+    if (width > 1 && (t % (width >= 4 ? 4 : 2) || t + width > 16)) return std::nullopt;
+    if (width == 1) return "ttmp" + std::to_string(t);
+    return "ttmp[" + std::to_string(t) + ":" + std::to_string(t + width - 1) + "]";
+  }
+  if (width == 1 && v == 124) return "m0";
+  if (width == 1 && v == 125) return "null";
+  return std::nullopt;
+}
+
+// The float inline constants 240..248 as LLVM prints them for each operand type.
+const char* inline_float(uint32_t code, ValType t) {
+  static const char* names[] = {"0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0"};
+  if (code < 248) return names[code - 240];
+  return t == ValType::F64 || t == ValType::B64 ? "0.15915494309189532" : "0.15915494";
+}
+
+bool is_inline_int(int64_t v) { return v >= -16 && v <= 64; }
+
+bool f32_bits_inline(uint32_t b) {
+  static const uint32_t c[] = {0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
+                               0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983};
+  for (uint32_t x : c) if (b == x) return true;
+  return is_inline_int(static_cast<int32_t>(b));
+}
+
+bool f16_bits_inline(uint32_t b) {
+  static const uint32_t c[] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118};
+  for (uint32_t x : c) if (b == x) return true;
+  return is_inline_int(static_cast<int16_t>(b));
+}
+
+std::string literal_text(uint32_t lit, ValType t) {
+  switch (t) {
+    case ValType::F16:
+    case ValType::BF16:
+      return f16_bits_inline(lit & 0xffff) ? "lit(" + hex(lit) + ")" : hex(lit & 0xffff);
+    case ValType::B16:
+      return is_inline_int(static_cast<int16_t>(lit & 0xffff)) ? "lit(" + hex(lit) + ")" : hex(lit & 0xffff);
+    default:
+      return f32_bits_inline(lit) ? "lit(" + hex(lit) + ")" : hex(lit);
+  }
+}
+
+// A 9-bit (or 8-bit scalar) source operand: a register, an inline constant or the literal.
+std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int width, ValType t) {
+  if (width == 1 && (t == ValType::B64 || t == ValType::F64)) t = ValType::B32;  // s_lshl_b64's shift
+  if (code == 254 && kind == 's') return std::nullopt;  // LLVM annotates it as an invalid register
+  if (code >= 256) {
+    if (kind == 's') return std::nullopt;
+    return vector_reg(code - 256, kind == 'a' ? 'a' : 'v', width);
+  }
+  if (code < 128) return scalar_reg(code, width);
+  if (code <= 192) return dec(static_cast<int>(code) - 128);
+  if (code <= 208) return dec(192 - static_cast<int>(code));
+  if (code >= 240 && code <= 248) {
+    if (t == ValType::B16) return std::nullopt;  // printed as the f16 bit pattern; not reproduced
+    if (t == ValType::BF16) return std::nullopt;
+    return inline_float(code, t);
+  }
+  switch (code) {
+    case 235: return "src_shared_base";
+    case 236: return "src_shared_limit";
+    case 237: return "src_private_base";
+    case 238: return "src_private_limit";
+    case 239: return "src_pops_exiting_wave_id";
+    case 230: return "src_flat_scratch_base_lo";
+    case 231: return "src_flat_scratch_base_hi";
+    case 254: return "src_lds_direct";
+    case 251: return "src_vccz";
+    case 252: return "src_execz";
+    case 253: return "src_scc";
+    case 255:
+      if (!in.has_literal || width > 1) return std::nullopt;
+      return literal_text(in.literal, t);
+    default: return std::nullopt;
+  }
+}
+
+struct Printer {
+  const Inst& in;
+  Arch arch;
+  std::string_view mnemonic;
+  std::string out;
+  bool ok = true;
+  bool first = true;
+
+  void operand(const std::optional<std::string>& text) {
+    if (!text) {
+      ok = false;
+      return;
+    }
+    out += first ? " " : ", ";
+    out += *text;
+    first = false;
+  }
+  void modifier(const std::string& text) { out += " " + text; }
+};
+
+void print_sop(Printer& p, const OperandSpec& op) {
+  ValType t = source_type(p.mnemonic);
+  if (t == ValType::B16) t = ValType::B32;  // scalar literals are always a whole dword
+  switch (op.field) {
+    case Field::Dst: p.operand(scalar_reg(sop_sdst(p.in), op.width)); break;
+    case Field::Src0: p.operand(source(p.in, sop_ssrc0(p.in), 's', op.width, t)); break;
+    case Field::Src1: p.operand(source(p.in, sop_ssrc1(p.in), 's', op.width, t)); break;
+    default: p.ok = false; break;
+  }
+}
+
+std::string hwreg_text(uint32_t imm) {
+  static const char* names[32] = {nullptr, "MODE", "STATUS", "TRAPSTS", "HW_ID", "GPR_ALLOC", "LDS_ALLOC", "IB_STS",
+                                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "SH_MEM_BASES",
+                                   "TBA_LO", "TBA_HI", "TMA_LO", "TMA_HI", "XCC_ID", "SQ_PERF_SNAPSHOT_DATA",
+                                   "SQ_PERF_SNAPSHOT_DATA1", "SQ_PERF_SNAPSHOT_PC_LO", "SQ_PERF_SNAPSHOT_PC_HI"};
+  const uint32_t id = imm & 0x3f, offset = (imm >> 6) & 0x1f, size = ((imm >> 11) & 0x1f) + 1;
+  const std::string name = id < 32 && names[id] ? std::string("HW_REG_") + names[id] : std::to_string(id);
+  if (offset == 0 && size == 32) return "hwreg(" + name + ")";
+  return "hwreg(" + name + ", " + std::to_string(offset) + ", " + std::to_string(size) + ")";
+}
+
+void print_sopk(Printer& p) {
+  const uint32_t imm = simm16(p.in);
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
+    if (op.field == Field::Dst) p.operand(scalar_reg(sop_sdst(p.in), op.width));
+    else if (fixed == "K") p.operand(literal_text(p.in.literal, ValType::B32).rfind("lit(", 0) == 0 ? std::nullopt : std::optional(hex(p.in.literal)));
+    else if (fixed.rfind("hwreg(", 0) == 0) p.operand(hwreg_text(imm));
+    else if (fixed == "8" || fixed == "3)") continue;  // the rest of hwreg(...)
+    else if (p.mnemonic == "s_cbranch_i_fork" || p.mnemonic == "s_call_b64") p.operand(dec(imm));
+    else p.operand(hex(imm));
+  }
+}
+
+std::string waitcnt_text(uint32_t imm) {
+  const uint32_t vm = (imm & 0xf) | ((imm >> 10) & 0x30), exp = (imm >> 4) & 7, lgkm = (imm >> 8) & 0xf;
+  std::string s;
+  const bool all_max = vm == 63 && exp == 7 && lgkm == 15;
+  if (vm != 63 || all_max) s += "vmcnt(" + std::to_string(vm) + ")";
+  if (exp != 7 || all_max) s += std::string(s.empty() ? "" : " ") + "expcnt(" + std::to_string(exp) + ")";
+  if (lgkm != 15 || all_max) s += std::string(s.empty() ? "" : " ") + "lgkmcnt(" + std::to_string(lgkm) + ")";
+  return s;
+}
+
+void print_sopp(Printer& p) {
+  const uint32_t imm = simm16(p.in);
+  const auto specs = operand_specs(*p.in.info);
+  if (specs.empty()) {
+    if (imm != 0) p.ok = false;
+    return;
+  }
+  if (p.mnemonic == "s_waitcnt") {
+    if (imm & 0x3080) p.ok = false;  // bits LLVM prints differently (unused fields set)
+    p.operand(waitcnt_text(imm));
+  } else if (p.mnemonic == "s_sendmsg" || p.mnemonic == "s_sendmsghalt" || p.mnemonic == "s_set_gpr_idx_mode") {
+    p.ok = false;  // symbolic message / mode syntax: not reproduced
+  } else if (p.mnemonic.rfind("s_cbranch", 0) != 0 && p.mnemonic != "s_branch" && p.mnemonic != "s_endpgm") {
+    p.operand(imm <= 64 ? dec(imm) : hex(imm));
+  } else {
+    p.operand(dec(imm));
+  }
+}
+
+void print_smem(Printer& p) {
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    if (op.field == Field::Dst) p.operand(scalar_reg(smem_sdata(p.in) & ~(op.width >= 4 ? 3u : 0u), op.width));
+    else if (op.field == Field::SBase) p.operand(scalar_reg(smem_sbase(p.in), op.width));
+    else if (op.text && std::string_view(op.text, op.width) == "0x40") {
+      if (!smem_imm(p.in) || smem_soe(p.in) || smem_nv(p.in) || (p.in.word[1] >> 21)) p.ok = false;
+      p.operand(hex(static_cast<uint32_t>(smem_offset(p.in)) & 0x1fffff));
+    } else {
+      p.ok = false;
+    }
+  }
+  if (smem_glc(p.in)) p.modifier("glc");
+}
+
+// Source modifiers of VOP3: neg and abs.
+std::optional<std::string> vop3_source(const Printer& p, int i, const OperandSpec& op, ValType t, bool has_sdst) {
+  std::optional<std::string> s = source(p.in, vop3_src(p.in, i), op.kind, op.width, t);
+  if (!s) return s;
+  const uint32_t abs = has_sdst ? 0 : vop3_abs(p.in);  // VOP3b keeps sdst in those bits
+  const uint32_t code = vop3_src(p.in, i);
+  const bool constant = code >= 128 && code < 256 && code != 255 && !(code >= 235 && code <= 239) && code < 251;
+  if ((abs >> i) & 1) s = "|" + *s + "|";
+  if ((vop3_neg(p.in) >> i) & 1) {
+    if (constant && code >= 240) return std::nullopt;  // negated float constants: not reproduced
+    s = constant && !((abs >> i) & 1) ? "neg(" + *s + ")" : "-" + *s;
+  }
+  return s;
+}
+
+void print_vop32(Printer& p) {
+  if (p.in.sdwa || p.in.dpp) {
+    p.ok = false;
+    return;
+  }
+  const ValType t = source_type(p.mnemonic);
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
+    switch (op.field) {
+      case Field::Dst:
+        if (op.kind == 's') p.operand(scalar_reg(vop_vdst(p.in), op.width));
+        else p.operand(vector_reg(vop_vdst(p.in), op.kind, op.width));
+        break;
+      case Field::Src0: p.operand(source(p.in, vop_src0(p.in), op.kind, op.width, t)); break;
+      case Field::Src1: p.operand(vector_reg(vop_vsrc1(p.in), op.kind, op.width)); break;
+      case Field::Fixed:
+        if (fixed == "K") p.operand(hex(p.in.literal));
+        else p.operand(std::string(fixed));
+        break;
+      default: p.ok = false; break;
+    }
+  }
+}
+
+std::string bit_list(const char* name, uint32_t bits, int n) {
+  std::string s = std::string(name) + ":[";
+  for (int i = 0; i < n; ++i) s += std::string(i ? "," : "") + ((bits >> i) & 1 ? "1" : "0");
+  return s + "]";
+}
+
+void print_vop3(Printer& p) {
+  const ValType t = source_type(p.mnemonic);
+  uint32_t used_sources = 0;
+  const bool has_sdst = [&] {
+    for (const OperandSpec& op : operand_specs(*p.in.info)) if (op.field == Field::SDst) return true;
+    return false;
+  }();
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
+    switch (op.field) {
+      case Field::Dst:
+        if (op.kind == 's') p.operand(scalar_reg(vop3_vdst(p.in), op.width));
+        else p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width));
+        break;
+      case Field::SDst: p.operand(scalar_reg(vop3_sdst(p.in), op.width)); break;
+      case Field::Src0: case Field::Src1: case Field::Src2: {
+        const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
+        used_sources |= 1u << i;
+        p.operand(vop3_source(p, i, op, t, has_sdst));
+        break;
+      }
+      case Field::Fixed: p.operand(std::string(fixed)); break;
+      default: p.ok = false; break;
+    }
+  }
+  if (!has_sdst && accepts(*p.in.info, 's') && vop3_opsel(p.in)) {
+    const int n = std::popcount(used_sources);
+    const uint32_t bits = (vop3_opsel(p.in) & ((1u << n) - 1)) | (((vop3_opsel(p.in) >> 3) & 1) << n);
+    p.modifier(bit_list("op_sel", bits, n + 1));
+  }
+  if (vop3_clamp(p.in)) p.modifier("clamp");
+  static const char* omods[] = {"", "mul:2", "mul:4", "div:2"};
+  if (vop3_omod(p.in)) p.modifier(omods[vop3_omod(p.in)]);
+}
+
+bool is_mfma(std::string_view m) { return m.rfind("v_mfma", 0) == 0 || m.rfind("v_smfmac", 0) == 0; }
+
+void print_mai(Printer& p) {
+  if (p.mnemonic.rfind("v_smfmac", 0) == 0) {
+    p.ok = false;
+    return;
+  }
+  const auto specs = operand_specs(*p.in.info);
+  for (const OperandSpec& op : specs) {
+    switch (op.field) {
+      case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), mai_acc_cd(p.in) ? 'a' : 'v', op.width)); break;
+      case Field::Src0: case Field::Src1: {
+        const int i = op.field == Field::Src0 ? 0 : 1;
+        const uint32_t code = vop3_src(p.in, i);
+        if (code < 256) {
+          p.ok = false;
+          return;
+        }
+        p.operand(vector_reg(code - 256, (mai_acc(p.in) >> i) & 1 ? 'a' : 'v', op.width));
+        break;
+      }
+      case Field::Src2: {
+        const uint32_t code = vop3_src(p.in, 2);
+        if (code >= 256) p.operand(vector_reg(code - 256, mai_acc_cd(p.in) ? 'a' : 'v', op.width));
+        else if (code >= 128 && code <= 208) p.operand(source(p.in, code, 'v', 1, ValType::B32));
+        else p.ok = false;
+        break;
+      }
+      default: p.ok = false; break;
+    }
+  }
+  if (mai_cbsz(p.in)) p.modifier("cbsz:" + std::to_string(mai_cbsz(p.in)));
+  if (mai_abid(p.in)) p.modifier("abid:" + std::to_string(mai_abid(p.in)));
+  if (mai_blgp(p.in)) p.modifier("blgp:" + std::to_string(mai_blgp(p.in)));
+  if (vop3_clamp(p.in)) p.ok = false;
+}
+
+void print_vop3p(Printer& p) {
+  if (is_mfma(p.mnemonic)) {
+    print_mai(p);
+    return;
+  }
+  const ValType t = ValType::F16;
+  int n = 0;
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    switch (op.field) {
+      case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width)); break;
+      case Field::Src0: case Field::Src1: case Field::Src2: {
+        const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
+        p.operand(source(p.in, vop3_src(p.in, i), op.kind, op.width, t));
+        n = std::max(n, i + 1);
+        break;
+      }
+      default: p.ok = false; break;
+    }
+  }
+  if (p.mnemonic.find("mix") != std::string_view::npos || p.mnemonic.find("dot") != std::string_view::npos) {
+    p.ok = false;  // op_sel semantics of mixed-precision ops are printed differently
+    return;
+  }
+  const uint32_t mask = (1u << n) - 1;
+  if ((vop3p_opsel(p.in) | vop3_neg(p.in) | vop3p_neg_hi(p.in)) & ~mask) p.ok = false;
+  if ((vop3p_opsel_hi(p.in) | mask) != mask && (vop3p_opsel_hi(p.in) & ~mask)) p.ok = false;
+  if (vop3p_opsel(p.in) & mask) p.modifier(bit_list("op_sel", vop3p_opsel(p.in), n));
+  if ((vop3p_opsel_hi(p.in) & mask) != mask) p.modifier(bit_list("op_sel_hi", vop3p_opsel_hi(p.in), n));
+  if (vop3_neg(p.in) & mask) p.modifier(bit_list("neg_lo", vop3_neg(p.in), n));
+  if (vop3p_neg_hi(p.in) & mask) p.modifier(bit_list("neg_hi", vop3p_neg_hi(p.in), n));
+  if (vop3_clamp(p.in)) p.modifier("clamp");
+  if (vop3_omod(p.in)) p.ok = false;
+}
+
+bool ds_two_offsets(std::string_view m) {
+  return m.find("2st64") != std::string_view::npos || m.find("read2") != std::string_view::npos ||
+         m.find("write2") != std::string_view::npos || m.find("wrxchg2") != std::string_view::npos;
+}
+
+void print_ds(Printer& p) {
+  const char kind = ds_acc(p.in) ? 'a' : 'v';
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    switch (op.field) {
+      case Field::Dst: p.operand(vector_reg(ds_vdst(p.in), kind, op.width)); break;
+      case Field::Addr: p.operand(vector_reg(ds_addr(p.in), 'v', op.width)); break;
+      case Field::Src0: p.operand(vector_reg(ds_data0(p.in), kind, op.width)); break;
+      case Field::Src1: p.operand(vector_reg(ds_data1(p.in), kind, op.width)); break;
+      default: p.ok = false; break;
+    }
+  }
+  if (ds_two_offsets(p.mnemonic)) {
+    if (ds_offset0(p.in)) p.modifier("offset0:" + std::to_string(ds_offset0(p.in)));
+    if (ds_offset1(p.in)) p.modifier("offset1:" + std::to_string(ds_offset1(p.in)));
+  } else {
+    const uint32_t off = ds_offset0(p.in) | (ds_offset1(p.in) << 8);
+    if (off) p.modifier("offset:" + std::to_string(off));
+  }
+  if (ds_gds(p.in) && accepts(*p.in.info, 'g')) p.modifier("gds");
+}
+
+void print_cache_bits(Printer& p, bool sc0, bool sc1, bool nt) {
+  if (sc0) p.modifier("sc0");
+  if (nt) p.modifier("nt");
+  if (sc1) p.modifier("sc1");
+}
+
+// Atomics print their returned value first when sc0 (glc) asks for it.
+bool returns_pre_op_value(std::string_view m, bool sc0) { return sc0 && m.find("atomic") != std::string_view::npos; }
+
+int returned_width(std::string_view m, int data_width) { return m.find("cmpswap") != std::string_view::npos ? data_width / 2 : data_width; }
+
+void print_flat(Printer& p) {
+  const char kind = flat_acc(p.in) ? 'a' : 'v';
+  if (returns_pre_op_value(p.mnemonic, flat_sc0(p.in)))
+    for (const OperandSpec& op : operand_specs(*p.in.info))
+      if (op.field == Field::Src0) p.operand(vector_reg(flat_vdst(p.in), kind, returned_width(p.mnemonic, op.width)));
+  const bool global = p.in.family == Family::GLOBAL, scratch = p.in.family == Family::SCRATCH;
+  const uint32_t saddr = flat_saddr(p.in);
+  const bool no_saddr = saddr == 0x7f || (scratch && saddr == 0x7d);
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    switch (op.field) {
+      case Field::Dst: p.operand(vector_reg(flat_vdst(p.in), kind, op.width)); break;
+      case Field::Src0: p.operand(vector_reg(flat_data(p.in), kind, op.width)); break;
+      case Field::Addr:
+        if (scratch && !flat_lds(p.in)) p.operand("off");
+        else p.operand(vector_reg(flat_addr(p.in), 'v', global && no_saddr ? 2 : op.width));
+        break;
+      case Field::SAddr:
+        if (no_saddr) p.operand("off");
+        else p.operand(scalar_reg(saddr, op.width));
+        break;
+      default: p.ok = false; break;
+    }
+  }
+  if (p.in.family == Family::FLAT && saddr != 0) p.ok = false;
+  const uint32_t raw = flat_offset_bits(p.in);
+  const int32_t off = p.in.family == Family::FLAT ? static_cast<int32_t>(raw & 0xfff)
+                                                  : static_cast<int32_t>(raw << 19) >> 19;
+  if (p.in.family == Family::FLAT && (raw & 0x1000)) p.ok = false;
+  if (p.in.family != Family::SCRATCH && flat_lds(p.in)) p.ok = false;
+  if (off) p.modifier("offset:" + std::to_string(off));
+  print_cache_bits(p, flat_sc0(p.in), flat_sc1(p.in), flat_nt(p.in));
+}
+
+void print_mubuf(Printer& p) {
+  const char kind = mubuf_acc(p.in) ? 'a' : 'v';
+  const bool offen = mubuf_offen(p.in), idxen = mubuf_idxen(p.in);
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    switch (op.field) {
+      case Field::Dst: p.operand(vector_reg(mubuf_vdata(p.in), kind, op.width)); break;
+      case Field::Addr:
+        if (!offen && !idxen) p.operand("off");
+        else p.operand(vector_reg(mubuf_vaddr(p.in), 'v', offen && idxen ? 2 : 1));
+        break;
+      case Field::Rsrc: p.operand(scalar_reg(mubuf_srsrc(p.in), 4)); break;
+      case Field::SOffset: p.operand(source(p.in, mubuf_soffset(p.in), 's', 1, ValType::B32)); break;
+      default: p.ok = false; break;
+    }
+  }
+  if (idxen) p.modifier("idxen");
+  if (offen) p.modifier("offen");
+  if (mubuf_offset(p.in)) p.modifier("offset:" + std::to_string(mubuf_offset(p.in)));
+  print_cache_bits(p, mubuf_sc0(p.in), mubuf_sc1(p.in), mubuf_nt(p.in));
+  if (mubuf_lds(p.in)) p.ok = false;
+}
+
+}  // namespace
+
+const char* family_name(Family f) {
+  static const char* names[] = {"SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1",
+                                "VOPC", "VOP3", "VOP3P", "DS", "FLAT", "SCRATCH", "GLOBAL", "MUBUF", "MTBUF"};
+  return names[static_cast<int>(f)];
+}
+
+std::optional<std::string> disassemble(const Inst& in, Arch arch) {
+  Printer p{in, arch, in.info->mnemonic, in.info->mnemonic};
+  switch (in.family) {
+    case Family::SOP2: case Family::SOP1: case Family::SOPC:
+      for (const OperandSpec& op : operand_specs(*in.info)) print_sop(p, op);
+      break;
+    case Family::SOPK: print_sopk(p); break;
+    case Family::SOPP: print_sopp(p); break;
+    case Family::SMEM: print_smem(p); break;
+    case Family::VOP1: case Family::VOP2: case Family::VOPC: print_vop32(p); break;
+    case Family::VOP3: print_vop3(p); break;
+    case Family::VOP3P: print_vop3p(p); break;
+    case Family::DS: print_ds(p); break;
+    case Family::FLAT: case Family::SCRATCH: case Family::GLOBAL: print_flat(p); break;
+    case Family::MUBUF: print_mubuf(p); break;
+    case Family::MTBUF: p.ok = false; break;  // format:[...] names: not reproduced
+  }
+  if (!p.ok) return std::nullopt;
+  return p.out;
+}
+
+}  // namespace weft::emu

@@ -1,0 +1,94 @@
+// The bit fields of each encoding family (gfx9 layouts, as gfx942 and gfx950 use them), shared
+// by the disassembler and the executor's instruction translation.
+#pragma once
+
+#include <cstdint>
+
+#include "weft/emulator/isa.h"
+
+namespace weft::emu::fields {
+
+constexpr uint32_t bits(uint32_t w, int hi, int lo) { return (w >> lo) & ((1u << (hi - lo + 1)) - 1); }
+constexpr uint64_t bits64(uint64_t w, int hi, int lo) { return (w >> lo) & ((uint64_t{1} << (hi - lo + 1)) - 1); }
+inline uint64_t qword(const Inst& in) { return in.word[0] | (uint64_t{in.word[1]} << 32); }
+
+// SOP2 / SOP1 / SOPC / SOPK / SOPP
+inline uint32_t sop_sdst(const Inst& in) { return bits(in.word[0], 22, 16); }
+inline uint32_t sop_ssrc0(const Inst& in) { return bits(in.word[0], 7, 0); }
+inline uint32_t sop_ssrc1(const Inst& in) { return bits(in.word[0], 15, 8); }
+inline uint32_t simm16(const Inst& in) { return bits(in.word[0], 15, 0); }
+
+// SMEM: sbase counts SGPR pairs; the offset is an immediate (imm) or an SGPR (soe).
+inline uint32_t smem_sbase(const Inst& in) { return bits(in.word[0], 5, 0) * 2; }
+inline uint32_t smem_sdata(const Inst& in) { return bits(in.word[0], 12, 6); }
+inline bool smem_soe(const Inst& in) { return bits(in.word[0], 14, 14); }
+inline bool smem_nv(const Inst& in) { return bits(in.word[0], 15, 15); }
+inline bool smem_glc(const Inst& in) { return bits(in.word[0], 16, 16); }
+inline bool smem_imm(const Inst& in) { return bits(in.word[0], 17, 17); }
+inline int32_t smem_offset(const Inst& in) {  // 21-bit signed
+  return static_cast<int32_t>(bits(in.word[1], 20, 0) << 11) >> 11;
+}
+inline uint32_t smem_soffset(const Inst& in) { return bits(in.word[1], 31, 25); }
+
+// VOP1 / VOP2 / VOPC (32-bit encodings)
+inline uint32_t vop_src0(const Inst& in) { return bits(in.word[0], 8, 0); }
+inline uint32_t vop_vsrc1(const Inst& in) { return bits(in.word[0], 16, 9); }
+inline uint32_t vop_vdst(const Inst& in) { return bits(in.word[0], 24, 17); }
+
+// VOP3 (a and b forms) and VOP3P, including MAI (MFMA)
+inline uint32_t vop3_vdst(const Inst& in) { return bits(in.word[0], 7, 0); }
+inline uint32_t vop3_abs(const Inst& in) { return bits(in.word[0], 10, 8); }
+inline uint32_t vop3_sdst(const Inst& in) { return bits(in.word[0], 14, 8); }
+inline uint32_t vop3_opsel(const Inst& in) { return bits(in.word[0], 14, 11); }
+inline bool vop3_clamp(const Inst& in) { return bits(in.word[0], 15, 15); }
+inline uint32_t vop3_src(const Inst& in, int i) { return bits(in.word[1], 9 * i + 8, 9 * i); }
+inline uint32_t vop3_omod(const Inst& in) { return bits(in.word[1], 28, 27); }
+inline uint32_t vop3_neg(const Inst& in) { return bits(in.word[1], 31, 29); }
+inline uint32_t vop3p_neg_hi(const Inst& in) { return bits(in.word[0], 10, 8); }
+inline uint32_t vop3p_opsel(const Inst& in) { return bits(in.word[0], 13, 11); }
+inline uint32_t vop3p_opsel_hi(const Inst& in) {  // bits for src0, src1 in word 1; src2 in word 0
+  return bits(in.word[1], 28, 27) | (bits(in.word[0], 14, 14) << 2);
+}
+inline uint32_t mai_cbsz(const Inst& in) { return bits(in.word[0], 10, 8); }
+inline uint32_t mai_abid(const Inst& in) { return bits(in.word[0], 14, 11); }
+inline bool mai_acc_cd(const Inst& in) { return bits(in.word[0], 15, 15); }
+inline uint32_t mai_acc(const Inst& in) { return bits(in.word[1], 28, 27); }  // bit 0: A, bit 1: B
+inline uint32_t mai_blgp(const Inst& in) { return bits(in.word[1], 31, 29); }
+
+// DS
+inline uint32_t ds_offset0(const Inst& in) { return bits(in.word[0], 7, 0); }
+inline uint32_t ds_offset1(const Inst& in) { return bits(in.word[0], 15, 8); }
+inline bool ds_gds(const Inst& in) { return bits(in.word[0], 16, 16); }
+inline bool ds_acc(const Inst& in) { return bits(in.word[0], 25, 25); }
+inline uint32_t ds_addr(const Inst& in) { return bits(in.word[1], 7, 0); }
+inline uint32_t ds_data0(const Inst& in) { return bits(in.word[1], 15, 8); }
+inline uint32_t ds_data1(const Inst& in) { return bits(in.word[1], 23, 16); }
+inline uint32_t ds_vdst(const Inst& in) { return bits(in.word[1], 31, 24); }
+
+// FLAT / SCRATCH / GLOBAL (gfx940 cache bits: sc0 16, nt 17, sc1 25)
+inline uint32_t flat_offset_bits(const Inst& in) { return bits(in.word[0], 12, 0); }
+inline bool flat_lds(const Inst& in) { return bits(in.word[0], 13, 13); }  // SVE for scratch
+inline bool flat_sc0(const Inst& in) { return bits(in.word[0], 16, 16); }
+inline bool flat_nt(const Inst& in) { return bits(in.word[0], 17, 17); }
+inline bool flat_sc1(const Inst& in) { return bits(in.word[0], 25, 25); }
+inline uint32_t flat_addr(const Inst& in) { return bits(in.word[1], 7, 0); }
+inline uint32_t flat_data(const Inst& in) { return bits(in.word[1], 15, 8); }
+inline uint32_t flat_saddr(const Inst& in) { return bits(in.word[1], 22, 16); }
+inline bool flat_acc(const Inst& in) { return bits(in.word[1], 23, 23); }
+inline uint32_t flat_vdst(const Inst& in) { return bits(in.word[1], 31, 24); }
+
+// MUBUF (gfx940 cache bits: sc0 14, sc1 15, nt 17)
+inline uint32_t mubuf_offset(const Inst& in) { return bits(in.word[0], 11, 0); }
+inline bool mubuf_offen(const Inst& in) { return bits(in.word[0], 12, 12); }
+inline bool mubuf_idxen(const Inst& in) { return bits(in.word[0], 13, 13); }
+inline bool mubuf_sc0(const Inst& in) { return bits(in.word[0], 14, 14); }
+inline bool mubuf_sc1(const Inst& in) { return bits(in.word[0], 15, 15); }
+inline bool mubuf_lds(const Inst& in) { return bits(in.word[0], 16, 16); }
+inline bool mubuf_nt(const Inst& in) { return bits(in.word[0], 17, 17); }
+inline uint32_t mubuf_vaddr(const Inst& in) { return bits(in.word[1], 7, 0); }
+inline uint32_t mubuf_vdata(const Inst& in) { return bits(in.word[1], 15, 8); }
+inline uint32_t mubuf_srsrc(const Inst& in) { return bits(in.word[1], 20, 16) * 4; }
+inline bool mubuf_acc(const Inst& in) { return bits(in.word[1], 23, 23); }
+inline uint32_t mubuf_soffset(const Inst& in) { return bits(in.word[1], 31, 24); }
+
+}  // namespace weft::emu::fields

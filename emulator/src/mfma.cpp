@@ -1,0 +1,321 @@
+// MFMA semantics: the op tables of gfx942 and gfx950, the fragment layouts that say where each
+// matrix element lives in the register file, the element decoders, and the multiply-accumulate.
+//
+// Sources. Op names, targets and register counts: llvm-mc-22 -show-encoding for gfx942 and gfx950
+// (an op is listed for a target exactly when llvm-mc assembles it there with these counts).
+// Layouts: the AMD Matrix Instruction Calculator's CDNA3 output (element-to-register mappings,
+// in shared/reference/mfma-cdna3/), whose per-shape formulas follow one rule given below; the same
+// rule is what rocjitsu (ROCm/rocm-systems emulation/rocjitsu, shared/mma_exec.h) uses for CDNA1-4,
+// and it matches the CDNA4 16x16x32 fragment tinygrad uses on gfx950 (k = 8*(lane/16) + element).
+// Multi-block ops: MMA-Sim's hardware-validated CDNA3 probe kernels (microsoft/MMA-Sim) place
+// block 0 the same way.
+#include "weft/emulator/mfma.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "weft/dsl/error.h"
+
+namespace weft::emu {
+namespace {
+
+constexpr int kWave = 64;
+
+// ---------------------------------------------------------------------------------------------
+// The op tables.
+
+enum class Targets { Both, Gfx942Only, Gfx950Only };
+
+struct TableEntry {
+  Targets targets;
+  MfmaOp op;
+  constexpr bool on(Arch arch) const {
+    return targets == Targets::Both || (targets == Targets::Gfx942Only) == (arch == Arch::Gfx942);
+  }
+};
+
+using enum MfmaInput;
+
+// m, n, k, blocks; A, B types; A, B, C/D dwords per lane; i32 accumulators.
+constexpr TableEntry kAllOps[] = {
+    // f32. The multi-block ones are LLVM's renames of gfx908's 32x32x1f32, 16x16x1f32, 4x4x1f32.
+    {Targets::Both, {"v_mfma_f32_32x32x1_2b_f32", 32, 32, 1, 2, F32, F32, 1, 1, 32, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x1_4b_f32", 16, 16, 1, 4, F32, F32, 1, 1, 16, false}},
+    {Targets::Both, {"v_mfma_f32_4x4x1_16b_f32", 4, 4, 1, 16, F32, F32, 1, 1, 4, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x2_f32", 32, 32, 2, 1, F32, F32, 1, 1, 16, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x4_f32", 16, 16, 4, 1, F32, F32, 1, 1, 4, false}},
+    // xf32: gfx942 only; gfx950 dropped it.
+    {Targets::Gfx942Only, {"v_mfma_f32_32x32x4_xf32", 32, 32, 4, 1, XF32, XF32, 2, 2, 16, false}},
+    {Targets::Gfx942Only, {"v_mfma_f32_16x16x8_xf32", 16, 16, 8, 1, XF32, XF32, 2, 2, 4, false}},
+    // f16.
+    {Targets::Both, {"v_mfma_f32_32x32x4_2b_f16", 32, 32, 4, 2, F16, F16, 2, 2, 32, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x4_4b_f16", 16, 16, 4, 4, F16, F16, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_4x4x4_16b_f16", 4, 4, 4, 16, F16, F16, 2, 2, 4, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x8_f16", 32, 32, 8, 1, F16, F16, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x16_f16", 16, 16, 16, 1, F16, F16, 2, 2, 4, false}},
+    {Targets::Gfx950Only, {"v_mfma_f32_32x32x16_f16", 32, 32, 16, 1, F16, F16, 4, 4, 16, false}},
+    {Targets::Gfx950Only, {"v_mfma_f32_16x16x32_f16", 16, 16, 32, 1, F16, F16, 4, 4, 4, false}},
+    // bf16. The multi-block ones are gfx90a's *bf16_1k ops under their gfx940 names.
+    {Targets::Both, {"v_mfma_f32_32x32x4_2b_bf16", 32, 32, 4, 2, BF16, BF16, 2, 2, 32, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x4_4b_bf16", 16, 16, 4, 4, BF16, BF16, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_4x4x4_16b_bf16", 4, 4, 4, 16, BF16, BF16, 2, 2, 4, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x8_bf16", 32, 32, 8, 1, BF16, BF16, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x16_bf16", 16, 16, 16, 1, BF16, BF16, 2, 2, 4, false}},
+    {Targets::Gfx950Only, {"v_mfma_f32_32x32x16_bf16", 32, 32, 16, 1, BF16, BF16, 4, 4, 16, false}},
+    {Targets::Gfx950Only, {"v_mfma_f32_16x16x32_bf16", 16, 16, 32, 1, BF16, BF16, 4, 4, 4, false}},
+    // i8.
+    {Targets::Both, {"v_mfma_i32_32x32x4_2b_i8", 32, 32, 4, 2, I8, I8, 1, 1, 32, true}},
+    {Targets::Both, {"v_mfma_i32_16x16x4_4b_i8", 16, 16, 4, 4, I8, I8, 1, 1, 16, true}},
+    {Targets::Both, {"v_mfma_i32_4x4x4_16b_i8", 4, 4, 4, 16, I8, I8, 1, 1, 4, true}},
+    {Targets::Both, {"v_mfma_i32_32x32x16_i8", 32, 32, 16, 1, I8, I8, 2, 2, 16, true}},
+    {Targets::Both, {"v_mfma_i32_16x16x32_i8", 16, 16, 32, 1, I8, I8, 2, 2, 4, true}},
+    {Targets::Gfx950Only, {"v_mfma_i32_32x32x32_i8", 32, 32, 32, 1, I8, I8, 4, 4, 16, true}},
+    {Targets::Gfx950Only, {"v_mfma_i32_16x16x64_i8", 16, 16, 64, 1, I8, I8, 4, 4, 4, true}},
+    // fp8 / bf8, any pairing; the format behind each name depends on the target (mfma.h).
+    {Targets::Both, {"v_mfma_f32_16x16x32_fp8_fp8", 16, 16, 32, 1, FP8, FP8, 2, 2, 4, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x32_fp8_bf8", 16, 16, 32, 1, FP8, BF8, 2, 2, 4, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x32_bf8_fp8", 16, 16, 32, 1, BF8, FP8, 2, 2, 4, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x32_bf8_bf8", 16, 16, 32, 1, BF8, BF8, 2, 2, 4, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_fp8_fp8", 32, 32, 16, 1, FP8, FP8, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_fp8_bf8", 32, 32, 16, 1, FP8, BF8, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_bf8_fp8", 32, 32, 16, 1, BF8, FP8, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_bf8_bf8", 32, 32, 16, 1, BF8, BF8, 2, 2, 16, false}},
+};
+
+constexpr size_t count_on(Arch arch) {
+  return static_cast<size_t>(std::ranges::count_if(kAllOps, [arch](const TableEntry& e) { return e.on(arch); }));
+}
+
+template <Arch arch>
+constexpr std::array<MfmaOp, count_on(arch)> ops_on() {
+  std::array<MfmaOp, count_on(arch)> ops{};
+  size_t n = 0;
+  for (const TableEntry& e : kAllOps)
+    if (e.on(arch)) ops[n++] = e.op;
+  return ops;
+}
+
+constexpr auto kGfx942Ops = ops_on<Arch::Gfx942>();
+constexpr auto kGfx950Ops = ops_on<Arch::Gfx950>();
+
+// ---------------------------------------------------------------------------------------------
+// Fragment layouts. `outer` is the row i of A (outer_size = m) or the column j of B (n).
+
+constexpr int element_bits(MfmaInput type) {
+  switch (type) {
+    case F32:
+    case XF32: return 32;
+    case F16:
+    case BF16: return 16;
+    case FP8:
+    case BF8:
+    case I8: return 8;
+  }
+  return 32;
+}
+
+// Operand sizes bound the scratch arrays of execute_mfma.
+constexpr int kMaxInputDwords = 4, kMaxAccumDwords = 32;
+constexpr int kMaxInputElements = kMaxInputDwords * 4 * kWave;  // 4 dwords of i8 per lane
+
+// The register counts hold exactly the elements of the shape, and fit the scratch arrays.
+constexpr bool consistent(const MfmaOp& op) {
+  const auto elements = [](int dwords, MfmaInput type) { return dwords * kWave * (32 / element_bits(type)); };
+  const bool shape_fills_registers = elements(op.a_dwords, op.a_type) == op.m * op.k * op.blocks &&
+                                     elements(op.b_dwords, op.b_type) == op.n * op.k * op.blocks &&
+                                     op.cd_dwords * kWave == op.m * op.n * op.blocks;
+  const bool fits_scratch =
+      op.a_dwords <= kMaxInputDwords && op.b_dwords <= kMaxInputDwords && op.cd_dwords <= kMaxAccumDwords;
+  return op.m % 4 == 0 && kWave % op.n == 0 && shape_fills_registers && fits_scratch;
+}
+static_assert(std::ranges::all_of(kAllOps, [](const TableEntry& e) { return consistent(e.op); }));
+
+// Where one A or B element lives: dword `dword` of `lane`, bits [shift, shift + element bits).
+struct InputSlot {
+  int dword, lane, shift;
+};
+
+// A[i][k] and B[k][j] share one rule. Each lane holds E = k*outer_size*blocks/64 consecutive k's
+// of one row i (column j), packed from the low bits of its first dword up. Lanes count the outer
+// index fastest, then the block, then the chunk of E k's:
+//   lane = outer_size*(blocks*floor(k/E) + block) + outer,  element e = k mod E,
+//   dword = floor(e*bits/32),  shift = (e*bits) mod 32.
+// E.g. 16x16x16_bf16 (E = 4): lane 16*floor(k/4) + i, GPR floor(k/2) mod 2, bits 16*(k mod 2),
+// the calculator's "A[i][k].block GPR: (floor(k / 2) % 2).[16*(k % 2)+15 : 16*(k % 2)], Lane:
+// 16 * floor(k / 4) + i". Every multi-block op has E = k, so its lane is outer_size*block + outer.
+InputSlot input_slot(const MfmaOp& op, int outer_size, int bits, int block, int outer, int k) {
+  const int per_lane = op.k * outer_size * op.blocks / kWave;
+  const int lane_group = op.blocks * (k / per_lane) + block;
+  const int bit = (k % per_lane) * bits;
+  return {bit / 32, outer_size * lane_group + outer, bit % 32};
+}
+
+// D[i][j] (and C) of a block: j = lane mod n. Rows go in chunks of four, i = 4q + r, with r the
+// dword within a group of four. The chunks of all blocks, numbered s = block*(m/4) + q, are dealt
+// to the 64/n lane groups in turn, each round around the lane groups taking the next four dwords:
+//   lane = n*(s mod (64/n)) + j,  dword = 4*floor(s / (64/n)) + (i mod 4).
+// This gives the calculator's 16x16 "GPR: i % 4, Lane: 16 * floor(i / 4) + j" (4*block more dwords
+// for _4b), 32x32 "GPR: 4 * floor(i / 8) + (i % 4), Lane: (32 * floor(i / 4)) % 64 + j" (16*block
+// more for _2b), and for 4x4x*_16b dword i, lane 4*block + j.
+int accum_index(const MfmaOp& op, int block, int i, int j) {
+  const int lane_groups = kWave / op.n;
+  const int chunk = block * (op.m / 4) + i / 4;
+  const int dword = 4 * (chunk / lane_groups) + i % 4;
+  const int lane = op.n * (chunk % lane_groups) + j;
+  return dword * kWave + lane;
+}
+
+uint32_t read_element(const uint32_t* regs, InputSlot slot, int bits) {
+  const uint32_t word = regs[slot.dword * kWave + slot.lane];
+  return bits == 32 ? word : (word >> slot.shift) & ((1u << bits) - 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element decoding.
+
+// The narrow float formats: field widths, bias, and which codes are not plain numbers.
+enum class Specials {
+  Ieee,            // the all-ones exponent is inf (zero mantissa) or NaN
+  AllOnesIsNan,    // OCP E4M3FN: only S.1111.111 is NaN; no inf
+  NegativeZeroIsNan  // FNUZ: 0x80 is the one NaN; no inf, every other code is a number
+};
+
+struct NarrowFloat {
+  int exponent_bits, mantissa_bits, bias;
+  Specials specials;
+};
+
+constexpr NarrowFloat kF16{5, 10, 15, Specials::Ieee};
+constexpr NarrowFloat kE4M3Fn{4, 3, 7, Specials::AllOnesIsNan};
+constexpr NarrowFloat kE5M2{5, 2, 15, Specials::Ieee};
+constexpr NarrowFloat kE4M3Fnuz{4, 3, 8, Specials::NegativeZeroIsNan};
+constexpr NarrowFloat kE5M2Fnuz{5, 2, 16, Specials::NegativeZeroIsNan};
+
+float decode_narrow(const NarrowFloat& f, uint32_t code) {
+  const uint32_t mantissa = code & ((1u << f.mantissa_bits) - 1);
+  const uint32_t exponent = (code >> f.mantissa_bits) & ((1u << f.exponent_bits) - 1);
+  const bool negative = (code >> (f.exponent_bits + f.mantissa_bits)) & 1;
+  const uint32_t max_exponent = (1u << f.exponent_bits) - 1;
+  constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+  if (f.specials == Specials::NegativeZeroIsNan && negative && exponent == 0 && mantissa == 0) return kNan;
+  if (f.specials == Specials::AllOnesIsNan && exponent == max_exponent && mantissa == (1u << f.mantissa_bits) - 1)
+    return kNan;
+  if (f.specials == Specials::Ieee && exponent == max_exponent)
+    return mantissa ? kNan : (negative ? -1.0f : 1.0f) * std::numeric_limits<float>::infinity();
+  // Subnormals (exponent 0) share the smallest normal binade's step but have no hidden bit.
+  const uint32_t significand = exponent == 0 ? mantissa : mantissa | (1u << f.mantissa_bits);
+  const int scale = std::max<int>(static_cast<int>(exponent), 1) - f.bias - f.mantissa_bits;
+  const float magnitude = std::ldexp(static_cast<float>(significand), scale);
+  return negative ? -magnitude : magnitude;
+}
+
+// xf32 keeps the sign, the exponent and the top 10 of the 23 mantissa bits: truncation, not
+// rounding, as MMA-Sim models CDNA3's xf32 ops bit-exactly against MI300 hardware (its
+// truncate_to_tf32 drops the 13 low bits). NaNs stay NaN (truncation could otherwise make inf);
+// that case is not confirmed on hardware.
+float decode_xf32(uint32_t code) {
+  const float value = std::bit_cast<float>(code);
+  return std::isnan(value) ? value : std::bit_cast<float>(code & ~uint32_t{0x1fff});
+}
+
+float decode_float_input(MfmaInput type, Arch arch, uint32_t code) {
+  const bool fnuz = arch == Arch::Gfx942;  // CDNA3's fp8 formats; CDNA4 switched to OCP
+  switch (type) {
+    case F32: return std::bit_cast<float>(code);
+    case XF32: return decode_xf32(code);
+    case F16: return decode_narrow(kF16, code);
+    case BF16: return std::bit_cast<float>(code << 16);
+    case FP8: return decode_narrow(fnuz ? kE4M3Fnuz : kE4M3Fn, code);
+    case BF8: return decode_narrow(fnuz ? kE5M2Fnuz : kE5M2, code);
+    case I8: return static_cast<float>(static_cast<int8_t>(code));
+  }
+  return 0.0f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution.
+
+// Decodes A (outer_size = m) or B (outer_size = n) into out[(block*outer_size + outer)*k + kk], so
+// that the k values of one row of A and one column of B lie side by side.
+template <class T, class Decode>
+void gather(const MfmaOp& op, const uint32_t* regs, MfmaInput type, int outer_size, Decode decode, T* out) {
+  const int bits = element_bits(type);
+  for (int block = 0; block < op.blocks; ++block)
+    for (int outer = 0; outer < outer_size; ++outer)
+      for (int kk = 0; kk < op.k; ++kk) {
+        const InputSlot slot = input_slot(op, outer_size, bits, block, outer, kk);
+        out[(block * outer_size + outer) * op.k + kk] = decode(read_element(regs, slot, bits));
+      }
+}
+
+// Runs `dot(accumulator word, row of A, column of B)` for every D element into a temporary, so
+// that d may alias c, then copies it out.
+template <class T, class Dot>
+void for_each_output(const MfmaOp& op, const T* a, const T* b, const uint32_t* c, uint32_t* d, Dot dot) {
+  std::array<uint32_t, kMaxAccumDwords * kWave> result;
+  for (int block = 0; block < op.blocks; ++block)
+    for (int i = 0; i < op.m; ++i)
+      for (int j = 0; j < op.n; ++j) {
+        const int index = accum_index(op, block, i, j);
+        const T* row = a + (block * op.m + i) * op.k;
+        const T* column = b + (block * op.n + j) * op.k;
+        result[index] = dot(c[index], row, column);
+      }
+  std::copy_n(result.begin(), op.cd_dwords * kWave, d);
+}
+
+void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_t* b, const uint32_t* c,
+                   uint32_t* d) {
+  std::array<float, kMaxInputElements> a_values, b_values;
+  gather(op, a, op.a_type, op.m, [&](uint32_t code) { return decode_float_input(op.a_type, arch, code); },
+         a_values.data());
+  gather(op, b, op.b_type, op.n, [&](uint32_t code) { return decode_float_input(op.b_type, arch, code); },
+         b_values.data());
+  for_each_output(op, a_values.data(), b_values.data(), c, d,
+                  [&](uint32_t accumulator, const float* row, const float* column) {
+                    float sum = std::bit_cast<float>(accumulator);
+                    for (int kk = 0; kk < op.k; ++kk) sum = std::fma(row[kk], column[kk], sum);
+                    return std::bit_cast<uint32_t>(sum);
+                  });
+}
+
+void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d) {
+  std::array<int32_t, kMaxInputElements> a_values, b_values;
+  const auto sign_extend = [](uint32_t code) { return static_cast<int32_t>(static_cast<int8_t>(code)); };
+  gather(op, a, op.a_type, op.m, sign_extend, a_values.data());
+  gather(op, b, op.b_type, op.n, sign_extend, b_values.data());
+  // Unsigned arithmetic: i32 accumulation wraps modulo 2^32 instead of being undefined.
+  for_each_output(op, a_values.data(), b_values.data(), c, d,
+                  [&](uint32_t accumulator, const int32_t* row, const int32_t* column) {
+                    for (int kk = 0; kk < op.k; ++kk) accumulator += static_cast<uint32_t>(row[kk] * column[kk]);
+                    return accumulator;
+                  });
+}
+
+}  // namespace
+
+std::span<const MfmaOp> mfma_ops(Arch arch) {
+  if (arch == Arch::Gfx942) return kGfx942Ops;
+  return kGfx950Ops;
+}
+
+const MfmaOp* find_mfma(std::string_view mnemonic, Arch arch) {
+  const std::span<const MfmaOp> ops = mfma_ops(arch);
+  const auto it = std::ranges::find_if(ops, [mnemonic](const MfmaOp& op) { return op.mnemonic == mnemonic; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+void execute_mfma(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d) {
+  if (!consistent(op))
+    throw Error(std::string("execute_mfma: ") + op.mnemonic + " is not an MFMA shape this emulator knows");
+  if (op.integer_accum)
+    execute_integer(op, a, b, c, d);
+  else
+    execute_float(op, arch, a, b, c, d);
+}
+
+}  // namespace weft::emu

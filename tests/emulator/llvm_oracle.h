@@ -1,0 +1,76 @@
+// llvm-objdump-22 as the oracle for the decoder: disassembles a stream of dwords (assembled into
+// an object by llvm-mc-22 from `.long` lines) and reports, for each instruction it found, its
+// offset, size and text (nullopt where it printed `.long`: an invalid encoding).
+#pragma once
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace weft::testing {
+
+struct OracleInst {
+  uint32_t size = 4;
+  std::optional<std::string> text;
+};
+
+inline std::string run_command(const std::string& cmd) {
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + cmd);
+  std::string out;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  if (pclose(pipe) != 0) throw std::runtime_error("command failed: " + cmd);
+  return out;
+}
+
+// Parses llvm-objdump's "\t<text>  // <offset>: <hex words> [<target>]" lines.
+inline std::map<uint64_t, OracleInst> parse_objdump(const std::string& listing) {
+  static const std::regex line(R"(^\t(.*?)\s*// ([0-9A-F]{12}): ((?:[0-9A-F]{8} ?)+)(?: <.*>)?$)");
+  std::map<uint64_t, OracleInst> out;
+  size_t start = 0;
+  while (start < listing.size()) {
+    size_t end = listing.find('\n', start);
+    if (end == std::string::npos) end = listing.size();
+    const std::string l = listing.substr(start, end - start);
+    std::smatch m;
+    if (std::regex_match(l, m, line)) {
+      OracleInst inst;
+      const std::string words = m[3].str();
+      inst.size = 4 * static_cast<uint32_t>((words.size() + 1) / 9);
+      if (m[1].str().rfind(".long", 0) != 0) inst.text = m[1].str();
+      out[std::stoull(m[2].str(), nullptr, 16)] = inst;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+inline std::map<uint64_t, OracleInst> objdump_words(const std::vector<uint32_t>& words, const std::string& mcpu) {
+  char dir_template[] = "/tmp/weft-oracle-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (!dir) throw std::runtime_error("mkdtemp failed");
+  const std::string base = std::string(dir) + "/w";
+  {
+    std::ofstream s(base + ".s");
+    s << ".text\n";
+    char buf[32];
+    for (uint32_t w : words) {
+      std::snprintf(buf, sizeof buf, ".long 0x%08x\n", w);
+      s << buf;
+    }
+  }
+  run_command(std::string(WEFT_LLVM_MC) + " -triple=amdgcn-amd-amdhsa -mcpu=" + mcpu + " -filetype=obj " + base + ".s -o " + base + ".o");
+  const std::string listing = run_command(std::string(WEFT_LLVM_OBJDUMP) + " -d --mcpu=" + mcpu + " " + base + ".o 2>/dev/null");
+  run_command("rm -rf " + std::string(dir));
+  return parse_objdump(listing);
+}
+
+}  // namespace weft::testing

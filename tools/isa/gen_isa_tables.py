@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Generates emulator/src/isa_tables.inc: every opcode of every encoding family of gfx942 and
+gfx950 with LLVM's mnemonic and operand template, read off llvm-objdump-22 (the oracle).
+
+Facts, not code: for each family and opcode we encode one probe instruction whose operand fields
+hold distinctive values, disassemble all probes with llvm-objdump, and turn the printed operands
+back into field references ("D:2" = the destination field, two registers). Modifiers (offsets,
+cache bits, op_sel, ...) are printed by the decoder from the fields themselves, so they are
+stripped here. Run: tools/isa/gen_isa_tables.py > emulator/src/isa_tables.inc
+"""
+import os, re, subprocess, sys, tempfile
+
+ARCHS = ['gfx942', 'gfx950']
+
+def objdump(words, mcpu):
+    with tempfile.TemporaryDirectory() as d:
+        s, o = os.path.join(d, 't.s'), os.path.join(d, 't.o')
+        with open(s, 'w') as f:
+            f.write('.text\n' + ''.join('.long 0x%08x\n' % w for w in words))
+        subprocess.run(['llvm-mc-22', '-triple=amdgcn-amd-amdhsa', '-mcpu=' + mcpu, '-filetype=obj', s, '-o', o], check=True)
+        out = subprocess.run(['llvm-objdump-22', '-d', '--mcpu=' + mcpu, o], capture_output=True, text=True, check=True).stdout
+    res = {}
+    for line in out.splitlines():
+        m = re.match(r'\t(.*?)\s*// ([0-9A-F]{12}): ((?:[0-9A-F]{8} ?)+)(?: <.*>)?$', line)
+        if m:
+            text, off, hexwords = m.groups()
+            res[int(off, 16)] = None if text.startswith('.long') else text
+    return res
+
+def probe(cases, mcpu):
+    """Disassembles each probe (padded with s_nop so a literal never eats the next probe)."""
+    pad = [0xbf800000] * 3
+    words, starts = [], []
+    for ws in cases:
+        starts.append(4 * len(words))
+        words += list(ws) + pad
+    res = objdump(words, mcpu)
+    return [res.get(s) for s in starts]
+
+# Each family: opcode count, probe builder, {printed register number: field}.
+# Field values are distinct so every printed register names its field unambiguously.
+V = lambda n: 256 + n  # a VGPR in a 9-bit source field
+FAMILIES = {
+    'SOP2': (128, lambda op: [(0b10 << 30) | (op << 23) | (10 << 16) | (20 << 8) | 30], {10: 'D', 30: 'S0', 20: 'S1'}),
+    'SOPK': (32, lambda op: [(0b1011 << 28) | (op << 23) | (10 << 16) | 0x1234], {10: 'D'}),
+    'SOP1': (256, lambda op: [(0x17D << 23) | (10 << 16) | (op << 8) | 30], {10: 'D', 30: 'S0'}),
+    'SOPC': (128, lambda op: [(0x17E << 23) | (op << 16) | (20 << 8) | 30], {30: 'S0', 20: 'S1'}),
+    'SOPP': (128, lambda op: [(0x17F << 23) | (op << 16) | 3], {}),
+    'SOPP0': (128, lambda op: [(0x17F << 23) | (op << 16)], {}),  # ops without an immediate operand
+    'SMEM': (256, lambda op: [(0b110000 << 26) | (op << 18) | (1 << 17) | (12 << 6) | 10, 0x40], {12: 'D', 20: 'B'}),
+    'VOP1': (256, lambda op: [(0x3F << 25) | (10 << 17) | (op << 9) | V(20)], {10: 'D', 20: 'S0'}),
+    'VOPC': (256, lambda op: [(0x3E << 25) | (op << 17) | (30 << 9) | V(20)], {20: 'S0', 30: 'S1'}),
+    'VOP2': (62, lambda op: [(op << 25) | (10 << 17) | (30 << 9) | V(20)], {10: 'D', 20: 'S0', 30: 'S1'}),
+    # VOP3 and VOP3P: sdst of VOP3b is 12 (bits 14:8), vdst 10; sources v20, v40, v60.
+    'VOP3': (896, lambda op: [(0b110100 << 26) | (op << 16) | (64 << 8) | 10, V(20) | (V(40) << 9) | (V(60) << 18)],
+             {10: 'D', 64: 'SD', 20: 'S0', 40: 'S1', 60: 'S2'}),
+    'VOP3P': (128, lambda op: [(0x1A7 << 23) | (op << 16) | (1 << 14) | 10, V(20) | (V(40) << 9) | (V(60) << 18) | (3 << 27)],
+              {10: 'D', 20: 'S0', 40: 'S1', 60: 'S2'}),
+    'DS': (256, lambda op: [(0b110110 << 26) | (op << 17) | 0x0201, 20 | (30 << 8) | (40 << 16) | (10 << 24)],
+           {10: 'D', 20: 'A', 30: 'S0', 40: 'S1'}),
+    # FLAT segments: 0 flat, 1 scratch, 2 global (saddr s[12:13]).
+    'FLAT': (128, lambda op: [(0b110111 << 26) | (op << 18) | (0 << 14), 20 | (30 << 8) | (10 << 24)],
+             {10: 'D', 20: 'A', 30: 'S0'}),
+    'SCRATCH': (128, lambda op: [(0b110111 << 26) | (op << 18) | (1 << 14) | (1 << 13), 20 | (30 << 8) | (12 << 16) | (10 << 24)],
+                {10: 'D', 20: 'A', 30: 'S0', 12: 'SA'}),
+    'GLOBAL': (128, lambda op: [(0b110111 << 26) | (op << 18) | (2 << 14), 20 | (30 << 8) | (12 << 16) | (10 << 24)],
+               {10: 'D', 20: 'A', 30: 'S0', 12: 'SA'}),
+    'MTBUF': (16, lambda op: [(0b111010 << 26) | (op << 15) | (1 << 12), 20 | (30 << 8) | (3 << 16) | (10 << 24)],
+              {30: 'D', 20: 'A', 12: 'R', 10: 'SO'}),
+    'MUBUF': (128, lambda op: [(0b111000 << 26) | (op << 18) | (1 << 12), 20 | (30 << 8) | (3 << 16) | (10 << 24)],
+              {30: 'D', 20: 'A', 12: 'R', 10: 'SO'}),
+}
+MODIFIER = re.compile(r'^(format:.*|offen|idxen|lds|sc0|sc1|nt|glc|slc|gds|clamp|tfe|offset\d?:.*|op_sel.*|neg_.*|mul:\d|div:\d|cbsz:.*|abid:.*|blgp:.*)$')
+REG = re.compile(r'^([sva])(\d+)$|^([sva])\[(\d+):(\d+)\]$')
+
+def template(family, text, fields):
+    """Turns 'v_add_f32_e32 v10, v20, v30' into ('v_add_f32_e32', 'D:v1 S0:v1 S1:v1')."""
+    mnemonic, _, rest = text.partition(' ')
+    tokens = [t for t in re.split(r',?\s+', rest.strip()) if t] if rest else []
+    out = []
+    for t in tokens:
+        if MODIFIER.match(t):
+            continue
+        m = REG.match(t)
+        if m:
+            kind = m.group(1) or m.group(3)
+            first = int(m.group(2) or m.group(4))
+            width = 1 if m.group(2) else int(m.group(5)) - first + 1
+            field = fields.get(first)
+            if field is None:  # tuples printed aligned down (s[8:11] for field 10)
+                field = next((f for v, f in fields.items() if v // 4 * 4 == first and width >= 4 and kind == 's'), None)
+            if field is None and family in ('MUBUF', 'MTBUF') and kind == 's' and first == 12:
+                field = 'R'
+            if field is not None:
+                out.append('%s:%s%d' % (field, kind, width))
+                continue
+        if t in ('0xbf800000', '-1.0'):  # the probe's padding word, read as a literal constant
+            out.append('K')
+            continue
+        out.append('=' + t)  # fixed text or an immediate the family printer re-derives
+    return mnemonic, ' '.join(out)
+
+# Which modifiers each VOP3 / VOP3P / memory opcode accepts, probed one bit at a time: LLVM
+# rejects an encoding that sets a modifier its opcode lacks. op_sel (s) and gds (g) are
+# accepted everywhere; their letters say where LLVM prints them.
+MODIFIER_PROBES = {
+    'VOP3': [('n', 1, 29), ('a', 0, 8), ('c', 0, 15), ('o', 1, 27), ('s', 0, 11)],
+    'VOP3P': [('c', 0, 15)],
+    'DS': [('A', 0, 25), ('g', 0, 16)],
+    'FLAT': [('A', 1, 23)], 'SCRATCH': [('A', 1, 23)], 'GLOBAL': [('A', 1, 23)],
+    'MUBUF': [('A', 1, 23), ('L', 0, 16)], 'MTBUF': [('A', 1, 23)],
+}
+
+def modifier_flags(family, build, ops, arch):
+    """Flags per opcode: a letter for each modifier bit the oracle accepts (or prints) when set."""
+    flags = {op: '' for op in ops}
+    for letter, word, bit in MODIFIER_PROBES.get(family, []):
+        cases = []
+        for op in ops:
+            ws = build(op)
+            ws[word] |= 1 << bit
+            cases.append(ws)
+        plain = probe([build(op) for op in ops], arch)
+        for op, text, base in zip(ops, probe(cases, arch), plain):
+            if text is not None and (letter not in 'sg' or text != base):
+                flags[op] += letter
+    return flags
+
+def main():
+    rows = {}
+    for arch in ARCHS:
+        sopp_with_imm = set()
+        for family, (count, build, fields) in FAMILIES.items():
+            texts = probe([build(op) for op in range(count)], arch)
+            flags = modifier_flags(family, build, [op for op in range(count) if texts[op]], arch)
+            for op, text in enumerate(texts):
+                if text is None:
+                    continue
+                if family == 'VOP3' and (op >> 7) == 0b111:
+                    continue  # the VOP3P space, probed on its own
+                if (family == 'SOP2' and op >= 0x60) or (family == 'SOPK' and op >= 0x1b):
+                    continue  # these words belong to SOPK / SOP1 / SOPC / SOPP
+                mnemonic, tmpl = template(family, text, fields)
+                if family in MODIFIER_PROBES:
+                    tmpl = ('!' + flags[op] + ' ' + tmpl).strip()
+                row_family = family
+                if family == 'SOPP0':
+                    if op in sopp_with_imm:
+                        continue
+                    row_family = 'SOPP'
+                if family == 'SOPP':
+                    sopp_with_imm.add(op)
+                rows.setdefault((row_family, op, mnemonic, tmpl), set()).add(arch)
+    print('// Generated by tools/isa/gen_isa_tables.py from llvm-objdump-22; do not edit.')
+    print('// family, opcode, targets (1 gfx942, 2 gfx950), mnemonic, operand template')
+    for (family, op, mnemonic, tmpl), archs in sorted(rows.items()):
+        mask = (1 if 'gfx942' in archs else 0) | (2 if 'gfx950' in archs else 0)
+        print('{Family::%s, 0x%03x, %d, "%s", "%s"},' % (family, op, mask, mnemonic, tmpl))
+
+if __name__ == '__main__':
+    main()
