@@ -141,7 +141,8 @@ struct InputSlot {
 
 // A[i][k] and B[k][j] share one rule. Each lane holds E = k*outer_size*blocks/64 consecutive k's
 // of one row i (column j), packed from the low bits of its first dword up. Lanes count the outer
-// index fastest, then the block, then the chunk of E k's:
+// index fastest, then the block, then the chunk of E k's (block before chunk is rocjitsu's order;
+// no op of these targets has both several blocks and several chunks, so nothing here depends on it):
 //   lane = outer_size*(blocks*floor(k/E) + block) + outer,  element e = k mod E,
 //   dword = floor(e*bits/32),  shift = (e*bits) mod 32.
 // E.g. 16x16x16_bf16 (E = 4): lane 16*floor(k/4) + i, GPR floor(k/2) mod 2, bits 16*(k mod 2),
@@ -179,9 +180,9 @@ uint32_t read_element(const uint32_t* regs, InputSlot slot, int bits) {
 
 // The narrow float formats: field widths, bias, and which codes are not plain numbers.
 enum class Specials {
-  Ieee,            // the all-ones exponent is inf (zero mantissa) or NaN
-  AllOnesIsNan,    // OCP E4M3FN: only S.1111.111 is NaN; no inf
-  NegativeZeroIsNan  // FNUZ: 0x80 is the one NaN; no inf, every other code is a number
+  Ieee,               // the all-ones exponent is inf (zero mantissa) or NaN
+  AllOnesIsNan,       // OCP E4M3FN: only S.1111.111 is NaN; no inf
+  NegativeZeroIsNan,  // FNUZ: 0x80 is the one NaN; no inf, every other code is a number
 };
 
 struct NarrowFloat {
@@ -268,6 +269,10 @@ void for_each_output(const MfmaOp& op, const T* a, const T* b, const uint32_t* c
   std::copy_n(result.begin(), op.cd_dwords * kWave, d);
 }
 
+// A chain of fp32 fused multiply-adds in k order from C, one rounding per product. Hardware differs
+// in the last bits: MMA-Sim (arXiv:2511.10909) finds CDNA3's f16, bf16, fp8 and xf32 ops add groups
+// of 4 to 16 products and C in one fused step with truncation inside; only the f32 ops are a plain
+// fma chain. Modelling that is left for when bit-exactness against hardware is needed.
 void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_t* b, const uint32_t* c,
                    uint32_t* d) {
   std::array<float, kMaxInputElements> a_values, b_values;

@@ -33,7 +33,9 @@ constexpr int kWave = 64;
 constexpr Arch kArchs[] = {Arch::Gfx942, Arch::Gfx950};
 using Rng = std::mt19937_64;
 
-const char* target(Arch arch) { return arch == Arch::Gfx942 ? "gfx942" : "gfx950"; }
+// doctest prints a const char* as a pointer; these are strings.
+std::string target(Arch arch) { return arch == Arch::Gfx942 ? "gfx942" : "gfx950"; }
+std::string name(const MfmaOp& op) { return op.mnemonic; }
 
 uint64_t run_seed() {
   static const uint64_t seed = []() -> uint64_t {
@@ -410,7 +412,7 @@ TEST_CASE("mfma_ops: what llvm-mc-22 assembles on each target") {
     INFO(target(arch));
     std::set<std::string> names;
     for (const MfmaOp& op : mfma_ops(arch)) {
-      INFO(op.mnemonic);
+      INFO(name(op));
       CHECK(names.insert(op.mnemonic).second);
       CHECK(find_mfma(op.mnemonic, arch) == &op);
       // The registers hold exactly the block's elements.
@@ -444,7 +446,7 @@ TEST_CASE("mfma_ops: what llvm-mc-22 assembles on each target") {
 TEST_CASE("the tests' own register maps place every element exactly once") {
   for (Arch arch : kArchs)
     for (const MfmaOp& op : mfma_ops(arch)) {
-      INFO(target(arch) << " " << op.mnemonic);
+      INFO(target(arch) << " " << name(op));
       std::vector<uint32_t> a(op.blocks * op.m * op.k), b(op.blocks * op.k * op.n), c(op.blocks * op.m * op.n);
       for (int i = 0; i < static_cast<int>(c.size()); ++i) c[i] = i;
       CHECK(decode_accum(op, encode_accum(op, c)) == c);
@@ -468,7 +470,7 @@ TEST_CASE("identity and selection matrices: D = C + the selected elements, bit-e
   Rng rng(seed);
   for (Arch arch : kArchs)
     for (const MfmaOp& op : mfma_ops(arch)) {
-      INFO(target(arch) << " " << op.mnemonic);
+      INFO(target(arch) << " " << name(op));
       Mismatches a_wrong, b_wrong;
       for (const Picks& pass : identity_passes(op, op.m)) check_a_selects(op, arch, pass, rng, a_wrong);
       for (const Picks& pass : identity_passes(op, op.n)) check_b_selects(op, arch, pass, rng, b_wrong);
@@ -483,7 +485,7 @@ TEST_CASE("permutation and random selection matrices: D = C + the selected eleme
   Rng rng(seed + 1);
   for (Arch arch : kArchs)
     for (const MfmaOp& op : mfma_ops(arch)) {
-      INFO(target(arch) << " " << op.mnemonic);
+      INFO(target(arch) << " " << name(op));
       Mismatches a_wrong, b_wrong;
       for (int trial = 0; trial < 3; ++trial) {
         check_a_selects(op, arch, random_picks(op, op.m, rng), rng, a_wrong);
@@ -500,7 +502,7 @@ TEST_CASE("random A, B, C against a double-precision reference") {
   Rng rng(seed + 2);
   for (Arch arch : kArchs)
     for (const MfmaOp& op : mfma_ops(arch)) {
-      INFO(target(arch) << " " << op.mnemonic);
+      INFO(target(arch) << " " << name(op));
       Mismatches wrong;
       for (int trial = 0; trial < 4; ++trial) {
         const Matrices m = random_matrices(op, arch, rng);
@@ -516,7 +518,7 @@ TEST_CASE("d may alias c") {
   Rng rng(seed + 3);
   for (Arch arch : kArchs)
     for (const MfmaOp& op : mfma_ops(arch)) {
-      INFO(target(arch) << " " << op.mnemonic);
+      INFO(target(arch) << " " << name(op));
       const Matrices m = random_matrices(op, arch, rng);
       const std::vector<uint32_t> a = encode_a(op, m.a), b = encode_b(op, m.b), c = encode_accum(op, m.c);
       std::vector<uint32_t> separate(c.size()), in_place = c;
@@ -535,7 +537,7 @@ TEST_CASE("fp8 and bf8 decode every code as the target's format") {
   for (Arch arch : kArchs)
     for (const MfmaOp& op : mfma_ops(arch)) {
       if (!has_fp8(op) || op.m != 16) continue;
-      INFO(target(arch) << " " << op.mnemonic);
+      INFO(target(arch) << " " << name(op));
       int wrong_a = 0, wrong_b = 0;
       for (uint32_t code = 0; code < 256; ++code) {
         wrong_a += !same_value(through_a(op, arch, code), value_of(op.a_type, arch, code));
@@ -605,7 +607,7 @@ TEST_CASE("element formats: known codes") {
       {Arch::Gfx950, "v_mfma_i32_4x4x4_16b_i8", 0x7f, 127.0},
   };
   for (const Known& k : known) {
-    INFO(target(k.arch) << " " << k.mnemonic << " code 0x" << std::hex << k.code);
+    INFO(target(k.arch) << " " << std::string(k.mnemonic) << " code 0x" << std::hex << k.code);
     const MfmaOp* op = find_mfma(k.mnemonic, k.arch);
     REQUIRE(op != nullptr);
     CHECK(same_value(through_b(*op, k.arch, k.code), k.value));
@@ -620,7 +622,7 @@ TEST_CASE("every op accumulates its k in the order of the layout") {
   for (Arch arch : kArchs)
     for (const MfmaOp& op : mfma_ops(arch)) {
       if (op.integer_accum) continue;
-      INFO(target(arch) << " " << op.mnemonic);
+      INFO(target(arch) << " " << name(op));
       const std::optional<OrderProbe> probe = order_probe(op, arch);
       REQUIRE(probe.has_value());
       int out_of_order = 0;

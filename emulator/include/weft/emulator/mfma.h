@@ -38,7 +38,8 @@ std::span<const MfmaOp> mfma_ops(Arch arch);
 
 // Executes one wave64 MFMA with no modifiers (cbsz = abid = blgp = 0), `op` being one of
 // mfma_ops(arch). Register files are register-major: a[r*64 + lane] is dword r of `lane`
-// (r < op.a_dwords); likewise b, c and d (r < op.cd_dwords). d may alias c exactly.
+// (r < op.a_dwords); likewise b, c and d (r < op.cd_dwords). d may alias c exactly. Throws
+// weft::Error for an op whose shape and register counts do not fit together.
 //
 // Numerics: every product is exact and is accumulated into fp32 by a chain of fused multiply-adds
 // in k order, starting from C (one rounding per step). i8 ops accumulate in i32, wrapping on
