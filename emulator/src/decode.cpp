@@ -237,7 +237,20 @@ bool valid_sources(const Inst& in) {
         if (reserved_source(code) || code == 249 || code == 250) return false;
       }
       return valid_vop3_modifiers(in);
-    case Family::DS: return !((w >> 25) & 1) || accepts(*in.info, 'A');
+    case Family::DS: {
+      // Fields the opcode has no operand for must be zero.
+      bool has[4] = {};  // vdst, addr, data0, data1
+      for (const OperandSpec& op : operand_specs(*in.info)) {
+        if (op.field == Field::Dst) has[0] = true;
+        if (op.field == Field::Addr) has[1] = true;
+        if (op.field == Field::Src0) has[2] = true;
+        if (op.field == Field::Src1) has[3] = true;
+      }
+      const uint32_t w1 = in.word[1];
+      if ((!has[0] && (w1 >> 24)) || (!has[1] && (w1 & 0xff)) || (!has[2] && ((w1 >> 8) & 0xff)) || (!has[3] && ((w1 >> 16) & 0xff)))
+        return false;
+      return !((w >> 25) & 1) || accepts(*in.info, 'A');
+    }
     case Family::FLAT: case Family::SCRATCH: case Family::GLOBAL: case Family::MTBUF:
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
     case Family::MUBUF:

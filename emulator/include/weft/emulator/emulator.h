@@ -1,0 +1,68 @@
+// Running a kernel of a code object on the emulator: global memory with bounds-checked buffers,
+// the launch (grid of workgroups, work-items per workgroup, kernel arguments), and the report.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/emulator/code_object.h"
+
+namespace weft::emu {
+
+// The device's global memory: buffers at distinct addresses with unmapped gaps between them,
+// so an access past one buffer's end never lands in the next one.
+class GlobalMemory {
+ public:
+  // Allocates `bytes` (zero-filled) and returns its device address.
+  uint64_t allocate(uint64_t bytes, std::string name);
+  uint8_t* data(uint64_t address);  // start of the buffer at `address`
+  uint64_t size(uint64_t address) const;
+
+  struct Buffer {
+    std::string name;
+    uint64_t address = 0;
+    std::vector<uint8_t> bytes;
+  };
+  // The buffer holding [address, address + n), or nullptr.
+  Buffer* find(uint64_t address, uint64_t n);
+  // "nearest buffer 'out' [0x..., 0x...) is 12 bytes below" for error messages.
+  std::string describe_nearest(uint64_t address) const;
+
+ private:
+  std::map<uint64_t, Buffer> buffers_;
+  uint64_t next_ = 0x100000000ull;
+};
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t{x} * y * z; }
+};
+
+struct LaunchOptions {
+  Dim3 grid;   // workgroups in each dimension
+  Dim3 block;  // work-items per workgroup
+  // The explicit kernel arguments, packed as the metadata's offsets say (the runtime fills the
+  // hidden ones).
+  std::vector<uint8_t> kernarg;
+  int host_threads = 0;  // 0: all hardware threads
+  bool trace = false;    // print every executed instruction of every wave to stderr
+  bool stats = false;    // count executions per opcode
+};
+
+struct RunReport {
+  uint64_t workgroups = 0, waves = 0;
+  uint64_t instructions = 0;  // wave-instructions executed
+  double seconds = 0;
+  std::map<std::string, uint64_t> per_opcode;  // with LaunchOptions::stats
+};
+
+// Runs `kernel` of `code` to completion. Throws weft::Error for an instruction the emulator cannot
+// execute (naming it, its bytes, the kernel and the PC) and for an out-of-bounds access (kernel, PC,
+// workgroup, wave, lane, address and the nearest buffer).
+RunReport run_kernel(const CodeObject& code, const std::string& kernel, GlobalMemory& memory,
+                     const LaunchOptions& options);
+
+}  // namespace weft::emu

@@ -1,0 +1,412 @@
+// Running a kernel: the program is decoded once, workgroups are handed to host threads, and the
+// waves of a workgroup run round-robin from barrier to barrier.
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "semantics.h"
+#include "wave.h"
+#include "weft/dsl/error.h"
+
+namespace weft::emu {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+const SemanticsTable& semantics() {
+  static const SemanticsTable table = [] {
+    SemanticsTable t;
+    register_scalar_semantics(t);
+    register_vector_semantics(t);
+    register_memory_semantics(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+Handler handler_for(std::string_view mnemonic) {
+  const auto& t = semantics();
+  const auto it = t.find(std::string(mnemonic));
+  return it == t.end() ? nullptr : it->second;
+}
+
+// ---- global memory ----
+
+uint64_t GlobalMemory::allocate(uint64_t bytes, std::string name) {
+  const uint64_t address = next_;
+  next_ += (bytes + 0xffff) / 0x10000 * 0x10000 + 0x10000;  // 64 KiB of unmapped guard after each buffer
+  Buffer& b = buffers_[address];
+  b.name = std::move(name);
+  b.address = address;
+  b.bytes.assign(bytes, 0);
+  return address;
+}
+
+uint8_t* GlobalMemory::data(uint64_t address) {
+  const auto it = buffers_.find(address);
+  if (it == buffers_.end()) throw Error("no buffer at " + hex(address));
+  return it->second.bytes.data();
+}
+
+uint64_t GlobalMemory::size(uint64_t address) const {
+  const auto it = buffers_.find(address);
+  return it == buffers_.end() ? 0 : it->second.bytes.size();
+}
+
+GlobalMemory::Buffer* GlobalMemory::find(uint64_t address, uint64_t n) {
+  auto it = buffers_.upper_bound(address);
+  if (it == buffers_.begin()) return nullptr;
+  --it;
+  Buffer& b = it->second;
+  if (address >= b.address && address + n <= b.address + b.bytes.size()) return &b;
+  return nullptr;
+}
+
+std::string GlobalMemory::describe_nearest(uint64_t address) const {
+  const Buffer* best = nullptr;
+  uint64_t best_distance = ~0ull;
+  for (const auto& [start, b] : buffers_) {
+    const uint64_t end = start + b.bytes.size();
+    const uint64_t d = address < start ? start - address : address >= end ? address - end + 1 : 0;
+    if (d < best_distance) {
+      best_distance = d;
+      best = &b;
+    }
+  }
+  if (!best) return "no buffers are allocated";
+  const uint64_t end = best->address + best->bytes.size();
+  std::string where = address < best->address ? std::to_string(best->address - address) + " bytes below its start"
+                                              : std::to_string(address - end) + " bytes past its end";
+  return "nearest buffer '" + best->name + "' [" + hex(best->address) + ", " + hex(end) + ") (" + std::to_string(best->bytes.size()) +
+         " bytes), the access is " + where;
+}
+
+// ---- program ----
+
+int Program::index_of(uint64_t offset) const {
+  if (offset % 4 || offset / 4 >= step_at.size() || step_at[offset / 4] < 0)
+    throw Error("kernel " + kernel + ": branch to " + hex(offset) + ", which is not the start of an instruction");
+  return step_at[offset / 4];
+}
+
+namespace {
+
+std::string bytes_text(const Inst& in) {
+  std::string s;
+  char buf[12];
+  for (int i = 0; i < in.size / 4; ++i) {
+    std::snprintf(buf, sizeof buf, "%s%08X", i ? " " : "", in.word[i]);
+    s += buf;
+  }
+  return s;
+}
+
+Program build_program(const CodeObject& code, const Kernel& k) {
+  Program prog;
+  prog.kernel = k.name;
+  prog.arch = code.arch();
+  uint64_t size = k.code_size;
+  if (size == 0) size = code.text_address() + code.text().size() - k.code_address;
+  const std::span<const uint8_t> bytes = code.code_at(k.code_address, size);
+  prog.step_at.assign(bytes.size() / 4 + 1, -1);
+  for (size_t off = 0; off < bytes.size();) {
+    const std::optional<Inst> inst = decode(bytes.subspan(off), prog.arch);
+    if (!inst) {
+      // Not necessarily reached (padding, data): an error only when executed.
+      uint32_t w = 0;
+      std::memcpy(&w, bytes.data() + off, std::min<size_t>(4, bytes.size() - off));
+      Step s;
+      s.inst.size = 4;
+      s.inst.word[0] = w;
+      s.offset = static_cast<uint32_t>(off);
+      prog.step_at[off / 4] = static_cast<int32_t>(prog.steps.size());
+      prog.steps.push_back(s);
+      off += 4;
+      continue;
+    }
+    Step s;
+    s.inst = *inst;
+    s.handler = handler_for(inst->info->mnemonic);
+    s.offset = static_cast<uint32_t>(off);
+    prog.step_at[off / 4] = static_cast<int32_t>(prog.steps.size());
+    prog.steps.push_back(s);
+    off += inst->size;
+  }
+  return prog;
+}
+
+}  // namespace
+
+// ---- what handlers use ----
+
+void Exec::fail(const std::string& what) const {
+  const std::string text = step->inst.info ? std::string(step->inst.info->mnemonic) : ".long";
+  throw Error("kernel " + prog.kernel + ", PC " + hex(step->offset) + " (" + text + ", bytes " + bytes_text(step->inst) +
+              "), workgroup (" + std::to_string(wg.id[0]) + "," + std::to_string(wg.id[1]) + "," + std::to_string(wg.id[2]) +
+              "), wave " + std::to_string(w.id) + ": " + what);
+}
+
+uint32_t Exec::scalar(uint32_t code) const {
+  if (code < 128) return w.s[code];
+  if (code <= 192) return code - 128;
+  if (code <= 208) return static_cast<uint32_t>(192 - static_cast<int32_t>(code));
+  switch (code) {
+    case 240: return 0x3f000000;
+    case 241: return 0xbf000000;
+    case 242: return 0x3f800000;
+    case 243: return 0xbf800000;
+    case 244: return 0x40000000;
+    case 245: return 0xc0000000;
+    case 246: return 0x40800000;
+    case 247: return 0xc0800000;
+    case 248: return 0x3e22f983;
+    case 251: return (w.vcc() & w.exec()) == 0;
+    case 252: return w.exec() == 0;
+    case 253: return w.scc;
+    case 255: return step->inst.literal;
+    case 235: case 236: case 237: case 238:
+      fail("aperture registers (src_shared_base, src_private_base) are not modelled: generic pointers to LDS or scratch are not supported");
+    default: fail("operand code " + std::to_string(code) + " cannot be read");
+  }
+}
+
+uint64_t Exec::scalar64(uint32_t code) const {
+  if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
+  const uint32_t lo = scalar(code);
+  if (code >= 128 && code <= 208) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(lo)));
+  if (code >= 240 && code <= 248) {  // the same constants as doubles
+    static const double d[] = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.15915494309189532};
+    return std::bit_cast<uint64_t>(d[code - 240]);
+  }
+  return lo;
+}
+
+uint8_t* Exec::global(uint64_t address, uint32_t bytes, int lane) const {
+  GlobalMemory::Buffer* b = mem.find(address, bytes);
+  if (!b) {
+    fail("out-of-bounds global access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
+         " bytes; " + mem.describe_nearest(address));
+  }
+  return b->bytes.data() + (address - b->address);
+}
+
+uint8_t* Exec::lds(uint64_t address, uint32_t bytes, int lane) const {
+  if (address + bytes > wg.lds.size())
+    fail("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
+         " bytes; the workgroup has " + std::to_string(wg.lds.size()) + " bytes of LDS");
+  return wg.lds.data() + address;
+}
+
+void Exec::branch_to(uint64_t byte_offset) {
+  w.pc = prog.index_of(byte_offset);
+  branched = true;
+}
+
+// ---- launch ----
+
+namespace {
+
+uint32_t lds_size(Arch a) { return a == Arch::Gfx950 ? 160 * 1024 : 64 * 1024; }
+
+// The dispatch packet (hsa_kernel_dispatch_packet_t) and the hidden kernel arguments.
+struct DispatchState {
+  uint64_t packet = 0, kernarg = 0, queue = 0;
+};
+
+void fill_hidden_args(const Kernel& k, const LaunchOptions& o, std::vector<uint8_t>& kernarg) {
+  auto put = [&](const KernelArg& a, uint64_t v) {
+    if (a.offset + a.size <= kernarg.size()) std::memcpy(kernarg.data() + a.offset, &v, std::min<uint32_t>(a.size, 8));
+  };
+  const uint32_t grid[3] = {o.grid.x, o.grid.y, o.grid.z}, block[3] = {o.block.x, o.block.y, o.block.z};
+  for (const KernelArg& a : k.args) {
+    const std::string& kind = a.value_kind;
+    for (int d = 0; d < 3; ++d) {
+      const char axis = static_cast<char>('x' + d);
+      if (kind == std::string("hidden_block_count_") + axis) put(a, grid[d]);
+      if (kind == std::string("hidden_group_size_") + axis) put(a, block[d]);
+      if (kind == std::string("hidden_remainder_") + axis) put(a, 0);
+      if (kind == std::string("hidden_global_offset_") + axis) put(a, 0);
+    }
+    if (kind == "hidden_grid_dims") put(a, o.grid.z > 1 || o.block.z > 1 ? 3 : o.grid.y > 1 || o.block.y > 1 ? 2 : 1);
+  }
+}
+
+void init_wave(Wave& w, const Kernel& k, const DispatchState& d, const Workgroup& wg, const LaunchOptions& o, int wave_id,
+               const std::vector<uint8_t>& kernarg_bytes) {
+  const KernelDescriptor& kd = k.descriptor;
+  w.id = wave_id;
+  int s = 0;
+  auto put64 = [&](uint64_t v) {
+    w.s[s++] = static_cast<uint32_t>(v);
+    w.s[s++] = static_cast<uint32_t>(v >> 32);
+  };
+  if (kd.has_private_segment_buffer()) s += 4;
+  if (kd.has_dispatch_ptr()) put64(d.packet);
+  if (kd.has_queue_ptr()) put64(d.queue);
+  if (kd.has_kernarg_segment_ptr()) put64(d.kernarg);
+  if (kd.has_dispatch_id()) put64(0);
+  if (kd.has_flat_scratch_init()) put64(0);
+  if (kd.has_private_segment_size()) w.s[s++] = k.private_segment_fixed_size;
+  for (int i = 0; i < kd.kernarg_preload_dwords(); ++i) {
+    const size_t at = static_cast<size_t>(kd.kernarg_preload_offset() + i) * 4;
+    uint32_t v = 0;
+    if (at + 4 <= kernarg_bytes.size()) std::memcpy(&v, kernarg_bytes.data() + at, 4);
+    w.s[s++] = v;
+  }
+  s = std::max(s, kd.user_sgpr_count());
+  for (int dim = 0; dim < 3; ++dim)
+    if (kd.workgroup_id_enabled(dim)) w.s[s++] = wg.id[dim];
+  if (kd.workgroup_info_enabled()) w.s[s++] = 0;
+  // Work-item ids packed in v0 (X 9:0, Y 19:10, Z 29:20); lanes past the block are inactive.
+  const uint64_t threads = o.block.count();
+  uint64_t exec = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    const uint64_t t = static_cast<uint64_t>(wave_id) * kLanes + static_cast<uint64_t>(l);
+    if (t >= threads) continue;
+    exec |= 1ull << l;
+    const uint32_t x = static_cast<uint32_t>(t % o.block.x), y = static_cast<uint32_t>(t / o.block.x % o.block.y),
+                   z = static_cast<uint32_t>(t / (uint64_t{o.block.x} * o.block.y));
+    w.vreg(0)[l] = x | (y << 10) | (z << 20);
+  }
+  w.set_exec(exec);
+  w.private_size = k.private_segment_fixed_size;
+  w.scratch.assign(static_cast<size_t>(w.private_size) * kLanes, 0);
+}
+
+struct Counters {
+  std::atomic<uint64_t> instructions{0};
+  std::mutex stats_mutex;
+  std::map<std::string, uint64_t> per_opcode;
+};
+
+// Runs one wave until it ends or reaches a barrier.
+uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o,
+                  std::map<std::string, uint64_t>* stats) {
+  uint64_t n = 0;
+  Exec e{w, wg, mem, prog};
+  while (!w.ended && !w.at_barrier) {
+    if (w.pc < 0 || static_cast<size_t>(w.pc) >= prog.steps.size()) {
+      e.step = &prog.steps.back();
+      e.fail("the wave ran past the end of the kernel without s_endpgm");
+    }
+    const Step& s = prog.steps[static_cast<size_t>(w.pc)];
+    e.step = &s;
+    if (!s.handler) {
+      if (!s.inst.info) e.fail("invalid instruction encoding");
+      e.fail("the emulator cannot execute " + std::string(s.inst.info->mnemonic) + " (" + family_name(s.inst.family) + ")");
+    }
+    if (o.trace) {
+      const auto text = disassemble(s.inst, prog.arch);
+      std::fprintf(stderr, "wg(%u,%u,%u) wave %d  %04x: %s\n", wg.id[0], wg.id[1], wg.id[2], w.id, s.offset,
+                   text ? text->c_str() : s.inst.info->mnemonic);
+    }
+    e.branched = false;
+    s.handler(e, s.inst);
+    if (stats) ++(*stats)[s.inst.info->mnemonic];
+    ++n;
+    if (!e.branched) ++w.pc;
+  }
+  return n;
+}
+
+uint64_t run_workgroup(Workgroup& wg, const Kernel& k, const Program& prog, GlobalMemory& mem, const DispatchState& d,
+                       const LaunchOptions& o, const std::vector<uint8_t>& kernarg, std::map<std::string, uint64_t>* stats) {
+  const int waves = static_cast<int>((o.block.count() + kLanes - 1) / kLanes);
+  std::vector<Wave> ws(static_cast<size_t>(waves));
+  for (int i = 0; i < waves; ++i) init_wave(ws[static_cast<size_t>(i)], k, d, wg, o, i, kernarg);
+  uint64_t n = 0;
+  for (;;) {
+    bool any_waiting = false;
+    for (Wave& w : ws) {
+      if (w.ended) continue;
+      n += run_wave(w, wg, mem, prog, o, stats);
+      any_waiting |= w.at_barrier;
+    }
+    if (!any_waiting) break;
+    for (Wave& w : ws) w.at_barrier = false;  // every live wave has arrived: release the barrier
+  }
+  return n;
+}
+
+}  // namespace
+
+RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, GlobalMemory& memory, const LaunchOptions& o) {
+  const Kernel& k = code.kernel(kernel_name);
+  if (o.grid.count() == 0 || o.block.count() == 0) throw Error("launch of " + kernel_name + ": grid and block must not be empty");
+  if (k.max_flat_workgroup_size && o.block.count() > k.max_flat_workgroup_size)
+    throw Error("launch of " + kernel_name + ": block of " + std::to_string(o.block.count()) + " work-items exceeds the kernel's maximum of " +
+                std::to_string(k.max_flat_workgroup_size));
+  if (o.block.x > 1024 || o.block.y > 1024 || o.block.z > 1024) throw Error("launch of " + kernel_name + ": a block dimension exceeds 1024");
+  const Program prog = build_program(code, k);
+
+  std::vector<uint8_t> kernarg = o.kernarg;
+  kernarg.resize(std::max<size_t>(kernarg.size(), std::max(k.kernarg_segment_size, k.descriptor.kernarg_size)), 0);
+  fill_hidden_args(k, o, kernarg);
+  DispatchState d;
+  d.kernarg = memory.allocate(kernarg.size(), "kernarg segment");
+  std::memcpy(memory.data(d.kernarg), kernarg.data(), kernarg.size());
+  d.packet = memory.allocate(64, "dispatch packet");
+  {
+    uint8_t* p = memory.data(d.packet);
+    const uint16_t sizes[3] = {static_cast<uint16_t>(o.block.x), static_cast<uint16_t>(o.block.y), static_cast<uint16_t>(o.block.z)};
+    std::memcpy(p + 4, sizes, 6);
+    const uint32_t grid[3] = {o.grid.x * o.block.x, o.grid.y * o.block.y, o.grid.z * o.block.z};
+    std::memcpy(p + 12, grid, 12);
+    std::memcpy(p + 40, &d.kernarg, 8);
+  }
+  d.queue = memory.allocate(256, "queue");
+
+  const uint64_t groups = o.grid.count();
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(groups, o.host_threads > 0 ? static_cast<unsigned>(o.host_threads) : hw));
+  std::atomic<uint64_t> next{0}, instructions{0};
+  std::mutex error_mutex, stats_mutex;
+  std::string first_error;
+  std::map<std::string, uint64_t> per_opcode;
+  const auto start = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    std::map<std::string, uint64_t> local_stats;
+    Workgroup wg;
+    for (uint64_t g; (g = next.fetch_add(1)) < groups;) {
+      wg.id[0] = static_cast<uint32_t>(g % o.grid.x);
+      wg.id[1] = static_cast<uint32_t>(g / o.grid.x % o.grid.y);
+      wg.id[2] = static_cast<uint32_t>(g / (uint64_t{o.grid.x} * o.grid.y));
+      wg.lds.assign(lds_size(prog.arch), 0);
+      try {
+        instructions += run_workgroup(wg, k, prog, memory, d, o, kernarg, o.stats ? &local_stats : nullptr);
+      } catch (const std::exception& ex) {
+        std::lock_guard lock(error_mutex);
+        if (first_error.empty()) first_error = ex.what();
+        next = groups;  // stop handing out work
+      }
+    }
+    std::lock_guard lock(stats_mutex);
+    for (const auto& [name, n] : local_stats) per_opcode[name] += n;
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (!first_error.empty()) throw Error(first_error);
+
+  RunReport r;
+  r.workgroups = groups;
+  r.waves = groups * ((o.block.count() + kLanes - 1) / kLanes);
+  r.instructions = instructions;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.per_opcode = std::move(per_opcode);
+  return r;
+}
+
+}  // namespace weft::emu

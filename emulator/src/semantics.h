@@ -1,0 +1,17 @@
+// The instruction semantics, registered by mnemonic. Each family's file fills the table.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "wave.h"
+
+namespace weft::emu {
+
+using SemanticsTable = std::unordered_map<std::string, Handler>;
+
+void register_scalar_semantics(SemanticsTable& t);
+void register_vector_semantics(SemanticsTable& t);
+void register_memory_semantics(SemanticsTable& t);
+
+}  // namespace weft::emu

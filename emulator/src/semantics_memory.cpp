@@ -1,0 +1,347 @@
+// Vector memory: GLOBAL / FLAT / SCRATCH loads, stores and atomics, LDS (DS), buffer loads and
+// stores through a V# (MUBUF) including the direct-to-LDS form. Memory completes at issue, so
+// s_waitcnt has nothing to wait for; every access is bounds-checked.
+#include <atomic>
+#include <bit>
+#include <cstring>
+
+#include "isa_fields.h"
+#include "semantics.h"
+
+namespace weft::emu {
+
+using namespace fields;
+
+namespace {
+
+enum class Ext { Zero, Sign, None };
+
+// Where lane l of a GLOBAL/FLAT/SCRATCH instruction points.
+uint64_t flat_address(const Exec& e, const Inst& in, int l) {
+  const uint32_t raw = flat_offset_bits(in);
+  const int64_t off = in.family == Family::FLAT ? static_cast<int64_t>(raw & 0xfff) : static_cast<int32_t>(raw << 19) >> 19;
+  const uint32_t saddr = flat_saddr(in);
+  const uint32_t* lo = e.w.vreg(flat_addr(in));
+  if (in.family == Family::GLOBAL && saddr != 0x7f)
+    return e.scalar64(saddr) + lo[l] + static_cast<uint64_t>(off);
+  const uint32_t* hi = e.w.vreg(flat_addr(in) + 1);
+  return (lo[l] | (uint64_t{hi[l]} << 32)) + static_cast<uint64_t>(off);
+}
+
+// Scratch: the lane's private segment offset.
+uint64_t scratch_offset(const Exec& e, const Inst& in, int l) {
+  const int64_t off = static_cast<int32_t>(flat_offset_bits(in) << 19) >> 19;
+  const uint32_t saddr = flat_saddr(in);
+  uint64_t a = static_cast<uint64_t>(off);
+  if (saddr != 0x7f && saddr != 0x7d) a += e.scalar(saddr);
+  if (flat_lds(in)) a += e.w.vreg(flat_addr(in))[l];  // SVE: vaddr used
+  return a;
+}
+
+uint8_t* scratch_at(const Exec& e, uint64_t offset, uint32_t bytes, int lane) {
+  if (offset + bytes > e.w.private_size)
+    e.fail("scratch access out of bounds: lane " + std::to_string(lane) + " offset " + std::to_string(offset) + " + " +
+           std::to_string(bytes) + " bytes, private segment is " + std::to_string(e.w.private_size) + " bytes per lane");
+  return e.w.scratch.data() + static_cast<size_t>(lane) * e.w.private_size + offset;
+}
+
+uint8_t* lane_memory(const Exec& e, const Inst& in, int l, uint32_t bytes) {
+  if (in.family == Family::SCRATCH) return scratch_at(e, scratch_offset(e, in, l), bytes, l);
+  return e.global(flat_address(e, in, l), bytes, l);
+}
+
+// Loads `Bytes` per lane into consecutive VGPRs (or AGPRs), extending sub-dword loads.
+template <uint32_t Bytes, Ext X>
+void flat_load(Exec& e, const Inst& in) {
+  const uint32_t dst = flat_vdst(in) + (flat_acc(in) ? 256 : 0);
+  const uint64_t exec = e.w.exec();
+  for (uint64_t m = exec; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint8_t* p = lane_memory(e, in, l, Bytes);
+    if constexpr (Bytes >= 4) {
+      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(&e.w.vreg(dst + d)[l], p + 4 * d, 4);
+    } else {
+      uint32_t v = 0;
+      std::memcpy(&v, p, Bytes);
+      if (X == Ext::Sign) v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
+      e.w.vreg(dst)[l] = v;
+    }
+  }
+}
+
+template <uint32_t Bytes>
+void flat_store(Exec& e, const Inst& in) {
+  const uint32_t src = flat_data(in) + (flat_acc(in) ? 256 : 0);
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    uint8_t* p = lane_memory(e, in, l, Bytes);
+    if constexpr (Bytes >= 4) {
+      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
+    } else {
+      std::memcpy(p, &e.w.vreg(src)[l], Bytes);
+    }
+  }
+}
+
+// 32-bit atomics on global memory: atomic across the host threads running workgroups.
+enum class Atomic { Add, Sub, SMin, UMin, SMax, UMax, And, Or, Xor, Swap, CmpSwap, AddF32, Inc, Dec };
+
+uint32_t atomic_apply(Atomic op, uint32_t old, uint32_t v, uint32_t cmp) {
+  switch (op) {
+    case Atomic::Add: return old + v;
+    case Atomic::Sub: return old - v;
+    case Atomic::SMin: return static_cast<int32_t>(v) < static_cast<int32_t>(old) ? v : old;
+    case Atomic::UMin: return v < old ? v : old;
+    case Atomic::SMax: return static_cast<int32_t>(v) > static_cast<int32_t>(old) ? v : old;
+    case Atomic::UMax: return v > old ? v : old;
+    case Atomic::And: return old & v;
+    case Atomic::Or: return old | v;
+    case Atomic::Xor: return old ^ v;
+    case Atomic::Swap: return v;
+    case Atomic::CmpSwap: return old == cmp ? v : old;
+    case Atomic::AddF32: return std::bit_cast<uint32_t>(std::bit_cast<float>(old) + std::bit_cast<float>(v));
+    case Atomic::Inc: return old >= v ? 0 : old + 1;
+    case Atomic::Dec: return (old == 0 || old > v) ? v : old - 1;
+  }
+  return old;
+}
+
+template <Atomic Op>
+void flat_atomic(Exec& e, const Inst& in) {
+  const uint32_t data = flat_data(in), dst = flat_vdst(in);
+  const bool returns = flat_sc0(in);
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    uint8_t* p = lane_memory(e, in, l, 4);
+    if (reinterpret_cast<uintptr_t>(p) % 4) e.fail("misaligned atomic at lane " + std::to_string(l));
+    std::atomic_ref<uint32_t> cell(*reinterpret_cast<uint32_t*>(p));
+    const uint32_t v = e.w.vreg(data)[l];
+    const uint32_t cmp = Op == Atomic::CmpSwap ? e.w.vreg(data + 1)[l] : 0;
+    uint32_t old = cell.load();
+    while (!cell.compare_exchange_weak(old, atomic_apply(Op, old, v, cmp))) {
+    }
+    if (returns) e.w.vreg(dst)[l] = old;
+  }
+}
+
+// DS: address = vaddr + offset (offset0 | offset1 << 8), or two addresses for read2/write2.
+uint32_t ds_address(const Exec& e, const Inst& in, int l) { return e.w.vreg(ds_addr(in))[l] + (ds_offset0(in) | (ds_offset1(in) << 8)); }
+
+template <uint32_t Bytes, Ext X>
+void ds_read(Exec& e, const Inst& in) {
+  const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0);
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint8_t* p = e.lds(ds_address(e, in, l), Bytes, l);
+    if constexpr (Bytes >= 4) {
+      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(&e.w.vreg(dst + d)[l], p + 4 * d, 4);
+    } else {
+      uint32_t v = 0;
+      std::memcpy(&v, p, Bytes);
+      if (X == Ext::Sign) v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
+      e.w.vreg(dst)[l] = v;
+    }
+  }
+}
+
+template <uint32_t Bytes>
+void ds_write(Exec& e, const Inst& in) {
+  const uint32_t src = ds_data0(in) + (ds_acc(in) ? 256 : 0);
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    uint8_t* p = e.lds(ds_address(e, in, l), Bytes, l);
+    if constexpr (Bytes >= 4) {
+      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
+    } else {
+      std::memcpy(p, &e.w.vreg(src)[l], Bytes);
+    }
+  }
+}
+
+// ds_read2 / ds_write2: two elements at vaddr + offset0 * size * stride and offset1 * size * stride.
+template <uint32_t Bytes, uint32_t Stride>
+void ds_read2(Exec& e, const Inst& in) {
+  const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0), words = Bytes / 4;
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint32_t base = e.w.vreg(ds_addr(in))[l];
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t off = (k ? ds_offset1(in) : ds_offset0(in)) * Bytes * Stride;
+      const uint8_t* p = e.lds(base + off, Bytes, l);
+      for (uint32_t d = 0; d < words; ++d) std::memcpy(&e.w.vreg(dst + k * words + d)[l], p + 4 * d, 4);
+    }
+  }
+}
+template <uint32_t Bytes, uint32_t Stride>
+void ds_write2(Exec& e, const Inst& in) {
+  const uint32_t words = Bytes / 4, acc = ds_acc(in) ? 256 : 0;
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint32_t base = e.w.vreg(ds_addr(in))[l];
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t off = (k ? ds_offset1(in) : ds_offset0(in)) * Bytes * Stride;
+      uint8_t* p = e.lds(base + off, Bytes, l);
+      const uint32_t src = (k ? ds_data1(in) : ds_data0(in)) + acc;
+      for (uint32_t d = 0; d < words; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
+    }
+  }
+}
+
+template <Atomic Op, bool Return>
+void ds_atomic(Exec& e, const Inst& in) {
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    uint8_t* p = e.lds(ds_address(e, in, l), 4, l);
+    uint32_t old;
+    std::memcpy(&old, p, 4);
+    const uint32_t v = e.w.vreg(ds_data0(in))[l], cmp = Op == Atomic::CmpSwap ? e.w.vreg(ds_data1(in))[l] : 0;
+    // LDS is private to the workgroup, whose waves run on one host thread: no host atomics needed.
+    const uint32_t r = Op == Atomic::CmpSwap ? (old == v ? cmp : old) : atomic_apply(Op, old, v, cmp);
+    std::memcpy(p, &r, 4);
+    if (Return) e.w.vreg(ds_vdst(in))[l] = old;
+  }
+}
+
+// MUBUF through a buffer resource: V# = {base[47:0], stride[61:48], num_records, flags}.
+struct BufferResource {
+  uint64_t base;
+  uint32_t stride, num_records;
+};
+BufferResource resource(const Exec& e, const Inst& in) {
+  const uint32_t r = mubuf_srsrc(in);
+  const uint32_t w0 = e.w.s[r], w1 = e.w.s[r + 1], w2 = e.w.s[r + 2];
+  return {w0 | (uint64_t{w1 & 0xffff} << 32), (w1 >> 16) & 0x3fff, w2};
+}
+// The byte offset within the buffer of lane l (raw buffers: stride 0, idxen off).
+uint64_t buffer_offset(const Exec& e, const Inst& in, const BufferResource& v, int l) {
+  uint64_t off = mubuf_offset(in) + uint64_t{e.scalar(mubuf_soffset(in))};
+  const uint32_t vaddr = mubuf_vaddr(in);
+  if (mubuf_idxen(in)) off += uint64_t{e.w.vreg(vaddr)[l]} * v.stride;
+  if (mubuf_offen(in)) off += e.w.vreg(vaddr + (mubuf_idxen(in) ? 1 : 0))[l];
+  return off;
+}
+
+template <uint32_t Bytes, Ext X>
+void buffer_load(Exec& e, const Inst& in) {
+  const BufferResource v = resource(e, in);
+  const uint32_t dst = mubuf_vdata(in) + (mubuf_acc(in) ? 256 : 0);
+  const bool to_lds = mubuf_lds(in);
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint64_t off = buffer_offset(e, in, v, l);
+    uint8_t value[16] = {};
+    if (off + Bytes <= v.num_records)  // out of range: the load returns zeros
+      std::memcpy(value, e.global(v.base + off, Bytes, l), Bytes);
+    if (X == Ext::Sign && Bytes < 4) {
+      uint32_t s;
+      std::memcpy(&s, value, 4);
+      s = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(s)) : static_cast<uint32_t>(static_cast<int16_t>(s));
+      std::memcpy(value, &s, 4);
+    }
+    if (to_lds) {  // LDS address = M0 + inst_offset + lane * size
+      const uint32_t a = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in) + static_cast<uint32_t>(l) * std::max(Bytes, 4u);
+      std::memcpy(e.lds(a, std::max(Bytes, 4u), l), value, std::max(Bytes, 4u));
+    } else if (Bytes >= 4) {
+      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(&e.w.vreg(dst + d)[l], value + 4 * d, 4);
+    } else {
+      std::memcpy(&e.w.vreg(dst)[l], value, 4);
+    }
+  }
+}
+
+template <uint32_t Bytes>
+void buffer_store(Exec& e, const Inst& in) {
+  const BufferResource v = resource(e, in);
+  const uint32_t src = mubuf_vdata(in) + (mubuf_acc(in) ? 256 : 0);
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint64_t off = buffer_offset(e, in, v, l);
+    if (off + Bytes > v.num_records) continue;  // dropped
+    uint8_t* p = e.global(v.base + off, Bytes, l);
+    for (uint32_t d = 0; d < (Bytes + 3) / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], std::min(4u, Bytes - 4 * d));
+  }
+}
+
+}  // namespace
+
+void register_memory_semantics(SemanticsTable& t) {
+  for (const char* seg : {"global_", "flat_", "scratch_"}) {
+    const std::string s = seg;
+    t[s + "load_ubyte"] = flat_load<1, Ext::Zero>;
+    t[s + "load_sbyte"] = flat_load<1, Ext::Sign>;
+    t[s + "load_ushort"] = flat_load<2, Ext::Zero>;
+    t[s + "load_sshort"] = flat_load<2, Ext::Sign>;
+    t[s + "load_dword"] = flat_load<4, Ext::None>;
+    t[s + "load_dwordx2"] = flat_load<8, Ext::None>;
+    t[s + "load_dwordx3"] = flat_load<12, Ext::None>;
+    t[s + "load_dwordx4"] = flat_load<16, Ext::None>;
+    t[s + "store_byte"] = flat_store<1>;
+    t[s + "store_short"] = flat_store<2>;
+    t[s + "store_dword"] = flat_store<4>;
+    t[s + "store_dwordx2"] = flat_store<8>;
+    t[s + "store_dwordx3"] = flat_store<12>;
+    t[s + "store_dwordx4"] = flat_store<16>;
+  }
+  for (const char* seg : {"global_", "flat_"}) {
+    const std::string s = seg;
+    t[s + "atomic_add"] = flat_atomic<Atomic::Add>;
+    t[s + "atomic_sub"] = flat_atomic<Atomic::Sub>;
+    t[s + "atomic_smin"] = flat_atomic<Atomic::SMin>;
+    t[s + "atomic_umin"] = flat_atomic<Atomic::UMin>;
+    t[s + "atomic_smax"] = flat_atomic<Atomic::SMax>;
+    t[s + "atomic_umax"] = flat_atomic<Atomic::UMax>;
+    t[s + "atomic_and"] = flat_atomic<Atomic::And>;
+    t[s + "atomic_or"] = flat_atomic<Atomic::Or>;
+    t[s + "atomic_xor"] = flat_atomic<Atomic::Xor>;
+    t[s + "atomic_swap"] = flat_atomic<Atomic::Swap>;
+    t[s + "atomic_cmpswap"] = flat_atomic<Atomic::CmpSwap>;
+    t[s + "atomic_add_f32"] = flat_atomic<Atomic::AddF32>;
+    t[s + "atomic_inc"] = flat_atomic<Atomic::Inc>;
+    t[s + "atomic_dec"] = flat_atomic<Atomic::Dec>;
+  }
+  t["ds_read_b32"] = ds_read<4, Ext::None>;
+  t["ds_read_b64"] = ds_read<8, Ext::None>;
+  t["ds_read_b96"] = ds_read<12, Ext::None>;
+  t["ds_read_b128"] = ds_read<16, Ext::None>;
+  t["ds_read_u8"] = ds_read<1, Ext::Zero>;
+  t["ds_read_i8"] = ds_read<1, Ext::Sign>;
+  t["ds_read_u16"] = ds_read<2, Ext::Zero>;
+  t["ds_read_i16"] = ds_read<2, Ext::Sign>;
+  t["ds_write_b32"] = ds_write<4>;
+  t["ds_write_b64"] = ds_write<8>;
+  t["ds_write_b96"] = ds_write<12>;
+  t["ds_write_b128"] = ds_write<16>;
+  t["ds_write_b8"] = ds_write<1>;
+  t["ds_write_b16"] = ds_write<2>;
+  t["ds_read2_b32"] = ds_read2<4, 1>;
+  t["ds_read2_b64"] = ds_read2<8, 1>;
+  t["ds_read2st64_b32"] = ds_read2<4, 64>;
+  t["ds_read2st64_b64"] = ds_read2<8, 64>;
+  t["ds_write2_b32"] = ds_write2<4, 1>;
+  t["ds_write2_b64"] = ds_write2<8, 1>;
+  t["ds_write2st64_b32"] = ds_write2<4, 64>;
+  t["ds_write2st64_b64"] = ds_write2<8, 64>;
+  t["ds_add_u32"] = ds_atomic<Atomic::Add, false>;
+  t["ds_add_rtn_u32"] = ds_atomic<Atomic::Add, true>;
+  t["ds_add_f32"] = ds_atomic<Atomic::AddF32, false>;
+  t["ds_add_rtn_f32"] = ds_atomic<Atomic::AddF32, true>;
+  t["ds_max_u32"] = ds_atomic<Atomic::UMax, false>;
+  t["ds_min_u32"] = ds_atomic<Atomic::UMin, false>;
+  t["ds_cmpst_rtn_b32"] = ds_atomic<Atomic::CmpSwap, true>;
+  t["buffer_load_ubyte"] = buffer_load<1, Ext::Zero>;
+  t["buffer_load_sbyte"] = buffer_load<1, Ext::Sign>;
+  t["buffer_load_ushort"] = buffer_load<2, Ext::Zero>;
+  t["buffer_load_sshort"] = buffer_load<2, Ext::Sign>;
+  t["buffer_load_dword"] = buffer_load<4, Ext::None>;
+  t["buffer_load_dwordx2"] = buffer_load<8, Ext::None>;
+  t["buffer_load_dwordx3"] = buffer_load<12, Ext::None>;
+  t["buffer_load_dwordx4"] = buffer_load<16, Ext::None>;
+  t["buffer_store_byte"] = buffer_store<1>;
+  t["buffer_store_short"] = buffer_store<2>;
+  t["buffer_store_dword"] = buffer_store<4>;
+  t["buffer_store_dwordx2"] = buffer_store<8>;
+  t["buffer_store_dwordx3"] = buffer_store<12>;
+  t["buffer_store_dwordx4"] = buffer_store<16>;
+}
+
+}  // namespace weft::emu

@@ -1,0 +1,356 @@
+// Scalar instructions: SOP2, SOP1, SOPC, SOPK, SOPP and scalar memory (SMEM).
+#include <bit>
+#include <cstring>
+
+#include "isa_fields.h"
+#include "semantics.h"
+
+namespace weft::emu {
+
+using namespace fields;
+
+namespace {
+
+uint32_t src0(const Exec& e, const Inst& in) { return e.scalar(sop_ssrc0(in)); }
+uint32_t src1(const Exec& e, const Inst& in) { return e.scalar(sop_ssrc1(in)); }
+uint64_t src0_64(const Exec& e, const Inst& in) { return e.scalar64(sop_ssrc0(in)); }
+uint64_t src1_64(const Exec& e, const Inst& in) { return e.scalar64(sop_ssrc1(in)); }
+
+// A 32-bit SOP2 whose SCC is "result != 0" (bitwise ops and shifts).
+template <uint32_t (*F)(uint32_t, uint32_t)>
+void sop2_bits32(Exec& e, const Inst& in) {
+  const uint32_t r = F(src0(e, in), src1(e, in));
+  e.set_scalar(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+template <uint64_t (*F)(uint64_t, uint64_t)>
+void sop2_bits64(Exec& e, const Inst& in) {
+  const uint64_t r = F(src0_64(e, in), src1_64(e, in));
+  e.set_scalar64(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+template <uint64_t (*F)(uint64_t, uint32_t)>
+void sop2_shift64(Exec& e, const Inst& in) {
+  const uint64_t r = F(src0_64(e, in), src1(e, in) & 63);
+  e.set_scalar64(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+
+uint32_t and32(uint32_t a, uint32_t b) { return a & b; }
+uint32_t or32(uint32_t a, uint32_t b) { return a | b; }
+uint32_t xor32(uint32_t a, uint32_t b) { return a ^ b; }
+uint32_t andn2_32(uint32_t a, uint32_t b) { return a & ~b; }
+uint32_t orn2_32(uint32_t a, uint32_t b) { return a | ~b; }
+uint32_t lshl32(uint32_t a, uint32_t b) { return a << (b & 31); }
+uint32_t lshr32(uint32_t a, uint32_t b) { return a >> (b & 31); }
+uint32_t ashr32(uint32_t a, uint32_t b) { return static_cast<uint32_t>(static_cast<int32_t>(a) >> (b & 31)); }
+uint64_t and64(uint64_t a, uint64_t b) { return a & b; }
+uint64_t or64(uint64_t a, uint64_t b) { return a | b; }
+uint64_t xor64(uint64_t a, uint64_t b) { return a ^ b; }
+uint64_t andn2_64(uint64_t a, uint64_t b) { return a & ~b; }
+uint64_t orn2_64(uint64_t a, uint64_t b) { return a | ~b; }
+uint64_t nand64(uint64_t a, uint64_t b) { return ~(a & b); }
+uint64_t nor64(uint64_t a, uint64_t b) { return ~(a | b); }
+uint64_t xnor64(uint64_t a, uint64_t b) { return ~(a ^ b); }
+uint64_t lshl64(uint64_t a, uint32_t b) { return a << b; }
+uint64_t lshr64(uint64_t a, uint32_t b) { return a >> b; }
+uint64_t ashr64(uint64_t a, uint32_t b) { return static_cast<uint64_t>(static_cast<int64_t>(a) >> b); }
+
+void s_add_u32(Exec& e, const Inst& in) {
+  const uint64_t r = uint64_t{src0(e, in)} + src1(e, in);
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>(r));
+  e.w.scc = r >> 32;
+}
+void s_addc_u32(Exec& e, const Inst& in) {
+  const uint64_t r = uint64_t{src0(e, in)} + src1(e, in) + (e.w.scc ? 1 : 0);
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>(r));
+  e.w.scc = r >> 32;
+}
+void s_sub_u32(Exec& e, const Inst& in) {
+  const uint32_t a = src0(e, in), b = src1(e, in);
+  e.set_scalar(sop_sdst(in), a - b);
+  e.w.scc = b > a;
+}
+void s_subb_u32(Exec& e, const Inst& in) {
+  const uint32_t a = src0(e, in), b = src1(e, in), c = e.w.scc ? 1 : 0;
+  e.set_scalar(sop_sdst(in), a - b - c);
+  e.w.scc = uint64_t{b} + c > a;
+}
+void s_add_i32(Exec& e, const Inst& in) {
+  const int32_t a = static_cast<int32_t>(src0(e, in)), b = static_cast<int32_t>(src1(e, in));
+  int32_t r;
+  e.w.scc = __builtin_add_overflow(a, b, &r);
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)));
+}
+void s_sub_i32(Exec& e, const Inst& in) {
+  const int32_t a = static_cast<int32_t>(src0(e, in)), b = static_cast<int32_t>(src1(e, in));
+  int32_t r;
+  e.w.scc = __builtin_sub_overflow(a, b, &r);
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+}
+void s_mul_i32(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), src0(e, in) * src1(e, in)); }
+void s_mul_hi_u32(Exec& e, const Inst& in) {
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>((uint64_t{src0(e, in)} * src1(e, in)) >> 32));
+}
+void s_mul_hi_i32(Exec& e, const Inst& in) {
+  const int64_t r = int64_t{static_cast<int32_t>(src0(e, in))} * static_cast<int32_t>(src1(e, in));
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>(static_cast<uint64_t>(r) >> 32));
+}
+template <bool Signed, bool Max>
+void s_minmax(Exec& e, const Inst& in) {
+  const uint32_t a = src0(e, in), b = src1(e, in);
+  const bool a_less = Signed ? static_cast<int32_t>(a) < static_cast<int32_t>(b) : a < b;
+  const bool pick_a = Max ? !a_less : a_less;
+  e.set_scalar(sop_sdst(in), pick_a ? a : b);
+  e.w.scc = pick_a;
+}
+void s_cselect_b32(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), e.w.scc ? src0(e, in) : src1(e, in)); }
+void s_cselect_b64(Exec& e, const Inst& in) { e.set_scalar64(sop_sdst(in), e.w.scc ? src0_64(e, in) : src1_64(e, in)); }
+template <int Shift>
+void s_lshl_add_u32(Exec& e, const Inst& in) {
+  const uint64_t r = (uint64_t{src0(e, in)} << Shift) + src1(e, in);
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>(r));
+  e.w.scc = r >> 32;
+}
+template <bool Signed>
+void s_bfe_32(Exec& e, const Inst& in) {
+  const uint32_t v = src0(e, in), ctl = src1(e, in), off = ctl & 31, width = (ctl >> 16) & 0x7f;
+  uint32_t r = 0;
+  if (width) {
+    r = (v >> off) & (width >= 32 ? ~0u : ((1u << width) - 1));
+    if (Signed && width < 32 && ((r >> (width - 1)) & 1)) r |= ~0u << width;
+  }
+  e.set_scalar(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+void s_bfm_b32(Exec& e, const Inst& in) {
+  e.set_scalar(sop_sdst(in), ((src0(e, in) & 31) == 0 ? 0 : (1u << (src0(e, in) & 31)) - 1) << (src1(e, in) & 31));
+}
+void s_pack_ll_b32_b16(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), (src0(e, in) & 0xffff) | (src1(e, in) << 16)); }
+
+// SOP1
+void s_mov_b32(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), src0(e, in)); }
+void s_mov_b64(Exec& e, const Inst& in) { e.set_scalar64(sop_sdst(in), src0_64(e, in)); }
+void s_cmov_b32(Exec& e, const Inst& in) { if (e.w.scc) e.set_scalar(sop_sdst(in), src0(e, in)); }
+void s_cmov_b64(Exec& e, const Inst& in) { if (e.w.scc) e.set_scalar64(sop_sdst(in), src0_64(e, in)); }
+void s_not_b32(Exec& e, const Inst& in) {
+  const uint32_t r = ~src0(e, in);
+  e.set_scalar(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+void s_not_b64(Exec& e, const Inst& in) {
+  const uint64_t r = ~src0_64(e, in);
+  e.set_scalar64(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+void s_bcnt1_i32_b64(Exec& e, const Inst& in) {
+  const uint32_t r = static_cast<uint32_t>(std::popcount(src0_64(e, in)));
+  e.set_scalar(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+void s_bcnt1_i32_b32(Exec& e, const Inst& in) {
+  const uint32_t r = static_cast<uint32_t>(std::popcount(src0(e, in)));
+  e.set_scalar(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+void s_ff1_i32_b64(Exec& e, const Inst& in) {
+  const uint64_t v = src0_64(e, in);
+  e.set_scalar(sop_sdst(in), v ? static_cast<uint32_t>(std::countr_zero(v)) : ~0u);
+}
+void s_sext_i32_i16(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), static_cast<uint32_t>(static_cast<int16_t>(src0(e, in)))); }
+void s_sext_i32_i8(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), static_cast<uint32_t>(static_cast<int8_t>(src0(e, in)))); }
+void s_abs_i32(Exec& e, const Inst& in) {
+  const int32_t v = static_cast<int32_t>(src0(e, in));
+  const uint32_t r = v < 0 ? 0u - static_cast<uint32_t>(v) : static_cast<uint32_t>(v);
+  e.set_scalar(sop_sdst(in), r);
+  e.w.scc = r != 0;
+}
+// s_<op>_saveexec_b64: sdst = EXEC; EXEC = op(src, EXEC); SCC = EXEC != 0.
+template <uint64_t (*F)(uint64_t, uint64_t)>
+void s_saveexec(Exec& e, const Inst& in) {
+  const uint64_t old = e.w.exec(), src = src0_64(e, in);
+  e.set_scalar64(sop_sdst(in), old);
+  const uint64_t r = F(src, old);
+  e.w.set_exec(r);
+  e.w.scc = r != 0;
+}
+void s_getpc_b64(Exec& e, const Inst& in) { e.set_scalar64(sop_sdst(in), e.step->offset + in.size); }
+
+// SOPC
+template <typename T, bool (*Cmp)(T, T)>
+void s_cmp(Exec& e, const Inst& in) {
+  e.w.scc = Cmp(static_cast<T>(src0(e, in)), static_cast<T>(src1(e, in)));
+}
+template <bool (*Cmp)(uint64_t, uint64_t)>
+void s_cmp64(Exec& e, const Inst& in) { e.w.scc = Cmp(src0_64(e, in), src1_64(e, in)); }
+template <typename T> bool eq(T a, T b) { return a == b; }
+template <typename T> bool ne(T a, T b) { return a != b; }
+template <typename T> bool lt(T a, T b) { return a < b; }
+template <typename T> bool le(T a, T b) { return a <= b; }
+template <typename T> bool gt(T a, T b) { return a > b; }
+template <typename T> bool ge(T a, T b) { return a >= b; }
+template <bool One>
+void s_bitcmp_b32(Exec& e, const Inst& in) { e.w.scc = ((src0(e, in) >> (src1(e, in) & 31)) & 1) == (One ? 1u : 0u); }
+
+// SOPK: the 16-bit immediate, sign-extended.
+int32_t simm(const Inst& in) { return static_cast<int16_t>(simm16(in)); }
+void s_movk_i32(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), static_cast<uint32_t>(simm(in))); }
+void s_cmovk_i32(Exec& e, const Inst& in) { if (e.w.scc) e.set_scalar(sop_sdst(in), static_cast<uint32_t>(simm(in))); }
+void s_addk_i32(Exec& e, const Inst& in) {
+  const int32_t a = static_cast<int32_t>(e.w.s[sop_sdst(in)]);
+  int32_t r;
+  e.w.scc = __builtin_add_overflow(a, simm(in), &r);
+  e.set_scalar(sop_sdst(in), static_cast<uint32_t>(a) + static_cast<uint32_t>(simm(in)));
+}
+void s_mulk_i32(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), e.w.s[sop_sdst(in)] * static_cast<uint32_t>(simm(in))); }
+template <typename T, bool (*Cmp)(T, T), bool Signed>
+void s_cmpk(Exec& e, const Inst& in) {
+  const T k = Signed ? static_cast<T>(simm(in)) : static_cast<T>(simm16(in));
+  e.w.scc = Cmp(static_cast<T>(e.w.s[sop_sdst(in)]), k);
+}
+
+// SOPP
+void nop(Exec&, const Inst&) {}
+void s_endpgm(Exec& e, const Inst&) { e.w.ended = true; }
+void s_barrier(Exec& e, const Inst&) { e.w.at_barrier = true; }
+void jump(Exec& e, const Inst& in) { e.branch_to(e.step->offset + 4 + 4 * static_cast<int64_t>(simm(in))); }
+void s_branch(Exec& e, const Inst& in) { jump(e, in); }
+void s_cbranch_scc0(Exec& e, const Inst& in) { if (!e.w.scc) jump(e, in); }
+void s_cbranch_scc1(Exec& e, const Inst& in) { if (e.w.scc) jump(e, in); }
+void s_cbranch_vccz(Exec& e, const Inst& in) { if ((e.w.vcc() & e.w.exec()) == 0) jump(e, in); }
+void s_cbranch_vccnz(Exec& e, const Inst& in) { if ((e.w.vcc() & e.w.exec()) != 0) jump(e, in); }
+void s_cbranch_execz(Exec& e, const Inst& in) { if (e.w.exec() == 0) jump(e, in); }
+void s_cbranch_execnz(Exec& e, const Inst& in) { if (e.w.exec() != 0) jump(e, in); }
+void s_trap(Exec& e, const Inst& in) { e.fail("s_trap " + std::to_string(simm16(in)) + " (the kernel trapped, e.g. llvm.trap or a failed assert)"); }
+
+// SMEM loads: sdata <- dwords at sbase + offset. s_buffer_load: sbase is a V# (base in its first 48 bits).
+template <int Dwords, bool Buffer>
+void s_load(Exec& e, const Inst& in) {
+  uint64_t base = e.scalar64(smem_sbase(in));
+  if (Buffer) base &= 0xffffffffffffull;
+  const int64_t off = smem_imm(in) ? smem_offset(in) : static_cast<int64_t>(e.scalar(smem_soffset(in)));
+  const uint8_t* p = e.global(base + static_cast<uint64_t>(off), 4 * Dwords, -1);
+  const uint32_t dst = smem_sdata(in) & ~static_cast<uint32_t>(Dwords >= 4 ? 3 : Dwords == 2 ? 1 : 0);
+  std::memcpy(&e.w.s[dst], p, 4 * Dwords);
+}
+
+}  // namespace
+
+void register_scalar_semantics(SemanticsTable& t) {
+  t["s_add_u32"] = s_add_u32;
+  t["s_addc_u32"] = s_addc_u32;
+  t["s_sub_u32"] = s_sub_u32;
+  t["s_subb_u32"] = s_subb_u32;
+  t["s_add_i32"] = s_add_i32;
+  t["s_sub_i32"] = s_sub_i32;
+  t["s_mul_i32"] = s_mul_i32;
+  t["s_mul_hi_u32"] = s_mul_hi_u32;
+  t["s_mul_hi_i32"] = s_mul_hi_i32;
+  t["s_min_i32"] = s_minmax<true, false>;
+  t["s_max_i32"] = s_minmax<true, true>;
+  t["s_min_u32"] = s_minmax<false, false>;
+  t["s_max_u32"] = s_minmax<false, true>;
+  t["s_cselect_b32"] = s_cselect_b32;
+  t["s_cselect_b64"] = s_cselect_b64;
+  t["s_and_b32"] = sop2_bits32<and32>;
+  t["s_or_b32"] = sop2_bits32<or32>;
+  t["s_xor_b32"] = sop2_bits32<xor32>;
+  t["s_andn2_b32"] = sop2_bits32<andn2_32>;
+  t["s_orn2_b32"] = sop2_bits32<orn2_32>;
+  t["s_lshl_b32"] = sop2_bits32<lshl32>;
+  t["s_lshr_b32"] = sop2_bits32<lshr32>;
+  t["s_ashr_i32"] = sop2_bits32<ashr32>;
+  t["s_and_b64"] = sop2_bits64<and64>;
+  t["s_or_b64"] = sop2_bits64<or64>;
+  t["s_xor_b64"] = sop2_bits64<xor64>;
+  t["s_andn2_b64"] = sop2_bits64<andn2_64>;
+  t["s_orn2_b64"] = sop2_bits64<orn2_64>;
+  t["s_nand_b64"] = sop2_bits64<nand64>;
+  t["s_nor_b64"] = sop2_bits64<nor64>;
+  t["s_xnor_b64"] = sop2_bits64<xnor64>;
+  t["s_lshl_b64"] = sop2_shift64<lshl64>;
+  t["s_lshr_b64"] = sop2_shift64<lshr64>;
+  t["s_ashr_i64"] = sop2_shift64<ashr64>;
+  t["s_lshl1_add_u32"] = s_lshl_add_u32<1>;
+  t["s_lshl2_add_u32"] = s_lshl_add_u32<2>;
+  t["s_lshl3_add_u32"] = s_lshl_add_u32<3>;
+  t["s_lshl4_add_u32"] = s_lshl_add_u32<4>;
+  t["s_bfe_u32"] = s_bfe_32<false>;
+  t["s_bfe_i32"] = s_bfe_32<true>;
+  t["s_bfm_b32"] = s_bfm_b32;
+  t["s_pack_ll_b32_b16"] = s_pack_ll_b32_b16;
+  t["s_mov_b32"] = s_mov_b32;
+  t["s_mov_b64"] = s_mov_b64;
+  t["s_cmov_b32"] = s_cmov_b32;
+  t["s_cmov_b64"] = s_cmov_b64;
+  t["s_not_b32"] = s_not_b32;
+  t["s_not_b64"] = s_not_b64;
+  t["s_bcnt1_i32_b32"] = s_bcnt1_i32_b32;
+  t["s_bcnt1_i32_b64"] = s_bcnt1_i32_b64;
+  t["s_ff1_i32_b64"] = s_ff1_i32_b64;
+  t["s_sext_i32_i16"] = s_sext_i32_i16;
+  t["s_sext_i32_i8"] = s_sext_i32_i8;
+  t["s_abs_i32"] = s_abs_i32;
+  t["s_and_saveexec_b64"] = s_saveexec<and64>;
+  t["s_or_saveexec_b64"] = s_saveexec<or64>;
+  t["s_xor_saveexec_b64"] = s_saveexec<xor64>;
+  t["s_andn2_saveexec_b64"] = s_saveexec<andn2_64>;
+  t["s_orn2_saveexec_b64"] = s_saveexec<orn2_64>;
+  t["s_getpc_b64"] = s_getpc_b64;
+  t["s_cmp_eq_i32"] = s_cmp<int32_t, eq<int32_t>>;
+  t["s_cmp_lg_i32"] = s_cmp<int32_t, ne<int32_t>>;
+  t["s_cmp_gt_i32"] = s_cmp<int32_t, gt<int32_t>>;
+  t["s_cmp_ge_i32"] = s_cmp<int32_t, ge<int32_t>>;
+  t["s_cmp_lt_i32"] = s_cmp<int32_t, lt<int32_t>>;
+  t["s_cmp_le_i32"] = s_cmp<int32_t, le<int32_t>>;
+  t["s_cmp_eq_u32"] = s_cmp<uint32_t, eq<uint32_t>>;
+  t["s_cmp_lg_u32"] = s_cmp<uint32_t, ne<uint32_t>>;
+  t["s_cmp_gt_u32"] = s_cmp<uint32_t, gt<uint32_t>>;
+  t["s_cmp_ge_u32"] = s_cmp<uint32_t, ge<uint32_t>>;
+  t["s_cmp_lt_u32"] = s_cmp<uint32_t, lt<uint32_t>>;
+  t["s_cmp_le_u32"] = s_cmp<uint32_t, le<uint32_t>>;
+  t["s_cmp_eq_u64"] = s_cmp64<eq<uint64_t>>;
+  t["s_cmp_lg_u64"] = s_cmp64<ne<uint64_t>>;
+  t["s_bitcmp0_b32"] = s_bitcmp_b32<false>;
+  t["s_bitcmp1_b32"] = s_bitcmp_b32<true>;
+  t["s_movk_i32"] = s_movk_i32;
+  t["s_cmovk_i32"] = s_cmovk_i32;
+  t["s_addk_i32"] = s_addk_i32;
+  t["s_mulk_i32"] = s_mulk_i32;
+  t["s_cmpk_eq_i32"] = s_cmpk<int32_t, eq<int32_t>, true>;
+  t["s_cmpk_lg_i32"] = s_cmpk<int32_t, ne<int32_t>, true>;
+  t["s_cmpk_gt_i32"] = s_cmpk<int32_t, gt<int32_t>, true>;
+  t["s_cmpk_ge_i32"] = s_cmpk<int32_t, ge<int32_t>, true>;
+  t["s_cmpk_lt_i32"] = s_cmpk<int32_t, lt<int32_t>, true>;
+  t["s_cmpk_le_i32"] = s_cmpk<int32_t, le<int32_t>, true>;
+  t["s_cmpk_eq_u32"] = s_cmpk<uint32_t, eq<uint32_t>, false>;
+  t["s_cmpk_lg_u32"] = s_cmpk<uint32_t, ne<uint32_t>, false>;
+  t["s_cmpk_gt_u32"] = s_cmpk<uint32_t, gt<uint32_t>, false>;
+  t["s_cmpk_ge_u32"] = s_cmpk<uint32_t, ge<uint32_t>, false>;
+  t["s_cmpk_lt_u32"] = s_cmpk<uint32_t, lt<uint32_t>, false>;
+  t["s_cmpk_le_u32"] = s_cmpk<uint32_t, le<uint32_t>, false>;
+  for (const char* name : {"s_nop", "s_waitcnt", "s_setprio", "s_sleep", "s_sethalt", "s_icache_inv", "s_incperflevel", "s_decperflevel"})
+    t[name] = nop;
+  t["s_endpgm"] = s_endpgm;
+  t["s_barrier"] = s_barrier;
+  t["s_branch"] = s_branch;
+  t["s_cbranch_scc0"] = s_cbranch_scc0;
+  t["s_cbranch_scc1"] = s_cbranch_scc1;
+  t["s_cbranch_vccz"] = s_cbranch_vccz;
+  t["s_cbranch_vccnz"] = s_cbranch_vccnz;
+  t["s_cbranch_execz"] = s_cbranch_execz;
+  t["s_cbranch_execnz"] = s_cbranch_execnz;
+  t["s_trap"] = s_trap;
+  t["s_load_dword"] = s_load<1, false>;
+  t["s_load_dwordx2"] = s_load<2, false>;
+  t["s_load_dwordx4"] = s_load<4, false>;
+  t["s_load_dwordx8"] = s_load<8, false>;
+  t["s_load_dwordx16"] = s_load<16, false>;
+  t["s_buffer_load_dword"] = s_load<1, true>;
+  t["s_buffer_load_dwordx2"] = s_load<2, true>;
+  t["s_buffer_load_dwordx4"] = s_load<4, true>;
+  t["s_buffer_load_dwordx8"] = s_load<8, true>;
+  t["s_buffer_load_dwordx16"] = s_load<16, true>;
+}
+
+}  // namespace weft::emu

@@ -1,0 +1,601 @@
+// Vector ALU instructions (VOP1, VOP2, VOPC, VOP3, VOP3P) including MFMA. Every handler reads
+// its operands through VectorOperands, so the e32 and e64 forms of an opcode share one body.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "isa_fields.h"
+#include "semantics.h"
+#include "weft/emulator/mfma.h"
+
+namespace weft::emu {
+
+using namespace fields;
+
+namespace {
+
+// Operand fields of a VALU instruction in any of its encodings.
+struct VectorOperands {
+  uint32_t src[3] = {0, 0, 0};  // 9-bit operand codes (VGPRs are 256 + index)
+  uint32_t vdst = 0;            // VGPR index, or SGPR code for compares and readlane
+  uint32_t sdst = kVcc;         // carry-out / compare destination
+  uint32_t neg = 0, abs = 0;
+  bool clamp = false;
+  uint32_t omod = 0;
+};
+
+VectorOperands operands(const Inst& in) {
+  VectorOperands o;
+  switch (in.family) {
+    case Family::VOP1:
+      o.src[0] = vop_src0(in);
+      o.vdst = vop_vdst(in);
+      break;
+    case Family::VOP2:
+      o.src[0] = vop_src0(in);
+      o.src[1] = 256 + vop_vsrc1(in);
+      o.src[2] = kVcc;  // carry-in / select mask of the e32 forms
+      o.vdst = vop_vdst(in);
+      break;
+    case Family::VOPC:
+      o.src[0] = vop_src0(in);
+      o.src[1] = 256 + vop_vsrc1(in);
+      o.vdst = kVcc;
+      break;
+    default:  // VOP3 / VOP3P
+      for (int i = 0; i < 3; ++i) o.src[i] = vop3_src(in, i);
+      o.vdst = vop3_vdst(in);
+      o.sdst = vop3_sdst(in);
+      o.neg = vop3_neg(in);
+      o.abs = vop3_abs(in);
+      o.clamp = vop3_clamp(in);
+      o.omod = vop3_omod(in);
+      break;
+  }
+  return o;
+}
+
+// Reads operand `code` for every lane into out[64] (a VGPR row, or a broadcast scalar).
+void read32(const Exec& e, uint32_t code, uint32_t* out) {
+  if (code >= 256) {
+    std::memcpy(out, e.w.vreg(code - 256), kLanes * 4);
+  } else {
+    const uint32_t v = e.scalar(code);
+    for (int l = 0; l < kLanes; ++l) out[l] = v;
+  }
+}
+void read64(const Exec& e, uint32_t code, uint64_t* out) {
+  if (code >= 256) {
+    const uint32_t* lo = e.w.vreg(code - 256);
+    const uint32_t* hi = e.w.vreg(code - 255);
+    for (int l = 0; l < kLanes; ++l) out[l] = lo[l] | (uint64_t{hi[l]} << 32);
+  } else {
+    const uint64_t v = e.scalar64(code);
+    for (int l = 0; l < kLanes; ++l) out[l] = v;
+  }
+}
+
+float as_f(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t as_u(float f) { return std::bit_cast<uint32_t>(f); }
+
+// Applies VOP3 float source modifiers (abs, then neg) to the 32-bit lanes of source i.
+void float_modifiers(const VectorOperands& o, int i, uint32_t* x) {
+  const uint32_t clear = ((o.abs >> i) & 1) ? 0x7fffffffu : ~0u, flip = ((o.neg >> i) & 1) ? 0x80000000u : 0;
+  if (clear == ~0u && !flip) return;
+  for (int l = 0; l < kLanes; ++l) x[l] = (x[l] & clear) ^ flip;
+}
+
+float output_modifiers(const VectorOperands& o, float r) {
+  static const float scale[] = {1.0f, 2.0f, 4.0f, 0.5f};
+  r *= scale[o.omod];
+  if (o.clamp) r = std::fmin(std::fmax(r, 0.0f), 1.0f);
+  return r;
+}
+
+template <typename F>
+void each_lane(const Exec& e, F&& f) {
+  const uint64_t exec = e.w.exec();
+  if (exec == ~0ull) {
+    for (int l = 0; l < kLanes; ++l) f(l);
+  } else {
+    for (uint64_t m = exec; m; m &= m - 1) f(std::countr_zero(m));
+  }
+}
+
+// 32-bit integer / bitwise op on up to three sources.
+template <uint32_t (*F)(uint32_t, uint32_t, uint32_t)>
+void int_op(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes], c[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  read32(e, o.src[2], c);
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) { d[l] = F(a[l], b[l], c[l]); });
+}
+
+// 32-bit float op with source and output modifiers.
+template <float (*F)(float, float, float)>
+void float_op(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes], c[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  read32(e, o.src[2], c);
+  float_modifiers(o, 0, a);
+  float_modifiers(o, 1, b);
+  float_modifiers(o, 2, c);
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) { d[l] = as_u(output_modifiers(o, F(as_f(a[l]), as_f(b[l]), as_f(c[l])))); });
+}
+
+// v_fmac_f32 / v_mac: the destination is also the addend.
+void v_fmac_f32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  float_modifiers(o, 0, a);
+  float_modifiers(o, 1, b);
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) { d[l] = as_u(output_modifiers(o, std::fma(as_f(a[l]), as_f(b[l]), as_f(d[l])))); });
+}
+
+// v_fmamk_f32 d = a * K + b;  v_fmaak_f32 d = a * b + K.
+void v_fmamk_f32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) { d[l] = as_u(std::fma(as_f(a[l]), as_f(in.literal), as_f(b[l]))); });
+}
+void v_fmaak_f32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) { d[l] = as_u(std::fma(as_f(a[l]), as_f(b[l]), as_f(in.literal))); });
+}
+
+uint32_t add_u(uint32_t a, uint32_t b, uint32_t) { return a + b; }
+uint32_t sub_u(uint32_t a, uint32_t b, uint32_t) { return a - b; }
+uint32_t subrev_u(uint32_t a, uint32_t b, uint32_t) { return b - a; }
+uint32_t mul_lo(uint32_t a, uint32_t b, uint32_t) { return a * b; }
+uint32_t mul_hi_u(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>((uint64_t{a} * b) >> 32); }
+uint32_t mul_hi_i(uint32_t a, uint32_t b, uint32_t) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b)) >> 32);
+}
+uint32_t mul_u24(uint32_t a, uint32_t b, uint32_t) { return (a & 0xffffff) * (b & 0xffffff); }
+int32_t sext24(uint32_t x) { return static_cast<int32_t>(x << 8) >> 8; }
+uint32_t mul_i24(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>(sext24(a) * sext24(b)); }
+uint32_t and_b(uint32_t a, uint32_t b, uint32_t) { return a & b; }
+uint32_t or_b(uint32_t a, uint32_t b, uint32_t) { return a | b; }
+uint32_t xor_b(uint32_t a, uint32_t b, uint32_t) { return a ^ b; }
+uint32_t xnor_b(uint32_t a, uint32_t b, uint32_t) { return ~(a ^ b); }
+uint32_t lshlrev(uint32_t a, uint32_t b, uint32_t) { return b << (a & 31); }
+uint32_t lshrrev(uint32_t a, uint32_t b, uint32_t) { return b >> (a & 31); }
+uint32_t ashrrev(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>(static_cast<int32_t>(b) >> (a & 31)); }
+uint32_t min_i(uint32_t a, uint32_t b, uint32_t) { return static_cast<int32_t>(a) < static_cast<int32_t>(b) ? a : b; }
+uint32_t max_i(uint32_t a, uint32_t b, uint32_t) { return static_cast<int32_t>(a) > static_cast<int32_t>(b) ? a : b; }
+uint32_t min_u(uint32_t a, uint32_t b, uint32_t) { return a < b ? a : b; }
+uint32_t max_u(uint32_t a, uint32_t b, uint32_t) { return a > b ? a : b; }
+uint32_t lshl_add(uint32_t a, uint32_t b, uint32_t c) { return (a << (b & 31)) + c; }
+uint32_t add_lshl(uint32_t a, uint32_t b, uint32_t c) { return (a + b) << (c & 31); }
+uint32_t add3(uint32_t a, uint32_t b, uint32_t c) { return a + b + c; }
+uint32_t lshl_or(uint32_t a, uint32_t b, uint32_t c) { return (a << (b & 31)) | c; }
+uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) { return (a & b) | c; }
+uint32_t or3(uint32_t a, uint32_t b, uint32_t c) { return a | b | c; }
+uint32_t xad(uint32_t a, uint32_t b, uint32_t c) { return (a ^ b) + c; }
+uint32_t mad_u24(uint32_t a, uint32_t b, uint32_t c) { return (a & 0xffffff) * (b & 0xffffff) + c; }
+uint32_t mad_i24(uint32_t a, uint32_t b, uint32_t c) { return static_cast<uint32_t>(sext24(a) * sext24(b)) + c; }
+uint32_t bfe_u(uint32_t a, uint32_t b, uint32_t c) {
+  const uint32_t off = b & 31, w = c & 31;
+  return w ? (a >> off) & ((1u << w) - 1) : 0;
+}
+uint32_t bfe_i(uint32_t a, uint32_t b, uint32_t c) {
+  const uint32_t off = b & 31, w = c & 31;
+  if (!w) return 0;
+  return static_cast<uint32_t>(static_cast<int32_t>(a << (32 - off - w)) >> (32 - w));
+}
+uint32_t bfi(uint32_t a, uint32_t b, uint32_t c) { return (a & b) | (~a & c); }
+uint32_t alignbit(uint32_t a, uint32_t b, uint32_t c) { return static_cast<uint32_t>(((uint64_t{a} << 32) | b) >> (c & 31)); }
+uint32_t min3_i(uint32_t a, uint32_t b, uint32_t c) { return min_i(min_i(a, b, 0), c, 0); }
+uint32_t max3_i(uint32_t a, uint32_t b, uint32_t c) { return max_i(max_i(a, b, 0), c, 0); }
+uint32_t min3_u(uint32_t a, uint32_t b, uint32_t c) { return std::min({a, b, c}); }
+uint32_t max3_u(uint32_t a, uint32_t b, uint32_t c) { return std::max({a, b, c}); }
+uint32_t mov(uint32_t a, uint32_t, uint32_t) { return a; }
+uint32_t not_b(uint32_t a, uint32_t, uint32_t) { return ~a; }
+uint32_t bfrev(uint32_t a, uint32_t, uint32_t) {
+  uint32_t r = 0;
+  for (int i = 0; i < 32; ++i) r |= ((a >> i) & 1) << (31 - i);
+  return r;
+}
+uint32_t ffbh_u(uint32_t a, uint32_t, uint32_t) { return a ? static_cast<uint32_t>(std::countl_zero(a)) : ~0u; }
+uint32_t ffbl(uint32_t a, uint32_t, uint32_t) { return a ? static_cast<uint32_t>(std::countr_zero(a)) : ~0u; }
+uint32_t bcnt(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>(std::popcount(a)) + b; }
+uint32_t cvt_f32_i32(uint32_t a, uint32_t, uint32_t) { return as_u(static_cast<float>(static_cast<int32_t>(a))); }
+uint32_t cvt_f32_u32(uint32_t a, uint32_t, uint32_t) { return as_u(static_cast<float>(a)); }
+uint32_t cvt_i32_f32(uint32_t a, uint32_t, uint32_t) {  // round toward zero, saturating, NaN -> 0
+  const float f = as_f(a);
+  if (std::isnan(f)) return 0;
+  if (f >= 2147483648.0f) return 0x7fffffff;
+  if (f <= -2147483648.0f) return 0x80000000u;
+  return static_cast<uint32_t>(static_cast<int32_t>(f));
+}
+uint32_t cvt_u32_f32(uint32_t a, uint32_t, uint32_t) {
+  const float f = as_f(a);
+  if (std::isnan(f) || f <= 0) return 0;
+  if (f >= 4294967296.0f) return ~0u;
+  return static_cast<uint32_t>(f);
+}
+uint32_t cvt_f32_bf16(uint32_t a, uint32_t, uint32_t) { return a << 16; }
+uint32_t cvt_f32_f16(uint32_t a, uint32_t, uint32_t) { return as_u(static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(a)))); }
+uint32_t cvt_f16_f32(uint32_t a, uint32_t, uint32_t) { return std::bit_cast<uint16_t>(static_cast<_Float16>(as_f(a))); }
+uint32_t cvt_pk_bf16_f32(uint32_t a, uint32_t b, uint32_t) {  // round to nearest even, NaN kept quiet
+  auto round = [](uint32_t x) -> uint32_t {
+    if ((x & 0x7fffffff) > 0x7f800000) return (x >> 16) | 0x40;
+    return (x + 0x7fff + ((x >> 16) & 1)) >> 16;
+  };
+  return round(a) | (round(b) << 16);
+}
+uint32_t perm_b32(uint32_t a, uint32_t b, uint32_t sel) {
+  const uint64_t bytes = (uint64_t{a} << 32) | b;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t s = (sel >> (8 * i)) & 0xff;
+    uint32_t byte;
+    if (s < 8) byte = (bytes >> (8 * s)) & 0xff;
+    else if (s >= 8 && s <= 11) byte = ((bytes >> (16 * (s - 8) + 15)) & 1) ? 0xff : 0;
+    else if (s == 12) byte = 0;
+    else byte = 0xff;
+    r |= byte << (8 * i);
+  }
+  return r;
+}
+
+float add_f(float a, float b, float) { return a + b; }
+float sub_f(float a, float b, float) { return a - b; }
+float subrev_f(float a, float b, float) { return b - a; }
+float mul_f(float a, float b, float) { return a * b; }
+float min_f(float a, float b, float) { return std::fmin(a, b); }
+float max_f(float a, float b, float) { return std::fmax(a, b); }
+float fma_f(float a, float b, float c) { return std::fma(a, b, c); }
+float min3_f(float a, float b, float c) { return std::fmin(std::fmin(a, b), c); }
+float max3_f(float a, float b, float c) { return std::fmax(std::fmax(a, b), c); }
+float rcp_f(float a, float, float) { return 1.0f / a; }
+float rsq_f(float a, float, float) { return 1.0f / std::sqrt(a); }
+float sqrt_f(float a, float, float) { return std::sqrt(a); }
+float exp_f(float a, float, float) { return std::exp2(a); }
+float log_f(float a, float, float) { return std::log2(a); }
+float sin_f(float a, float, float) { return std::sin(a * 6.283185307179586f); }  // input in revolutions
+float cos_f(float a, float, float) { return std::cos(a * 6.283185307179586f); }
+float trunc_f(float a, float, float) { return std::trunc(a); }
+float floor_f(float a, float, float) { return std::floor(a); }
+float ceil_f(float a, float, float) { return std::ceil(a); }
+float rndne_f(float a, float, float) { return std::nearbyint(a); }
+float fract_f(float a, float, float) { return a - std::floor(a); }
+float ldexp_f(float a, float b, float) { return std::ldexp(a, static_cast<int>(std::bit_cast<int32_t>(b))); }
+
+// v_cndmask_b32: d = mask[lane] ? src1 : src0, mask = VCC (e32) or an SGPR pair (e64).
+void v_cndmask_b32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  float_modifiers(o, 0, a);
+  float_modifiers(o, 1, b);
+  const uint64_t mask = e.scalar64(o.src[2]);
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) { d[l] = ((mask >> l) & 1) ? b[l] : a[l]; });
+}
+
+// Carry-out adds and subtracts: VOP2 writes VCC, VOP3b its sdst; addc/subb read a carry-in mask.
+template <int Kind, bool CarryIn>  // Kind 0 add, 1 sub, 2 subrev
+void carry_op(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  const uint64_t cin_mask = CarryIn ? e.scalar64(o.src[2]) : 0;
+  const uint32_t sdst = in.family == Family::VOP2 ? kVcc : o.sdst;
+  uint64_t carry = 0;
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) {
+    const uint64_t cin = (cin_mask >> l) & 1;
+    uint64_t x = a[l], y = b[l];
+    if (Kind == 2) std::swap(x, y);
+    bool c;
+    if (Kind == 0) {
+      const uint64_t r = x + y + cin;
+      d[l] = static_cast<uint32_t>(r);
+      c = r >> 32;
+    } else {
+      d[l] = static_cast<uint32_t>(x - y - cin);
+      c = y + cin > x;
+    }
+    carry |= uint64_t{c} << l;
+  });
+  const uint64_t exec = e.w.exec();
+  e.set_scalar64(sdst, (e.scalar64(sdst) & ~exec) | carry);
+}
+
+// Compares: write a lane mask (VCC for e32, the SGPR pair for e64); cmpx also writes EXEC.
+enum class Cmp { F, LT, EQ, LE, GT, NE, GE, T, LG, O, U, NGE, NLG, NGT, NLE, NEQ, NLT, TRU };
+template <typename T>
+bool compare(Cmp c, T a, T b) {
+  switch (c) {
+    case Cmp::F: return false;
+    case Cmp::LT: return a < b;
+    case Cmp::EQ: return a == b;
+    case Cmp::LE: return a <= b;
+    case Cmp::GT: return a > b;
+    case Cmp::NE: case Cmp::LG: return a != b && !(a != a) && !(b != b);
+    case Cmp::GE: return a >= b;
+    case Cmp::T: case Cmp::TRU: return true;
+    case Cmp::O: return a == a && b == b;
+    case Cmp::U: return a != a || b != b;
+    case Cmp::NGE: return !(a >= b);
+    case Cmp::NLG: return !(a < b || a > b);
+    case Cmp::NGT: return !(a > b);
+    case Cmp::NLE: return !(a <= b);
+    case Cmp::NEQ: return !(a == b);
+    case Cmp::NLT: return !(a < b);
+  }
+  return false;
+}
+template <> bool compare<int32_t>(Cmp c, int32_t a, int32_t b) {
+  return c == Cmp::NE ? a != b : compare<int64_t>(c, a, b);
+}
+template <> bool compare<uint32_t>(Cmp c, uint32_t a, uint32_t b) {
+  return c == Cmp::NE ? a != b : compare<uint64_t>(c, a, b);
+}
+
+template <typename T, Cmp C, bool X>
+void v_cmp(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint64_t mask = 0;
+  if constexpr (sizeof(T) == 8) {
+    uint64_t a[kLanes], b[kLanes];
+    read64(e, o.src[0], a);
+    read64(e, o.src[1], b);
+    each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, std::bit_cast<T>(a[l]), std::bit_cast<T>(b[l]))} << l; });
+  } else {
+    uint32_t a[kLanes], b[kLanes];
+    read32(e, o.src[0], a);
+    read32(e, o.src[1], b);
+    if constexpr (std::is_floating_point_v<T>) {
+      float_modifiers(o, 0, a);
+      float_modifiers(o, 1, b);
+    }
+    each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, std::bit_cast<T>(a[l]), std::bit_cast<T>(b[l]))} << l; });
+  }
+  const uint32_t dst = in.family == Family::VOPC ? kVcc : o.vdst;
+  e.set_scalar64(dst, mask);
+  if (X) e.w.set_exec(mask);
+}
+
+// 64-bit VALU ops.
+void v_lshl_add_u64(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint64_t a[kLanes], c[kLanes];
+  uint32_t b[kLanes];
+  read64(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  read64(e, o.src[2], c);
+  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
+  each_lane(e, [&](int l) {
+    const uint64_t r = (a[l] << (b[l] & 63)) + c[l];
+    lo[l] = static_cast<uint32_t>(r);
+    hi[l] = static_cast<uint32_t>(r >> 32);
+  });
+}
+template <int Kind>  // 0 lshlrev, 1 lshrrev, 2 ashrrev
+void shift64(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t s[kLanes];
+  uint64_t v[kLanes];
+  read32(e, o.src[0], s);
+  read64(e, o.src[1], v);
+  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
+  each_lane(e, [&](int l) {
+    const uint32_t n = s[l] & 63;
+    const uint64_t r = Kind == 0 ? v[l] << n : Kind == 1 ? v[l] >> n : static_cast<uint64_t>(static_cast<int64_t>(v[l]) >> n);
+    lo[l] = static_cast<uint32_t>(r);
+    hi[l] = static_cast<uint32_t>(r >> 32);
+  });
+}
+// v_mad_u64_u32 / v_mad_i64_i32: {vdst pair} = a * b + c (64-bit c), carry to sdst.
+template <bool Signed>
+void v_mad_64_32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes], b[kLanes];
+  uint64_t c[kLanes];
+  read32(e, o.src[0], a);
+  read32(e, o.src[1], b);
+  read64(e, o.src[2], c);
+  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
+  each_lane(e, [&](int l) {
+    const uint64_t p = Signed ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(a[l])} * static_cast<int32_t>(b[l]))
+                              : uint64_t{a[l]} * b[l];
+    const uint64_t r = p + c[l];
+    lo[l] = static_cast<uint32_t>(r);
+    hi[l] = static_cast<uint32_t>(r >> 32);
+  });
+  e.set_scalar64(o.sdst, 0);
+}
+void v_mov_b64(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint64_t a[kLanes];
+  read64(e, o.src[0], a);
+  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
+  each_lane(e, [&](int l) {
+    lo[l] = static_cast<uint32_t>(a[l]);
+    hi[l] = static_cast<uint32_t>(a[l] >> 32);
+  });
+}
+
+// Cross-lane: readfirstlane / readlane into an SGPR, writelane from one.
+void v_readfirstlane_b32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes];
+  read32(e, o.src[0], a);
+  const uint64_t exec = e.w.exec();
+  e.set_scalar(o.vdst, a[exec ? std::countr_zero(exec) : 0]);
+}
+void v_readlane_b32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes];
+  read32(e, o.src[0], a);
+  e.set_scalar(o.vdst, a[e.scalar(o.src[1]) & 63]);
+}
+void v_writelane_b32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  e.w.vreg(o.vdst)[e.scalar(o.src[1]) & 63] = e.scalar(o.src[0]);
+}
+
+// AGPR moves: the unified file puts a0 at register 256.
+void v_accvgpr_write_b32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  uint32_t a[kLanes];
+  read32(e, o.src[0], a);
+  uint32_t* d = e.w.vreg(256 + o.vdst);
+  each_lane(e, [&](int l) { d[l] = a[l]; });
+}
+void v_accvgpr_read_b32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  const uint32_t* a = e.w.vreg(o.src[0]);  // src code 256+i names a_i, i.e. unified register 256+i
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) { d[l] = a[l]; });
+}
+void v_accvgpr_mov_b32(Exec& e, const Inst& in) {
+  const VectorOperands o = operands(in);
+  const uint32_t* a = e.w.vreg(o.src[0]);
+  uint32_t* d = e.w.vreg(256 + o.vdst);
+  each_lane(e, [&](int l) { d[l] = a[l]; });
+}
+
+// MFMA: reads A, B from VGPRs or AGPRs (acc bits), C/D in AGPRs when acc_cd is set. The
+// emulator runs every lane: an MFMA ignores EXEC.
+void v_mfma(Exec& e, const Inst& in) {
+  const MfmaOp* op = find_mfma(in.info->mnemonic, e.prog.arch);
+  if (!op) e.fail("this MFMA has no semantics on " + std::string(arch_name(e.prog.arch)));
+  if (mai_cbsz(in) || mai_abid(in) || mai_blgp(in)) e.fail("MFMA with cbsz/abid/blgp modifiers is not supported");
+  const uint32_t a_reg = vop3_src(in, 0), b_reg = vop3_src(in, 1), c_code = vop3_src(in, 2);
+  if (a_reg < 256 || b_reg < 256) e.fail("MFMA with a scalar A or B operand");
+  const uint32_t acc = mai_acc(in), cd_base = mai_acc_cd(in) ? 256 : 0;
+  const uint32_t* a = e.w.vreg((a_reg - 256) + ((acc & 1) ? 256 : 0));
+  const uint32_t* b = e.w.vreg((b_reg - 256) + ((acc & 2) ? 256 : 0));
+  std::vector<uint32_t> c_const;
+  const uint32_t* c;
+  if (c_code >= 256) {
+    c = e.w.vreg(c_code - 256 + cd_base);
+  } else {  // an inline constant C (0 for a fresh accumulator)
+    c_const.assign(static_cast<size_t>(op->cd_dwords) * kLanes, e.scalar(c_code));
+    c = c_const.data();
+  }
+  execute_mfma(*op, e.prog.arch, a, b, c, e.w.vreg(vop3_vdst(in) + cd_base));
+}
+
+}  // namespace
+
+void register_vector_semantics(SemanticsTable& t) {
+  struct IntOp { const char* name; Handler h; };
+  const IntOp ints[] = {
+      {"v_add_u32", int_op<add_u>}, {"v_sub_u32", int_op<sub_u>}, {"v_subrev_u32", int_op<subrev_u>},
+      {"v_mul_lo_u32", int_op<mul_lo>}, {"v_mul_hi_u32", int_op<mul_hi_u>}, {"v_mul_hi_i32", int_op<mul_hi_i>},
+      {"v_mul_u32_u24", int_op<mul_u24>}, {"v_mul_i32_i24", int_op<mul_i24>},
+      {"v_and_b32", int_op<and_b>}, {"v_or_b32", int_op<or_b>}, {"v_xor_b32", int_op<xor_b>}, {"v_xnor_b32", int_op<xnor_b>},
+      {"v_lshlrev_b32", int_op<lshlrev>}, {"v_lshrrev_b32", int_op<lshrrev>}, {"v_ashrrev_i32", int_op<ashrrev>},
+      {"v_min_i32", int_op<min_i>}, {"v_max_i32", int_op<max_i>}, {"v_min_u32", int_op<min_u>}, {"v_max_u32", int_op<max_u>},
+      {"v_lshl_add_u32", int_op<lshl_add>}, {"v_add_lshl_u32", int_op<add_lshl>}, {"v_add3_u32", int_op<add3>},
+      {"v_lshl_or_b32", int_op<lshl_or>}, {"v_and_or_b32", int_op<and_or>}, {"v_or3_b32", int_op<or3>}, {"v_xad_u32", int_op<xad>},
+      {"v_mad_u32_u24", int_op<mad_u24>}, {"v_mad_i32_i24", int_op<mad_i24>}, {"v_bfe_u32", int_op<bfe_u>}, {"v_bfe_i32", int_op<bfe_i>},
+      {"v_bfi_b32", int_op<bfi>}, {"v_alignbit_b32", int_op<alignbit>}, {"v_perm_b32", int_op<perm_b32>},
+      {"v_min3_i32", int_op<min3_i>}, {"v_max3_i32", int_op<max3_i>}, {"v_min3_u32", int_op<min3_u>}, {"v_max3_u32", int_op<max3_u>},
+      {"v_mov_b32", int_op<mov>}, {"v_not_b32", int_op<not_b>}, {"v_bfrev_b32", int_op<bfrev>}, {"v_ffbh_u32", int_op<ffbh_u>},
+      {"v_ffbl_b32", int_op<ffbl>}, {"v_bcnt_u32_b32", int_op<bcnt>},
+      {"v_cvt_f32_i32", int_op<cvt_f32_i32>}, {"v_cvt_f32_u32", int_op<cvt_f32_u32>}, {"v_cvt_i32_f32", int_op<cvt_i32_f32>},
+      {"v_cvt_u32_f32", int_op<cvt_u32_f32>}, {"v_cvt_f32_bf16", int_op<cvt_f32_bf16>}, {"v_cvt_f32_f16", int_op<cvt_f32_f16>},
+      {"v_cvt_f16_f32", int_op<cvt_f16_f32>}, {"v_cvt_pk_bf16_f32", int_op<cvt_pk_bf16_f32>},
+  };
+  struct FloatOp { const char* name; Handler h; };
+  const FloatOp floats[] = {
+      {"v_add_f32", float_op<add_f>}, {"v_sub_f32", float_op<sub_f>}, {"v_subrev_f32", float_op<subrev_f>},
+      {"v_mul_f32", float_op<mul_f>}, {"v_min_f32", float_op<min_f>}, {"v_max_f32", float_op<max_f>},
+      {"v_fma_f32", float_op<fma_f>}, {"v_min3_f32", float_op<min3_f>}, {"v_max3_f32", float_op<max3_f>},
+      {"v_rcp_f32", float_op<rcp_f>}, {"v_rsq_f32", float_op<rsq_f>}, {"v_sqrt_f32", float_op<sqrt_f>},
+      {"v_exp_f32", float_op<exp_f>}, {"v_log_f32", float_op<log_f>}, {"v_sin_f32", float_op<sin_f>}, {"v_cos_f32", float_op<cos_f>},
+      {"v_trunc_f32", float_op<trunc_f>}, {"v_floor_f32", float_op<floor_f>}, {"v_ceil_f32", float_op<ceil_f>},
+      {"v_rndne_f32", float_op<rndne_f>}, {"v_fract_f32", float_op<fract_f>}, {"v_ldexp_f32", float_op<ldexp_f>},
+  };
+  // e32 and e64 forms share a body.
+  for (const auto& [name, h] : ints) {
+    t[std::string(name) + "_e32"] = h;
+    t[std::string(name) + "_e64"] = h;
+    t[name] = h;
+  }
+  for (const auto& [name, h] : floats) {
+    t[std::string(name) + "_e32"] = h;
+    t[std::string(name) + "_e64"] = h;
+    t[name] = h;
+  }
+  for (const char* suffix : {"_e32", "_e64"}) {
+    const std::string s = suffix;
+    t["v_fmac_f32" + s] = v_fmac_f32;
+    t["v_cndmask_b32" + s] = v_cndmask_b32;
+    t["v_add_co_u32" + s] = carry_op<0, false>;
+    t["v_sub_co_u32" + s] = carry_op<1, false>;
+    t["v_subrev_co_u32" + s] = carry_op<2, false>;
+    t["v_addc_co_u32" + s] = carry_op<0, true>;
+    t["v_subb_co_u32" + s] = carry_op<1, true>;
+    t["v_subbrev_co_u32" + s] = carry_op<2, true>;
+    t["v_mov_b64" + s] = v_mov_b64;
+    t["v_lshlrev_b64" + s] = shift64<0>;
+    t["v_lshrrev_b64" + s] = shift64<1>;
+    t["v_ashrrev_i64" + s] = shift64<2>;
+    t["v_readfirstlane_b32" + s] = v_readfirstlane_b32;
+  }
+  t["v_lshlrev_b64"] = shift64<0>;
+  t["v_lshrrev_b64"] = shift64<1>;
+  t["v_ashrrev_i64"] = shift64<2>;
+  t["v_readfirstlane_b32"] = v_readfirstlane_b32;
+  t["v_fmamk_f32"] = v_fmamk_f32;
+  t["v_fmaak_f32"] = v_fmaak_f32;
+  t["v_lshl_add_u64"] = v_lshl_add_u64;
+  t["v_mad_u64_u32"] = v_mad_64_32<false>;
+  t["v_mad_i64_i32"] = v_mad_64_32<true>;
+  t["v_readlane_b32"] = v_readlane_b32;
+  t["v_writelane_b32"] = v_writelane_b32;
+  t["v_accvgpr_write_b32"] = v_accvgpr_write_b32;
+  t["v_accvgpr_read_b32"] = v_accvgpr_read_b32;
+  t["v_accvgpr_mov_b32"] = v_accvgpr_mov_b32;
+  for (const MfmaOp& op : mfma_ops(Arch::Gfx942)) t[op.mnemonic] = v_mfma;
+  for (const MfmaOp& op : mfma_ops(Arch::Gfx950)) t[op.mnemonic] = v_mfma;
+
+#define WEFT_CMP(cond, COND, type, CTYPE)                                                  \
+  for (const char* suffix : {"_e32", "_e64"}) {                                            \
+    t[std::string("v_cmp_" cond "_" type) + suffix] = v_cmp<CTYPE, Cmp::COND, false>;      \
+    t[std::string("v_cmpx_" cond "_" type) + suffix] = v_cmp<CTYPE, Cmp::COND, true>;      \
+  }
+#define WEFT_INT_CMPS(type, CTYPE)                                                                             \
+  WEFT_CMP("f", F, type, CTYPE) WEFT_CMP("lt", LT, type, CTYPE) WEFT_CMP("eq", EQ, type, CTYPE)               \
+  WEFT_CMP("le", LE, type, CTYPE) WEFT_CMP("gt", GT, type, CTYPE) WEFT_CMP("ne", NE, type, CTYPE)             \
+  WEFT_CMP("ge", GE, type, CTYPE) WEFT_CMP("t", T, type, CTYPE)
+  WEFT_INT_CMPS("i32", int32_t)
+  WEFT_INT_CMPS("u32", uint32_t)
+  WEFT_INT_CMPS("i64", int64_t)
+  WEFT_INT_CMPS("u64", uint64_t)
+  WEFT_CMP("f", F, "f32", float) WEFT_CMP("lt", LT, "f32", float) WEFT_CMP("eq", EQ, "f32", float)
+  WEFT_CMP("le", LE, "f32", float) WEFT_CMP("gt", GT, "f32", float) WEFT_CMP("lg", LG, "f32", float)
+  WEFT_CMP("ge", GE, "f32", float) WEFT_CMP("o", O, "f32", float) WEFT_CMP("u", U, "f32", float)
+  WEFT_CMP("nge", NGE, "f32", float) WEFT_CMP("nlg", NLG, "f32", float) WEFT_CMP("ngt", NGT, "f32", float)
+  WEFT_CMP("nle", NLE, "f32", float) WEFT_CMP("neq", NEQ, "f32", float) WEFT_CMP("nlt", NLT, "f32", float)
+  WEFT_CMP("tru", TRU, "f32", float)
+#undef WEFT_INT_CMPS
+#undef WEFT_CMP
+}
+
+}  // namespace weft::emu

@@ -1,0 +1,83 @@
+// The state the executor keeps: one wave64 (scalar and vector registers, EXEC, VCC, SCC, M0),
+// its workgroup (LDS, barrier), the decoded program, and the context an instruction runs in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/emulator/emulator.h"
+#include "weft/emulator/isa.h"
+
+namespace weft::emu {
+
+constexpr int kLanes = 64;
+constexpr uint32_t kVcc = 106, kM0 = 124, kExec = 126;
+
+struct Wave;
+struct Exec;
+using Handler = void (*)(Exec&, const Inst&);
+
+// One instruction of the program with its handler, decoded once before the kernel runs.
+struct Step {
+  Inst inst;
+  Handler handler = nullptr;  // nullptr: the emulator cannot run it (an error when reached)
+  uint32_t offset = 0;        // byte offset from the kernel's entry
+};
+
+struct Program {
+  std::string kernel;
+  Arch arch{};
+  std::vector<Step> steps;
+  std::vector<int32_t> step_at;  // byte offset / 4 -> step index, -1 inside an instruction
+  int index_of(uint64_t offset) const;
+};
+
+struct Wave {
+  uint32_t s[128] = {};  // SGPRs and the special registers at their operand codes (vcc 106, m0 124, exec 126)
+  std::vector<uint32_t> v;  // 512 registers x 64 lanes: v[reg * 64 + lane]; AGPRs are 256..511
+  bool scc = false;
+  int pc = 0;  // step index
+  bool ended = false, at_barrier = false;
+  int id = 0;  // wave index within the workgroup
+  std::vector<uint8_t> scratch;  // private memory, lane-major: lane * private_size + offset
+  uint32_t private_size = 0;
+
+  Wave() : v(512 * kLanes) {}
+  uint64_t exec() const { return s[kExec] | (uint64_t{s[kExec + 1]} << 32); }
+  void set_exec(uint64_t e) { s[kExec] = static_cast<uint32_t>(e); s[kExec + 1] = static_cast<uint32_t>(e >> 32); }
+  uint64_t vcc() const { return s[kVcc] | (uint64_t{s[kVcc + 1]} << 32); }
+  void set_vcc(uint64_t m) { s[kVcc] = static_cast<uint32_t>(m); s[kVcc + 1] = static_cast<uint32_t>(m >> 32); }
+  uint32_t* vreg(uint32_t r) { return &v[r * kLanes]; }
+};
+
+struct Workgroup {
+  uint32_t id[3] = {};
+  std::vector<uint8_t> lds;
+};
+
+// What an instruction handler sees.
+struct Exec {
+  Wave& w;
+  Workgroup& wg;
+  GlobalMemory& mem;
+  const Program& prog;
+  const Step* step = nullptr;
+  bool branched = false;  // the handler set w.pc itself
+
+  [[noreturn]] void fail(const std::string& what) const;
+  // Scalar operand of a 9-bit / 8-bit source field: SGPR, special register, constant or literal.
+  uint32_t scalar(uint32_t code) const;
+  uint64_t scalar64(uint32_t code) const;
+  void set_scalar(uint32_t code, uint32_t v) { w.s[code] = v; }
+  void set_scalar64(uint32_t code, uint64_t v) { w.s[code] = static_cast<uint32_t>(v); w.s[code + 1] = static_cast<uint32_t>(v >> 32); }
+  // Global memory access with bounds checking; `lane` is for the error report.
+  uint8_t* global(uint64_t address, uint32_t bytes, int lane) const;
+  uint8_t* lds(uint64_t address, uint32_t bytes, int lane) const;
+  void branch_to(uint64_t byte_offset);
+};
+
+// Registers the instruction semantics: the handler for a mnemonic, or nullptr.
+Handler handler_for(std::string_view mnemonic);
+
+}  // namespace weft::emu
