@@ -232,6 +232,7 @@ void print_sopp(Printer& p) {
     if (imm != 0) p.ok = false;
     return;
   }
+  if (imm == 0 && accepts(*p.in.info, 'z')) return;  // s_endpgm prints no 0
   if (p.mnemonic == "s_waitcnt") {
     if (imm & 0x3080) p.ok = false;  // bits LLVM prints differently (unused fields set)
     p.operand(waitcnt_text(imm));

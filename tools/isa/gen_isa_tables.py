@@ -138,6 +138,7 @@ def main():
     rows = {}
     for arch in ARCHS:
         found = {}
+        sopp_zero = probe([FAMILIES['SOPP0'][1](op) for op in range(128)], arch)
         for family, (count, build, fields) in FAMILIES.items():
             texts = probe([build(op) for op in range(count)], arch)
             flags = modifier_flags(family, build, [op for op in range(count) if texts[op]], arch)
@@ -151,6 +152,8 @@ def main():
                 mnemonic, tmpl = template(family, text, fields)
                 if family.split('~')[0] in MODIFIER_PROBES:
                     tmpl = ('!' + flags[op] + ' ' + tmpl).strip()
+                if family == 'SOPP' and tmpl and ' ' not in (sopp_zero[op] or ' x'):
+                    tmpl = '!z ' + tmpl  # LLVM omits the immediate when it is 0 (s_endpgm)
                 row_family = family
                 if family == 'SOPP0' or '~' in family:  # further probes, for opcodes the first missed
                     row_family = 'SOPP' if family == 'SOPP0' else family.split('~')[0]

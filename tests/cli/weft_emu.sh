@@ -1,0 +1,54 @@
+#!/bin/sh
+# weft-emu end to end: disassembly equal to llvm-objdump's, a run whose output file is a
+# bit-exact copy of its random input, out-of-bounds and usage errors with their exit codes.
+# usage: weft_emu.sh WEFT_EMU LLC LLD OBJDUMP DATA_DIR
+set -eu
+emu=$1 llc=$2 lld=$3 objdump=$4 data=$5
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+for arch in gfx942 gfx950; do
+  "$llc" -mtriple=amdgcn-amd-amdhsa -mcpu=$arch -filetype=obj "$data/copy_scale.ll" -o "$dir/k.o"
+  "$lld" -shared "$dir/k.o" -o "$dir/k.hsaco"
+
+  # disasm: the same instruction texts as llvm-objdump (whitespace aside), in the same order.
+  "$emu" disasm "$dir/k.hsaco" | grep -v ':$' | sed 's/^[0-9a-f]*: //' | tr -s ' ' > "$dir/weft.txt"
+  "$objdump" -d --mcpu=$arch "$dir/k.hsaco" | grep -P '^\t' | sed 's/^\t//; s/ *\/\/.*//' | tr -s ' ' > "$dir/llvm.txt"
+  head -n "$(wc -l < "$dir/weft.txt")" "$dir/llvm.txt" | diff "$dir/weft.txt" - || fail "$arch: disasm differs from llvm-objdump"
+
+  # run: 1000 random dwords copied by 16 workgroups of 64 work-items; the tail is masked off.
+  head -c 4000 /dev/urandom > "$dir/in.bin"
+  "$emu" run "$dir/k.hsaco" --kernel copy --grid 16 --block 64 --arg "in:$dir/in.bin" --arg "out:4000:$dir/out.bin" --arg i32:1000 --stats > "$dir/stats.txt"
+  cmp "$dir/in.bin" "$dir/out.bin" || fail "$arch: output is not a copy of the input"
+  grep -q '^waves: 16$' "$dir/stats.txt" || fail "$arch: --stats did not report 16 waves"
+
+  # a planted bug: n larger than the buffers -> out-of-bounds report, exit status 1
+  set +e
+  "$emu" run "$dir/k.hsaco" --kernel copy --grid 16 --block 64 --arg "in:$dir/in.bin" --arg "out:4000:$dir/out.bin" --arg i32:1024 2> "$dir/err.txt"
+  rc=$?
+  set -e
+  [ $rc -eq 1 ] || fail "$arch: out-of-bounds run exited with $rc, not 1"
+  grep -q 'out-of-bounds global access: lane 40' "$dir/err.txt" || fail "$arch: no out-of-bounds report: $(cat "$dir/err.txt")"
+done
+
+# usage errors: exit status 2 and a message naming the problem
+expect_usage() {
+  set +e
+  "$emu" "$@" 2> "$dir/err.txt"
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] || fail "'$*' exited with $rc, not 2"
+  grep -q -e "$pattern" "$dir/err.txt" || fail "'$*': message lacks '$pattern': $(cat "$dir/err.txt")"
+}
+pattern='no command given' expect_usage
+pattern="unknown command 'frobnicate'" expect_usage frobnicate
+pattern='--kernel NAME is required' expect_usage run "$dir/k.hsaco" --grid 1 --block 1
+pattern="'x' is not a valid number" expect_usage run "$dir/k.hsaco" --kernel copy --grid x --block 1
+pattern="unknown kind 'q'" expect_usage run "$dir/k.hsaco" --kernel copy --grid 1 --block 1 --arg q:1
+# a wrong argument list is a failure of the run (exit 1), named precisely
+set +e
+"$emu" run "$dir/k.hsaco" --kernel copy --grid 1 --block 64 --arg i32:1 2> "$dir/err.txt"; rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q 'kernel copy takes 3 arguments, 1 given' "$dir/err.txt" || fail "argument count error: $(cat "$dir/err.txt")"
+echo "weft-emu CLI: all checks passed"
