@@ -373,12 +373,19 @@ void print_mai(Printer& p) {
   if (mai_cbsz(p.in)) p.modifier("cbsz:" + std::to_string(mai_cbsz(p.in)));
   if (mai_abid(p.in)) p.modifier("abid:" + std::to_string(mai_abid(p.in)));
   if (mai_blgp(p.in)) p.modifier("blgp:" + std::to_string(mai_blgp(p.in)));
-  if (vop3_clamp(p.in)) p.ok = false;
 }
 
 void print_vop3p(Printer& p) {
   if (is_mfma(p.mnemonic)) {
     print_mai(p);
+    return;
+  }
+  if (p.in.info->opcode >= 0x40) {  // the MAI space (v_accvgpr_read/write): no op_sel syntax
+    for (const OperandSpec& op : operand_specs(*p.in.info)) {
+      if (op.field == Field::Dst) p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width));
+      else if (op.field == Field::Src0) p.operand(source(p.in, vop3_src(p.in, 0), op.kind, op.width, ValType::B32));
+      else p.ok = false;
+    }
     return;
   }
   const ValType t = ValType::F16;

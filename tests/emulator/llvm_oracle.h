@@ -73,4 +73,16 @@ inline std::map<uint64_t, OracleInst> objdump_words(const std::vector<uint32_t>&
   return parse_objdump(listing);
 }
 
+// llvm-objdump's listing of a whole code object, by virtual address.
+inline std::map<uint64_t, OracleInst> objdump_code_object(const std::vector<uint8_t>& bytes, const std::string& mcpu) {
+  char dir_template[] = "/tmp/weft-oracle-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (!dir) throw std::runtime_error("mkdtemp failed");
+  const std::string path = std::string(dir) + "/k.hsaco";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const std::string listing = run_command(std::string(WEFT_LLVM_OBJDUMP) + " -d --mcpu=" + mcpu + " " + path + " 2>/dev/null");
+  run_command("rm -rf " + std::string(dir));
+  return parse_objdump(listing);
+}
+
 }  // namespace weft::testing

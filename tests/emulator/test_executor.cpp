@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "listing_check.h"
 #include "toolchain.h"
 #include "weft/dsl/error.h"
 #include "weft/emulator/emulator.h"
@@ -118,18 +119,7 @@ const Arch kArchs[] = {Arch::Gfx942, Arch::Gfx950};
 }  // namespace
 
 TEST_CASE("every instruction of the compiled test kernels disassembles as llvm-objdump prints it") {
-  for (Arch arch : kArchs) {
-    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, arch_name(arch)));
-    for (const Kernel& k : code.kernels()) {
-      const auto bytes = code.code_at(k.code_address, k.code_size);
-      for (size_t off = 0; off < bytes.size();) {
-        const auto inst = decode(bytes.subspan(off), arch);
-        REQUIRE_MESSAGE(inst, k.name << " +" << off << ": not decoded");
-        CHECK_MESSAGE(disassemble(*inst, arch), k.name << " +" << off << ": " << inst->info->mnemonic << " not printed");
-        off += inst->size;
-      }
-    }
-  }
+  for (Arch arch : kArchs) weft::testing::check_listing_matches_objdump(weft::testing::compile_ll(kKernels, arch_name(arch)), arch);
 }
 
 TEST_CASE("saxpy with a bounds check runs on both targets") {

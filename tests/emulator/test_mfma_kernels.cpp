@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "listing_check.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/mfma.h"
@@ -128,7 +129,9 @@ TEST_CASE("every MFMA op of both targets runs in a compiled kernel as execute_mf
       const MfmaOp* op = find_mfma(in.mnemonic, arch);
       if (!op) continue;
       INFO(std::string(arch_name(arch)) << " " << in.mnemonic);
-      const CodeObject code = CodeObject::load(weft::testing::compile_ll(kernel_ir(in, *op), arch_name(arch)));
+      const std::vector<uint8_t> bytes = weft::testing::compile_ll(kernel_ir(in, *op), arch_name(arch));
+      weft::testing::check_listing_matches_objdump(bytes, arch);
+      const CodeObject code = CodeObject::load(bytes);
       const auto a = random_operand(rng, op->a_dwords, op->a_type), b = random_operand(rng, op->b_dwords, op->b_type);
       const auto c = random_operand(rng, op->cd_dwords, op->integer_accum ? MfmaInput::I8 : MfmaInput::F32);
       GlobalMemory mem;

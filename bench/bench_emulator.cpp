@@ -1,0 +1,131 @@
+// Emulator speed: time per executed wave-instruction for a VALU loop and for a
+// v_mfma_f32_16x16x32_bf16 loop (gfx950), on one host thread and on all of them.
+// The aim (issue 3): <= 15 ns per VALU wave-instruction and <= 1 us per 16x16x32 bf16 MFMA on one
+// core, 100x tinygrad's Python emulator (about 1.5 us and 90 us); see docs/PERF.md.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <thread>
+
+#include "../tests/emulator/toolchain.h"
+#include "weft/emulator/emulator.h"
+
+using namespace weft::emu;
+
+namespace {
+
+// 16 dependent fp32 FMAs per iteration, `iters` iterations, per work-item.
+const char* kValuKernel = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare float @llvm.fma.f32(float, float, float)
+define amdgpu_kernel void @valu(ptr addrspace(1) %out, i32 %iters) {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %x0 = uitofp i32 %tid to float
+  br label %loop
+loop:
+  %i = phi i32 [0, %entry], [%i1, %loop]
+  %x = phi float [%x0, %entry], [%x16, %loop]
+  %x1 = call float @llvm.fma.f32(float %x, float 0x3FEFFFFFE0000000, float 1.0)
+  %x2 = call float @llvm.fma.f32(float %x1, float 0x3FEFFFFFE0000000, float 1.0)
+  %x3 = call float @llvm.fma.f32(float %x2, float 0x3FEFFFFFE0000000, float 1.0)
+  %x4 = call float @llvm.fma.f32(float %x3, float 0x3FEFFFFFE0000000, float 1.0)
+  %x5 = call float @llvm.fma.f32(float %x4, float 0x3FEFFFFFE0000000, float 1.0)
+  %x6 = call float @llvm.fma.f32(float %x5, float 0x3FEFFFFFE0000000, float 1.0)
+  %x7 = call float @llvm.fma.f32(float %x6, float 0x3FEFFFFFE0000000, float 1.0)
+  %x8 = call float @llvm.fma.f32(float %x7, float 0x3FEFFFFFE0000000, float 1.0)
+  %x9 = call float @llvm.fma.f32(float %x8, float 0x3FEFFFFFE0000000, float 1.0)
+  %x10 = call float @llvm.fma.f32(float %x9, float 0x3FEFFFFFE0000000, float 1.0)
+  %x11 = call float @llvm.fma.f32(float %x10, float 0x3FEFFFFFE0000000, float 1.0)
+  %x12 = call float @llvm.fma.f32(float %x11, float 0x3FEFFFFFE0000000, float 1.0)
+  %x13 = call float @llvm.fma.f32(float %x12, float 0x3FEFFFFFE0000000, float 1.0)
+  %x14 = call float @llvm.fma.f32(float %x13, float 0x3FEFFFFFE0000000, float 1.0)
+  %x15 = call float @llvm.fma.f32(float %x14, float 0x3FEFFFFFE0000000, float 1.0)
+  %x16 = call float @llvm.fma.f32(float %x15, float 0x3FEFFFFFE0000000, float 1.0)
+  %i1 = add i32 %i, 1
+  %more = icmp ult i32 %i1, %iters
+  br i1 %more, label %loop, label %done
+done:
+  %p = getelementptr float, ptr addrspace(1) %out, i32 %tid
+  store float %x16, ptr addrspace(1) %p
+  ret void
+}
+)";
+
+// `iters` chained v_mfma_f32_16x16x32_bf16 per wave.
+const char* kMfmaKernel = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat>, <8 x bfloat>, <4 x float>, i32, i32, i32)
+define amdgpu_kernel void @mfma(ptr addrspace(1) %ab, ptr addrspace(1) %out, i32 %iters) {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr <8 x bfloat>, ptr addrspace(1) %ab, i32 %tid
+  %a = load <8 x bfloat>, ptr addrspace(1) %pa
+  br label %loop
+loop:
+  %i = phi i32 [0, %entry], [%i1, %loop]
+  %acc = phi <4 x float> [zeroinitializer, %entry], [%acc1, %loop]
+  %acc1 = call <4 x float> @llvm.amdgcn.mfma.f32.16x16x32.bf16(<8 x bfloat> %a, <8 x bfloat> %a, <4 x float> %acc, i32 0, i32 0, i32 0)
+  %i1 = add i32 %i, 1
+  %more = icmp ult i32 %i1, %iters
+  br i1 %more, label %loop, label %done
+done:
+  %p = getelementptr <4 x float>, ptr addrspace(1) %out, i32 %tid
+  store <4 x float> %acc1, ptr addrspace(1) %p
+  ret void
+}
+)";
+
+const CodeObject& compiled(const char* ir) {
+  static std::map<const char*, CodeObject> cache;
+  auto it = cache.find(ir);
+  if (it == cache.end()) it = cache.emplace(ir, CodeObject::load(weft::testing::compile_ll(ir, "gfx950"))).first;
+  return it->second;
+}
+
+void run(benchmark::State& state, const char* ir, const char* kernel, const char* counted, uint32_t iters, uint64_t in_bytes) {
+  const CodeObject& code = compiled(ir);
+  const uint32_t groups = static_cast<uint32_t>(state.range(0)), threads = static_cast<uint32_t>(state.range(1));
+  GlobalMemory mem;
+  const uint64_t in = mem.allocate(in_bytes, "in");
+  const uint64_t out = mem.allocate(uint64_t{groups} * 256 * 16, "out");
+  LaunchOptions o;
+  o.grid = {groups, 1, 1};
+  o.block = {256, 1, 1};
+  o.host_threads = static_cast<int>(threads);
+  o.stats = true;
+  if (std::string(kernel) == "valu") {
+    o.kernarg.resize(12);
+    std::memcpy(o.kernarg.data(), &out, 8);
+    std::memcpy(o.kernarg.data() + 8, &iters, 4);
+  } else {
+    o.kernarg.resize(20);
+    std::memcpy(o.kernarg.data(), &in, 8);
+    std::memcpy(o.kernarg.data() + 8, &out, 8);
+    std::memcpy(o.kernarg.data() + 16, &iters, 4);
+  }
+  uint64_t instructions = 0, counted_instructions = 0;
+  for (auto _ : state) {
+    const RunReport r = run_kernel(code, kernel, mem, o);
+    instructions += r.instructions;
+    for (const auto& [name, n] : r.per_opcode)
+      if (name.find(counted) != std::string::npos) counted_instructions += n;
+  }
+  state.counters["wave_instr_per_s"] = benchmark::Counter(static_cast<double>(instructions), benchmark::Counter::kIsRate);
+  state.counters["ns_per_wave_instr"] =
+      benchmark::Counter(static_cast<double>(instructions), benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
+  state.counters[std::string(counted) + "_share"] = static_cast<double>(counted_instructions) / static_cast<double>(instructions);
+}
+
+void BM_ValuFma(benchmark::State& state) { run(state, kValuKernel, "valu", "v_fma", 256, 16); }
+void BM_Mfma16x16x32Bf16(benchmark::State& state) { run(state, kMfmaKernel, "mfma", "v_mfma", 64, 256 * 16); }
+
+const int kAllThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+}  // namespace
+
+BENCHMARK(BM_ValuFma)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Mfma16x16x32Bf16)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_MAIN();
