@@ -17,6 +17,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "weft/dsl/error.h"
 
@@ -170,10 +172,6 @@ int accum_index(const MfmaOp& op, int block, int i, int j) {
   return dword * kWave + lane;
 }
 
-uint32_t read_element(const uint32_t* regs, InputSlot slot, int bits) {
-  const uint32_t word = regs[slot.dword * kWave + slot.lane];
-  return bits == 32 ? word : (word >> slot.shift) & ((1u << bits) - 1);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Element decoding.
@@ -240,32 +238,87 @@ float decode_float_input(MfmaInput type, Arch arch, uint32_t code) {
 // ---------------------------------------------------------------------------------------------
 // Execution.
 
-// Decodes A (outer_size = m) or B (outer_size = n) into out[(block*outer_size + outer)*k + kk], so
-// that the k values of one row of A and one column of B lie side by side.
-template <class T, class Decode>
-void gather(const MfmaOp& op, const uint32_t* regs, MfmaInput type, int outer_size, Decode decode, T* out) {
-  const int bits = element_bits(type);
-  for (int block = 0; block < op.blocks; ++block)
-    for (int outer = 0; outer < outer_size; ++outer)
-      for (int kk = 0; kk < op.k; ++kk) {
-        const InputSlot slot = input_slot(op, outer_size, bits, block, outer, kk);
-        out[(block * outer_size + outer) * op.k + kk] = decode(read_element(regs, slot, bits));
-      }
+// Where each element of A, B and C/D lives, worked out once per op from the layout rules above,
+// so that executing an MFMA is table lookups and dense loops.
+struct Slot {
+  uint16_t index;  // dword * 64 + lane
+  uint8_t shift;
+};
+struct Plan {
+  std::vector<Slot> a;          // A[block][i][kk] at (block*m + i)*k + kk
+  std::vector<Slot> b;          // B[block][kk][j] at (block*k + kk)*n + j: j runs fastest
+  std::vector<uint16_t> accum;  // C/D[block][i][j] at (block*m + i)*n + j
+};
+
+Plan make_plan(const MfmaOp& op) {
+  Plan p;
+  const int a_bits = element_bits(op.a_type), b_bits = element_bits(op.b_type);
+  auto slot = [](InputSlot s) { return Slot{static_cast<uint16_t>(s.dword * kWave + s.lane), static_cast<uint8_t>(s.shift)}; };
+  for (int block = 0; block < op.blocks; ++block) {
+    for (int i = 0; i < op.m; ++i)
+      for (int kk = 0; kk < op.k; ++kk) p.a.push_back(slot(input_slot(op, op.m, a_bits, block, i, kk)));
+    for (int kk = 0; kk < op.k; ++kk)
+      for (int j = 0; j < op.n; ++j) p.b.push_back(slot(input_slot(op, op.n, b_bits, block, j, kk)));
+    for (int i = 0; i < op.m; ++i)
+      for (int j = 0; j < op.n; ++j) p.accum.push_back(static_cast<uint16_t>(accum_index(op, block, i, j)));
+  }
+  return p;
 }
 
-// Runs `dot(accumulator word, row of A, column of B)` for every D element into a temporary, so
-// that d may alias c, then copies it out.
-template <class T, class Dot>
-void for_each_output(const MfmaOp& op, const T* a, const T* b, const uint32_t* c, uint32_t* d, Dot dot) {
+// Plans of the table ops, built on first use; other ops get a plan of their own each call.
+const Plan& plan_for(const MfmaOp& op, Plan& scratch) {
+  static const std::vector<std::pair<const MfmaOp*, Plan>> plans = [] {
+    std::vector<std::pair<const MfmaOp*, Plan>> all;
+    for (const MfmaOp& o : kGfx942Ops) all.emplace_back(&o, make_plan(o));
+    for (const MfmaOp& o : kGfx950Ops) all.emplace_back(&o, make_plan(o));
+    return all;
+  }();
+  for (const auto& [o, plan] : plans)
+    if (o == &op) return plan;
+  scratch = make_plan(op);
+  return scratch;
+}
+
+// Every code of an element type decoded once: 8-bit types take 256 entries, f16 65536.
+const std::vector<float>& decode_table(MfmaInput type, Arch arch) {
+  auto build = [](MfmaInput t, Arch a, uint32_t codes) {
+    std::vector<float> v(codes);
+    for (uint32_t c = 0; c < codes; ++c) v[c] = decode_float_input(t, a, c);
+    return v;
+  };
+  static const std::vector<float> f16 = build(F16, Arch::Gfx942, 1u << 16);
+  static const std::vector<float> fp8_942 = build(FP8, Arch::Gfx942, 256), fp8_950 = build(FP8, Arch::Gfx950, 256);
+  static const std::vector<float> bf8_942 = build(BF8, Arch::Gfx942, 256), bf8_950 = build(BF8, Arch::Gfx950, 256);
+  if (type == F16) return f16;
+  if (type == FP8) return arch == Arch::Gfx942 ? fp8_942 : fp8_950;
+  return arch == Arch::Gfx942 ? bf8_942 : bf8_950;
+}
+
+template <class T, class Decode>
+void gather(const std::vector<Slot>& slots, const uint32_t* regs, int bits, Decode decode, T* out) {
+  const uint32_t mask = bits == 32 ? ~0u : (1u << bits) - 1;
+  for (size_t e = 0; e < slots.size(); ++e) out[e] = decode((regs[slots[e].index] >> slots[e].shift) & mask);
+}
+
+// For each output row, the n accumulators advance together through k: every D element is still
+// its own chain of operations in k order, but the chains of a row are independent, so the inner
+// loop over j vectorizes. The result goes to a temporary first, so that d may alias c.
+template <class T, class Step>
+void multiply_accumulate(const MfmaOp& op, const Plan& plan, const T* a, const T* b, const uint32_t* c, uint32_t* d, Step step) {
   std::array<uint32_t, kMaxAccumDwords * kWave> result;
+  T acc[64];
   for (int block = 0; block < op.blocks; ++block)
-    for (int i = 0; i < op.m; ++i)
-      for (int j = 0; j < op.n; ++j) {
-        const int index = accum_index(op, block, i, j);
-        const T* row = a + (block * op.m + i) * op.k;
-        const T* column = b + (block * op.n + j) * op.k;
-        result[index] = dot(c[index], row, column);
+    for (int i = 0; i < op.m; ++i) {
+      const uint16_t* where = &plan.accum[static_cast<size_t>((block * op.m + i) * op.n)];
+      for (int j = 0; j < op.n; ++j) acc[j] = std::bit_cast<T>(c[where[j]]);
+      const T* row = a + (block * op.m + i) * op.k;
+      for (int kk = 0; kk < op.k; ++kk) {
+        const T x = row[kk];
+        const T* column = b + (block * op.k + kk) * op.n;
+        for (int j = 0; j < op.n; ++j) acc[j] = step(x, column[j], acc[j]);
       }
+      for (int j = 0; j < op.n; ++j) result[where[j]] = std::bit_cast<uint32_t>(acc[j]);
+    }
   std::copy_n(result.begin(), op.cd_dwords * kWave, d);
 }
 
@@ -275,30 +328,38 @@ void for_each_output(const MfmaOp& op, const T* a, const T* b, const uint32_t* c
 // fma chain. Modelling that is left for when bit-exactness against hardware is needed.
 void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_t* b, const uint32_t* c,
                    uint32_t* d) {
+  Plan scratch;
+  const Plan& plan = plan_for(op, scratch);
   std::array<float, kMaxInputElements> a_values, b_values;
-  gather(op, a, op.a_type, op.m, [&](uint32_t code) { return decode_float_input(op.a_type, arch, code); },
-         a_values.data());
-  gather(op, b, op.b_type, op.n, [&](uint32_t code) { return decode_float_input(op.b_type, arch, code); },
-         b_values.data());
-  for_each_output(op, a_values.data(), b_values.data(), c, d,
-                  [&](uint32_t accumulator, const float* row, const float* column) {
-                    float sum = std::bit_cast<float>(accumulator);
-                    for (int kk = 0; kk < op.k; ++kk) sum = std::fma(row[kk], column[kk], sum);
-                    return std::bit_cast<uint32_t>(sum);
-                  });
+  auto decode_into = [&](const std::vector<Slot>& slots, const uint32_t* regs, MfmaInput type, float* out) {
+    const int bits = element_bits(type);
+    switch (type) {
+      case F32: return gather(slots, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x); }, out);
+      case BF16: return gather(slots, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x << 16); }, out);
+      case XF32: return gather(slots, regs, bits, decode_xf32, out);
+      case I8: return gather(slots, regs, bits, [](uint32_t x) { return static_cast<float>(static_cast<int8_t>(x)); }, out);
+      default: {
+        const float* table = decode_table(type, arch).data();
+        return gather(slots, regs, bits, [table](uint32_t x) { return table[x]; }, out);
+      }
+    }
+  };
+  decode_into(plan.a, a, op.a_type, a_values.data());
+  decode_into(plan.b, b, op.b_type, b_values.data());
+  multiply_accumulate(op, plan, a_values.data(), b_values.data(), c, d,
+                      [](float x, float y, float acc) { return std::fma(x, y, acc); });
 }
 
 void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d) {
-  std::array<int32_t, kMaxInputElements> a_values, b_values;
-  const auto sign_extend = [](uint32_t code) { return static_cast<int32_t>(static_cast<int8_t>(code)); };
-  gather(op, a, op.a_type, op.m, sign_extend, a_values.data());
-  gather(op, b, op.b_type, op.n, sign_extend, b_values.data());
+  Plan scratch;
+  const Plan& plan = plan_for(op, scratch);
+  std::array<uint32_t, kMaxInputElements> a_values, b_values;
+  const auto sign_extend = [](uint32_t code) { return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(code))); };
+  gather(plan.a, a, element_bits(op.a_type), sign_extend, a_values.data());
+  gather(plan.b, b, element_bits(op.b_type), sign_extend, b_values.data());
   // Unsigned arithmetic: i32 accumulation wraps modulo 2^32 instead of being undefined.
-  for_each_output(op, a_values.data(), b_values.data(), c, d,
-                  [&](uint32_t accumulator, const int32_t* row, const int32_t* column) {
-                    for (int kk = 0; kk < op.k; ++kk) accumulator += static_cast<uint32_t>(row[kk] * column[kk]);
-                    return accumulator;
-                  });
+  multiply_accumulate(op, plan, a_values.data(), b_values.data(), c, d,
+                      [](uint32_t x, uint32_t y, uint32_t acc) { return acc + x * y; });
 }
 
 }  // namespace
