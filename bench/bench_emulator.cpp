@@ -9,6 +9,7 @@
 
 #include "../tests/emulator/toolchain.h"
 #include "weft/emulator/emulator.h"
+#include "weft/emulator/mfma.h"
 
 using namespace weft::emu;
 
@@ -129,10 +130,21 @@ void run(benchmark::State& state, const char* ir, const char* kernel, const char
 void BM_ValuFma(benchmark::State& state) { run(state, kValuKernel, "valu", "v_fma", 256, 16); }
 void BM_Mfma16x16x32Bf16(benchmark::State& state) { run(state, kMfmaKernel, "mfma", "v_mfma", 64, 256 * 16); }
 
+// The MFMA arithmetic alone (execute_mfma on register files), without the executor around it.
+void BM_ExecuteMfma16x16x32Bf16(benchmark::State& state) {
+  const MfmaOp* op = find_mfma("v_mfma_f32_16x16x32_bf16", Arch::Gfx950);
+  std::vector<uint32_t> a(4 * 64, 0x3f803f80u), b(4 * 64, 0x3f803f80u), c(4 * 64, 0), d(4 * 64);
+  for (auto _ : state) {
+    execute_mfma(*op, Arch::Gfx950, a.data(), b.data(), c.data(), d.data());
+    benchmark::DoNotOptimize(d.data());
+  }
+}
+
 const int kAllThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
 }  // namespace
 
 BENCHMARK(BM_ValuFma)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Mfma16x16x32Bf16)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ExecuteMfma16x16x32Bf16);
 BENCHMARK_MAIN();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "semantics.h"
+#include "weft/emulator/mfma.h"
 #include "wave.h"
 #include "weft/dsl/error.h"
 
@@ -138,6 +139,8 @@ Program build_program(const CodeObject& code, const Kernel& k) {
     Step s;
     s.inst = *inst;
     s.handler = handler_for(inst->info->mnemonic);
+    s.vop = vector_operands(*inst);
+    s.mfma = find_mfma(inst->info->mnemonic, prog.arch);
     s.offset = static_cast<uint32_t>(off);
     prog.step_at[off / 4] = static_cast<int32_t>(prog.steps.size());
     prog.steps.push_back(s);
@@ -204,7 +207,7 @@ uint8_t* Exec::global(uint64_t address, uint32_t bytes, int lane) const {
 uint8_t* Exec::lds(uint64_t address, uint32_t bytes, int lane) const {
   if (address + bytes > wg.lds.size())
     fail("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
-         " bytes; the workgroup has " + std::to_string(wg.lds.size()) + " bytes of LDS");
+         " bytes; the kernel allocates " + std::to_string(wg.lds.size()) + " bytes of LDS (group segment)");
   return wg.lds.data() + address;
 }
 
@@ -242,9 +245,17 @@ void fill_hidden_args(const Kernel& k, const LaunchOptions& o, std::vector<uint8
   }
 }
 
+// Puts a (possibly reused) wave into the state the hardware starts a wave in. Registers the
+// kernel does not use keep whatever they held: no correct program reads them.
 void init_wave(Wave& w, const Kernel& k, const DispatchState& d, const Workgroup& wg, const LaunchOptions& o, int wave_id,
                const std::vector<uint8_t>& kernarg_bytes) {
   const KernelDescriptor& kd = k.descriptor;
+  std::memset(w.s, 0, sizeof w.s);
+  std::memset(w.vreg(0), 0, static_cast<size_t>(std::min<uint32_t>(k.vgpr_count, 256)) * kLanes * 4);
+  std::memset(w.vreg(256), 0, static_cast<size_t>(std::min<uint32_t>(k.agpr_count, 256)) * kLanes * 4);
+  w.scc = false;
+  w.pc = 0;
+  w.ended = w.at_barrier = false;
   w.id = wave_id;
   int s = 0;
   auto put64 = [&](uint64_t v) {
@@ -320,11 +331,10 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
   return n;
 }
 
-uint64_t run_workgroup(Workgroup& wg, const Kernel& k, const Program& prog, GlobalMemory& mem, const DispatchState& d,
-                       const LaunchOptions& o, const std::vector<uint8_t>& kernarg, std::map<std::string, uint64_t>* stats) {
-  const int waves = static_cast<int>((o.block.count() + kLanes - 1) / kLanes);
-  std::vector<Wave> ws(static_cast<size_t>(waves));
-  for (int i = 0; i < waves; ++i) init_wave(ws[static_cast<size_t>(i)], k, d, wg, o, i, kernarg);
+uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Kernel& k, const Program& prog, GlobalMemory& mem,
+                       const DispatchState& d, const LaunchOptions& o, const std::vector<uint8_t>& kernarg,
+                       std::map<std::string, uint64_t>* stats) {
+  for (size_t i = 0; i < ws.size(); ++i) init_wave(ws[i], k, d, wg, o, static_cast<int>(i), kernarg);
   uint64_t n = 0;
   for (;;) {
     bool any_waiting = false;
@@ -367,6 +377,11 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   }
   d.queue = memory.allocate(256, "queue");
 
+  // LDS: what the kernel allocates; an access beyond it is reported (the target's limit bounds it).
+  const uint32_t lds_bytes = std::max(k.group_segment_fixed_size, k.descriptor.group_segment_fixed_size);
+  if (lds_bytes > lds_size(prog.arch))
+    throw Error("kernel " + kernel_name + " needs " + std::to_string(lds_bytes) + " bytes of LDS; " + arch_name(prog.arch) +
+                " has " + std::to_string(lds_size(prog.arch)));
   const uint64_t groups = o.grid.count();
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(groups, o.host_threads > 0 ? static_cast<unsigned>(o.host_threads) : hw));
@@ -378,13 +393,14 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   auto worker = [&] {
     std::map<std::string, uint64_t> local_stats;
     Workgroup wg;
+    std::vector<Wave> waves(static_cast<size_t>((o.block.count() + kLanes - 1) / kLanes));  // reused by every workgroup
     for (uint64_t g; (g = next.fetch_add(1)) < groups;) {
       wg.id[0] = static_cast<uint32_t>(g % o.grid.x);
       wg.id[1] = static_cast<uint32_t>(g / o.grid.x % o.grid.y);
       wg.id[2] = static_cast<uint32_t>(g / (uint64_t{o.grid.x} * o.grid.y));
-      wg.lds.assign(lds_size(prog.arch), 0);
+      wg.lds.assign(lds_bytes, 0);
       try {
-        instructions += run_workgroup(wg, k, prog, memory, d, o, kernarg, o.stats ? &local_stats : nullptr);
+        instructions += run_workgroup(wg, waves, k, prog, memory, d, o, kernarg, o.stats ? &local_stats : nullptr);
       } catch (const std::exception& ex) {
         std::lock_guard lock(error_mutex);
         if (first_error.empty()) first_error = ex.what();

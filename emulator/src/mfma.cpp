@@ -239,29 +239,40 @@ float decode_float_input(MfmaInput type, Arch arch, uint32_t code) {
 // Execution.
 
 // Where each element of A, B and C/D lives, worked out once per op from the layout rules above,
-// so that executing an MFMA is table lookups and dense loops.
-struct Slot {
-  uint16_t index;  // dword * 64 + lane
+// so that executing an MFMA is table lookups and dense loops. In every layout the outer index (i
+// of A, j of B) runs over consecutive lanes of one dword, so a row of A or B for one (block, kk)
+// is `size` consecutive words at one shift: the gathers below are unit-stride loops.
+struct RowSlot {
+  uint16_t base;  // dword * 64 + lane of outer index 0
   uint8_t shift;
 };
 struct Plan {
-  std::vector<Slot> a;          // A[block][i][kk] at (block*m + i)*k + kk
-  std::vector<Slot> b;          // B[block][kk][j] at (block*k + kk)*n + j: j runs fastest
+  std::vector<RowSlot> a, b;    // per (block, kk): A[block][i][kk] at base + i, B[block][kk][j] at base + j
   std::vector<uint16_t> accum;  // C/D[block][i][j] at (block*m + i)*n + j
 };
 
+std::vector<RowSlot> row_slots(const MfmaOp& op, int outer_size, int bits) {
+  std::vector<RowSlot> rows;
+  for (int block = 0; block < op.blocks; ++block)
+    for (int kk = 0; kk < op.k; ++kk) {
+      const InputSlot first = input_slot(op, outer_size, bits, block, 0, kk);
+      for (int outer = 1; outer < outer_size; ++outer) {
+        const InputSlot s = input_slot(op, outer_size, bits, block, outer, kk);
+        if (s.dword != first.dword || s.lane != first.lane + outer || s.shift != first.shift)
+          throw Error(std::string("MFMA layout of ") + op.mnemonic + ": a row does not lie in consecutive lanes");
+      }
+      rows.push_back({static_cast<uint16_t>(first.dword * kWave + first.lane), static_cast<uint8_t>(first.shift)});
+    }
+  return rows;
+}
+
 Plan make_plan(const MfmaOp& op) {
   Plan p;
-  const int a_bits = element_bits(op.a_type), b_bits = element_bits(op.b_type);
-  auto slot = [](InputSlot s) { return Slot{static_cast<uint16_t>(s.dword * kWave + s.lane), static_cast<uint8_t>(s.shift)}; };
-  for (int block = 0; block < op.blocks; ++block) {
-    for (int i = 0; i < op.m; ++i)
-      for (int kk = 0; kk < op.k; ++kk) p.a.push_back(slot(input_slot(op, op.m, a_bits, block, i, kk)));
-    for (int kk = 0; kk < op.k; ++kk)
-      for (int j = 0; j < op.n; ++j) p.b.push_back(slot(input_slot(op, op.n, b_bits, block, j, kk)));
+  p.a = row_slots(op, op.m, element_bits(op.a_type));
+  p.b = row_slots(op, op.n, element_bits(op.b_type));
+  for (int block = 0; block < op.blocks; ++block)
     for (int i = 0; i < op.m; ++i)
       for (int j = 0; j < op.n; ++j) p.accum.push_back(static_cast<uint16_t>(accum_index(op, block, i, j)));
-  }
   return p;
 }
 
@@ -294,31 +305,42 @@ const std::vector<float>& decode_table(MfmaInput type, Arch arch) {
   return arch == Arch::Gfx942 ? bf8_942 : bf8_950;
 }
 
+// Decodes A or B into out[(block*k + kk)*size + outer]: for each (block, kk) a row of `size`.
 template <class T, class Decode>
-void gather(const std::vector<Slot>& slots, const uint32_t* regs, int bits, Decode decode, T* out) {
+void gather(const std::vector<RowSlot>& rows, int size, const uint32_t* regs, int bits, Decode decode, T* out) {
   const uint32_t mask = bits == 32 ? ~0u : (1u << bits) - 1;
-  for (size_t e = 0; e < slots.size(); ++e) out[e] = decode((regs[slots[e].index] >> slots[e].shift) & mask);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const uint32_t* words = regs + rows[r].base;
+    const uint32_t shift = rows[r].shift;
+    T* row = out + r * static_cast<size_t>(size);
+    for (int outer = 0; outer < size; ++outer) row[outer] = decode((words[outer] >> shift) & mask);
+  }
 }
 
-// For each output row, the n accumulators advance together through k: every D element is still
-// its own chain of operations in k order, but the chains of a row are independent, so the inner
-// loop over j vectorizes. The result goes to a temporary first, so that d may alias c.
+// All m x n accumulators of a block advance together through k: every D element is still its own
+// chain of operations in k order, but the chains are independent, so the loops vectorize over j
+// and no chain waits on the latency of the previous step. The result goes to a temporary first,
+// so that d may alias c.
 template <class T, class Step>
 void multiply_accumulate(const MfmaOp& op, const Plan& plan, const T* a, const T* b, const uint32_t* c, uint32_t* d, Step step) {
   std::array<uint32_t, kMaxAccumDwords * kWave> result;
-  T acc[64];
-  for (int block = 0; block < op.blocks; ++block)
-    for (int i = 0; i < op.m; ++i) {
-      const uint16_t* where = &plan.accum[static_cast<size_t>((block * op.m + i) * op.n)];
-      for (int j = 0; j < op.n; ++j) acc[j] = std::bit_cast<T>(c[where[j]]);
-      const T* row = a + (block * op.m + i) * op.k;
-      for (int kk = 0; kk < op.k; ++kk) {
-        const T x = row[kk];
-        const T* column = b + (block * op.k + kk) * op.n;
-        for (int j = 0; j < op.n; ++j) acc[j] = step(x, column[j], acc[j]);
+  std::array<T, 32 * 32> acc;  // m x n of one block
+  const int n = op.n;
+  const int mn = op.m * n;
+  for (int block = 0; block < op.blocks; ++block) {
+    const uint16_t* where = &plan.accum[static_cast<size_t>(block * mn)];
+    for (int e = 0; e < mn; ++e) acc[static_cast<size_t>(e)] = std::bit_cast<T>(c[where[e]]);
+    for (int kk = 0; kk < op.k; ++kk) {
+      const T* column = b + (block * op.k + kk) * n;
+      const T* rows = a + (block * op.k + kk) * op.m;
+      for (int i = 0; i < op.m; ++i) {
+        const T x = rows[i];
+        T* out = &acc[static_cast<size_t>(i * n)];
+        for (int j = 0; j < n; ++j) out[j] = step(x, column[j], out[j]);
       }
-      for (int j = 0; j < op.n; ++j) result[where[j]] = std::bit_cast<uint32_t>(acc[j]);
     }
+    for (int e = 0; e < mn; ++e) result[where[e]] = std::bit_cast<uint32_t>(acc[static_cast<size_t>(e)]);
+  }
   std::copy_n(result.begin(), op.cd_dwords * kWave, d);
 }
 
@@ -331,21 +353,21 @@ void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_
   Plan scratch;
   const Plan& plan = plan_for(op, scratch);
   std::array<float, kMaxInputElements> a_values, b_values;
-  auto decode_into = [&](const std::vector<Slot>& slots, const uint32_t* regs, MfmaInput type, float* out) {
+  auto decode_into = [&](const std::vector<RowSlot>& rows, int size, const uint32_t* regs, MfmaInput type, float* out) {
     const int bits = element_bits(type);
     switch (type) {
-      case F32: return gather(slots, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x); }, out);
-      case BF16: return gather(slots, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x << 16); }, out);
-      case XF32: return gather(slots, regs, bits, decode_xf32, out);
-      case I8: return gather(slots, regs, bits, [](uint32_t x) { return static_cast<float>(static_cast<int8_t>(x)); }, out);
+      case F32: return gather(rows, size, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x); }, out);
+      case BF16: return gather(rows, size, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x << 16); }, out);
+      case XF32: return gather(rows, size, regs, bits, decode_xf32, out);
+      case I8: return gather(rows, size, regs, bits, [](uint32_t x) { return static_cast<float>(static_cast<int8_t>(x)); }, out);
       default: {
         const float* table = decode_table(type, arch).data();
-        return gather(slots, regs, bits, [table](uint32_t x) { return table[x]; }, out);
+        return gather(rows, size, regs, bits, [table](uint32_t x) { return table[x]; }, out);
       }
     }
   };
-  decode_into(plan.a, a, op.a_type, a_values.data());
-  decode_into(plan.b, b, op.b_type, b_values.data());
+  decode_into(plan.a, op.m, a, op.a_type, a_values.data());
+  decode_into(plan.b, op.n, b, op.b_type, b_values.data());
   multiply_accumulate(op, plan, a_values.data(), b_values.data(), c, d,
                       [](float x, float y, float acc) { return std::fma(x, y, acc); });
 }
@@ -355,8 +377,8 @@ void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, con
   const Plan& plan = plan_for(op, scratch);
   std::array<uint32_t, kMaxInputElements> a_values, b_values;
   const auto sign_extend = [](uint32_t code) { return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(code))); };
-  gather(plan.a, a, element_bits(op.a_type), sign_extend, a_values.data());
-  gather(plan.b, b, element_bits(op.b_type), sign_extend, b_values.data());
+  gather(plan.a, op.m, a, element_bits(op.a_type), sign_extend, a_values.data());
+  gather(plan.b, op.n, b, element_bits(op.b_type), sign_extend, b_values.data());
   // Unsigned arithmetic: i32 accumulation wraps modulo 2^32 instead of being undefined.
   multiply_accumulate(op, plan, a_values.data(), b_values.data(), c, d,
                       [](uint32_t x, uint32_t y, uint32_t acc) { return acc + x * y; });

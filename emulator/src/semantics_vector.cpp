@@ -15,47 +15,6 @@ using namespace fields;
 
 namespace {
 
-// Operand fields of a VALU instruction in any of its encodings.
-struct VectorOperands {
-  uint32_t src[3] = {0, 0, 0};  // 9-bit operand codes (VGPRs are 256 + index)
-  uint32_t vdst = 0;            // VGPR index, or SGPR code for compares and readlane
-  uint32_t sdst = kVcc;         // carry-out / compare destination
-  uint32_t neg = 0, abs = 0;
-  bool clamp = false;
-  uint32_t omod = 0;
-};
-
-VectorOperands operands(const Inst& in) {
-  VectorOperands o;
-  switch (in.family) {
-    case Family::VOP1:
-      o.src[0] = vop_src0(in);
-      o.vdst = vop_vdst(in);
-      break;
-    case Family::VOP2:
-      o.src[0] = vop_src0(in);
-      o.src[1] = 256 + vop_vsrc1(in);
-      o.src[2] = kVcc;  // carry-in / select mask of the e32 forms
-      o.vdst = vop_vdst(in);
-      break;
-    case Family::VOPC:
-      o.src[0] = vop_src0(in);
-      o.src[1] = 256 + vop_vsrc1(in);
-      o.vdst = kVcc;
-      break;
-    default:  // VOP3 / VOP3P
-      for (int i = 0; i < 3; ++i) o.src[i] = vop3_src(in, i);
-      o.vdst = vop3_vdst(in);
-      o.sdst = vop3_sdst(in);
-      o.neg = vop3_neg(in);
-      o.abs = vop3_abs(in);
-      o.clamp = vop3_clamp(in);
-      o.omod = vop3_omod(in);
-      break;
-  }
-  return o;
-}
-
 // Reads operand `code` for every lane into out[64] (a VGPR row, or a broadcast scalar).
 void read32(const Exec& e, uint32_t code, uint32_t* out) {
   if (code >= 256) {
@@ -64,6 +23,14 @@ void read32(const Exec& e, uint32_t code, uint32_t* out) {
     const uint32_t v = e.scalar(code);
     for (int l = 0; l < kLanes; ++l) out[l] = v;
   }
+}
+
+// The 64 lanes of operand `code` without copying a VGPR row: scalars are broadcast into `room`.
+const uint32_t* lanes32(const Exec& e, uint32_t code, uint32_t* room) {
+  if (code >= 256) return e.w.vreg(code - 256);
+  const uint32_t v = code < 128 ? e.w.s[code] : e.scalar(code);
+  for (int l = 0; l < kLanes; ++l) room[l] = v;
+  return room;
 }
 void read64(const Exec& e, uint32_t code, uint64_t* out) {
   if (code >= 256) {
@@ -93,6 +60,17 @@ float output_modifiers(const VectorOperands& o, float r) {
   return r;
 }
 
+// d[l] = r[l] for the active lanes.
+void store_active(const Exec& e, uint32_t* d, const uint32_t* r) {
+  const uint64_t exec = e.w.exec();
+  if (exec == ~0ull) {
+    std::memcpy(d, r, kLanes * 4);
+  } else {
+    for (int l = 0; l < kLanes; ++l)
+      if ((exec >> l) & 1) d[l] = r[l];
+  }
+}
+
 template <typename F>
 void each_lane(const Exec& e, F&& f) {
   const uint64_t exec = e.w.exec();
@@ -105,46 +83,58 @@ void each_lane(const Exec& e, F&& f) {
 
 // 32-bit integer / bitwise op on up to three sources.
 template <uint32_t (*F)(uint32_t, uint32_t, uint32_t)>
-void int_op(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
-  uint32_t a[kLanes], b[kLanes], c[kLanes];
-  read32(e, o.src[0], a);
-  read32(e, o.src[1], b);
-  read32(e, o.src[2], c);
-  uint32_t* d = e.w.vreg(o.vdst);
-  each_lane(e, [&](int l) { d[l] = F(a[l], b[l], c[l]); });
+void int_op(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t room[3][kLanes];
+  const uint32_t* a = lanes32(e, o.src[0], room[0]);
+  const uint32_t* b = lanes32(e, o.src[1], room[1]);
+  const uint32_t* c = lanes32(e, o.src[2], room[2]);
+  uint32_t r[kLanes];
+  for (int l = 0; l < kLanes; ++l) r[l] = F(a[l], b[l], c[l]);  // all lanes: vectorizes
+  store_active(e, e.w.vreg(o.vdst), r);
+}
+
+// The sources of a float op with VOP3 abs/neg applied (copied only when a modifier is set).
+const uint32_t* float_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
+  const uint32_t* p = lanes32(e, o.src[i], room);
+  if (!(((o.abs | o.neg) >> i) & 1)) return p;
+  if (p != room) std::memcpy(room, p, kLanes * 4);
+  float_modifiers(o, i, room);
+  return room;
 }
 
 // 32-bit float op with source and output modifiers.
 template <float (*F)(float, float, float)>
-void float_op(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
-  uint32_t a[kLanes], b[kLanes], c[kLanes];
-  read32(e, o.src[0], a);
-  read32(e, o.src[1], b);
-  read32(e, o.src[2], c);
-  float_modifiers(o, 0, a);
-  float_modifiers(o, 1, b);
-  float_modifiers(o, 2, c);
-  uint32_t* d = e.w.vreg(o.vdst);
-  each_lane(e, [&](int l) { d[l] = as_u(output_modifiers(o, F(as_f(a[l]), as_f(b[l]), as_f(c[l])))); });
+void float_op(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t room[3][kLanes];
+  const uint32_t* a = float_lanes(e, o, 0, room[0]);
+  const uint32_t* b = float_lanes(e, o, 1, room[1]);
+  const uint32_t* c = float_lanes(e, o, 2, room[2]);
+  uint32_t r[kLanes];
+  for (int l = 0; l < kLanes; ++l) r[l] = as_u(F(as_f(a[l]), as_f(b[l]), as_f(c[l])));  // all lanes: vectorizes
+  if (o.clamp || o.omod)
+    for (int l = 0; l < kLanes; ++l) r[l] = as_u(output_modifiers(o, as_f(r[l])));
+  store_active(e, e.w.vreg(o.vdst), r);
 }
 
 // v_fmac_f32 / v_mac: the destination is also the addend.
-void v_fmac_f32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
-  uint32_t a[kLanes], b[kLanes];
-  read32(e, o.src[0], a);
-  read32(e, o.src[1], b);
-  float_modifiers(o, 0, a);
-  float_modifiers(o, 1, b);
+void v_fmac_f32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t room[2][kLanes];
+  const uint32_t* a = float_lanes(e, o, 0, room[0]);
+  const uint32_t* b = float_lanes(e, o, 1, room[1]);
   uint32_t* d = e.w.vreg(o.vdst);
-  each_lane(e, [&](int l) { d[l] = as_u(output_modifiers(o, std::fma(as_f(a[l]), as_f(b[l]), as_f(d[l])))); });
+  uint32_t r[kLanes];
+  for (int l = 0; l < kLanes; ++l) r[l] = as_u(std::fma(as_f(a[l]), as_f(b[l]), as_f(d[l])));
+  if (o.clamp || o.omod)
+    for (int l = 0; l < kLanes; ++l) r[l] = as_u(output_modifiers(o, as_f(r[l])));
+  store_active(e, d, r);
 }
 
 // v_fmamk_f32 d = a * K + b;  v_fmaak_f32 d = a * b + K.
 void v_fmamk_f32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes], b[kLanes];
   read32(e, o.src[0], a);
   read32(e, o.src[1], b);
@@ -152,7 +142,7 @@ void v_fmamk_f32(Exec& e, const Inst& in) {
   each_lane(e, [&](int l) { d[l] = as_u(std::fma(as_f(a[l]), as_f(in.literal), as_f(b[l]))); });
 }
 void v_fmaak_f32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes], b[kLanes];
   read32(e, o.src[0], a);
   read32(e, o.src[1], b);
@@ -280,8 +270,8 @@ float fract_f(float a, float, float) { return a - std::floor(a); }
 float ldexp_f(float a, float b, float) { return std::ldexp(a, static_cast<int>(std::bit_cast<int32_t>(b))); }
 
 // v_cndmask_b32: d = mask[lane] ? src1 : src0, mask = VCC (e32) or an SGPR pair (e64).
-void v_cndmask_b32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_cndmask_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes], b[kLanes];
   read32(e, o.src[0], a);
   read32(e, o.src[1], b);
@@ -295,7 +285,7 @@ void v_cndmask_b32(Exec& e, const Inst& in) {
 // Carry-out adds and subtracts: VOP2 writes VCC, VOP3b its sdst; addc/subb read a carry-in mask.
 template <int Kind, bool CarryIn>  // Kind 0 add, 1 sub, 2 subrev
 void carry_op(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes], b[kLanes];
   read32(e, o.src[0], a);
   read32(e, o.src[1], b);
@@ -355,7 +345,7 @@ template <> bool compare<uint32_t>(Cmp c, uint32_t a, uint32_t b) {
 
 template <typename T, Cmp C, bool X>
 void v_cmp(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+  const VectorOperands& o = e.step->vop;
   uint64_t mask = 0;
   if constexpr (sizeof(T) == 8) {
     uint64_t a[kLanes], b[kLanes];
@@ -378,8 +368,8 @@ void v_cmp(Exec& e, const Inst& in) {
 }
 
 // 64-bit VALU ops.
-void v_lshl_add_u64(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_lshl_add_u64(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint64_t a[kLanes], c[kLanes];
   uint32_t b[kLanes];
   read64(e, o.src[0], a);
@@ -393,8 +383,8 @@ void v_lshl_add_u64(Exec& e, const Inst& in) {
   });
 }
 template <int Kind>  // 0 lshlrev, 1 lshrrev, 2 ashrrev
-void shift64(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void shift64(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint32_t s[kLanes];
   uint64_t v[kLanes];
   read32(e, o.src[0], s);
@@ -409,8 +399,8 @@ void shift64(Exec& e, const Inst& in) {
 }
 // v_mad_u64_u32 / v_mad_i64_i32: {vdst pair} = a * b + c (64-bit c), carry to sdst.
 template <bool Signed>
-void v_mad_64_32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_mad_64_32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes], b[kLanes];
   uint64_t c[kLanes];
   read32(e, o.src[0], a);
@@ -426,8 +416,8 @@ void v_mad_64_32(Exec& e, const Inst& in) {
   });
   e.set_scalar64(o.sdst, 0);
 }
-void v_mov_b64(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_mov_b64(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint64_t a[kLanes];
   read64(e, o.src[0], a);
   uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
@@ -438,40 +428,40 @@ void v_mov_b64(Exec& e, const Inst& in) {
 }
 
 // Cross-lane: readfirstlane / readlane into an SGPR, writelane from one.
-void v_readfirstlane_b32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_readfirstlane_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes];
   read32(e, o.src[0], a);
   const uint64_t exec = e.w.exec();
   e.set_scalar(o.vdst, a[exec ? std::countr_zero(exec) : 0]);
 }
-void v_readlane_b32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_readlane_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes];
   read32(e, o.src[0], a);
   e.set_scalar(o.vdst, a[e.scalar(o.src[1]) & 63]);
 }
-void v_writelane_b32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_writelane_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   e.w.vreg(o.vdst)[e.scalar(o.src[1]) & 63] = e.scalar(o.src[0]);
 }
 
 // AGPR moves: the unified file puts a0 at register 256.
-void v_accvgpr_write_b32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_accvgpr_write_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   uint32_t a[kLanes];
   read32(e, o.src[0], a);
   uint32_t* d = e.w.vreg(256 + o.vdst);
   each_lane(e, [&](int l) { d[l] = a[l]; });
 }
-void v_accvgpr_read_b32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_accvgpr_read_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   const uint32_t* a = e.w.vreg(o.src[0]);  // src code 256+i names a_i, i.e. unified register 256+i
   uint32_t* d = e.w.vreg(o.vdst);
   each_lane(e, [&](int l) { d[l] = a[l]; });
 }
-void v_accvgpr_mov_b32(Exec& e, const Inst& in) {
-  const VectorOperands o = operands(in);
+void v_accvgpr_mov_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
   const uint32_t* a = e.w.vreg(o.src[0]);
   uint32_t* d = e.w.vreg(256 + o.vdst);
   each_lane(e, [&](int l) { d[l] = a[l]; });
@@ -480,7 +470,7 @@ void v_accvgpr_mov_b32(Exec& e, const Inst& in) {
 // MFMA: reads A, B from VGPRs or AGPRs (acc bits), C/D in AGPRs when acc_cd is set. The
 // emulator runs every lane: an MFMA ignores EXEC.
 void v_mfma(Exec& e, const Inst& in) {
-  const MfmaOp* op = find_mfma(in.info->mnemonic, e.prog.arch);
+  const MfmaOp* op = e.step->mfma;
   if (!op) e.fail("this MFMA has no semantics on " + std::string(arch_name(e.prog.arch)));
   if (mai_cbsz(in) || mai_abid(in) || mai_blgp(in)) e.fail("MFMA with cbsz/abid/blgp modifiers is not supported");
   const uint32_t a_reg = vop3_src(in, 0), b_reg = vop3_src(in, 1), c_code = vop3_src(in, 2);

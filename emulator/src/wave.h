@@ -7,9 +7,12 @@
 #include <vector>
 
 #include "weft/emulator/emulator.h"
+#include "vector_operands.h"
 #include "weft/emulator/isa.h"
 
 namespace weft::emu {
+
+struct MfmaOp;
 
 constexpr int kLanes = 64;
 constexpr uint32_t kVcc = 106, kM0 = 124, kExec = 126;
@@ -23,6 +26,8 @@ struct Step {
   Inst inst;
   Handler handler = nullptr;  // nullptr: the emulator cannot run it (an error when reached)
   uint32_t offset = 0;        // byte offset from the kernel's entry
+  VectorOperands vop;         // VALU operand fields (VOP1/2/C/3/3P)
+  const MfmaOp* mfma = nullptr;        // the MFMA's shape and types, for v_mfma_*
 };
 
 struct Program {

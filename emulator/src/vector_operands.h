@@ -1,0 +1,55 @@
+// The operand fields of a VALU instruction in any of its encodings (VOP1, VOP2, VOPC, VOP3,
+// VOP3P), extracted once when the program is built so that the e32 and e64 forms of an opcode
+// share one handler body and no handler decodes fields while it runs.
+#pragma once
+
+#include <cstdint>
+
+#include "isa_fields.h"
+#include "weft/emulator/isa.h"
+
+namespace weft::emu {
+
+// Operand fields of a VALU instruction in any of its encodings.
+struct VectorOperands {
+  uint32_t src[3] = {0, 0, 0};  // 9-bit operand codes (VGPRs are 256 + index)
+  uint32_t vdst = 0;            // VGPR index, or SGPR code for compares and readlane
+  uint32_t sdst = 106;          // carry-out / compare destination (vcc unless VOP3b names one)
+  uint32_t neg = 0, abs = 0;
+  bool clamp = false;
+  uint32_t omod = 0;
+};
+
+inline VectorOperands vector_operands(const Inst& in) {
+  using namespace fields;
+  VectorOperands o;
+  switch (in.family) {
+    case Family::VOP1:
+      o.src[0] = vop_src0(in);
+      o.vdst = vop_vdst(in);
+      break;
+    case Family::VOP2:
+      o.src[0] = vop_src0(in);
+      o.src[1] = 256 + vop_vsrc1(in);
+      o.src[2] = 106;  // carry-in / select mask of the e32 forms
+      o.vdst = vop_vdst(in);
+      break;
+    case Family::VOPC:
+      o.src[0] = vop_src0(in);
+      o.src[1] = 256 + vop_vsrc1(in);
+      o.vdst = 106;
+      break;
+    default:  // VOP3 / VOP3P
+      for (int i = 0; i < 3; ++i) o.src[i] = vop3_src(in, i);
+      o.vdst = vop3_vdst(in);
+      o.sdst = vop3_sdst(in);
+      o.neg = vop3_neg(in);
+      o.abs = vop3_abs(in);
+      o.clamp = vop3_clamp(in);
+      o.omod = vop3_omod(in);
+      break;
+  }
+  return o;
+}
+
+}  // namespace weft::emu
