@@ -113,6 +113,12 @@ std::string bytes_text(const Inst& in) {
   return s;
 }
 
+void invalid_encoding(Exec& e, const Inst&) { e.fail("invalid instruction encoding"); }
+void cannot_execute(Exec& e, const Inst& in) {
+  e.fail("the emulator cannot execute " + std::string(in.info->mnemonic) + " (" + family_name(in.family) + ")");
+}
+void ran_past_end(Exec& e, const Inst&) { e.fail("the wave ran past the end of the kernel without s_endpgm"); }
+
 Program build_program(const CodeObject& code, const Kernel& k) {
   Program prog;
   prog.kernel = k.name;
@@ -128,6 +134,7 @@ Program build_program(const CodeObject& code, const Kernel& k) {
       uint32_t w = 0;
       std::memcpy(&w, bytes.data() + off, std::min<size_t>(4, bytes.size() - off));
       Step s;
+      s.handler = invalid_encoding;
       s.inst.size = 4;
       s.inst.word[0] = w;
       s.offset = static_cast<uint32_t>(off);
@@ -139,6 +146,7 @@ Program build_program(const CodeObject& code, const Kernel& k) {
     Step s;
     s.inst = *inst;
     s.handler = handler_for(inst->info->mnemonic);
+    if (!s.handler) s.handler = cannot_execute;
     s.vop = vector_operands(*inst);
     s.mfma = find_mfma(inst->info->mnemonic, prog.arch);
     s.offset = static_cast<uint32_t>(off);
@@ -146,6 +154,10 @@ Program build_program(const CodeObject& code, const Kernel& k) {
     prog.steps.push_back(s);
     off += inst->size;
   }
+  Step sentinel;
+  sentinel.handler = ran_past_end;
+  sentinel.offset = static_cast<uint32_t>(bytes.size());
+  prog.steps.push_back(sentinel);
   return prog;
 }
 
@@ -211,10 +223,7 @@ uint8_t* Exec::lds(uint64_t address, uint32_t bytes, int lane) const {
   return wg.lds.data() + address;
 }
 
-void Exec::branch_to(uint64_t byte_offset) {
-  w.pc = prog.index_of(byte_offset);
-  branched = true;
-}
+void Exec::branch_to(uint64_t byte_offset) { w.pc = prog.index_of(byte_offset); }
 
 // ---- launch ----
 
@@ -301,32 +310,33 @@ struct Counters {
   std::map<std::string, uint64_t> per_opcode;
 };
 
-// Runs one wave until it ends or reaches a barrier.
+void observe(const Step& s, const Wave& w, const Workgroup& wg, const Program& prog, const LaunchOptions& o,
+             std::map<std::string, uint64_t>* stats) {
+  const char* name = s.inst.info ? s.inst.info->mnemonic : ".long";
+  if (o.trace) {
+    const auto text = s.inst.info ? disassemble(s.inst, prog.arch) : std::nullopt;
+    std::fprintf(stderr, "wg(%u,%u,%u) wave %d  %04x: %s\n", wg.id[0], wg.id[1], wg.id[2], w.id, s.offset,
+                 text ? text->c_str() : name);
+  }
+  if (stats) ++(*stats)[name];
+}
+
+// Runs one wave until it ends or reaches a barrier. The loop is the emulator's hot path: every
+// step has a handler (errors included) and the program ends in a sentinel, so there is nothing to
+// check but the wave's state; tracing and statistics are compiled in only where asked for.
+template <bool Observed>
 uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o,
                   std::map<std::string, uint64_t>* stats) {
   uint64_t n = 0;
   Exec e{w, wg, mem, prog};
+  const Step* steps = prog.steps.data();
   while (!w.ended && !w.at_barrier) {
-    if (w.pc < 0 || static_cast<size_t>(w.pc) >= prog.steps.size()) {
-      e.step = &prog.steps.back();
-      e.fail("the wave ran past the end of the kernel without s_endpgm");
-    }
-    const Step& s = prog.steps[static_cast<size_t>(w.pc)];
+    const Step& s = steps[w.pc];
     e.step = &s;
-    if (!s.handler) {
-      if (!s.inst.info) e.fail("invalid instruction encoding");
-      e.fail("the emulator cannot execute " + std::string(s.inst.info->mnemonic) + " (" + family_name(s.inst.family) + ")");
-    }
-    if (o.trace) {
-      const auto text = disassemble(s.inst, prog.arch);
-      std::fprintf(stderr, "wg(%u,%u,%u) wave %d  %04x: %s\n", wg.id[0], wg.id[1], wg.id[2], w.id, s.offset,
-                   text ? text->c_str() : s.inst.info->mnemonic);
-    }
-    e.branched = false;
+    if constexpr (Observed) observe(s, w, wg, prog, o, stats);
+    ++w.pc;  // a branch overwrites it
     s.handler(e, s.inst);
-    if (stats) ++(*stats)[s.inst.info->mnemonic];
     ++n;
-    if (!e.branched) ++w.pc;
   }
   return n;
 }
@@ -340,7 +350,7 @@ uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Kernel& k, co
     bool any_waiting = false;
     for (Wave& w : ws) {
       if (w.ended) continue;
-      n += run_wave(w, wg, mem, prog, o, stats);
+      n += (o.trace || stats) ? run_wave<true>(w, wg, mem, prog, o, stats) : run_wave<false>(w, wg, mem, prog, o, stats);
       any_waiting |= w.at_barrier;
     }
     if (!any_waiting) break;

@@ -26,7 +26,7 @@ void read32(const Exec& e, uint32_t code, uint32_t* out) {
 }
 
 // The 64 lanes of operand `code` without copying a VGPR row: scalars are broadcast into `room`.
-const uint32_t* lanes32(const Exec& e, uint32_t code, uint32_t* room) {
+[[gnu::always_inline]] inline const uint32_t* lanes32(const Exec& e, uint32_t code, uint32_t* room) {
   if (code >= 256) return e.w.vreg(code - 256);
   const uint32_t v = code < 128 ? e.w.s[code] : e.scalar(code);
   for (int l = 0; l < kLanes; ++l) room[l] = v;
@@ -95,7 +95,7 @@ void int_op(Exec& e, const Inst&) {
 }
 
 // The sources of a float op with VOP3 abs/neg applied (copied only when a modifier is set).
-const uint32_t* float_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
+[[gnu::always_inline]] inline const uint32_t* float_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
   const uint32_t* p = lanes32(e, o.src[i], room);
   if (!(((o.abs | o.neg) >> i) & 1)) return p;
   if (p != room) std::memcpy(room, p, kLanes * 4);

@@ -24,7 +24,7 @@ using Handler = void (*)(Exec&, const Inst&);
 // One instruction of the program with its handler, decoded once before the kernel runs.
 struct Step {
   Inst inst;
-  Handler handler = nullptr;  // nullptr: the emulator cannot run it (an error when reached)
+  Handler handler = nullptr;  // never null once built: unsupported and invalid steps fail when run
   uint32_t offset = 0;        // byte offset from the kernel's entry
   VectorOperands vop;         // VALU operand fields (VOP1/2/C/3/3P)
   const MfmaOp* mfma = nullptr;        // the MFMA's shape and types, for v_mfma_*
@@ -68,7 +68,6 @@ struct Exec {
   GlobalMemory& mem;
   const Program& prog;
   const Step* step = nullptr;
-  bool branched = false;  // the handler set w.pc itself
 
   [[noreturn]] void fail(const std::string& what) const;
   // Scalar operand of a 9-bit / 8-bit source field: SGPR, special register, constant or literal.
