@@ -492,7 +492,9 @@ void print_mubuf(Printer& p) {
   const bool offen = mubuf_offen(p.in), idxen = mubuf_idxen(p.in);
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
-      case Field::Dst: p.operand(vector_reg(mubuf_vdata(p.in), kind, op.width)); break;
+      case Field::Dst:
+        if (!mubuf_lds(p.in)) p.operand(vector_reg(mubuf_vdata(p.in), kind, op.width));  // LDS DMA: no VGPR data
+        break;
       case Field::Addr:
         if (!offen && !idxen) p.operand("off");
         else p.operand(vector_reg(mubuf_vaddr(p.in), 'v', offen && idxen ? 2 : 1));
@@ -506,7 +508,7 @@ void print_mubuf(Printer& p) {
   if (offen) p.modifier("offen");
   if (mubuf_offset(p.in)) p.modifier("offset:" + std::to_string(mubuf_offset(p.in)));
   print_cache_bits(p, mubuf_sc0(p.in), mubuf_sc1(p.in), mubuf_nt(p.in));
-  if (mubuf_lds(p.in)) p.ok = false;
+  if (mubuf_lds(p.in)) p.modifier("lds");
 }
 
 }  // namespace

@@ -427,6 +427,23 @@ void v_mov_b64(Exec& e, const Inst&) {
   });
 }
 
+// v_mbcnt_lo/hi: how many bits of a mask lie below the lane, in the mask's low or high half
+// (the usual idiom: mbcnt_hi(exec_hi, mbcnt_lo(exec_lo, 0)) = the lane's rank among active lanes).
+template <bool High>
+void v_mbcnt(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t room[2][kLanes];
+  const uint32_t* mask = lanes32(e, o.src[0], room[0]);
+  const uint32_t* acc = lanes32(e, o.src[1], room[1]);
+  uint32_t r[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    const int below = High ? std::max(l - 32, 0) : std::min(l, 32);
+    const uint64_t bits = below >= 32 ? mask[l] : (mask[l] & ((uint64_t{1} << below) - 1));
+    r[l] = static_cast<uint32_t>(std::popcount(bits)) + acc[l];
+  }
+  store_active(e, e.w.vreg(o.vdst), r);
+}
+
 // Cross-lane: readfirstlane / readlane into an SGPR, writelane from one.
 void v_readfirstlane_b32(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
@@ -558,6 +575,8 @@ void register_vector_semantics(SemanticsTable& t) {
   t["v_mad_u64_u32"] = v_mad_64_32<false>;
   t["v_mad_i64_i32"] = v_mad_64_32<true>;
   t["v_readlane_b32"] = v_readlane_b32;
+  t["v_mbcnt_lo_u32_b32"] = v_mbcnt<false>;
+  t["v_mbcnt_hi_u32_b32"] = v_mbcnt<true>;
   t["v_writelane_b32"] = v_writelane_b32;
   t["v_accvgpr_write_b32"] = v_accvgpr_write_b32;
   t["v_accvgpr_read_b32"] = v_accvgpr_read_b32;

@@ -81,8 +81,16 @@ FAMILIES = {
 MODIFIER = re.compile(r'^(format:.*|offen|idxen|lds|sc0|sc1|nt|glc|slc|gds|clamp|tfe|offset\d?:.*|op_sel.*|neg_.*|mul:\d|div:\d|cbsz:.*|abid:.*|blgp:.*)$')
 REG = re.compile(r'^([sva])(\d+)$|^([sva])\[(\d+):(\d+)\]$')
 
+INVALID = re.compile(r"([sva])(\d+|\[\d+:\d+\])/\*Invalid register, operand has '(\w+)' register class\*/")
+
+def register_class_kind(cls):
+    return 's' if cls.startswith('SReg') or cls.startswith('SGPR') else 'a' if cls.startswith('AReg') or cls.startswith('AGPR') else 'v'
+
 def template(family, text, fields):
     """Turns 'v_add_f32_e32 v10, v20, v30' into ('v_add_f32_e32', 'D:v1 S0:v1 S1:v1')."""
+    # A probe register of the wrong kind (a VGPR where the operand takes an SGPR) is printed with
+    # an "Invalid register" note naming the operand's class: the class says the kind.
+    text = INVALID.sub(lambda m: register_class_kind(m.group(3)) + m.group(2), text)
     mnemonic, _, rest = text.partition(' ')
     tokens = [t for t in re.split(r',?\s+', rest.strip()) if t] if rest else []
     out = []
