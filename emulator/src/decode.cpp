@@ -166,8 +166,12 @@ std::vector<OperandSpec> parse_template(const char* tmpl) {
 // Source operand codes no instruction of these targets accepts (reserved in the encoding).
 bool reserved_source(uint32_t code) { return (code >= 209 && code <= 229) || (code >= 232 && code <= 234); }
 
-// A 64-bit scalar operand must start on an even register (s[2n:2n+1], vcc, exec, ...).
-bool misaligned_pair(uint32_t code, int width) { return width == 2 && code < 128 && (code & 1); }
+// A 64-bit operand on an odd special register (xnack_mask_hi, vcc_hi, ...) is invalid; an odd
+// SGPR or trap temporary is read from the even one below it (LLVM decodes it with a warning).
+bool misaligned_pair(uint32_t code, int width) {
+  // ttmps align like SGPRs; null (125) is a valid 64-bit operand
+  return width == 2 && (code == 103 || code == 105 || code == 107 || code == 127);
+}
 
 bool valid_scalar_widths(const Inst& in) {
   const uint32_t w = in.word[0];
@@ -251,11 +255,23 @@ bool valid_sources(const Inst& in) {
         return false;
       return !((w >> 25) & 1) || accepts(*in.info, 'A');
     }
-    case Family::FLAT: case Family::SCRATCH: case Family::GLOBAL: case Family::MTBUF:
+    case Family::FLAT:  // no scalar address: saddr must be 0
+      if ((in.word[1] >> 16) & 0x7f) return false;
+      [[fallthrough]];
+    case Family::GLOBAL:  // bit 13 is only the SVE bit of scratch (global_load_lds_* are opcodes of their own)
+      if ((w >> 13) & 1) return false;
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
-    case Family::MUBUF:
-      return (!((in.word[1] >> 23) & 1) || accepts(*in.info, 'A')) && (!((w >> 16) & 1) || accepts(*in.info, 'L'));
+    case Family::SCRATCH: case Family::MTBUF:
+      return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
+    case Family::MUBUF: {
+      const bool lds = (w >> 16) & 1;
+      const uint32_t rsrc = ((in.word[1] >> 16) & 0x1f) * 4;
+      if (!(rsrc <= 100 || (rsrc >= 108 && rsrc <= 120))) return false;  // V# in s[4n:4n+3] or ttmp[4n:4n+3]
+      if (reserved_source(in.word[1] >> 24)) return false;              // soffset
+      return (!((in.word[1] >> 23) & 1) || accepts(*in.info, 'A')) && (!lds || accepts(*in.info, 'L'));
+    }
     case Family::SOPP: return !operand_specs(*in.info).empty() || (w & 0xFFFF) == 0;
+    case Family::SMEM: return !accepts(*in.info, 'I') || !((w >> 17) & 1);
     default: return true;
   }
 }

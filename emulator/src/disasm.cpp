@@ -65,9 +65,10 @@ std::optional<std::string> vector_reg(uint32_t index, char kind, int width) {
 // Scalar register names 0..127 (SGPRs and the special registers of the operand encoding).
 std::optional<std::string> scalar_reg(uint32_t v, int width) {
   if (v <= 101) {
+    // A misaligned SGPR tuple is read from the aligned register below it; llvm-objdump prints it
+    // so, with a warning after the instruction.
+    v &= ~static_cast<uint32_t>(width >= 4 ? 3 : width == 2 ? 1 : 0);
     if (width > 1 && v + width - 1 > 101) return std::nullopt;
-    if (width >= 2 && v % 2) return std::nullopt;
-    if (width >= 4 && v % 4) return std::nullopt;
     return reg_range('s', v, width);
   }
   struct Pair { uint32_t base; const char *lo, *hi, *both; };
@@ -81,13 +82,13 @@ std::optional<std::string> scalar_reg(uint32_t v, int width) {
     if (width == 2 && v == p.base) return p.both;
   }
   if (v >= 108 && v <= 123) {
-    const uint32_t t = v - 108;
-    if (width > 1 && (t % (width >= 4 ? 4 : 2) || t + width > 16)) return std::nullopt;
+    const uint32_t t = (v - 108) & ~static_cast<uint32_t>(width >= 4 ? 3 : width == 2 ? 1 : 0);  // aligned like SGPRs
+    if (t + width > 16) return std::nullopt;
     if (width == 1) return "ttmp" + std::to_string(t);
     return "ttmp[" + std::to_string(t) + ":" + std::to_string(t + width - 1) + "]";
   }
   if (width == 1 && v == 124) return "m0";
-  if (width == 1 && v == 125) return "null";
+  if (v == 125) return "null";
   return std::nullopt;
 }
 
@@ -477,11 +478,8 @@ void print_flat(Printer& p) {
       default: p.ok = false; break;
     }
   }
-  if (p.in.family == Family::FLAT && saddr != 0) p.ok = false;
-  const uint32_t raw = flat_offset_bits(p.in);
-  const int32_t off = p.in.family == Family::FLAT ? static_cast<int32_t>(raw & 0xfff)
-                                                  : static_cast<int32_t>(raw << 19) >> 19;
-  if (p.in.family == Family::FLAT && (raw & 0x1000)) p.ok = false;
+  const uint32_t raw = flat_offset_bits(p.in);  // FLAT: 13 bits unsigned; GLOBAL/SCRATCH: signed
+  const int32_t off = p.in.family == Family::FLAT ? static_cast<int32_t>(raw) : static_cast<int32_t>(raw << 19) >> 19;
   if (p.in.family != Family::SCRATCH && flat_lds(p.in)) p.ok = false;
   if (off) p.modifier("offset:" + std::to_string(off));
   print_cache_bits(p, flat_sc0(p.in), flat_sc1(p.in), flat_nt(p.in));

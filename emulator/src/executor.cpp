@@ -87,8 +87,8 @@ std::string GlobalMemory::describe_nearest(uint64_t address) const {
   }
   if (!best) return "no buffers are allocated";
   const uint64_t end = best->address + best->bytes.size();
-  std::string where = address < best->address ? std::to_string(best->address - address) + " bytes below its start"
-                                              : std::to_string(address - end) + " bytes past its end";
+  const std::string where = address < best->address ? std::to_string(best->address - address) + " bytes before its start"
+                                                    : "at offset " + std::to_string(address - best->address);
   return "nearest buffer '" + best->name + "' [" + hex(best->address) + ", " + hex(end) + ") (" + std::to_string(best->bytes.size()) +
          " bytes), the access is " + where;
 }
@@ -197,6 +197,7 @@ uint32_t Exec::scalar(uint32_t code) const {
 }
 
 uint64_t Exec::scalar64(uint32_t code) const {
+  if (code < 102) code &= ~1u;  // an odd SGPR pair reads the aligned one below it
   if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
   const uint32_t lo = scalar(code);
   if (code >= 128 && code <= 208) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(lo)));

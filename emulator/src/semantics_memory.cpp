@@ -1,6 +1,7 @@
 // Vector memory: GLOBAL / FLAT / SCRATCH loads, stores and atomics, LDS (DS), buffer loads and
 // stores through a V# (MUBUF) including the direct-to-LDS form. Memory completes at issue, so
 // s_waitcnt has nothing to wait for; every access is bounds-checked.
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -19,7 +20,7 @@ enum class Ext { Zero, Sign, None };
 // Where lane l of a GLOBAL/FLAT/SCRATCH instruction points.
 uint64_t flat_address(const Exec& e, const Inst& in, int l) {
   const uint32_t raw = flat_offset_bits(in);
-  const int64_t off = in.family == Family::FLAT ? static_cast<int64_t>(raw & 0xfff) : static_cast<int32_t>(raw << 19) >> 19;
+  const int64_t off = in.family == Family::FLAT ? static_cast<int64_t>(raw) : static_cast<int32_t>(raw << 19) >> 19;
   const uint32_t saddr = flat_saddr(in);
   const uint32_t* lo = e.w.vreg(flat_addr(in));
   if (in.family == Family::GLOBAL && saddr != 0x7f)
@@ -66,6 +67,26 @@ void flat_load(Exec& e, const Inst& in) {
       if (X == Ext::Sign) v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
       e.w.vreg(dst)[l] = v;
     }
+  }
+}
+
+// global_load_lds_*: the loaded bytes go to LDS at M0 + instruction offset + lane * size.
+template <uint32_t Bytes, Ext X>
+void global_load_lds(Exec& e, const Inst& in) {
+  const uint32_t size = std::max(Bytes, 4u);
+  const int32_t inst_offset = static_cast<int32_t>(flat_offset_bits(in) << 19) >> 19;
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    uint8_t value[16] = {};
+    std::memcpy(value, lane_memory(e, in, l, Bytes), Bytes);
+    if (X == Ext::Sign && Bytes < 4) {
+      uint32_t v;
+      std::memcpy(&v, value, 4);
+      v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
+      std::memcpy(value, &v, 4);
+    }
+    const uint64_t lds_address = (e.w.s[kM0] & 0x3ffff) + static_cast<uint64_t>(static_cast<int64_t>(inst_offset)) + static_cast<uint64_t>(l) * size;
+    std::memcpy(e.lds(lds_address, size, l), value, size);
   }
 }
 
@@ -282,6 +303,13 @@ void register_memory_semantics(SemanticsTable& t) {
     t[s + "store_dwordx3"] = flat_store<12>;
     t[s + "store_dwordx4"] = flat_store<16>;
   }
+  t["global_load_lds_ubyte"] = global_load_lds<1, Ext::Zero>;
+  t["global_load_lds_sbyte"] = global_load_lds<1, Ext::Sign>;
+  t["global_load_lds_ushort"] = global_load_lds<2, Ext::Zero>;
+  t["global_load_lds_sshort"] = global_load_lds<2, Ext::Sign>;
+  t["global_load_lds_dword"] = global_load_lds<4, Ext::None>;
+  t["global_load_lds_dwordx3"] = global_load_lds<12, Ext::None>;
+  t["global_load_lds_dwordx4"] = global_load_lds<16, Ext::None>;
   for (const char* seg : {"global_", "flat_"}) {
     const std::string s = seg;
     t[s + "atomic_add"] = flat_atomic<Atomic::Add>;

@@ -74,7 +74,11 @@ struct Exec {
   uint32_t scalar(uint32_t code) const;
   uint64_t scalar64(uint32_t code) const;
   void set_scalar(uint32_t code, uint32_t v) { w.s[code] = v; }
-  void set_scalar64(uint32_t code, uint64_t v) { w.s[code] = static_cast<uint32_t>(v); w.s[code + 1] = static_cast<uint32_t>(v >> 32); }
+  void set_scalar64(uint32_t code, uint64_t v) {
+    if (code < 102) code &= ~1u;  // as scalar64
+    w.s[code] = static_cast<uint32_t>(v);
+    w.s[code + 1] = static_cast<uint32_t>(v >> 32);
+  }
   // Global memory access with bounds checking; `lane` is for the error report.
   uint8_t* global(uint64_t address, uint32_t bytes, int lane) const;
   uint8_t* lds(uint64_t address, uint32_t bytes, int lane) const;

@@ -114,6 +114,24 @@ define amdgpu_kernel void @unaligned(ptr addrspace(1) %in, ptr addrspace(1) %out
   ret void
 }
 attributes #0 = { "target-features"="+unaligned-access-mode" }
+declare void @llvm.amdgcn.global.load.lds(ptr addrspace(1), ptr addrspace(3), i32, i32, i32)
+@tile2 = internal addrspace(3) global [256 x i32] undef
+; the same through global_load_lds_dword: out[tid] = in[(tid + 5) % 64]
+define amdgpu_kernel void @global_lds(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %src = getelementptr i32, ptr addrspace(1) %in, i32 %tid
+  call void @llvm.amdgcn.global.load.lds(ptr addrspace(1) %src, ptr addrspace(3) @tile2, i32 4, i32 0, i32 0)
+  fence syncscope("workgroup") release
+  call void @llvm.amdgcn.s.barrier()
+  fence syncscope("workgroup") acquire
+  %n = add i32 %tid, 5
+  %j = and i32 %n, 63
+  %p = getelementptr [256 x i32], ptr addrspace(3) @tile2, i32 0, i32 %j
+  %v = load i32, ptr addrspace(3) %p
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %tid
+  store i32 %v, ptr addrspace(1) %q
+  ret void
+}
 )";
 
 // gfx950 only: 16 bytes per lane straight into LDS.
@@ -180,7 +198,7 @@ constexpr uint32_t kPoison = 0xCDCDCDCDu;
 
 }  // namespace
 
-TEST_CASE("direct-to-LDS buffer loads feed a workgroup's LDS tile") {
+TEST_CASE("direct-to-LDS buffer and global loads feed a workgroup's LDS tile") {
   for (Arch arch : kArchs) {
     INFO(std::string(arch_name(arch)));
     const auto bytes = weft::testing::compile_ll(kKernels, arch_name(arch));
@@ -192,6 +210,10 @@ TEST_CASE("direct-to-LDS buffer loads feed a workgroup's LDS tile") {
     run_kernel(code, "lds_dma", mem, launch(code, "lds_dma", {1, 1, 1}, {64, 1, 1}, {ArgValue::pointer(pin), ArgValue::pointer(pout)}));
     const auto out = download(mem, pout, 64);
     for (uint32_t t = 0; t < 64; ++t) REQUIRE(out[t] == in[(t + 1) % 64]);
+    std::memset(mem.data(pout), 0xCD, 64 * 4);
+    run_kernel(code, "global_lds", mem, launch(code, "global_lds", {1, 1, 1}, {64, 1, 1}, {ArgValue::pointer(pin), ArgValue::pointer(pout)}));
+    const auto out2 = download(mem, pout, 64);
+    for (uint32_t t = 0; t < 64; ++t) REQUIRE(out2[t] == in[(t + 5) % 64]);
   }
 }
 
