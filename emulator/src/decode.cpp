@@ -261,10 +261,11 @@ bool valid_sources(const Inst& in) {
     case Family::GLOBAL:  // bit 13 is only the SVE bit of scratch (global_load_lds_* are opcodes of their own)
       if ((w >> 13) & 1) return false;
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
-    case Family::SCRATCH: case Family::MTBUF:
+    case Family::SCRATCH:
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
-    case Family::MUBUF: {
-      const bool lds = (w >> 16) & 1;
+    case Family::MUBUF:
+    case Family::MTBUF: {
+      const bool lds = in.family == Family::MUBUF && ((w >> 16) & 1);
       const uint32_t rsrc = ((in.word[1] >> 16) & 0x1f) * 4;
       if (!(rsrc <= 100 || (rsrc >= 108 && rsrc <= 120))) return false;  // V# in s[4n:4n+3] or ttmp[4n:4n+3]
       if (reserved_source(in.word[1] >> 24)) return false;              // soffset

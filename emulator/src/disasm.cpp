@@ -138,7 +138,8 @@ std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int 
   if (code <= 192) return dec(static_cast<int>(code) - 128);
   if (code <= 208) return dec(192 - static_cast<int>(code));
   if (code >= 240 && code <= 248) {
-    if (t == ValType::B16) return std::nullopt;  // printed as the f16 bit pattern; not reproduced
+    static const char* f16_bits[] = {"0x3800", "0xb800", "0x3c00", "0xbc00", "0x4000", "0xc000", "0x4400", "0xc400", "0x3118"};
+    if (t == ValType::B16) return f16_bits[code - 240];  // 16-bit integer operands print the f16 pattern
     if (t == ValType::BF16) return std::nullopt;
     return inline_float(code, t);
   }
@@ -155,7 +156,8 @@ std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int 
     case 252: return "src_execz";
     case 253: return "src_scc";
     case 255:
-      if (!in.has_literal || width > 1) return std::nullopt;
+      if (!in.has_literal) return std::nullopt;
+      if (width > 1 && kind != 's') return std::nullopt;  // 64-bit VALU literals: not reproduced
       return literal_text(in.literal, t);
     default: return std::nullopt;
   }
@@ -248,16 +250,32 @@ void print_sopp(Printer& p) {
 
 void print_smem(Printer& p) {
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
-    if (op.field == Field::Dst) p.operand(scalar_reg(smem_sdata(p.in) & ~(op.width >= 4 ? 3u : 0u), op.width));
+    if (op.field == Field::Dst) {
+      const uint32_t sdata = smem_sdata(p.in) & ~(op.width >= 4 ? 3u : 0u);
+      // m0 and exec are not valid SMEM data registers: LLVM annotates them
+      p.operand(sdata >= 124 ? std::nullopt : scalar_reg(sdata, op.width));
+    }
     else if (op.field == Field::SBase) p.operand(scalar_reg(smem_sbase(p.in), op.width));
     else if (op.text && std::string_view(op.text, op.width) == "0x40") {
-      if (!smem_imm(p.in) || smem_soe(p.in) || smem_nv(p.in) || (p.in.word[1] >> 21)) p.ok = false;
-      p.operand(hex(static_cast<uint32_t>(smem_offset(p.in)) & 0x1fffff));
+      // imm: a signed 21-bit byte offset, after an SGPR offset when soe is set. Without imm, one
+      // SGPR: the soffset field when soe is set, else the offset field.
+      if (smem_nv(p.in)) p.ok = false;
+      const int32_t off = smem_offset(p.in);
+      const std::string off_text = off < 0 ? "-" + hex(static_cast<uint32_t>(-off)) : hex(static_cast<uint32_t>(off));
+      if (!smem_imm(p.in)) {
+        p.operand(scalar_reg(smem_soe(p.in) ? smem_soffset(p.in) : p.in.word[1] & 0x7f, 1));
+      } else if (smem_soe(p.in)) {
+        p.operand(scalar_reg(smem_soffset(p.in), 1));
+        p.modifier("offset:" + off_text);
+      } else {
+        p.operand(off_text);
+      }
     } else {
       p.ok = false;
     }
   }
-  if (smem_glc(p.in)) p.modifier("glc");
+  // s_dcache_*, s_memtime and s_dcache_discard have no glc syntax
+  if (smem_glc(p.in) && !accepts(*p.in.info, 'I') && p.mnemonic.rfind("s_dcache", 0) != 0) p.modifier("glc");
 }
 
 // Source modifiers of VOP3: neg and abs.
@@ -485,13 +503,25 @@ void print_flat(Printer& p) {
   print_cache_bits(p, flat_sc0(p.in), flat_sc1(p.in), flat_nt(p.in));
 }
 
+// format:[BUF_DATA_FORMAT_..,BUF_NUM_FORMAT_..], the defaults (data 8, number UNORM) left out.
+std::string mtbuf_format(uint32_t dfmt, uint32_t nfmt) {
+  static const char* data[16] = {"INVALID", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2",
+                                 "2_10_10_10", "8_8_8_8", "32_32", "16_16_16_16", "32_32_32", "32_32_32_32", "RESERVED_15"};
+  static const char* number[8] = {"UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"};
+  std::string parts;
+  if (dfmt != 1) parts += std::string("BUF_DATA_FORMAT_") + data[dfmt];
+  if (nfmt != 0) parts += std::string(parts.empty() ? "" : ",") + "BUF_NUM_FORMAT_" + number[nfmt];
+  return parts.empty() ? "" : "format:[" + parts + "]";
+}
+
 void print_mubuf(Printer& p) {
   const char kind = mubuf_acc(p.in) ? 'a' : 'v';
+  const bool typed = p.in.family == Family::MTBUF;
   const bool offen = mubuf_offen(p.in), idxen = mubuf_idxen(p.in);
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
       case Field::Dst:
-        if (!mubuf_lds(p.in)) p.operand(vector_reg(mubuf_vdata(p.in), kind, op.width));  // LDS DMA: no VGPR data
+        if (typed || !mubuf_lds(p.in)) p.operand(vector_reg(mubuf_vdata(p.in), kind, op.width));  // LDS DMA: no VGPR data
         break;
       case Field::Addr:
         if (!offen && !idxen) p.operand("off");
@@ -502,11 +532,19 @@ void print_mubuf(Printer& p) {
       default: p.ok = false; break;
     }
   }
+  if (typed) {
+    const std::string format = mtbuf_format(mtbuf_dfmt(p.in), mtbuf_nfmt(p.in));
+    if (!format.empty()) p.modifier(format);
+  }
   if (idxen) p.modifier("idxen");
   if (offen) p.modifier("offen");
   if (mubuf_offset(p.in)) p.modifier("offset:" + std::to_string(mubuf_offset(p.in)));
-  print_cache_bits(p, mubuf_sc0(p.in), mubuf_sc1(p.in), mubuf_nt(p.in));
-  if (mubuf_lds(p.in)) p.modifier("lds");
+  if (typed) {
+    print_cache_bits(p, mubuf_sc0(p.in), mtbuf_sc1(p.in), mtbuf_nt(p.in));
+  } else {
+    print_cache_bits(p, mubuf_sc0(p.in), mubuf_sc1(p.in), mubuf_nt(p.in));
+    if (mubuf_lds(p.in)) p.modifier("lds");
+  }
 }
 
 }  // namespace
@@ -531,8 +569,8 @@ std::optional<std::string> disassemble(const Inst& in, Arch arch) {
     case Family::VOP3P: print_vop3p(p); break;
     case Family::DS: print_ds(p); break;
     case Family::FLAT: case Family::SCRATCH: case Family::GLOBAL: print_flat(p); break;
-    case Family::MUBUF: print_mubuf(p); break;
-    case Family::MTBUF: p.ok = false; break;  // format:[...] names: not reproduced
+    case Family::MUBUF:
+    case Family::MTBUF: print_mubuf(p); break;
   }
   if (!p.ok) return std::nullopt;
   return p.out;

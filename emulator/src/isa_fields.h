@@ -91,4 +91,10 @@ inline uint32_t mubuf_srsrc(const Inst& in) { return bits(in.word[1], 20, 16) * 
 inline bool mubuf_acc(const Inst& in) { return bits(in.word[1], 23, 23); }
 inline uint32_t mubuf_soffset(const Inst& in) { return bits(in.word[1], 31, 24); }
 
+// MTBUF: as MUBUF, with the data/number format in word 0 and sc1/nt in word 1.
+inline uint32_t mtbuf_dfmt(const Inst& in) { return bits(in.word[0], 22, 19); }
+inline uint32_t mtbuf_nfmt(const Inst& in) { return bits(in.word[0], 25, 23); }
+inline bool mtbuf_sc1(const Inst& in) { return bits(in.word[1], 21, 21); }
+inline bool mtbuf_nt(const Inst& in) { return bits(in.word[1], 22, 22); }
+
 }  // namespace weft::emu::fields

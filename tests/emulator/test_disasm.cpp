@@ -19,6 +19,7 @@ namespace {
 struct Tally {
   int agree = 0, both_reject = 0, declined = 0, oracle_crashes = 0;
   std::map<std::string, int> declined_by_family;
+  std::vector<std::string> declines;  // what LLVM printed for the words weft declined
   std::vector<std::string> mismatches;
 };
 
@@ -72,6 +73,7 @@ void compare_chunk(const std::vector<uint32_t>& words, Arch arch, Tally& t) {
     if (!text) {
       ++t.declined;
       ++t.declined_by_family[family_name(got->family)];
+      t.declines.push_back(where + ": " + *want.text);
     } else if (*text != *want.text) {
       t.mismatches.push_back(where + ": llvm `" + *want.text + "`, weft `" + *text + "`");
     } else {
@@ -94,6 +96,8 @@ void report(const Tally& t, const std::string& what, double max_differ_fraction)
   if (const char* path = std::getenv("WEFT_DISASM_MISMATCHES")) {  // for whoever works on the printer
     std::ofstream out(path + ("." + what));
     for (const std::string& m : t.mismatches) out << m << "\n";
+    std::ofstream declined(path + ("." + what + ".declined"));
+    for (const std::string& d : t.declines) declined << d << "\n";
   }
   std::string families;
   for (const auto& [f, n] : t.declined_by_family) families += " " + f + ":" + std::to_string(n);
