@@ -127,8 +127,8 @@ void run(benchmark::State& state, const char* ir, const char* kernel, const char
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 
-void BM_ValuFma(benchmark::State& state) { run(state, kValuKernel, "valu", "v_fma", 256, 16); }
-void BM_Mfma16x16x32Bf16(benchmark::State& state) { run(state, kMfmaKernel, "mfma", "v_mfma", 64, 256 * 16); }
+void BM_ValuFma(benchmark::State& state) { run(state, kValuKernel, "valu", "v_fma", 1024, 16); }
+void BM_Mfma16x16x32Bf16(benchmark::State& state) { run(state, kMfmaKernel, "mfma", "v_mfma", 256, 256 * 16); }
 
 // The MFMA arithmetic alone (execute_mfma on register files), without the executor around it.
 void BM_ExecuteMfma16x16x32Bf16(benchmark::State& state) {
