@@ -155,7 +155,12 @@ std::vector<OperandSpec> parse_template(const char* tmpl) {
     } else if (colon != std::string_view::npos) {
       spec.field = field_named(token.substr(0, colon));
       spec.kind = token[colon + 1];
-      spec.width = static_cast<uint8_t>(std::atoi(std::string(token.substr(colon + 2)).c_str()));
+      const size_t at = token.find('@');
+      spec.width = static_cast<uint8_t>(std::atoi(std::string(token.substr(colon + 2, at - colon - 2)).c_str()));
+      if (at != std::string_view::npos) {  // D:v2@VReg_64_Align2
+        spec.tuple_note = p + at + 1;
+        spec.tuple_note_size = static_cast<uint8_t>(token.size() - at - 1);
+      }
     }
     out.push_back(spec);
     p = *end ? end + 1 : end;

@@ -56,9 +56,16 @@ std::string reg_range(char kind, uint32_t first, int width) {
 }
 
 // The register an operand's field names, for the families where fields are plain registers.
-std::optional<std::string> vector_reg(uint32_t index, char kind, int width) {
+// An odd-aligned tuple is printed with the note LLVM adds (read off llvm-objdump for the
+// operand, `spec`), or declined where the note is not known for this operand and kind.
+std::optional<std::string> vector_reg(uint32_t index, char kind, int width, const OperandSpec* spec = nullptr) {
   if (index + width > 256) return std::nullopt;
-  if (width >= 2 && (index & 1)) return std::nullopt;  // LLVM annotates it: tuples are 2-aligned
+  if (width >= 2 && (index & 1)) {
+    if (!spec || !spec->tuple_note || spec->kind != kind) return std::nullopt;
+    const std::string_view note(spec->tuple_note, spec->tuple_note_size);
+    if (note.empty()) return reg_range(kind, index, width);
+    return reg_range(kind, index, width) + "/*Invalid register, operand has '" + std::string(note) + "' register class*/";
+  }
   return reg_range(kind, index, width);
 }
 
@@ -127,12 +134,13 @@ std::string literal_text(uint32_t lit, ValType t) {
 }
 
 // A 9-bit (or 8-bit scalar) source operand: a register, an inline constant or the literal.
-std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int width, ValType t) {
+std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int width, ValType t,
+                                  const OperandSpec* spec = nullptr) {
   if (width == 1 && (t == ValType::B64 || t == ValType::F64)) t = ValType::B32;  // s_lshl_b64's shift
   if (code == 254 && kind == 's') return std::nullopt;  // LLVM annotates it as an invalid register
   if (code >= 256) {
     if (kind == 's') return std::nullopt;
-    return vector_reg(code - 256, kind == 'a' ? 'a' : 'v', width);
+    return vector_reg(code - 256, kind == 'a' ? 'a' : 'v', width, spec);
   }
   if (code < 128) return scalar_reg(code, width);
   if (code <= 192) return dec(static_cast<int>(code) - 128);
@@ -280,7 +288,7 @@ void print_smem(Printer& p) {
 
 // Source modifiers of VOP3: neg and abs.
 std::optional<std::string> vop3_source(const Printer& p, int i, const OperandSpec& op, ValType t, bool has_sdst) {
-  std::optional<std::string> s = source(p.in, vop3_src(p.in, i), op.kind, op.width, t);
+  std::optional<std::string> s = source(p.in, vop3_src(p.in, i), op.kind, op.width, t, &op);
   if (!s) return s;
   const uint32_t abs = has_sdst ? 0 : vop3_abs(p.in);  // VOP3b keeps sdst in those bits
   const uint32_t code = vop3_src(p.in, i);
@@ -304,10 +312,10 @@ void print_vop32(Printer& p) {
     switch (op.field) {
       case Field::Dst:
         if (op.kind == 's') p.operand(scalar_reg(vop_vdst(p.in), op.width));
-        else p.operand(vector_reg(vop_vdst(p.in), op.kind, op.width));
+        else p.operand(vector_reg(vop_vdst(p.in), op.kind, op.width, &op));
         break;
-      case Field::Src0: p.operand(source(p.in, vop_src0(p.in), op.kind, op.width, t)); break;
-      case Field::Src1: p.operand(vector_reg(vop_vsrc1(p.in), op.kind, op.width)); break;
+      case Field::Src0: p.operand(source(p.in, vop_src0(p.in), op.kind, op.width, t, &op)); break;
+      case Field::Src1: p.operand(vector_reg(vop_vsrc1(p.in), op.kind, op.width, &op)); break;
       case Field::Fixed:
         if (fixed == "K") p.operand(hex(p.in.literal));
         else p.operand(std::string(fixed));
@@ -335,7 +343,7 @@ void print_vop3(Printer& p) {
     switch (op.field) {
       case Field::Dst:
         if (op.kind == 's') p.operand(scalar_reg(vop3_vdst(p.in), op.width));
-        else p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width));
+        else p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width, &op));
         break;
       case Field::SDst: p.operand(scalar_reg(vop3_sdst(p.in), op.width)); break;
       case Field::Src0: case Field::Src1: case Field::Src2: {
@@ -368,7 +376,7 @@ void print_mai(Printer& p) {
   const auto specs = operand_specs(*p.in.info);
   for (const OperandSpec& op : specs) {
     switch (op.field) {
-      case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), mai_acc_cd(p.in) ? 'a' : 'v', op.width)); break;
+      case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), mai_acc_cd(p.in) ? 'a' : 'v', op.width, &op)); break;
       case Field::Src0: case Field::Src1: {
         const int i = op.field == Field::Src0 ? 0 : 1;
         const uint32_t code = vop3_src(p.in, i);
@@ -376,12 +384,12 @@ void print_mai(Printer& p) {
           p.ok = false;
           return;
         }
-        p.operand(vector_reg(code - 256, (mai_acc(p.in) >> i) & 1 ? 'a' : 'v', op.width));
+        p.operand(vector_reg(code - 256, (mai_acc(p.in) >> i) & 1 ? 'a' : 'v', op.width, &op));
         break;
       }
       case Field::Src2: {
         const uint32_t code = vop3_src(p.in, 2);
-        if (code >= 256) p.operand(vector_reg(code - 256, mai_acc_cd(p.in) ? 'a' : 'v', op.width));
+        if (code >= 256) p.operand(vector_reg(code - 256, mai_acc_cd(p.in) ? 'a' : 'v', op.width, &op));
         else if (code >= 128 && code <= 208) p.operand(source(p.in, code, 'v', 1, ValType::B32));
         else p.ok = false;
         break;
@@ -401,8 +409,8 @@ void print_vop3p(Printer& p) {
   }
   if (p.in.info->opcode >= 0x40) {  // the MAI space (v_accvgpr_read/write): no op_sel syntax
     for (const OperandSpec& op : operand_specs(*p.in.info)) {
-      if (op.field == Field::Dst) p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width));
-      else if (op.field == Field::Src0) p.operand(source(p.in, vop3_src(p.in, 0), op.kind, op.width, ValType::B32));
+      if (op.field == Field::Dst) p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width, &op));
+      else if (op.field == Field::Src0) p.operand(source(p.in, vop3_src(p.in, 0), op.kind, op.width, ValType::B32, &op));
       else p.ok = false;
     }
     return;
@@ -411,10 +419,10 @@ void print_vop3p(Printer& p) {
   int n = 0;
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
-      case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width)); break;
+      case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width, &op)); break;
       case Field::Src0: case Field::Src1: case Field::Src2: {
         const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
-        p.operand(source(p.in, vop3_src(p.in, i), op.kind, op.width, t));
+        p.operand(source(p.in, vop3_src(p.in, i), op.kind, op.width, t, &op));
         n = std::max(n, i + 1);
         break;
       }
@@ -445,10 +453,10 @@ void print_ds(Printer& p) {
   const char kind = ds_acc(p.in) ? 'a' : 'v';
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
-      case Field::Dst: p.operand(vector_reg(ds_vdst(p.in), kind, op.width)); break;
-      case Field::Addr: p.operand(vector_reg(ds_addr(p.in), 'v', op.width)); break;
-      case Field::Src0: p.operand(vector_reg(ds_data0(p.in), kind, op.width)); break;
-      case Field::Src1: p.operand(vector_reg(ds_data1(p.in), kind, op.width)); break;
+      case Field::Dst: p.operand(vector_reg(ds_vdst(p.in), kind, op.width, &op)); break;
+      case Field::Addr: p.operand(vector_reg(ds_addr(p.in), 'v', op.width, &op)); break;
+      case Field::Src0: p.operand(vector_reg(ds_data0(p.in), kind, op.width, &op)); break;
+      case Field::Src1: p.operand(vector_reg(ds_data1(p.in), kind, op.width, &op)); break;
       default: p.ok = false; break;
     }
   }
@@ -483,8 +491,8 @@ void print_flat(Printer& p) {
   const bool no_saddr = saddr == 0x7f || (scratch && saddr == 0x7d);
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
-      case Field::Dst: p.operand(vector_reg(flat_vdst(p.in), kind, op.width)); break;
-      case Field::Src0: p.operand(vector_reg(flat_data(p.in), kind, op.width)); break;
+      case Field::Dst: p.operand(vector_reg(flat_vdst(p.in), kind, op.width, &op)); break;
+      case Field::Src0: p.operand(vector_reg(flat_data(p.in), kind, op.width, &op)); break;
       case Field::Addr:
         if (scratch && !flat_lds(p.in)) p.operand("off");
         else p.operand(vector_reg(flat_addr(p.in), 'v', global && no_saddr ? 2 : op.width));
@@ -521,7 +529,7 @@ void print_mubuf(Printer& p) {
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
       case Field::Dst:
-        if (typed || !mubuf_lds(p.in)) p.operand(vector_reg(mubuf_vdata(p.in), kind, op.width));  // LDS DMA: no VGPR data
+        if (typed || !mubuf_lds(p.in)) p.operand(vector_reg(mubuf_vdata(p.in), kind, op.width, &op));  // LDS DMA: no VGPR data
         break;
       case Field::Addr:
         if (!offen && !idxen) p.operand("off");

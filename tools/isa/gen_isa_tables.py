@@ -144,6 +144,61 @@ def modifier_flags(family, build, ops, arch):
                 flags[op] += letter
     return flags
 
+# Where the lowest bit of each register field sits (word, bit), per family: flipping it makes the
+# probe register odd, which is how LLVM's note on misaligned tuples is read off.
+FIELD_BITS = {
+    'VOP1': {'D': (0, 17), 'S0': (0, 0)},
+    'VOP2': {'D': (0, 17), 'S0': (0, 0), 'S1': (0, 9)},
+    'VOPC': {'S0': (0, 0), 'S1': (0, 9)},
+    'VOP3': {'D': (0, 0), 'S0': (1, 0), 'S1': (1, 9), 'S2': (1, 18)},
+    'DS': {'D': (1, 24), 'A': (1, 0), 'S0': (1, 8), 'S1': (1, 16)},
+    'FLAT': {'D': (1, 24), 'A': (1, 0), 'S0': (1, 8)},
+    'MUBUF': {'D': (1, 8), 'A': (1, 0)},
+}
+FIELD_BITS['VOP3P'] = FIELD_BITS['VOP3']
+FIELD_BITS['GLOBAL'] = FIELD_BITS['SCRATCH'] = FIELD_BITS['FLAT']
+FIELD_BITS['MTBUF'] = FIELD_BITS['MUBUF']
+NOTE = re.compile(r"([sva])(?:(\d+)|\[(\d+):\d+\])/\*Invalid register, operand has '(\w+)' register class\*/")
+
+def tuple_classes(family, build, fields, entries, arch):
+    """For every VGPR/AGPR tuple operand of the given (op, template) entries, the register class
+    LLVM names when the tuple starts on an odd register ('' if it prints it without a note)."""
+    base = family.split('~')[0]
+    bits = FIELD_BITS.get(base)
+    if not bits:
+        return {}
+    value_of = {f: v for v, f in fields.items()}
+    cases, keys = [], []
+    for op, tmpl in entries:
+        for tok in tmpl.split():
+            m = re.match(r'^(\w+):([va])(\d+)$', tok)
+            if not m or int(m.group(3)) < 2 or m.group(1) not in bits or m.group(1) not in value_of:
+                continue
+            word, bit = bits[m.group(1)]
+            ws = build(op)
+            ws[word] ^= 1 << bit
+            cases.append(ws)
+            keys.append((op, m.group(1), value_of[m.group(1)] + 1))
+    out = {}
+    for (op, field, odd), text in zip(keys, probe(cases, arch)):
+        if text is None:
+            continue
+        cls = ''
+        for m in NOTE.finditer(text):
+            if int(m.group(2) or m.group(3)) == odd:
+                cls = m.group(4)
+        out[(op, field)] = cls
+    return out
+
+def annotate_tuples(tmpl, op, classes):
+    """D:v2 -> D:v2@VReg_64_Align2 (the class of LLVM's note on an odd start) or D:v2@ (no note)."""
+    def mark(tok):
+        m = re.match(r'^(\w+):([va])(\d+)$', tok)
+        if m and (op, m.group(1)) in classes:
+            return tok + '@' + classes[(op, m.group(1))]
+        return tok
+    return ' '.join(mark(t) for t in tmpl.split())
+
 def main():
     rows = {}
     for arch in ARCHS:
@@ -152,6 +207,8 @@ def main():
         for family, (count, build, fields) in FAMILIES.items():
             texts = probe([build(op) for op in range(count)], arch)
             flags = modifier_flags(family, build, [op for op in range(count) if texts[op]], arch)
+            classes = tuple_classes(family, build, fields,
+                                    [(op, template(family, t, fields)[1]) for op, t in enumerate(texts) if t], arch)
             for op, text in enumerate(texts):
                 if text is None:
                     continue
@@ -160,6 +217,7 @@ def main():
                 if (family == 'SOP2' and op >= 0x60) or (family == 'SOPK' and op >= 0x1b):
                     continue  # these words belong to SOPK / SOP1 / SOPC / SOPP
                 mnemonic, tmpl = template(family, text, fields)
+                tmpl = annotate_tuples(tmpl, op, classes)
                 if family.split('~')[0] in MODIFIER_PROBES:
                     tmpl = ('!' + flags[op] + ' ' + tmpl).strip()
                 if family == 'SOPP' and tmpl and ' ' not in (sopp_zero[op] or ' x'):

@@ -31,6 +31,10 @@ struct OperandSpec {
   char kind = 'v';
   uint8_t width = 1;
   const char* text = nullptr;  // Fixed operands: `width` characters of text ("K": the literal)
+  // For VGPR/AGPR tuples: the register class LLVM names in its note on an odd-aligned start
+  // ("VReg_64_Align2"; empty: printed without a note); nullptr where it was not probed.
+  const char* tuple_note = nullptr;
+  uint8_t tuple_note_size = 0;
 };
 
 // One row of the opcode table: an opcode of a family on the targets that have it.
