@@ -32,6 +32,15 @@ void read32(const Exec& e, uint32_t code, uint32_t* out) {
   for (int l = 0; l < kLanes; ++l) room[l] = v;
   return room;
 }
+
+// Source i of the step: as lanes32, with constants resolved when the program was built.
+[[gnu::always_inline]] inline const uint32_t* source_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
+  const uint32_t code = o.src[i];
+  if (code >= 256) return e.w.vreg(code - 256);
+  const uint32_t v = o.is_constant[i] ? o.constant[i] : code < 128 ? e.w.s[code] : e.scalar(code);
+  for (int l = 0; l < kLanes; ++l) room[l] = v;
+  return room;
+}
 void read64(const Exec& e, uint32_t code, uint64_t* out) {
   if (code >= 256) {
     const uint32_t* lo = e.w.vreg(code - 256);
@@ -86,9 +95,9 @@ template <uint32_t (*F)(uint32_t, uint32_t, uint32_t)>
 void int_op(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint32_t room[3][kLanes];
-  const uint32_t* a = lanes32(e, o.src[0], room[0]);
-  const uint32_t* b = lanes32(e, o.src[1], room[1]);
-  const uint32_t* c = lanes32(e, o.src[2], room[2]);
+  const uint32_t* a = source_lanes(e, o, 0, room[0]);
+  const uint32_t* b = source_lanes(e, o, 1, room[1]);
+  const uint32_t* c = source_lanes(e, o, 2, room[2]);
   uint32_t r[kLanes];
   for (int l = 0; l < kLanes; ++l) r[l] = F(a[l], b[l], c[l]);  // all lanes: vectorizes
   store_active(e, e.w.vreg(o.vdst), r);
@@ -96,7 +105,7 @@ void int_op(Exec& e, const Inst&) {
 
 // The sources of a float op with VOP3 abs/neg applied (copied only when a modifier is set).
 [[gnu::always_inline]] inline const uint32_t* float_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
-  const uint32_t* p = lanes32(e, o.src[i], room);
+  const uint32_t* p = source_lanes(e, o, i, room);
   if (!(((o.abs | o.neg) >> i) & 1)) return p;
   if (p != room) std::memcpy(room, p, kLanes * 4);
   float_modifiers(o, i, room);
@@ -433,8 +442,8 @@ template <bool High>
 void v_mbcnt(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint32_t room[2][kLanes];
-  const uint32_t* mask = lanes32(e, o.src[0], room[0]);
-  const uint32_t* acc = lanes32(e, o.src[1], room[1]);
+  const uint32_t* mask = source_lanes(e, o, 0, room[0]);
+  const uint32_t* acc = source_lanes(e, o, 1, room[1]);
   uint32_t r[kLanes];
   for (int l = 0; l < kLanes; ++l) {
     const int below = High ? std::max(l - 32, 0) : std::min(l, 32);

@@ -13,6 +13,9 @@ namespace weft::emu {
 // Operand fields of a VALU instruction in any of its encodings.
 struct VectorOperands {
   uint32_t src[3] = {0, 0, 0};  // 9-bit operand codes (VGPRs are 256 + index)
+  // Sources whose value is known before the kernel runs (inline constants, the literal).
+  bool is_constant[3] = {false, false, false};
+  uint32_t constant[3] = {0, 0, 0};
   uint32_t vdst = 0;            // VGPR index, or SGPR code for compares and readlane
   uint32_t sdst = 106;          // carry-out / compare destination (vcc unless VOP3b names one)
   uint32_t neg = 0, abs = 0;
@@ -48,6 +51,16 @@ inline VectorOperands vector_operands(const Inst& in) {
       o.clamp = vop3_clamp(in);
       o.omod = vop3_omod(in);
       break;
+  }
+  for (int i = 0; i < 3; ++i) {
+    const uint32_t code = o.src[i];
+    static const uint32_t floats[] = {0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
+                                      0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983};
+    o.is_constant[i] = (code >= 128 && code <= 208) || (code >= 240 && code <= 248) || (code == 255 && in.has_literal);
+    if (code >= 128 && code <= 192) o.constant[i] = code - 128;
+    else if (code > 192 && code <= 208) o.constant[i] = static_cast<uint32_t>(192 - static_cast<int32_t>(code));
+    else if (code >= 240 && code <= 248) o.constant[i] = floats[code - 240];
+    else if (code == 255) o.constant[i] = in.literal;
   }
   return o;
 }
