@@ -17,6 +17,28 @@ namespace {
 
 enum class Ext { Zero, Sign, None };
 
+// Reads `Bytes` loaded bytes as the registers receive them: sub-dword loads zero- or
+// sign-extended into one dword, dword loads as they are. `out` has room for 4 dwords.
+template <uint32_t Bytes, Ext X>
+void extend_loaded(const uint8_t* p, uint32_t* out) {
+  if constexpr (Bytes >= 4) {
+    std::memcpy(out, p, Bytes);
+  } else {
+    uint32_t v = 0;
+    std::memcpy(&v, p, Bytes);
+    if (X == Ext::Sign) v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
+    out[0] = v;
+  }
+}
+
+// Writes a loaded value to lane l of consecutive registers from `dst`.
+template <uint32_t Bytes, Ext X>
+void load_into_registers(Wave& w, uint32_t dst, int l, const uint8_t* p) {
+  uint32_t v[4];
+  extend_loaded<Bytes, X>(p, v);
+  for (uint32_t d = 0; d < (Bytes + 3) / 4; ++d) w.vreg(dst + d)[l] = v[d];
+}
+
 // Where lane l of a GLOBAL/FLAT/SCRATCH instruction points.
 uint64_t flat_address(const Exec& e, const Inst& in, int l) {
   const uint32_t raw = flat_offset_bits(in);
@@ -58,15 +80,7 @@ void flat_load(Exec& e, const Inst& in) {
   const uint64_t exec = e.w.exec();
   for (uint64_t m = exec; m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    const uint8_t* p = lane_memory(e, in, l, Bytes);
-    if constexpr (Bytes >= 4) {
-      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(&e.w.vreg(dst + d)[l], p + 4 * d, 4);
-    } else {
-      uint32_t v = 0;
-      std::memcpy(&v, p, Bytes);
-      if (X == Ext::Sign) v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
-      e.w.vreg(dst)[l] = v;
-    }
+    load_into_registers<Bytes, X>(e.w, dst, l, lane_memory(e, in, l, Bytes));
   }
 }
 
@@ -77,14 +91,8 @@ void global_load_lds(Exec& e, const Inst& in) {
   const int32_t inst_offset = static_cast<int32_t>(flat_offset_bits(in) << 19) >> 19;
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t value[16] = {};
-    std::memcpy(value, lane_memory(e, in, l, Bytes), Bytes);
-    if (X == Ext::Sign && Bytes < 4) {
-      uint32_t v;
-      std::memcpy(&v, value, 4);
-      v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
-      std::memcpy(value, &v, 4);
-    }
+    uint32_t value[4];
+    extend_loaded<Bytes, X>(lane_memory(e, in, l, Bytes), value);
     const uint64_t lds_address = (e.w.s[kM0] & 0x3ffff) + static_cast<uint64_t>(static_cast<int64_t>(inst_offset)) + static_cast<uint64_t>(l) * size;
     std::memcpy(e.lds(lds_address, size, l), value, size);
   }
@@ -153,15 +161,7 @@ void ds_read(Exec& e, const Inst& in) {
   const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    const uint8_t* p = e.lds(ds_address(e, in, l), Bytes, l);
-    if constexpr (Bytes >= 4) {
-      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(&e.w.vreg(dst + d)[l], p + 4 * d, 4);
-    } else {
-      uint32_t v = 0;
-      std::memcpy(&v, p, Bytes);
-      if (X == Ext::Sign) v = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
-      e.w.vreg(dst)[l] = v;
-    }
+    load_into_registers<Bytes, X>(e.w, dst, l, e.lds(ds_address(e, in, l), Bytes, l));
   }
 }
 
@@ -250,22 +250,16 @@ void buffer_load(Exec& e, const Inst& in) {
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     const uint64_t off = buffer_offset(e, in, v, l);
-    uint8_t value[16] = {};
-    if (off + Bytes <= v.num_records)  // out of range: the load returns zeros
-      std::memcpy(value, e.global(v.base + off, Bytes, l), Bytes);
-    if (X == Ext::Sign && Bytes < 4) {
-      uint32_t s;
-      std::memcpy(&s, value, 4);
-      s = Bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(s)) : static_cast<uint32_t>(static_cast<int16_t>(s));
-      std::memcpy(value, &s, 4);
-    }
+    static const uint8_t zeros[16] = {};
+    // out of range: the load returns zeros
+    const uint8_t* p = off + Bytes <= v.num_records ? e.global(v.base + off, Bytes, l) : zeros;
     if (to_lds) {  // LDS address = M0 + inst_offset + lane * size
+      uint32_t value[4];
+      extend_loaded<Bytes, X>(p, value);
       const uint32_t a = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in) + static_cast<uint32_t>(l) * std::max(Bytes, 4u);
       std::memcpy(e.lds(a, std::max(Bytes, 4u), l), value, std::max(Bytes, 4u));
-    } else if (Bytes >= 4) {
-      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(&e.w.vreg(dst + d)[l], value + 4 * d, 4);
     } else {
-      std::memcpy(&e.w.vreg(dst)[l], value, 4);
+      load_into_registers<Bytes, X>(e.w, dst, l, p);
     }
   }
 }

@@ -376,7 +376,17 @@ void v_cmp(Exec& e, const Inst& in) {
   if (X) e.w.set_exec(mask);
 }
 
-// 64-bit VALU ops.
+// 64-bit VALU ops write the register pair vdst, vdst+1 with r(l) for every active lane.
+template <typename F>
+void store64(Exec& e, uint32_t vdst, F&& r) {
+  uint32_t *lo = e.w.vreg(vdst), *hi = e.w.vreg(vdst + 1);
+  each_lane(e, [&](int l) {
+    const uint64_t v = r(l);
+    lo[l] = static_cast<uint32_t>(v);
+    hi[l] = static_cast<uint32_t>(v >> 32);
+  });
+}
+
 void v_lshl_add_u64(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint64_t a[kLanes], c[kLanes];
@@ -384,12 +394,7 @@ void v_lshl_add_u64(Exec& e, const Inst&) {
   read64(e, o.src[0], a);
   read32(e, o.src[1], b);
   read64(e, o.src[2], c);
-  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
-  each_lane(e, [&](int l) {
-    const uint64_t r = (a[l] << (b[l] & 63)) + c[l];
-    lo[l] = static_cast<uint32_t>(r);
-    hi[l] = static_cast<uint32_t>(r >> 32);
-  });
+  store64(e, o.vdst, [&](int l) { return (a[l] << (b[l] & 63)) + c[l]; });
 }
 template <int Kind>  // 0 lshlrev, 1 lshrrev, 2 ashrrev
 void shift64(Exec& e, const Inst&) {
@@ -398,12 +403,9 @@ void shift64(Exec& e, const Inst&) {
   uint64_t v[kLanes];
   read32(e, o.src[0], s);
   read64(e, o.src[1], v);
-  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
-  each_lane(e, [&](int l) {
+  store64(e, o.vdst, [&](int l) {
     const uint32_t n = s[l] & 63;
-    const uint64_t r = Kind == 0 ? v[l] << n : Kind == 1 ? v[l] >> n : static_cast<uint64_t>(static_cast<int64_t>(v[l]) >> n);
-    lo[l] = static_cast<uint32_t>(r);
-    hi[l] = static_cast<uint32_t>(r >> 32);
+    return Kind == 0 ? v[l] << n : Kind == 1 ? v[l] >> n : static_cast<uint64_t>(static_cast<int64_t>(v[l]) >> n);
   });
 }
 // v_mad_u64_u32 / v_mad_i64_i32: {vdst pair} = a * b + c (64-bit c), carry to sdst.
@@ -415,13 +417,10 @@ void v_mad_64_32(Exec& e, const Inst&) {
   read32(e, o.src[0], a);
   read32(e, o.src[1], b);
   read64(e, o.src[2], c);
-  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
-  each_lane(e, [&](int l) {
+  store64(e, o.vdst, [&](int l) {
     const uint64_t p = Signed ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(a[l])} * static_cast<int32_t>(b[l]))
                               : uint64_t{a[l]} * b[l];
-    const uint64_t r = p + c[l];
-    lo[l] = static_cast<uint32_t>(r);
-    hi[l] = static_cast<uint32_t>(r >> 32);
+    return p + c[l];
   });
   e.set_scalar64(o.sdst, 0);
 }
@@ -429,11 +428,7 @@ void v_mov_b64(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint64_t a[kLanes];
   read64(e, o.src[0], a);
-  uint32_t *lo = e.w.vreg(o.vdst), *hi = e.w.vreg(o.vdst + 1);
-  each_lane(e, [&](int l) {
-    lo[l] = static_cast<uint32_t>(a[l]);
-    hi[l] = static_cast<uint32_t>(a[l] >> 32);
-  });
+  store64(e, o.vdst, [&](int l) { return a[l]; });
 }
 
 // v_mbcnt_lo/hi: how many bits of a mask lie below the lane, in the mask's low or high half

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "kernel_io.h"
 #include "listing_check.h"
 #include "toolchain.h"
 #include "weft/dsl/error.h"
@@ -15,6 +16,8 @@
 using namespace weft::emu;
 
 namespace {
+
+using weft::testing::upload;
 
 const char* kKernels = R"(
 target triple = "amdgcn-amd-amdhsa"
@@ -92,12 +95,6 @@ std::vector<float> random_floats(size_t n) {
   std::vector<float> v(n);
   for (float& x : v) x = d(rng());
   return v;
-}
-
-uint64_t upload(GlobalMemory& mem, const std::vector<float>& v, const char* name) {
-  const uint64_t a = mem.allocate(v.size() * 4, name);
-  std::memcpy(mem.data(a), v.data(), v.size() * 4);
-  return a;
 }
 
 template <typename... T>

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "kernel_io.h"
 #include "listing_check.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
@@ -173,17 +174,9 @@ std::vector<uint32_t> random_words(size_t n) {
   return v;
 }
 
-uint64_t upload(GlobalMemory& mem, const std::vector<uint32_t>& v, const char* name) {
-  const uint64_t a = mem.allocate(v.size() * 4, name);
-  std::memcpy(mem.data(a), v.data(), v.size() * 4);
-  return a;
-}
+using weft::testing::upload;
 
-std::vector<uint32_t> download(GlobalMemory& mem, uint64_t a, size_t n) {
-  std::vector<uint32_t> v(n);
-  std::memcpy(v.data(), mem.data(a), n * 4);
-  return v;
-}
+std::vector<uint32_t> download(GlobalMemory& mem, uint64_t a, size_t n) { return weft::testing::download<uint32_t>(mem, a, n); }
 
 LaunchOptions launch(const CodeObject& code, const char* kernel, Dim3 grid, Dim3 block, std::vector<ArgValue> args) {
   LaunchOptions o;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "kernel_io.h"
 #include "listing_check.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
@@ -135,13 +136,9 @@ TEST_CASE("every MFMA op of both targets runs in a compiled kernel as execute_mf
       const auto a = random_operand(rng, op->a_dwords, op->a_type), b = random_operand(rng, op->b_dwords, op->b_type);
       const auto c = random_operand(rng, op->cd_dwords, op->integer_accum ? MfmaInput::I8 : MfmaInput::F32);
       GlobalMemory mem;
-      auto upload = [&](const std::vector<uint32_t>& v, const char* name) {
-        const uint64_t p = mem.allocate(v.size() * 4, name);
-        std::memcpy(mem.data(p), v.data(), v.size() * 4);
-        return p;
-      };
-      const uint64_t pa = upload(a, "A"), pb = upload(b, "B"), pc = upload(c, "C");
-      const uint64_t pd = upload(std::vector<uint32_t>(c.size(), 0xCDCDCDCDu), "D");  // poisoned
+      using weft::testing::upload;
+      const uint64_t pa = upload(mem, a, "A"), pb = upload(mem, b, "B"), pc = upload(mem, c, "C");
+      const uint64_t pd = upload(mem, std::vector<uint32_t>(c.size(), 0xCDCDCDCDu), "D");  // poisoned
       LaunchOptions o;
       o.grid = {1, 1, 1};
       o.block = {64, 1, 1};
@@ -152,8 +149,7 @@ TEST_CASE("every MFMA op of both targets runs in a compiled kernel as execute_mf
       std::vector<uint32_t> want(c.size());
       const auto ra = to_registers(a, op->a_dwords), rb = to_registers(b, op->b_dwords), rc = to_registers(c, op->cd_dwords);
       execute_mfma(*op, arch, ra.data(), rb.data(), rc.data(), want.data());
-      std::vector<uint32_t> got(c.size());
-      std::memcpy(got.data(), mem.data(pd), got.size() * 4);
+      const std::vector<uint32_t> got = weft::testing::download<uint32_t>(mem, pd, c.size());
       REQUIRE(to_registers(got, op->cd_dwords) == want);
       ++covered;
     }
