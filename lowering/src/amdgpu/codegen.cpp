@@ -1,0 +1,187 @@
+#include "weft/lowering/amdgpu_codegen.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+
+#include <lld/Common/Driver.h>
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "weft/dsl/error.h"
+
+LLD_HAS_DRIVER(elf)
+
+namespace weft::amdgpu {
+
+namespace {
+
+constexpr const char* kTriple = "amdgcn-amd-amdhsa";
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+const llvm::Target& amdgpu_target() {
+  static const llvm::Target* target = [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+    std::string error;
+    const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), error);
+    if (!t) throw Error("LLVM has no AMDGPU target: " + error);
+    return t;
+  }();
+  return *target;
+}
+
+std::unique_ptr<llvm::Module> parse(std::string_view ir, llvm::LLVMContext& context) {
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(llvm::StringRef(ir.data(), ir.size()), diagnostic, context);
+  if (!module) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "LLVM IR does not parse: line " << diagnostic.getLineNo() << ", column " << diagnostic.getColumnNo() << ": "
+       << diagnostic.getMessage() << "\n  " << diagnostic.getLineContents();
+    throw Error(os.str());
+  }
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os)) throw Error("LLVM IR is not valid: " + os.str());
+  return module;
+}
+
+std::vector<char> emit_object(llvm::Module& module, std::string_view mcpu) {
+  const llvm::Triple triple(kTriple);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(amdgpu_target().createTargetMachine(
+      triple, llvm::StringRef(mcpu.data(), mcpu.size()), "", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
+  if (!machine) throw Error("LLVM cannot create a target machine for " + std::string(mcpu));
+  if (!machine->getMCSubtargetInfo()->isCPUStringValid(llvm::StringRef(mcpu.data(), mcpu.size())))
+    throw Error("unknown AMDGPU target '" + std::string(mcpu) + "' (weft targets gfx942 and gfx950)");
+  module.setTargetTriple(triple);
+  module.setDataLayout(machine->createDataLayout());
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("LLVM cannot emit an object file for " + std::string(mcpu));
+  passes.run(module);
+  return {object.begin(), object.end()};
+}
+
+// An anonymous in-memory file that lld can open by path (/proc/self/fd/N).
+class MemoryFile {
+ public:
+  explicit MemoryFile(const char* name) : fd_(memfd_create(name, MFD_CLOEXEC)) {
+    if (fd_ < 0) throw Error("memfd_create failed: the linker needs an in-memory file");
+  }
+  ~MemoryFile() { close(fd_); }
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+  int fd() const { return fd_; }
+  void write_all(const std::vector<char>& bytes) const {
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+      if (n <= 0) throw Error("writing the object for the linker failed");
+      done += static_cast<size_t>(n);
+    }
+  }
+  std::vector<uint8_t> read_all() const {
+    std::vector<uint8_t> out;
+    uint8_t buf[65536];
+    for (off_t at = 0;;) {
+      const ssize_t n = ::pread(fd_, buf, sizeof buf, at);
+      if (n < 0) throw Error("reading the linked code object failed");
+      if (n == 0) return out;
+      out.insert(out.end(), buf, buf + n);
+      at += n;
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+// lld writes an output named "-" to file descriptor 1, and cannot write to a /proc/self/fd path
+// (it creates a temporary file beside the output and renames it). So, for the link only, fd 1
+// is pointed at an in-memory file: anything another thread writes to stdout in that window (a few
+// milliseconds) would land in the code object. weft prints nothing while it links.
+class StdoutRedirect {
+ public:
+  explicit StdoutRedirect(int fd) {
+    std::fflush(stdout);
+    saved_ = dup(STDOUT_FILENO);
+    if (saved_ < 0 || dup2(fd, STDOUT_FILENO) < 0) throw Error("cannot point stdout at the linker's in-memory output");
+  }
+  ~StdoutRedirect() {
+    llvm::outs().flush();
+    std::fflush(stdout);
+    dup2(saved_, STDOUT_FILENO);
+    close(saved_);
+  }
+  StdoutRedirect(const StdoutRedirect&) = delete;
+  StdoutRedirect& operator=(const StdoutRedirect&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+// lld keeps global state: one link at a time, and none after it says it cannot run again.
+std::vector<uint8_t> link_shared(const std::vector<char>& object) {
+  static std::mutex lld_mutex;
+  static bool lld_usable = true;
+  std::lock_guard lock(lld_mutex);
+  if (!lld_usable) throw Error("lld cannot link again in this process (an earlier link left it unusable)");
+  const MemoryFile in("weft-object"), out("weft-code-object");
+  in.write_all(object);
+  const std::string in_path = in.path();
+  const char* args[] = {"ld.lld", "-shared", in_path.c_str(), "-o", "-"};
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  lld::Result r;
+  {
+    const StdoutRedirect redirect(out.fd());
+    r = lld::lldMain(args, os, os, {{lld::Gnu, &lld::elf::link}});
+  }
+  lld_usable = r.canRunAgain;
+  if (r.retCode != 0) throw Error("lld could not link the code object: " + os.str());
+  return out.read_all();
+}
+
+}  // namespace
+
+std::vector<uint8_t> compile_ir(std::string_view ir, std::string_view mcpu, CompileTimes* times) {
+  auto t = std::chrono::steady_clock::now();
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = parse(ir, context);
+  CompileTimes local;
+  local.parse_seconds = seconds_since(t);
+  t = std::chrono::steady_clock::now();
+  const std::vector<char> object = emit_object(*module, mcpu);
+  local.llvm_seconds = seconds_since(t);
+  t = std::chrono::steady_clock::now();
+  std::vector<uint8_t> code_object = link_shared(object);
+  local.link_seconds = seconds_since(t);
+  if (times) *times = local;
+  return code_object;
+}
+
+}  // namespace weft::amdgpu
