@@ -217,10 +217,29 @@ uint8_t* Exec::global(uint64_t address, uint32_t bytes, int lane) const {
   return b->bytes.data() + (address - b->address);
 }
 
-uint8_t* Exec::lds(uint64_t address, uint32_t bytes, int lane) const {
-  if (address + bytes > wg.lds.size())
-    fail("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
-         " bytes; the kernel allocates " + std::to_string(wg.lds.size()) + " bytes of LDS (group segment)");
+namespace {
+
+void check_lds_range(const Exec& e, uint64_t address, uint32_t bytes, int lane) {
+  if (address + bytes > e.wg.lds.size())
+    e.fail("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
+           " bytes; the kernel allocates " + std::to_string(e.wg.lds.size()) + " bytes of LDS (group segment)");
+}
+
+}  // namespace
+
+const uint8_t* Exec::lds_read(uint64_t address, uint32_t bytes, int lane) const {
+  check_lds_range(*this, address, bytes, lane);
+  if (!wg.lds_written.empty())
+    for (uint32_t i = 0; i < bytes; ++i)
+      if (!wg.lds_written[address + i])
+        fail("read of LDS this workgroup never wrote: lane " + std::to_string(lane) + ", address " + hex(address + i) +
+             " (a " + std::to_string(bytes) + "-byte read at " + hex(address) + ")");
+  return wg.lds.data() + address;
+}
+
+uint8_t* Exec::lds_write(uint64_t address, uint32_t bytes, int lane) const {
+  check_lds_range(*this, address, bytes, lane);
+  if (!wg.lds_written.empty()) std::memset(&wg.lds_written[address], 1, bytes);
   return wg.lds.data() + address;
 }
 
@@ -410,6 +429,7 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
       wg.id[1] = static_cast<uint32_t>(g / o.grid.x % o.grid.y);
       wg.id[2] = static_cast<uint32_t>(g / (uint64_t{o.grid.x} * o.grid.y));
       wg.lds.assign(lds_bytes, 0);
+      if (o.check_lds_reads) wg.lds_written.assign(lds_bytes, 0);
       try {
         instructions += run_workgroup(wg, waves, k, prog, memory, d, o, kernarg, o.stats ? &local_stats : nullptr);
       } catch (const std::exception& ex) {

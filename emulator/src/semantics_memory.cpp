@@ -94,7 +94,7 @@ void global_load_lds(Exec& e, const Inst& in) {
     uint32_t value[4];
     extend_loaded<Bytes, X>(lane_memory(e, in, l, Bytes), value);
     const uint64_t lds_address = (e.w.s[kM0] & 0x3ffff) + static_cast<uint64_t>(static_cast<int64_t>(inst_offset)) + static_cast<uint64_t>(l) * size;
-    std::memcpy(e.lds(lds_address, size, l), value, size);
+    std::memcpy(e.lds_write(lds_address, size, l), value, size);
   }
 }
 
@@ -161,7 +161,7 @@ void ds_read(Exec& e, const Inst& in) {
   const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    load_into_registers<Bytes, X>(e.w, dst, l, e.lds(ds_address(e, in, l), Bytes, l));
+    load_into_registers<Bytes, X>(e.w, dst, l, e.lds_read(ds_address(e, in, l), Bytes, l));
   }
 }
 
@@ -170,7 +170,7 @@ void ds_write(Exec& e, const Inst& in) {
   const uint32_t src = ds_data0(in) + (ds_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t* p = e.lds(ds_address(e, in, l), Bytes, l);
+    uint8_t* p = e.lds_write(ds_address(e, in, l), Bytes, l);
     if constexpr (Bytes >= 4) {
       for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
     } else {
@@ -188,7 +188,7 @@ void ds_read2(Exec& e, const Inst& in) {
     const uint32_t base = e.w.vreg(ds_addr(in))[l];
     for (uint32_t k = 0; k < 2; ++k) {
       const uint32_t off = (k ? ds_offset1(in) : ds_offset0(in)) * Bytes * Stride;
-      const uint8_t* p = e.lds(base + off, Bytes, l);
+      const uint8_t* p = e.lds_read(base + off, Bytes, l);
       for (uint32_t d = 0; d < words; ++d) std::memcpy(&e.w.vreg(dst + k * words + d)[l], p + 4 * d, 4);
     }
   }
@@ -201,7 +201,7 @@ void ds_write2(Exec& e, const Inst& in) {
     const uint32_t base = e.w.vreg(ds_addr(in))[l];
     for (uint32_t k = 0; k < 2; ++k) {
       const uint32_t off = (k ? ds_offset1(in) : ds_offset0(in)) * Bytes * Stride;
-      uint8_t* p = e.lds(base + off, Bytes, l);
+      uint8_t* p = e.lds_write(base + off, Bytes, l);
       const uint32_t src = (k ? ds_data1(in) : ds_data0(in)) + acc;
       for (uint32_t d = 0; d < words; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
     }
@@ -212,9 +212,10 @@ template <Atomic Op, bool Return>
 void ds_atomic(Exec& e, const Inst& in) {
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t* p = e.lds(ds_address(e, in, l), 4, l);
+    const uint32_t address = ds_address(e, in, l);
     uint32_t old;
-    std::memcpy(&old, p, 4);
+    std::memcpy(&old, e.lds_read(address, 4, l), 4);  // an atomic reads, then writes
+    uint8_t* p = e.lds_write(address, 4, l);
     const uint32_t v = e.w.vreg(ds_data0(in))[l], cmp = Op == Atomic::CmpSwap ? e.w.vreg(ds_data1(in))[l] : 0;
     // LDS is private to the workgroup, whose waves run on one host thread: no host atomics needed.
     const uint32_t r = Op == Atomic::CmpSwap ? (old == v ? cmp : old) : atomic_apply(Op, old, v, cmp);
@@ -257,7 +258,7 @@ void buffer_load(Exec& e, const Inst& in) {
       uint32_t value[4];
       extend_loaded<Bytes, X>(p, value);
       const uint32_t a = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in) + static_cast<uint32_t>(l) * std::max(Bytes, 4u);
-      std::memcpy(e.lds(a, std::max(Bytes, 4u), l), value, std::max(Bytes, 4u));
+      std::memcpy(e.lds_write(a, std::max(Bytes, 4u), l), value, std::max(Bytes, 4u));
     } else {
       load_into_registers<Bytes, X>(e.w, dst, l, p);
     }

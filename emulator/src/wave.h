@@ -59,6 +59,7 @@ struct Wave {
 struct Workgroup {
   uint32_t id[3] = {};
   std::vector<uint8_t> lds;
+  std::vector<uint8_t> lds_written;  // one flag per LDS byte, when reads of unwritten LDS are checked
 };
 
 // What an instruction handler sees.
@@ -81,7 +82,10 @@ struct Exec {
   }
   // Global memory access with bounds checking; `lane` is for the error report.
   uint8_t* global(uint64_t address, uint32_t bytes, int lane) const;
-  uint8_t* lds(uint64_t address, uint32_t bytes, int lane) const;
+  // LDS for reading or for writing; with LaunchOptions::check_lds_reads a read of bytes this
+  // workgroup never wrote is reported.
+  const uint8_t* lds_read(uint64_t address, uint32_t bytes, int lane) const;
+  uint8_t* lds_write(uint64_t address, uint32_t bytes, int lane) const;
   void branch_to(uint64_t byte_offset);
 };
 

@@ -10,6 +10,7 @@
 #include "listing_check.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
+#include "weft/dsl/error.h"
 #include "weft/emulator/kernel_args.h"
 
 using namespace weft::emu;
@@ -115,6 +116,23 @@ define amdgpu_kernel void @unaligned(ptr addrspace(1) %in, ptr addrspace(1) %out
   ret void
 }
 attributes #0 = { "target-features"="+unaligned-access-mode" }
+@stale = internal addrspace(3) global [64 x i32] undef
+; every lane writes its slot, except lane 5; then each lane reads its own slot (a planted bug)
+define amdgpu_kernel void @stale_lds(ptr addrspace(1) %out) {
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %p = getelementptr [64 x i32], ptr addrspace(3) @stale, i32 0, i32 %tid
+  %skip = icmp eq i32 %tid, 5
+  br i1 %skip, label %read, label %write
+write:
+  store i32 %tid, ptr addrspace(3) %p
+  br label %read
+read:
+  call void @llvm.amdgcn.s.barrier()
+  %v = load i32, ptr addrspace(3) %p
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %tid
+  store i32 %v, ptr addrspace(1) %q
+  ret void
+}
 declare void @llvm.amdgcn.global.load.lds(ptr addrspace(1), ptr addrspace(3), i32, i32, i32)
 @tile2 = internal addrspace(3) global [256 x i32] undef
 ; the same through global_load_lds_dword: out[tid] = in[(tid + 5) % 64]
@@ -276,5 +294,23 @@ TEST_CASE("unaligned dword loads and stores") {
       const bool written = b >= 1 && b < 1 + 64 * 4;
       REQUIRE(got[b] == (written ? want[b] : 0xCD));
     }
+  }
+}
+
+TEST_CASE("a read of LDS the workgroup never wrote is reported when asked for") {
+  const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, "gfx950"));
+  GlobalMemory mem;
+  const uint64_t pout = upload(mem, std::vector<uint32_t>(64, kPoison), "out");
+  LaunchOptions o = launch(code, "stale_lds", {1, 1, 1}, {64, 1, 1}, {ArgValue::pointer(pout)});
+  run_kernel(code, "stale_lds", mem, o);  // unchecked: runs (the stale slot reads as zero)
+  o.check_lds_reads = true;
+  try {
+    run_kernel(code, "stale_lds", mem, o);
+    FAIL("the stale read was not reported");
+  } catch (const weft::Error& e) {
+    const std::string m = e.what();
+    INFO(m);
+    CHECK(m.find("read of LDS this workgroup never wrote: lane 5, address 0x14") != std::string::npos);
+    CHECK(m.find("kernel stale_lds") != std::string::npos);
   }
 }

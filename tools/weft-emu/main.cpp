@@ -41,6 +41,7 @@ run options:
                          the most executed opcodes
   --trace                print every executed instruction of every wave (stderr)
   --threads N            host threads running workgroups (default: all)
+  --check-lds            report reads of LDS the workgroup has not written
 
 exit status: 0 on success, 1 if loading or running failed, 2 on a usage error.
 )";
@@ -204,6 +205,7 @@ int run(const std::vector<std::string>& args) {
     else if (a == "--arg") arg_specs.push_back(value());
     else if (a == "--stats") o.stats = true;
     else if (a == "--trace") o.trace = true;
+    else if (a == "--check-lds") o.check_lds_reads = true;
     else if (a == "--threads") o.host_threads = parse_number<int>(value(), "--threads");
     else if (a.starts_with("-")) throw UsageError("run: unknown option '" + a + "'");
     else if (file.empty()) file = a;

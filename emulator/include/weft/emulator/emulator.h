@@ -50,6 +50,7 @@ struct LaunchOptions {
   int host_threads = 0;  // 0: all hardware threads
   bool trace = false;    // print every executed instruction of every wave to stderr
   bool stats = false;    // count executions per opcode
+  bool check_lds_reads = false;  // report a read of LDS the workgroup has not written
 };
 
 struct RunReport {
