@@ -1,0 +1,64 @@
+// The Device interface: where kernels run. `open_device("emu:gfx950")` is weft's CDNA emulator,
+// `"hip"` / `"hip:N"` an AMD GPU through the HIP runtime (loaded with dlopen; a clear error where
+// it is absent). Later: `"cuda[:N]"`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft::rt {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// A device allocation. The handle is the device address (emulator and HIP alike).
+struct Buffer {
+  uint64_t address = 0;
+  size_t bytes = 0;
+};
+
+// One kernel argument, in kernel order: a buffer or a scalar of the kernel's parameter type.
+struct Arg {
+  enum class Kind { Buffer, I32, U32, I64, U64, F32 };
+  Kind kind = Kind::Buffer;
+  uint64_t bits = 0;
+  static Arg buffer(const Buffer& b) { return {Kind::Buffer, b.address}; }
+  static Arg i32(int32_t v) { return {Kind::I32, static_cast<uint32_t>(v)}; }
+  static Arg u32(uint32_t v) { return {Kind::U32, v}; }
+  static Arg i64(int64_t v) { return {Kind::I64, static_cast<uint64_t>(v)}; }
+  static Arg u64(uint64_t v) { return {Kind::U64, v}; }
+  static Arg f32(float v);
+};
+
+// A code object loaded on a device.
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual std::vector<std::string> kernels() const = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;  // "emu:gfx950", "hip:0 (gfx942)"
+  virtual std::string arch() const = 0;  // the target to compile for: "gfx950"
+  virtual Buffer allocate(size_t bytes, std::string label) = 0;
+  virtual void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) = 0;
+  virtual void copy_from_device(std::span<uint8_t> dst, const Buffer& src) = 0;
+  // Throws weft::Error if the code object is not for this device's target.
+  virtual std::shared_ptr<Module> load(std::vector<uint8_t> code_object) = 0;
+  // Arguments are checked against the kernel's metadata (count, buffer or scalar, size).
+  virtual void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args) = 0;
+  virtual void synchronize() = 0;
+};
+
+// "emu:gfx950", "emu:gfx942", "hip", "hip:N". Throws weft::Error naming the problem (unknown
+// kind, unknown target, no HIP runtime, no such GPU).
+std::unique_ptr<Device> open_device(std::string_view spec);
+
+}  // namespace weft::rt

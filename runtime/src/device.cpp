@@ -1,0 +1,35 @@
+#include "weft/runtime/device.h"
+
+#include <bit>
+
+#include "devices.h"
+#include "weft/dsl/error.h"
+
+namespace weft::rt {
+
+Arg Arg::f32(float v) { return {Kind::F32, std::bit_cast<uint32_t>(v)}; }
+
+std::unique_ptr<Device> open_device(std::string_view spec) {
+  const size_t colon = spec.find(':');
+  const std::string_view kind = spec.substr(0, colon), rest = colon == std::string_view::npos ? "" : spec.substr(colon + 1);
+  if (kind == "emu") {
+    if (rest.empty()) throw Error("device 'emu' needs a target: emu:gfx950 or emu:gfx942");
+    return open_emulator(rest);
+  }
+  if (kind == "hip") {
+    int index = 0;
+    if (!rest.empty()) {
+      try {
+        size_t used = 0;
+        index = std::stoi(std::string(rest), &used);
+        if (used != rest.size() || index < 0) throw std::invalid_argument("index");
+      } catch (const std::exception&) {
+        throw Error("device '" + std::string(spec) + "': the GPU index must be a number (hip:0, hip:1, ...)");
+      }
+    }
+    return open_hip(index);
+  }
+  throw Error("unknown device '" + std::string(spec) + "' (emu:gfx950, emu:gfx942, hip[:N])");
+}
+
+}  // namespace weft::rt

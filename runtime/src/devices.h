@@ -1,0 +1,19 @@
+// The devices behind open_device().
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "weft/emulator/code_object.h"
+#include "weft/emulator/kernel_args.h"
+#include "weft/runtime/device.h"
+
+namespace weft::rt {
+
+std::unique_ptr<Device> open_emulator(std::string_view target);
+std::unique_ptr<Device> open_hip(int index);
+
+// Packs runtime arguments as the kernel's metadata lays them out (shared by every AMD device).
+std::vector<uint8_t> pack_args(const emu::Kernel& kernel, std::span<const Arg> args);
+
+}  // namespace weft::rt

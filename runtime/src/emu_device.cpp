@@ -1,0 +1,98 @@
+// emu:gfx942 / emu:gfx950: the CDNA emulator as a device. Launches run to completion
+// (synchronize has nothing to wait for); the emulator's reports surface as weft::Error.
+#include <cstring>
+
+#include "devices.h"
+#include "weft/dsl/error.h"
+#include "weft/emulator/emulator.h"
+
+namespace weft::rt {
+
+std::vector<uint8_t> pack_args(const emu::Kernel& kernel, std::span<const Arg> args) {
+  std::vector<emu::ArgValue> values;
+  for (const Arg& a : args) {
+    switch (a.kind) {
+      case Arg::Kind::Buffer: values.push_back(emu::ArgValue::pointer(a.bits)); break;
+      case Arg::Kind::I32: values.push_back({emu::ArgValue::Kind::I32, a.bits}); break;
+      case Arg::Kind::U32: values.push_back({emu::ArgValue::Kind::U32, a.bits}); break;
+      case Arg::Kind::I64: values.push_back({emu::ArgValue::Kind::I64, a.bits}); break;
+      case Arg::Kind::U64: values.push_back({emu::ArgValue::Kind::U64, a.bits}); break;
+      case Arg::Kind::F32: values.push_back({emu::ArgValue::Kind::F32, a.bits}); break;
+    }
+  }
+  return emu::pack_kernel_args(kernel, values);
+}
+
+namespace {
+
+class EmuModule : public Module {
+ public:
+  explicit EmuModule(emu::CodeObject code) : code_(std::move(code)) {}
+  std::vector<std::string> kernels() const override {
+    std::vector<std::string> names;
+    for (const emu::Kernel& k : code_.kernels()) names.push_back(k.name);
+    return names;
+  }
+  const emu::CodeObject& code() const { return code_; }
+
+ private:
+  emu::CodeObject code_;
+};
+
+class EmuDevice : public Device {
+ public:
+  explicit EmuDevice(emu::Arch arch) : arch_(arch) {}
+  std::string name() const override { return std::string("emu:") + emu::arch_name(arch_); }
+  std::string arch() const override { return emu::arch_name(arch_); }
+
+  Buffer allocate(size_t bytes, std::string label) override { return {memory_.allocate(bytes, std::move(label)), bytes}; }
+
+  void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) override {
+    check_range(dst, src.size(), "copy to");
+    std::memcpy(memory_.data(dst.address), src.data(), src.size());
+  }
+  void copy_from_device(std::span<uint8_t> dst, const Buffer& src) override {
+    check_range(src, dst.size(), "copy from");
+    std::memcpy(dst.data(), memory_.data(src.address), dst.size());
+  }
+
+  std::shared_ptr<Module> load(std::vector<uint8_t> code_object) override {
+    emu::CodeObject code = emu::CodeObject::load(std::move(code_object));
+    if (code.arch() != arch_)
+      throw Error(std::string("the code object is for ") + emu::arch_name(code.arch()) + ", the device " + name() + " runs " +
+                  emu::arch_name(arch_));
+    return std::make_shared<EmuModule>(std::move(code));
+  }
+
+  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args) override {
+    auto* m = dynamic_cast<EmuModule*>(&module);
+    if (!m) throw Error("device " + name() + ": the module was loaded on another device");
+    emu::LaunchOptions o;
+    o.grid = {grid.x, grid.y, grid.z};
+    o.block = {block.x, block.y, block.z};
+    o.kernarg = pack_args(m->code().kernel(kernel), args);
+    emu::run_kernel(m->code(), kernel, memory_, o);
+  }
+
+  void synchronize() override {}
+
+ private:
+  void check_range(const Buffer& b, size_t bytes, const char* what) const {
+    if (bytes > b.bytes || memory_.size(b.address) != b.bytes)
+      throw Error(std::string("device ") + name() + ": " + what + " a buffer of " + std::to_string(b.bytes) + " bytes: " +
+                  std::to_string(bytes) + " bytes requested");
+  }
+
+  emu::Arch arch_;
+  emu::GlobalMemory memory_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> open_emulator(std::string_view target) {
+  if (target == "gfx950") return std::make_unique<EmuDevice>(emu::Arch::Gfx950);
+  if (target == "gfx942") return std::make_unique<EmuDevice>(emu::Arch::Gfx942);
+  throw Error("the emulator runs gfx942 and gfx950, not '" + std::string(target) + "'");
+}
+
+}  // namespace weft::rt
