@@ -435,13 +435,11 @@ void print_vop3p(Printer& p) {
   }
   const uint32_t mask = (1u << n) - 1;
   if ((vop3p_opsel(p.in) | vop3_neg(p.in) | vop3p_neg_hi(p.in)) & ~mask) p.ok = false;
-  if ((vop3p_opsel_hi(p.in) | mask) != mask && (vop3p_opsel_hi(p.in) & ~mask)) p.ok = false;
   if (vop3p_opsel(p.in) & mask) p.modifier(bit_list("op_sel", vop3p_opsel(p.in), n));
   if ((vop3p_opsel_hi(p.in) & mask) != mask) p.modifier(bit_list("op_sel_hi", vop3p_opsel_hi(p.in), n));
   if (vop3_neg(p.in) & mask) p.modifier(bit_list("neg_lo", vop3_neg(p.in), n));
   if (vop3p_neg_hi(p.in) & mask) p.modifier(bit_list("neg_hi", vop3p_neg_hi(p.in), n));
   if (vop3_clamp(p.in)) p.modifier("clamp");
-  if (vop3_omod(p.in)) p.ok = false;
 }
 
 bool ds_two_offsets(std::string_view m) {

@@ -29,6 +29,7 @@ const SemanticsTable& semantics() {
     register_scalar_semantics(t);
     register_vector_semantics(t);
     register_memory_semantics(t);
+    register_half_semantics(t);
     return t;
   }();
   return table;

@@ -13,5 +13,6 @@ using SemanticsTable = std::unordered_map<std::string, Handler>;
 void register_scalar_semantics(SemanticsTable& t);
 void register_vector_semantics(SemanticsTable& t);
 void register_memory_semantics(SemanticsTable& t);
+void register_half_semantics(SemanticsTable& t);  // after the vector ones: its entries replace theirs
 
 }  // namespace weft::emu

@@ -21,6 +21,10 @@ struct VectorOperands {
   uint32_t neg = 0, abs = 0;
   bool clamp = false;
   uint32_t omod = 0;
+  // VOP3: op_sel (bit i: source i's high half; bit 3: write the destination's high half).
+  // VOP3P: op_sel / op_sel_hi pick each source's half for the low / high result; neg_hi is
+  // kept in `abs` and neg_lo in `neg` (their encoding fields).
+  uint32_t opsel = 0, opsel_hi = 7;
 };
 
 inline VectorOperands vector_operands(const Inst& in) {
@@ -50,6 +54,13 @@ inline VectorOperands vector_operands(const Inst& in) {
       o.abs = vop3_abs(in);
       o.clamp = vop3_clamp(in);
       o.omod = vop3_omod(in);
+      if (in.family == Family::VOP3P) {
+        o.opsel = vop3p_opsel(in);
+        o.opsel_hi = vop3p_opsel_hi(in);
+        o.omod = 0;
+      } else {
+        o.opsel = vop3_opsel(in);
+      }
       break;
   }
   for (int i = 0; i < 3; ++i) {

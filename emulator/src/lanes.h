@@ -1,0 +1,108 @@
+// Reading a VALU instruction's 64 lanes of operands and writing its results, shared by the
+// files of vector semantics.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "wave.h"
+
+namespace weft::emu {
+
+// Reads operand `code` for every lane into out[64] (a VGPR row, or a broadcast scalar).
+inline void read32(const Exec& e, uint32_t code, uint32_t* out) {
+  if (code >= 256) {
+    std::memcpy(out, e.w.vreg(code - 256), kLanes * 4);
+  } else {
+    const uint32_t v = e.scalar(code);
+    for (int l = 0; l < kLanes; ++l) out[l] = v;
+  }
+}
+
+// The 64 lanes of operand `code` without copying a VGPR row: scalars are broadcast into `room`.
+[[gnu::always_inline]] inline const uint32_t* lanes32(const Exec& e, uint32_t code, uint32_t* room) {
+  if (code >= 256) return e.w.vreg(code - 256);
+  const uint32_t v = code < 128 ? e.w.s[code] : e.scalar(code);
+  for (int l = 0; l < kLanes; ++l) room[l] = v;
+  return room;
+}
+
+// Source i of the step: as lanes32, with constants resolved when the program was built.
+[[gnu::always_inline]] inline const uint32_t* source_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
+  const uint32_t code = o.src[i];
+  if (code >= 256) return e.w.vreg(code - 256);
+  const uint32_t v = o.is_constant[i] ? o.constant[i] : code < 128 ? e.w.s[code] : e.scalar(code);
+  for (int l = 0; l < kLanes; ++l) room[l] = v;
+  return room;
+}
+inline void read64(const Exec& e, uint32_t code, uint64_t* out) {
+  if (code >= 256) {
+    const uint32_t* lo = e.w.vreg(code - 256);
+    const uint32_t* hi = e.w.vreg(code - 255);
+    for (int l = 0; l < kLanes; ++l) out[l] = lo[l] | (uint64_t{hi[l]} << 32);
+  } else {
+    const uint64_t v = e.scalar64(code);
+    for (int l = 0; l < kLanes; ++l) out[l] = v;
+  }
+}
+
+inline float as_f(uint32_t b) { return std::bit_cast<float>(b); }
+inline uint32_t as_u(float f) { return std::bit_cast<uint32_t>(f); }
+
+// Applies VOP3 float source modifiers (abs, then neg) to the 32-bit lanes of source i.
+inline void float_modifiers(const VectorOperands& o, int i, uint32_t* x) {
+  const uint32_t clear = ((o.abs >> i) & 1) ? 0x7fffffffu : ~0u, flip = ((o.neg >> i) & 1) ? 0x80000000u : 0;
+  if (clear == ~0u && !flip) return;
+  for (int l = 0; l < kLanes; ++l) x[l] = (x[l] & clear) ^ flip;
+}
+
+inline float output_modifiers(const VectorOperands& o, float r) {
+  static const float scale[] = {1.0f, 2.0f, 4.0f, 0.5f};
+  r *= scale[o.omod];
+  if (o.clamp) r = std::fmin(std::fmax(r, 0.0f), 1.0f);
+  return r;
+}
+
+// d[l] = r[l] for the active lanes.
+inline void store_active(const Exec& e, uint32_t* d, const uint32_t* r) {
+  const uint64_t exec = e.w.exec();
+  if (exec == ~0ull) {
+    std::memcpy(d, r, kLanes * 4);
+  } else {
+    for (int l = 0; l < kLanes; ++l)
+      if ((exec >> l) & 1) d[l] = r[l];
+  }
+}
+
+template <typename F>
+inline void each_lane(const Exec& e, F&& f) {
+  const uint64_t exec = e.w.exec();
+  if (exec == ~0ull) {
+    for (int l = 0; l < kLanes; ++l) f(l);
+  } else {
+    for (uint64_t m = exec; m; m &= m - 1) f(std::countr_zero(m));
+  }
+}
+
+// The sources of a float op with VOP3 abs/neg applied (copied only when a modifier is set).
+[[gnu::always_inline]] inline const uint32_t* float_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
+  const uint32_t* p = source_lanes(e, o, i, room);
+  if (!(((o.abs | o.neg) >> i) & 1)) return p;
+  if (p != room) std::memcpy(room, p, kLanes * 4);
+  float_modifiers(o, i, room);
+  return room;
+}
+
+// 64-bit VALU ops write the register pair vdst, vdst+1 with r(l) for every active lane.
+template <typename F>
+inline void store64(Exec& e, uint32_t vdst, F&& r) {
+  uint32_t *lo = e.w.vreg(vdst), *hi = e.w.vreg(vdst + 1);
+  each_lane(e, [&](int l) {
+    const uint64_t v = r(l);
+    lo[l] = static_cast<uint32_t>(v);
+    hi[l] = static_cast<uint32_t>(v >> 32);
+  });
+}
+
+}  // namespace weft::emu

@@ -1,0 +1,172 @@
+// 16-bit, packed and 64-bit arithmetic through compiled kernels on both targets: f16 scalar and
+// <2 x half> math (v_pk_*_f16, op_sel), <2 x float> math (v_pk_*_f32), f64 math and conversions.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernel_io.h"
+#include "listing_check.h"
+#include "toolchain.h"
+#include "weft/emulator/emulator.h"
+#include "weft/emulator/kernel_args.h"
+
+using namespace weft::emu;
+using weft::testing::download;
+using weft::testing::upload;
+
+namespace {
+
+const char* kKernels = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare half @llvm.fma.f16(half, half, half)
+declare <2 x half> @llvm.fma.v2f16(<2 x half>, <2 x half>, <2 x half>)
+declare <2 x float> @llvm.fma.v2f32(<2 x float>, <2 x float>, <2 x float>)
+declare double @llvm.fma.f64(double, double, double)
+declare half @llvm.maxnum.f16(half, half)
+; out[i] = max(fma(a, b, c) * a - b, c)   in f16
+define amdgpu_kernel void @half_math(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %out) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr half, ptr addrspace(1) %a, i32 %i
+  %pb = getelementptr half, ptr addrspace(1) %b, i32 %i
+  %pc = getelementptr half, ptr addrspace(1) %c, i32 %i
+  %va = load half, ptr addrspace(1) %pa
+  %vb = load half, ptr addrspace(1) %pb
+  %vc = load half, ptr addrspace(1) %pc
+  %f = call half @llvm.fma.f16(half %va, half %vb, half %vc)
+  %m = fmul half %f, %va
+  %s = fsub half %m, %vb
+  %r = call half @llvm.maxnum.f16(half %s, half %vc)
+  %po = getelementptr half, ptr addrspace(1) %out, i32 %i
+  store half %r, ptr addrspace(1) %po
+  ret void
+}
+; out[i] = fma(a, b, c) + a * b.yx   on <2 x half>
+define amdgpu_kernel void @half2_math(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %out) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr <2 x half>, ptr addrspace(1) %a, i32 %i
+  %pb = getelementptr <2 x half>, ptr addrspace(1) %b, i32 %i
+  %pc = getelementptr <2 x half>, ptr addrspace(1) %c, i32 %i
+  %va = load <2 x half>, ptr addrspace(1) %pa
+  %vb = load <2 x half>, ptr addrspace(1) %pb
+  %vc = load <2 x half>, ptr addrspace(1) %pc
+  %f = call <2 x half> @llvm.fma.v2f16(<2 x half> %va, <2 x half> %vb, <2 x half> %vc)
+  %sw = shufflevector <2 x half> %vb, <2 x half> undef, <2 x i32> <i32 1, i32 0>
+  %m = fmul <2 x half> %va, %sw
+  %r = fadd <2 x half> %f, %m
+  %po = getelementptr <2 x half>, ptr addrspace(1) %out, i32 %i
+  store <2 x half> %r, ptr addrspace(1) %po
+  ret void
+}
+; out[i] = fma(a, b, c) * a + b   on <2 x float>
+define amdgpu_kernel void @float2_math(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %out) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr <2 x float>, ptr addrspace(1) %a, i32 %i
+  %pb = getelementptr <2 x float>, ptr addrspace(1) %b, i32 %i
+  %pc = getelementptr <2 x float>, ptr addrspace(1) %c, i32 %i
+  %va = load <2 x float>, ptr addrspace(1) %pa
+  %vb = load <2 x float>, ptr addrspace(1) %pb
+  %vc = load <2 x float>, ptr addrspace(1) %pc
+  %f = call <2 x float> @llvm.fma.v2f32(<2 x float> %va, <2 x float> %vb, <2 x float> %vc)
+  %m = fmul <2 x float> %f, %va
+  %r = fadd <2 x float> %m, %vb
+  %po = getelementptr <2 x float>, ptr addrspace(1) %out, i32 %i
+  store <2 x float> %r, ptr addrspace(1) %po
+  ret void
+}
+; out[i] = float(fma(a, b, c) * a + double(i))   in f64
+define amdgpu_kernel void @double_math(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %out) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr double, ptr addrspace(1) %a, i32 %i
+  %pb = getelementptr double, ptr addrspace(1) %b, i32 %i
+  %pc = getelementptr double, ptr addrspace(1) %c, i32 %i
+  %va = load double, ptr addrspace(1) %pa
+  %vb = load double, ptr addrspace(1) %pb
+  %vc = load double, ptr addrspace(1) %pc
+  %f = call double @llvm.fma.f64(double %va, double %vb, double %vc)
+  %m = fmul double %f, %va
+  %di = sitofp i32 %i to double
+  %s = fadd double %m, %di
+  %r = fptrunc double %s to float
+  %po = getelementptr float, ptr addrspace(1) %out, i32 %i
+  store float %r, ptr addrspace(1) %po
+  ret void
+}
+)";
+
+using Half = _Float16;
+
+template <typename T>
+std::vector<T> random_values(std::mt19937& rng, size_t n) {
+  std::uniform_real_distribution<double> d(-2.0, 2.0);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+template <typename T>
+std::vector<T> run(const CodeObject& code, const char* kernel, const std::vector<T>& a, const std::vector<T>& b,
+                   const std::vector<T>& c, size_t out_elements, size_t out_size) {
+  GlobalMemory mem;
+  const uint64_t pa = upload(mem, a, "a"), pb = upload(mem, b, "b"), pc = upload(mem, c, "c");
+  const uint64_t po = upload(mem, std::vector<uint8_t>(out_elements * out_size, 0xCD), "out");
+  LaunchOptions o;
+  o.block = {64, 1, 1};
+  const ArgValue args[] = {ArgValue::pointer(pa), ArgValue::pointer(pb), ArgValue::pointer(pc), ArgValue::pointer(po)};
+  o.kernarg = pack_kernel_args(code.kernel(kernel), args);
+  run_kernel(code, kernel, mem, o);
+  std::vector<T> out(out_elements * out_size / sizeof(T));
+  std::memcpy(out.data(), mem.data(po), out.size() * sizeof(T));
+  return out;
+}
+
+bool near(double got, double want, double rel) { return std::abs(got - want) <= rel * (1.0 + std::abs(want)); }
+
+}  // namespace
+
+TEST_CASE("f16, <2 x half>, <2 x float> and f64 kernels on both targets") {
+  std::mt19937 rng(std::random_device{}());
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(std::string(arch_name(arch)));
+    const auto bytes = weft::testing::compile_ll(kKernels, arch_name(arch));
+    weft::testing::check_listing_matches_objdump(bytes, arch);
+    const CodeObject code = CodeObject::load(bytes);
+    {
+      const auto a = random_values<Half>(rng, 64), b = random_values<Half>(rng, 64), c = random_values<Half>(rng, 64);
+      const auto out = run(code, "half_math", a, b, c, 64, 2);
+      for (int i = 0; i < 64; ++i) {
+        const double f = std::fma(double(a[i]), double(b[i]), double(c[i]));
+        const double want = std::fmax(double(Half(f)) * double(a[i]) - double(b[i]), double(c[i]));
+        REQUIRE_MESSAGE(near(double(out[static_cast<size_t>(i)]), want, 4e-3), "lane " << i);
+      }
+    }
+    {
+      const auto a = random_values<Half>(rng, 128), b = random_values<Half>(rng, 128), c = random_values<Half>(rng, 128);
+      const auto out = run(code, "half2_math", a, b, c, 64, 4);
+      for (int i = 0; i < 128; ++i) {
+        const int swapped = i ^ 1;
+        const double want = std::fma(double(a[i]), double(b[i]), double(c[i])) + double(a[i]) * double(b[swapped]);
+        REQUIRE_MESSAGE(near(double(out[static_cast<size_t>(i)]), want, 6e-3), "element " << i);
+      }
+    }
+    {
+      const auto a = random_values<float>(rng, 128), b = random_values<float>(rng, 128), c = random_values<float>(rng, 128);
+      const auto out = run(code, "float2_math", a, b, c, 64, 8);
+      for (int i = 0; i < 128; ++i) {
+        const double want = std::fma(double(a[i]), double(b[i]), double(c[i])) * a[i] + b[i];
+        REQUIRE_MESSAGE(near(out[static_cast<size_t>(i)], want, 1e-5), "element " << i);
+      }
+    }
+    {
+      const auto a = random_values<double>(rng, 64), b = random_values<double>(rng, 64), c = random_values<double>(rng, 64);
+      const auto out_bits = run(code, "double_math", a, b, c, 64, 4);
+      std::vector<float> out(64);
+      std::memcpy(out.data(), out_bits.data(), 64 * 4);
+      for (int i = 0; i < 64; ++i) {
+        const float want = static_cast<float>(std::fma(a[i], b[i], c[i]) * a[i] + i);
+        REQUIRE_MESSAGE(out[static_cast<size_t>(i)] == want, "lane " << i);
+      }
+    }
+  }
+}
