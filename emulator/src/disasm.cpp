@@ -402,7 +402,40 @@ void print_mai(Printer& p) {
   if (mai_blgp(p.in)) p.modifier("blgp:" + std::to_string(mai_blgp(p.in)));
 }
 
+// v_fma_mix*: each source is f32, or (op_sel_hi) an f16 half chosen by op_sel; neg_lo negates
+// and neg_hi takes the absolute value, printed on the operand.
+void print_fma_mix(Printer& p) {
+  const uint32_t neg = vop3_neg(p.in), abs = vop3p_neg_hi(p.in);
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    if (op.field == Field::Dst) {
+      p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width, &op));
+      continue;
+    }
+    const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
+    const uint32_t code = vop3_src(p.in, i);
+    if (i < 0 || i > 2 || code == 255) {
+      p.ok = false;
+      continue;
+    }
+    std::optional<std::string> s = source(p.in, code, op.kind, op.width, ValType::B32, &op);
+    const bool constant = code >= 128 && code < 256;
+    if (s && ((abs >> i) & 1)) s = "|" + *s + "|";
+    if (s && ((neg >> i) & 1)) {
+      if (constant && !((abs >> i) & 1)) s = std::nullopt;  // neg(...) of a constant: not reproduced
+      else s = "-" + *s;
+    }
+    p.operand(s);
+  }
+  if (vop3p_opsel(p.in)) p.modifier(bit_list("op_sel", vop3p_opsel(p.in), 3));
+  if (vop3p_opsel_hi(p.in)) p.modifier(bit_list("op_sel_hi", vop3p_opsel_hi(p.in), 3));
+  if (vop3_clamp(p.in)) p.modifier("clamp");
+}
+
 void print_vop3p(Printer& p) {
+  if (p.mnemonic.rfind("v_fma_mix", 0) == 0) {
+    print_fma_mix(p);
+    return;
+  }
   if (is_mfma(p.mnemonic)) {
     print_mai(p);
     return;
@@ -429,8 +462,8 @@ void print_vop3p(Printer& p) {
       default: p.ok = false; break;
     }
   }
-  if (p.mnemonic.find("mix") != std::string_view::npos || p.mnemonic.find("dot") != std::string_view::npos) {
-    p.ok = false;  // op_sel semantics of mixed-precision ops are printed differently
+  if (p.mnemonic.find("dot") != std::string_view::npos) {
+    p.ok = false;  // op_sel semantics of the dot ops are printed differently
     return;
   }
   const uint32_t mask = (1u << n) - 1;

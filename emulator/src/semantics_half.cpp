@@ -173,6 +173,32 @@ void packed_f32(Exec& e, const Inst&) {
   });
 }
 
+// v_fma_mix_f32 / v_fma_mixlo_f16 / v_fma_mixhi_f16: a fused multiply-add in f32 whose sources
+// are f32, or (op_sel_hi bit set) the f16 half op_sel picks; neg_hi takes the absolute value and
+// neg_lo negates. mixlo/mixhi round the result to f16 into the low/high half, keeping the other.
+template <int Kind>  // 0 f32 result, 1 low half, 2 high half
+void v_fma_mix(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  const uint32_t* p[3];
+  uint32_t room[3][kLanes];
+  for (int i = 0; i < 3; ++i) p[i] = source_lanes(e, o, i, room[i]);
+  uint32_t* d = e.w.vreg(o.vdst);
+  each_lane(e, [&](int l) {
+    float x[3];
+    for (int i = 0; i < 3; ++i) {
+      float v = ((o.opsel_hi >> i) & 1) ? h2f(p[i][l] >> (((o.opsel >> i) & 1) * 16)) : as_f(p[i][l]);
+      if ((o.abs >> i) & 1) v = std::fabs(v);  // neg_hi
+      if ((o.neg >> i) & 1) v = -v;            // neg_lo
+      x[i] = v;
+    }
+    float r = std::fma(x[0], x[1], x[2]);
+    if (o.clamp) r = std::fmin(std::fmax(r, 0.0f), 1.0f);
+    if (Kind == 0) d[l] = as_u(r);
+    else if (Kind == 1) d[l] = (d[l] & 0xffff0000u) | f2h(r);
+    else d[l] = (d[l] & 0xffffu) | (f2h(r) << 16);
+  });
+}
+
 // f64: VOP3 neg/abs act on bit 63.
 double as_d(uint64_t b) { return std::bit_cast<double>(b); }
 uint64_t as_u64(double d) { return std::bit_cast<uint64_t>(d); }
@@ -283,6 +309,9 @@ void register_half_semantics(SemanticsTable& t) {
   t["v_pk_add_u16"] = packed_half<add_u16, 2>;
   t["v_pk_sub_u16"] = packed_half<sub_u16, 2>;
   t["v_pk_mul_lo_u16"] = packed_half<mul_lo_u16, 2>;
+  t["v_fma_mix_f32"] = v_fma_mix<0>;
+  t["v_fma_mixlo_f16"] = v_fma_mix<1>;
+  t["v_fma_mixhi_f16"] = v_fma_mix<2>;
   t["v_pk_fma_f32"] = packed_f32<0>;
   t["v_pk_mul_f32"] = packed_f32<1>;
   t["v_pk_add_f32"] = packed_f32<2>;

@@ -75,6 +75,25 @@ define amdgpu_kernel void @float2_math(ptr addrspace(1) %a, ptr addrspace(1) %b,
   store <2 x float> %r, ptr addrspace(1) %po
   ret void
 }
+; out[i] = fma(float(a), float(b), c) with half a, b and float c (gfx9: v_fma_mix_f32)
+define amdgpu_kernel void @mixed_math(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %out) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr <2 x half>, ptr addrspace(1) %a, i32 %i
+  %pb = getelementptr <2 x half>, ptr addrspace(1) %b, i32 %i
+  %pc = getelementptr float, ptr addrspace(1) %c, i32 %i
+  %va = load <2 x half>, ptr addrspace(1) %pa
+  %vb = load <2 x half>, ptr addrspace(1) %pb
+  %vc = load float, ptr addrspace(1) %pc
+  %a0 = extractelement <2 x half> %va, i32 1
+  %b0 = extractelement <2 x half> %vb, i32 0
+  %fa = fpext half %a0 to float
+  %fb = fpext half %b0 to float
+  %r = call float @llvm.fma.f32(float %fa, float %fb, float %vc)
+  %po = getelementptr float, ptr addrspace(1) %out, i32 %i
+  store float %r, ptr addrspace(1) %po
+  ret void
+}
+declare float @llvm.fma.f32(float, float, float)
 ; out[i] = float(fma(a, b, c) * a + double(i))   in f64
 define amdgpu_kernel void @double_math(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %out) {
   %i = call i32 @llvm.amdgcn.workitem.id.x()
@@ -156,6 +175,19 @@ TEST_CASE("f16, <2 x half>, <2 x float> and f64 kernels on both targets") {
       for (int i = 0; i < 128; ++i) {
         const double want = std::fma(double(a[i]), double(b[i]), double(c[i])) * a[i] + b[i];
         REQUIRE_MESSAGE(near(out[static_cast<size_t>(i)], want, 1e-5), "element " << i);
+      }
+    }
+    {
+      const auto a = random_values<Half>(rng, 128), b = random_values<Half>(rng, 128);
+      const auto cf = random_values<float>(rng, 64);
+      std::vector<Half> c(128);
+      std::memcpy(c.data(), cf.data(), 256);
+      const auto out_bits = run(code, "mixed_math", a, b, c, 64, 4);
+      std::vector<float> out(64);
+      std::memcpy(out.data(), out_bits.data(), 256);
+      for (int i = 0; i < 64; ++i) {
+        const float want = std::fma(float(a[2 * i + 1]), float(b[2 * i]), cf[static_cast<size_t>(i)]);
+        REQUIRE_MESSAGE(out[static_cast<size_t>(i)] == want, "lane " << i);
       }
     }
     {
