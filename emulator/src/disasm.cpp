@@ -61,8 +61,10 @@ std::string reg_range(char kind, uint32_t first, int width) {
 std::optional<std::string> vector_reg(uint32_t index, char kind, int width, const OperandSpec* spec = nullptr) {
   if (index + width > 256) return std::nullopt;
   if (width >= 2 && (index & 1)) {
-    if (!spec || !spec->tuple_note || spec->kind != kind) return std::nullopt;
+    if (!spec || !spec->tuple_note) return std::nullopt;
     const std::string_view note(spec->tuple_note, spec->tuple_note_size);
+    // A note read off a VGPR probe holds for AGPRs too when the class is AV_* (either kind).
+    if (spec->kind != kind && note.rfind("AV_", 0) != 0) return std::nullopt;
     if (note.empty()) return reg_range(kind, index, width);
     return reg_range(kind, index, width) + "/*Invalid register, operand has '" + std::string(note) + "' register class*/";
   }
@@ -267,7 +269,7 @@ void print_smem(Printer& p) {
     else if (op.text && std::string_view(op.text, op.width) == "0x40") {
       // imm: a signed 21-bit byte offset, after an SGPR offset when soe is set. Without imm, one
       // SGPR: the soffset field when soe is set, else the offset field.
-      if (smem_nv(p.in)) p.ok = false;
+      // (the nv bit has no syntax on these targets: llvm-objdump prints nothing for it)
       const int32_t off = smem_offset(p.in);
       const std::string off_text = off < 0 ? "-" + hex(static_cast<uint32_t>(-off)) : hex(static_cast<uint32_t>(off));
       if (!smem_imm(p.in)) {
@@ -553,6 +555,18 @@ std::string mtbuf_format(uint32_t dfmt, uint32_t nfmt) {
   return parts.empty() ? "" : "format:[" + parts + "]";
 }
 
+// The index+offset VGPR pair: MUBUF wants it 2-aligned (LLVM notes an odd one); MTBUF takes any.
+OperandSpec address_pair(const char* note) {
+  OperandSpec spec;
+  spec.kind = 'v';
+  spec.width = 2;
+  spec.tuple_note = note;
+  spec.tuple_note_size = static_cast<uint8_t>(std::strlen(note));
+  return spec;
+}
+const OperandSpec kMubufAddressPair = address_pair("VReg_64_Align2");
+const OperandSpec kMtbufAddressPair = address_pair("");
+
 void print_mubuf(Printer& p) {
   const char kind = mubuf_acc(p.in) ? 'a' : 'v';
   const bool typed = p.in.family == Family::MTBUF;
@@ -564,7 +578,7 @@ void print_mubuf(Printer& p) {
         break;
       case Field::Addr:
         if (!offen && !idxen) p.operand("off");
-        else p.operand(vector_reg(mubuf_vaddr(p.in), 'v', offen && idxen ? 2 : 1));
+        else p.operand(vector_reg(mubuf_vaddr(p.in), 'v', offen && idxen ? 2 : 1, typed ? &kMtbufAddressPair : &kMubufAddressPair));
         break;
       case Field::Rsrc: p.operand(scalar_reg(mubuf_srsrc(p.in), 4)); break;
       case Field::SOffset: p.operand(source(p.in, mubuf_soffset(p.in), 's', 1, ValType::B32)); break;
