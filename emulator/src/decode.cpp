@@ -226,9 +226,35 @@ bool valid_vop3_modifiers(const Inst& in) {
   return true;
 }
 
+// 64-bit VALU sources follow the same rule when they name scalar registers (v_fmac_f64 with
+// exec_hi as src0 is invalid); an s_buffer_* V# must lie in the SGPRs or the trap temporaries.
+bool valid_wide_sources(const Inst& in) {
+  for (const OperandSpec& op : operand_specs(*in.info)) {
+    uint32_t code = 256;
+    switch (in.family) {
+      case Family::VOP1: case Family::VOP2: case Family::VOPC:
+        if (op.field == Field::Src0) code = in.word[0] & 0x1FF;
+        break;
+      case Family::VOP3:
+        if (op.field == Field::Src0 || op.field == Field::Src1 || op.field == Field::Src2)
+          code = (in.word[1] >> (9 * (static_cast<int>(op.field) - static_cast<int>(Field::Src0)))) & 0x1FF;
+        break;
+      case Family::SMEM:
+        if (op.field == Field::SBase && op.width == 4) {
+          const uint32_t base = (in.word[0] & 0x3f) * 2;
+          if (!(base <= 100 || (base >= 108 && base <= 122))) return false;  // SGPRs and ttmps align down
+        }
+        break;
+      default: break;
+    }
+    if (code < 128 && misaligned_pair(code, op.width)) return false;
+  }
+  return true;
+}
+
 bool valid_sources(const Inst& in) {
   const uint32_t w = in.word[0];
-  if (!valid_scalar_widths(in)) return false;
+  if (!valid_scalar_widths(in) || !valid_wide_sources(in)) return false;
   switch (in.family) {
     case Family::SOP2:
     case Family::SOPC: {
