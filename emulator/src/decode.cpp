@@ -174,8 +174,8 @@ bool reserved_source(uint32_t code) { return (code >= 209 && code <= 229) || (co
 // A 64-bit operand on an odd special register (xnack_mask_hi, vcc_hi, ...) is invalid; an odd
 // SGPR or trap temporary is read from the even one below it (LLVM decodes it with a warning).
 bool misaligned_pair(uint32_t code, int width) {
-  // ttmps align like SGPRs; null (125) is a valid 64-bit operand
-  return width == 2 && (code == 103 || code == 105 || code == 107 || code == 127);
+  // ttmps align like SGPRs; null (125) is a valid 64-bit operand, m0 and the high halves are not
+  return width == 2 && (code == 103 || code == 105 || code == 107 || code == 124 || code == 127 || code == 231);
 }
 
 bool valid_scalar_widths(const Inst& in) {
@@ -218,7 +218,14 @@ bool valid_vop3_modifiers(const Inst& in) {
   const uint32_t w0 = in.word[0], w1 = in.word[1];
   const bool clamp = (w0 >> 15) & 1;
   if (clamp && !accepts(info, 'c')) return false;
-  if (in.family == Family::VOP3P) return true;
+  if (in.family == Family::VOP3P) {
+    // neg_lo / neg_hi on a source the opcode does not have is invalid; MFMA keeps other fields
+    // in those bits.
+    if (std::string_view(info.mnemonic).find("mfma") != std::string_view::npos) return true;
+    const uint32_t used = sources_used(info), neg_lo = w1 >> 29, neg_hi = (w0 >> 8) & 7;
+    if ((neg_lo | neg_hi) && !accepts(info, 'n')) return false;
+    return !((neg_lo | neg_hi) & ~used);
+  }
   const uint32_t used = sources_used(info), neg = w1 >> 29, abs = (w0 >> 8) & 7, omod = (w1 >> 27) & 3;
   if (neg && (!accepts(info, 'n') || (neg & ~used))) return false;
   if (!has_sdst(info) && abs && (!accepts(info, 'a') || (abs & ~used))) return false;
@@ -300,7 +307,9 @@ bool valid_sources(const Inst& in) {
       const uint32_t rsrc = ((in.word[1] >> 16) & 0x1f) * 4;
       if (!(rsrc <= 100 || (rsrc >= 108 && rsrc <= 120))) return false;  // V# in s[4n:4n+3] or ttmp[4n:4n+3]
       if (reserved_source(in.word[1] >> 24)) return false;              // soffset
-      return (!((in.word[1] >> 23) & 1) || accepts(*in.info, 'A')) && (!lds || accepts(*in.info, 'L'));
+      const bool acc = (in.word[1] >> 23) & 1;
+      if (lds && acc) return false;  // an LDS DMA has no AGPR data
+      return (!acc || accepts(*in.info, 'A')) && (!lds || accepts(*in.info, 'L'));
     }
     case Family::SOPP: return !operand_specs(*in.info).empty() || (w & 0xFFFF) == 0;
     case Family::SMEM: return !accepts(*in.info, 'I') || !((w >> 17) & 1);
