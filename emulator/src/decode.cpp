@@ -221,7 +221,15 @@ bool valid_vop3_modifiers(const Inst& in) {
   if (in.family == Family::VOP3P) {
     // neg_lo / neg_hi on a source the opcode does not have is invalid; MFMA keeps other fields
     // in those bits.
-    if (std::string_view(info.mnemonic).find("mfma") != std::string_view::npos) return true;
+    const std::string_view m(info.mnemonic);
+    if (m.find("mfma") != std::string_view::npos) {
+      // smfmac's A, B and index are VGPRs or AGPRs; LLVM rejects SGPRs and constants there (it
+      // decodes them in v_mfma with a note).
+      if (m.rfind("v_smfmac", 0) == 0)
+        for (int i = 0; i < 3; ++i)
+          if (((w1 >> (9 * i)) & 0x1FF) < 256) return false;
+      return true;
+    }
     const uint32_t used = sources_used(info), neg_lo = w1 >> 29, neg_hi = (w0 >> 8) & 7;
     if ((neg_lo | neg_hi) && !accepts(info, 'n')) return false;
     return !((neg_lo | neg_hi) & ~used);
