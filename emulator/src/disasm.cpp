@@ -111,9 +111,7 @@ const char* inline_float(uint32_t code, ValType t) {
 bool is_inline_int(int64_t v) { return v >= -16 && v <= 64; }
 
 bool f32_bits_inline(uint32_t b) {
-  static const uint32_t c[] = {0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
-                               0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983};
-  for (uint32_t x : c) if (b == x) return true;
+  for (uint32_t x : kInlineFloatBits) if (b == x) return true;
   return is_inline_int(static_cast<int32_t>(b));
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "isa_fields.h"
 #include "semantics.h"
 #include "weft/emulator/mfma.h"
 #include "wave.h"
@@ -149,7 +150,7 @@ Program build_program(const CodeObject& code, const Kernel& k) {
     s.handler = handler_for(inst->info->mnemonic);
     if (!s.handler) s.handler = cannot_execute;
     s.vop = vector_operands(*inst);
-    s.mfma = find_mfma(inst->info->mnemonic, prog.arch);
+    if (inst->family == Family::VOP3P) s.mfma = find_mfma(inst->info->mnemonic, prog.arch);
     s.offset = static_cast<uint32_t>(off);
     prog.step_at[off / 4] = static_cast<int32_t>(prog.steps.size());
     prog.steps.push_back(s);
@@ -175,18 +176,8 @@ void Exec::fail(const std::string& what) const {
 
 uint32_t Exec::scalar(uint32_t code) const {
   if (code < 128) return w.s[code];
-  if (code <= 192) return code - 128;
-  if (code <= 208) return static_cast<uint32_t>(192 - static_cast<int32_t>(code));
+  if (const std::optional<uint32_t> constant = fields::inline_constant32(code)) return *constant;
   switch (code) {
-    case 240: return 0x3f000000;
-    case 241: return 0xbf000000;
-    case 242: return 0x3f800000;
-    case 243: return 0xbf800000;
-    case 244: return 0x40000000;
-    case 245: return 0xc0000000;
-    case 246: return 0x40800000;
-    case 247: return 0xc0800000;
-    case 248: return 0x3e22f983;
     case 251: return (w.vcc() & w.exec()) == 0;
     case 252: return w.exec() == 0;
     case 253: return w.scc;

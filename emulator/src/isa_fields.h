@@ -3,10 +3,22 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "weft/emulator/isa.h"
 
 namespace weft::emu::fields {
+
+// The 32-bit value of an inline-constant source code: 128..192 are 0..64, 193..208 are -1..-16,
+// 240..248 the f32 constants 0.5, -0.5, 1, -1, 2, -2, 4, -4, 1/(2 pi). Other codes: nullopt.
+inline constexpr uint32_t kInlineFloatBits[9] = {0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
+                                                0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983};
+constexpr std::optional<uint32_t> inline_constant32(uint32_t code) {
+  if (code >= 128 && code <= 192) return code - 128;
+  if (code >= 193 && code <= 208) return static_cast<uint32_t>(192 - static_cast<int32_t>(code));
+  if (code >= 240 && code <= 248) return kInlineFloatBits[code - 240];
+  return std::nullopt;
+}
 
 constexpr uint32_t bits(uint32_t w, int hi, int lo) { return (w >> lo) & ((1u << (hi - lo + 1)) - 1); }
 constexpr uint64_t bits64(uint64_t w, int hi, int lo) { return (w >> lo) & ((uint64_t{1} << (hi - lo + 1)) - 1); }

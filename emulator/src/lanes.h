@@ -20,15 +20,8 @@ inline void read32(const Exec& e, uint32_t code, uint32_t* out) {
   }
 }
 
-// The 64 lanes of operand `code` without copying a VGPR row: scalars are broadcast into `room`.
-[[gnu::always_inline]] inline const uint32_t* lanes32(const Exec& e, uint32_t code, uint32_t* room) {
-  if (code >= 256) return e.w.vreg(code - 256);
-  const uint32_t v = code < 128 ? e.w.s[code] : e.scalar(code);
-  for (int l = 0; l < kLanes; ++l) room[l] = v;
-  return room;
-}
-
-// Source i of the step: as lanes32, with constants resolved when the program was built.
+// The 64 lanes of source i without copying a VGPR row: scalars (constants resolved when the
+// program was built) are broadcast into `room`.
 [[gnu::always_inline]] inline const uint32_t* source_lanes(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
   const uint32_t code = o.src[i];
   if (code >= 256) return e.w.vreg(code - 256);

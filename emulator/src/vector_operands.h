@@ -64,14 +64,9 @@ inline VectorOperands vector_operands(const Inst& in) {
       break;
   }
   for (int i = 0; i < 3; ++i) {
-    const uint32_t code = o.src[i];
-    static const uint32_t floats[] = {0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
-                                      0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983};
-    o.is_constant[i] = (code >= 128 && code <= 208) || (code >= 240 && code <= 248) || (code == 255 && in.has_literal);
-    if (code >= 128 && code <= 192) o.constant[i] = code - 128;
-    else if (code > 192 && code <= 208) o.constant[i] = static_cast<uint32_t>(192 - static_cast<int32_t>(code));
-    else if (code >= 240 && code <= 248) o.constant[i] = floats[code - 240];
-    else if (code == 255) o.constant[i] = in.literal;
+    const std::optional<uint32_t> value = o.src[i] == 255 && in.has_literal ? in.literal : inline_constant32(o.src[i]);
+    o.is_constant[i] = value.has_value();
+    o.constant[i] = value.value_or(0);
   }
   return o;
 }
