@@ -178,7 +178,9 @@ UOp UOp::end(std::vector<UOp> ranges) const {
 UOp UOp::after(std::vector<UOp> deps) const {
   std::vector<UOp> src{*this};
   for (const UOp& d : deps) {
-    if (!d.is_effect()) fail("AFTER", "depends on effects (stores, ends, barriers), got " + std::string(op_name(d.op())));
+    if (!d.is_effect() && d.op() != Op::RANGE)
+      fail("AFTER", "depends on effects (stores, ends, barriers) or on a range (the buffer within that loop), got " +
+                        std::string(op_name(d.op())));
     src.push_back(d);
   }
   return make(Op::AFTER, dtype(), std::move(src));

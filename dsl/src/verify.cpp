@@ -188,7 +188,9 @@ class Checker {
 
   void check_after(const UOp& u) {
     if (u.src().empty()) return report("AFTER needs a value");
-    check_effects(u, 1);
+    for (size_t i = 1; i < u.src().size(); ++i)
+      if (!u.src(i).is_effect() && u.src(i).op() != Op::RANGE)
+        report("source " + std::to_string(i) + " is " + std::string(op_name(u.src(i).op())) + ", neither an effect nor a range");
   }
 
   void check_effects(const UOp& u, size_t from) {

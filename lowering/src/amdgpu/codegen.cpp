@@ -1,5 +1,7 @@
 #include "weft/lowering/amdgpu_codegen.h"
 
+#include "amdgpu/target.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/SourceMgr.h>
@@ -61,29 +64,8 @@ std::unique_ptr<llvm::Module> parse(std::string_view ir, llvm::LLVMContext& cont
        << diagnostic.getMessage() << "\n  " << diagnostic.getLineContents();
     throw Error(os.str());
   }
-  std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (llvm::verifyModule(*module, &os)) throw Error("LLVM IR is not valid: " + os.str());
+  verify_module(*module, "LLVM IR");
   return module;
-}
-
-std::vector<char> emit_object(llvm::Module& module, std::string_view mcpu) {
-  const llvm::Triple triple(kTriple);
-  llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(amdgpu_target().createTargetMachine(
-      triple, llvm::StringRef(mcpu.data(), mcpu.size()), "", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
-  if (!machine) throw Error("LLVM cannot create a target machine for " + std::string(mcpu));
-  if (!machine->getMCSubtargetInfo()->isCPUStringValid(llvm::StringRef(mcpu.data(), mcpu.size())))
-    throw Error("unknown AMDGPU target '" + std::string(mcpu) + "' (weft targets gfx942 and gfx950)");
-  module.setTargetTriple(triple);
-  module.setDataLayout(machine->createDataLayout());
-  llvm::SmallVector<char, 0> object;
-  llvm::raw_svector_ostream os(object);
-  llvm::legacy::PassManager passes;
-  if (machine->addPassesToEmitFile(passes, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    throw Error("LLVM cannot emit an object file for " + std::string(mcpu));
-  passes.run(module);
-  return {object.begin(), object.end()};
 }
 
 // An anonymous in-memory file that lld can open by path (/proc/self/fd/N).
@@ -144,6 +126,8 @@ class StdoutRedirect {
   int saved_ = -1;
 };
 
+}  // namespace
+
 // lld keeps global state: one link at a time, and none after it says it cannot run again.
 std::vector<uint8_t> link_shared(const std::vector<char>& object) {
   static std::mutex lld_mutex;
@@ -166,7 +150,52 @@ std::vector<uint8_t> link_shared(const std::vector<char>& object) {
   return out.read_all();
 }
 
-}  // namespace
+std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string_view mcpu) {
+  const llvm::Triple triple(kTriple);
+  llvm::TargetOptions options;
+  const llvm::StringRef cpu(mcpu.data(), mcpu.size());
+  std::unique_ptr<llvm::TargetMachine> machine(
+      amdgpu_target().createTargetMachine(triple, cpu, "", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
+  if (!machine) throw Error("LLVM cannot create a target machine for " + std::string(mcpu));
+  if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpu))
+    throw Error("unknown AMDGPU target '" + std::string(mcpu) + "' (weft targets gfx942 and gfx950)");
+  return machine;
+}
+
+void verify_module(const llvm::Module& module, std::string_view what) {
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(module, &os)) throw Error(std::string(what) + " is not valid: " + os.str());
+}
+
+void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
+  module.setTargetTriple(machine.getTargetTriple());
+  module.setDataLayout(machine.createDataLayout());
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(module, mam);
+}
+
+std::vector<char> emit_object(llvm::Module& module, llvm::TargetMachine& machine) {
+  module.setTargetTriple(machine.getTargetTriple());
+  module.setDataLayout(machine.createDataLayout());
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("LLVM cannot emit an object file for " + machine.getTargetCPU().str());
+  passes.run(module);
+  return {object.begin(), object.end()};
+}
 
 std::vector<uint8_t> compile_ir(std::string_view ir, std::string_view mcpu, CompileTimes* times) {
   auto t = std::chrono::steady_clock::now();
@@ -175,7 +204,8 @@ std::vector<uint8_t> compile_ir(std::string_view ir, std::string_view mcpu, Comp
   CompileTimes local;
   local.parse_seconds = seconds_since(t);
   t = std::chrono::steady_clock::now();
-  const std::vector<char> object = emit_object(*module, mcpu);
+  auto machine = make_target_machine(mcpu);
+  const std::vector<char> object = emit_object(*module, *machine);
   local.llvm_seconds = seconds_since(t);
   t = std::chrono::steady_clock::now();
   std::vector<uint8_t> code_object = link_shared(object);

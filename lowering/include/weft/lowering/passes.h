@@ -1,0 +1,47 @@
+// The lowering passes one by one, for tests and tools; pipeline.h runs them in order.
+#pragma once
+
+#include <vector>
+
+#include "weft/lowering/pipeline.h"
+
+namespace weft::lower {
+
+// 1. Fragments: INDEX on an UNSHARD of a REG shard over LOCAL ranges becomes INDEX on the shard
+//    with the thread's local index. Contiguous (idx = rng*shard + local) and strided
+//    (idx = rng + local*threads) ownership; anything else throws "cannot shard index ...".
+UOp resolve_unshard(const UOp& kernel);
+// 2. Views (reshape, permute, shrink, flip, pad, expand) and multi-dimensional indices become
+//    one flat index into the base buffer; padding adds a validity condition (INDEX's third
+//    source): loads outside read 0, stores outside are skipped.
+UOp flatten_views(const UOp& kernel);
+// 3a. A WEAK/REDUCE/LOOP range used only as r//c and r%c becomes two ranges. Ranges with
+//     hardware meaning (GLOBAL, LOCAL, ...) are never split.
+UOp split_ranges(const UOp& kernel);
+// 3b. The symbolic simplifier over the whole kernel.
+UOp simplify_kernel(const UOp& kernel);
+// 4. UPCAST/UNROLL ranges: the stores they end are repeated for each value; CONTRACT becomes a
+//    VECTORIZE of the lanes; REDUCE over them an unrolled chain.
+UOp expand_ranges(const UOp& kernel);
+// 5. REDUCE becomes a one-element REG accumulator: initialized inside the reduction's outer
+//    ranges, updated in its own, read after them.
+UOp reduce_to_accumulators(const UOp& kernel);
+// 6. GLOBAL ranges become workgroup ids (gidx), LOCAL ranges work-item ids (lidx), in range-id
+//    order; their sizes become the launch dimensions.
+UOp ranges_to_hardware(const UOp& kernel, LaunchDims& launch);
+// 7. Groups of scalar stores to consecutive addresses of one buffer become vector stores of
+//    2 or 4 lanes; stores that write one address from several sites stay scalar and are kept.
+UOp coalesce_stores(const UOp& kernel);
+// 8. Index arithmetic to int32 where value ranges prove every intermediate fits, else int64.
+UOp lower_index_dtype(const UOp& kernel);
+// 9. Barriers: a load of a LOCAL buffer AFTER stores to LOCAL memory waits at a barrier after
+//    those stores (one barrier per set of stores); a loop whose body loads and stores one LOCAL
+//    buffer ends its body with a barrier (write-after-read).
+UOp insert_barriers(const UOp& kernel);
+// 10. Control flow: every END closes exactly one range, nested in range-id order.
+UOp nest_loops(const UOp& kernel);
+// 11. The linear program: effects in dependency order, loops opened and closed around their
+//     bodies, values emitted where first used in each loop scope.
+std::vector<LinearOp> linearize(const UOp& kernel);
+
+}  // namespace weft::lower

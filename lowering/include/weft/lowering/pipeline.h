@@ -1,0 +1,90 @@
+// The lowering pipeline: a kernel graph (a SINK) through the named passes of DESIGN.md, in
+// order, to a linear program a renderer turns into target code.
+//
+//   auto lowered = weft::lower::lower(kernel);            // all passes
+//   weft::lower::lower(kernel, {.after_pass = print});     // watch the IR after each one
+//
+// Every pass is a function from graph to graph; `passes()` lists them with their names, which
+// `weft dump --after=NAME` and WEFT_DUMP=NAME accept.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/dsl/uop.h"
+
+namespace weft::lower {
+
+// A kernel parameter, in the order the compiled kernel takes them: GLOBAL buffers by slot,
+// then scalar variables by name.
+struct KernelParam {
+  enum class Kind { Buffer, Scalar };
+  Kind kind = Kind::Buffer;
+  std::string name;          // "buf0" for the buffer in slot 0; a variable's name
+  DType dtype;               // a buffer's element dtype; a scalar's dtype (int32, int64, float32)
+  int64_t slot = -1;         // buffers only
+  std::vector<UOp> shape;    // buffers only: dimensions (constants or index expressions of variables)
+  UOp variable;              // scalars only: the DEFINE_VAR
+};
+
+// Grid (workgroups) and block (work-items) of a launch, as index expressions of the kernel's
+// variables; GLOBAL ranges give the grid, LOCAL ranges the block, in range-id order (x, y, z).
+struct LaunchDims {
+  std::array<UOp, 3> grid, block;
+};
+
+// One step of the linear program. Values and effects appear after everything they use;
+// LoopBegin/LoopEnd bracket the body of a RANGE.
+struct LinearOp {
+  enum class Kind { Value, Effect, LoopBegin, LoopEnd };
+  Kind kind;
+  UOp op;
+};
+
+struct LoweredKernel {
+  std::string name;
+  UOp graph;                        // after the last graph pass
+  std::vector<LinearOp> program;    // from `linearize`
+  std::vector<KernelParam> params;
+  LaunchDims launch;
+};
+
+// What passes share: launch dimensions found by one and used by the renderer.
+struct PassContext {
+  LaunchDims launch;
+};
+
+struct Pass {
+  std::string name;
+  std::string summary;
+  std::function<UOp(const UOp&, PassContext&)> run;
+};
+
+// The graph passes in pipeline order (linearization follows them).
+const std::vector<Pass>& passes();
+// Throws weft::Error listing the pass names if `name` is none of them (nor "all").
+void check_pass_name(std::string_view name);
+
+struct LowerOptions {
+  // Called with each pass's name and the graph it produced.
+  std::function<void(std::string_view pass, const UOp& graph)> after_pass;
+};
+
+// Runs every pass, then linearizes. Throws weft::Error naming the pass and the problem.
+LoweredKernel lower(const UOp& kernel, const LowerOptions& options = {});
+
+// The kernel's parameters (see KernelParam), checked: buffer slots 0..n-1 without gaps.
+std::vector<KernelParam> kernel_params(const UOp& kernel);
+
+// The linear program, one step per line, loop bodies indented.
+std::string program_string(const LoweredKernel& kernel);
+
+// Evaluates an index expression of variables (a launch dimension, a buffer size) with their
+// bound values. Throws naming a variable that is not bound.
+int64_t evaluate_index(const UOp& expr, const std::map<std::string, int64_t>& variables);
+
+}  // namespace weft::lower

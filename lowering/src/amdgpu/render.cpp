@@ -1,0 +1,412 @@
+// The LLVM IR renderer for AMDGPU: a lowered kernel's linear program to an LLVM module, built
+// with LLVM's C++ API (IRBuilder), then optimized and compiled in-process (target.h).
+//
+// GLOBAL buffers are kernel arguments in address space 1, LOCAL buffers workgroup globals in
+// address space 3 (LDS), REG buffers allocas in address space 5 that SROA turns into registers.
+// Loops are canonical (header with a phi, latch, exit); WMMA maps to the target's MFMA
+// intrinsics; a barrier is a release fence, s_barrier and an acquire fence at workgroup scope.
+#include <chrono>
+#include <map>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "amdgpu/target.h"
+#include "weft/dsl/print.h"
+#include "weft/lowering/amdgpu_codegen.h"
+
+namespace weft::amdgpu {
+namespace {
+
+using lower::LinearOp;
+
+[[noreturn]] void unsupported(const UOp& u, const std::string& why) {
+  throw Error("AMDGPU renderer: " + std::string(op_name(u.op())) + " " + u.dtype().name() + " (" + expr_string(u, 120) + "): " + why);
+}
+
+struct Loop {
+  llvm::PHINode* phi;
+  llvm::BasicBlock* header;
+  llvm::BasicBlock* exit;
+};
+
+// One MFMA instruction and how its operands are typed.
+struct Mfma {
+  llvm::Intrinsic::ID id;
+  bool bf16_as_i16;  // the older bf16 intrinsics take the bits as i16 vectors
+  bool fp8_as_i64;   // fp8 operands are eight bytes packed in an i64
+};
+
+std::optional<Mfma> find_mfma(const WmmaArg& w, std::string_view mcpu) {
+  const bool gfx950 = mcpu == "gfx950";
+  using namespace llvm;
+  if (w.threads != 64 || w.accum != dtypes::float32) return std::nullopt;
+  auto shape = [&](int64_t m, int64_t n, int64_t k) { return w.m == m && w.n == n && w.k == k; };
+  if (w.input == dtypes::float16) {
+    if (shape(16, 16, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x16f16, false, false};
+    if (shape(32, 32, 8)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x8f16, false, false};
+    if (gfx950 && shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_f16, false, false};
+    if (gfx950 && shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_f16, false, false};
+  }
+  if (w.input == dtypes::bfloat16) {
+    if (shape(16, 16, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k, true, false};
+    if (shape(32, 32, 8)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k, true, false};
+    if (gfx950 && shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_bf16, false, false};
+    if (gfx950 && shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_bf16, false, false};
+  }
+  const bool fp8 = gfx950 ? w.input == dtypes::fp8e4m3 : w.input == dtypes::fp8e4m3fnuz;
+  if (fp8) {
+    if (shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_fp8_fp8, false, true};
+    if (shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_fp8_fp8, false, true};
+  }
+  if (w.input == dtypes::float32) {
+    if (shape(16, 16, 4)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x4f32, false, false};
+    if (shape(32, 32, 2)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x2f32, false, false};
+  }
+  return std::nullopt;
+}
+
+class Renderer {
+ public:
+  Renderer(const lower::LoweredKernel& k, std::string_view mcpu, llvm::LLVMContext& ctx)
+      : kernel_(k), mcpu_(mcpu), ctx_(ctx), module_(std::make_unique<llvm::Module>(k.name, ctx)), b_(ctx) {}
+
+  std::unique_ptr<llvm::Module> run() {
+    declare_function();
+    declare_buffers();
+    for (const LinearOp& step : kernel_.program) {
+      switch (step.kind) {
+        case LinearOp::Kind::LoopBegin: begin_loop(step.op); break;
+        case LinearOp::Kind::LoopEnd: end_loop(); break;
+        case LinearOp::Kind::Value: values_[step.op.node()] = value(step.op); break;
+        case LinearOp::Kind::Effect: effect(step.op); break;
+      }
+    }
+    b_.CreateRetVoid();
+    return std::move(module_);
+  }
+
+ private:
+  llvm::Type* type(DType dt, const UOp* at = nullptr) {
+    llvm::Type* t = nullptr;
+    switch (dt.scalar) {
+      case Scalar::Bool: t = b_.getInt1Ty(); break;
+      case Scalar::Int8: case Scalar::UInt8: case Scalar::Fp8E4M3: case Scalar::Fp8E5M2:
+      case Scalar::Fp8E4M3Fnuz: case Scalar::Fp8E5M2Fnuz: t = b_.getInt8Ty(); break;
+      case Scalar::Int16: case Scalar::UInt16: t = b_.getInt16Ty(); break;
+      case Scalar::Int32: case Scalar::UInt32: t = b_.getInt32Ty(); break;
+      case Scalar::Int64: case Scalar::UInt64: case Scalar::Index: t = b_.getInt64Ty(); break;
+      case Scalar::Float16: t = b_.getHalfTy(); break;
+      case Scalar::BFloat16: t = b_.getBFloatTy(); break;
+      case Scalar::Float32: t = b_.getFloatTy(); break;
+      case Scalar::Float64: t = b_.getDoubleTy(); break;
+      case Scalar::Void: t = b_.getVoidTy(); break;
+    }
+    if (dt.scalar == Scalar::Void && at) unsupported(*at, "a void value");
+    return dt.is_vector() ? llvm::FixedVectorType::get(t, dt.lanes) : t;
+  }
+
+  void declare_function() {
+    std::vector<llvm::Type*> params;
+    for (const auto& p : kernel_.params)
+      params.push_back(p.kind == lower::KernelParam::Kind::Buffer ? static_cast<llvm::Type*>(b_.getPtrTy(1)) : type(p.dtype));
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, kernel_.name, module_.get());
+    fn_->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
+    int64_t threads = 1;
+    for (const UOp& d : kernel_.launch.block) threads *= static_cast<int64_t>(d.const_int());
+    const std::string size = std::to_string(threads) + "," + std::to_string(threads);
+    fn_->addFnAttr("amdgpu-flat-work-group-size", size);
+    fn_->addFnAttr("uniform-work-group-size", "true");
+    for (size_t i = 0; i < kernel_.params.size(); ++i) {
+      const auto& p = kernel_.params[i];
+      llvm::Argument* a = fn_->getArg(static_cast<unsigned>(i));
+      a->setName(p.name);
+      if (p.kind == lower::KernelParam::Kind::Buffer) {
+        a->addAttr(llvm::Attribute::NoAlias);
+        buffers_[p.slot + kGlobalKey] = a;
+      } else {
+        values_[p.variable.node()] = a;
+      }
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+  }
+
+  static constexpr int64_t kGlobalKey = int64_t{1} << 40;  // GLOBAL slots apart from REG/LOCAL ones
+  static int64_t key(const BufferArg& a) {
+    return a.space == AddrSpace::GLOBAL ? a.slot + kGlobalKey : a.space == AddrSpace::LOCAL ? -1 - a.slot : a.slot;
+  }
+
+  void declare_buffers() {
+    std::vector<UOp> seen;
+    for (const UOp& u : toposort(kernel_.graph)) {
+      if (u.op() != Op::PLACEHOLDER) continue;
+      const auto& a = u.arg_as<BufferArg>();
+      if (a.space == AddrSpace::GLOBAL || buffers_.count(key(a))) continue;
+      uint64_t elements = 1;
+      for (int64_t d : u.static_shape()) elements *= static_cast<uint64_t>(d);
+      auto* array = llvm::ArrayType::get(type(u.dtype()), elements);
+      if (a.space == AddrSpace::LOCAL) {
+        auto* g = new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(array),
+                                           "lds" + std::to_string(a.slot), nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+        g->setAlignment(llvm::Align(16));
+        buffers_[key(a)] = g;
+      } else {
+        auto* slot = b_.CreateAlloca(array, 5, nullptr, "reg" + std::to_string(a.slot));
+        slot->setAlignment(llvm::Align(16));
+        buffers_[key(a)] = slot;
+      }
+    }
+  }
+
+  llvm::Value* get(const UOp& u) {
+    auto it = values_.find(u.node());
+    if (it == values_.end()) throw Error("AMDGPU renderer: internal: " + std::string(op_name(u.op())) + " used before it is defined");
+    return it->second;
+  }
+
+  void begin_loop(const UOp& r) {
+    llvm::Value* end = get(r.src(0));
+    llvm::Type* t = type(r.dtype());
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(ctx_, "loop" + std::to_string(r.arg_as<RangeArg>().id), fn_);
+    auto* body = llvm::BasicBlock::Create(ctx_, "body" + std::to_string(r.arg_as<RangeArg>().id), fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit" + std::to_string(r.arg_as<RangeArg>().id), fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* phi = b_.CreatePHI(t, 2, "r" + std::to_string(r.arg_as<RangeArg>().id));
+    phi->addIncoming(llvm::ConstantInt::get(t, 0), pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(phi, b_.CreateSExtOrTrunc(end, t)), body, exit);
+    b_.SetInsertPoint(body);
+    values_[r.node()] = phi;
+    loops_.push_back({phi, header, exit});
+  }
+
+  void end_loop() {
+    Loop l = loops_.back();
+    loops_.pop_back();
+    llvm::Value* next = b_.CreateAdd(l.phi, llvm::ConstantInt::get(l.phi->getType(), 1), "", false, true);
+    l.phi->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(l.header);
+    b_.SetInsertPoint(l.exit);
+  }
+
+  llvm::Value* buffer_pointer(const UOp& buffer) {
+    UOp b = buffer;
+    while (b.op() == Op::AFTER) b = b.src(0);
+    if (b.op() != Op::PLACEHOLDER) unsupported(buffer, "an index into something other than a buffer");
+    return buffers_.at(key(b.arg_as<BufferArg>()));
+  }
+
+  // The address an INDEX names; an index that may be invalid points at element 0 instead.
+  llvm::Value* address(const UOp& index) {
+    llvm::Value* i = get(index.src(1));
+    if (index.src().size() > 2) i = b_.CreateSelect(get(index.src(2)), i, llvm::ConstantInt::get(i->getType(), 0));
+    UOp root = index.src(0);
+    while (root.op() == Op::AFTER) root = root.src(0);
+    return b_.CreateGEP(type(root.dtype()), buffer_pointer(index.src(0)), i);
+  }
+
+  llvm::Align alignment(const UOp& index) { return llvm::Align(static_cast<uint64_t>(index.dtype().element().itemsize())); }
+
+  llvm::Value* value(const UOp& u) {
+    switch (u.op()) {
+      case Op::CONST: return constant(u);
+      case Op::SPECIAL: return special(u);
+      case Op::DEFINE_VAR: return get(u);
+      case Op::INDEX: return address(u);
+      case Op::LOAD: {
+        const UOp& idx = u.src(0);
+        llvm::Value* v = b_.CreateAlignedLoad(type(u.dtype()), get(idx), alignment(idx));
+        if (idx.src().size() > 2) v = b_.CreateSelect(get(idx.src(2)), v, llvm::Constant::getNullValue(v->getType()));
+        return v;
+      }
+      case Op::VECTORIZE: {
+        llvm::Value* v = llvm::PoisonValue::get(type(u.dtype()));
+        for (size_t i = 0; i < u.src().size(); ++i) v = b_.CreateInsertElement(v, get(u.src(i)), b_.getInt32(static_cast<uint32_t>(i)));
+        return v;
+      }
+      case Op::GEP: return b_.CreateExtractElement(get(u.src(0)), b_.getInt32(static_cast<uint32_t>(u.arg_as<ShapeArg>().values[0])));
+      case Op::WMMA: return wmma(u);
+      case Op::CAST: return cast(u);
+      case Op::BITCAST: return b_.CreateBitCast(get(u.src(0)), type(u.dtype()));
+      default: break;
+    }
+    if (opsets::alu.contains(u.op())) return alu(u);
+    unsupported(u, "no AMDGPU lowering for this op");
+  }
+
+  llvm::Value* constant(const UOp& u) {
+    llvm::Type* t = type(u.dtype());
+    if (u.dtype().is_float()) {
+      if (u.dtype().is_fp8()) unsupported(u, "fp8 constants");
+      return llvm::ConstantFP::get(t, u.const_float());
+    }
+    return llvm::ConstantInt::get(t, static_cast<uint64_t>(u.const_int()), u.dtype().is_signed());
+  }
+
+  llvm::Value* special(const UOp& u) {
+    const std::string& name = u.arg_as<std::string>();
+    const int dim = name.back() - '0';
+    static const llvm::Intrinsic::ID group[] = {llvm::Intrinsic::amdgcn_workgroup_id_x, llvm::Intrinsic::amdgcn_workgroup_id_y,
+                                                llvm::Intrinsic::amdgcn_workgroup_id_z};
+    static const llvm::Intrinsic::ID item[] = {llvm::Intrinsic::amdgcn_workitem_id_x, llvm::Intrinsic::amdgcn_workitem_id_y,
+                                               llvm::Intrinsic::amdgcn_workitem_id_z};
+    llvm::Value* id = b_.CreateIntrinsic(name[0] == 'g' ? group[dim] : item[dim], llvm::ArrayRef<llvm::Type*>{}, llvm::ArrayRef<llvm::Value*>{});
+    return b_.CreateZExtOrTrunc(id, type(u.dtype()));
+  }
+
+  llvm::Value* cast(const UOp& u) {
+    const DType from = u.src(0).dtype().element(), to = u.dtype().element();
+    llvm::Value* x = get(u.src(0));
+    llvm::Type* t = type(u.dtype());
+    if (from.is_fp8() || to.is_fp8()) unsupported(u, "fp8 conversions are not rendered (fp8 values feed wmma as loaded)");
+    if (to.is_bool()) {
+      if (from.is_float()) return b_.CreateFCmpUNE(x, llvm::Constant::getNullValue(x->getType()));
+      return b_.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
+    }
+    if (from.is_float() && to.is_float()) return b_.CreateFPCast(x, t);
+    if (from.is_float()) return to.is_unsigned() ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);
+    if (to.is_float()) return from.is_signed() ? b_.CreateSIToFP(x, t) : b_.CreateUIToFP(x, t);
+    return b_.CreateIntCast(x, t, from.is_signed());
+  }
+
+  llvm::Value* alu(const UOp& u) {
+    using llvm::Intrinsic::ID;
+    std::vector<llvm::Value*> s;
+    for (const UOp& x : u.src()) s.push_back(get(x));
+    const DType dt = u.src(u.op() == Op::WHERE ? 1 : 0).dtype();
+    const bool fl = dt.is_float(), sg = dt.is_signed();
+    if (dt.is_fp8()) unsupported(u, "arithmetic on fp8 values");
+    auto intrinsic = [&](ID id) { return b_.CreateIntrinsic(id, {s[0]->getType()}, s); };
+    switch (u.op()) {
+      case Op::ADD: return fl ? b_.CreateFAdd(s[0], s[1]) : b_.CreateAdd(s[0], s[1]);
+      case Op::SUB: return fl ? b_.CreateFSub(s[0], s[1]) : b_.CreateSub(s[0], s[1]);
+      case Op::MUL: return fl ? b_.CreateFMul(s[0], s[1]) : b_.CreateMul(s[0], s[1]);
+      case Op::FDIV: return b_.CreateFDiv(s[0], s[1]);
+      case Op::IDIV: return sg ? b_.CreateSDiv(s[0], s[1]) : b_.CreateUDiv(s[0], s[1]);
+      case Op::MOD: return sg ? b_.CreateSRem(s[0], s[1]) : b_.CreateURem(s[0], s[1]);
+      case Op::MAX: return intrinsic(fl ? llvm::Intrinsic::maxnum : sg ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+      case Op::MIN: return intrinsic(fl ? llvm::Intrinsic::minnum : sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin);
+      case Op::POW: return intrinsic(llvm::Intrinsic::pow);
+      case Op::CMPLT: return fl ? b_.CreateFCmpOLT(s[0], s[1]) : sg ? b_.CreateICmpSLT(s[0], s[1]) : b_.CreateICmpULT(s[0], s[1]);
+      case Op::CMPNE: return fl ? b_.CreateFCmpUNE(s[0], s[1]) : b_.CreateICmpNE(s[0], s[1]);
+      case Op::CMPEQ: return fl ? b_.CreateFCmpOEQ(s[0], s[1]) : b_.CreateICmpEQ(s[0], s[1]);
+      case Op::AND: return b_.CreateAnd(s[0], s[1]);
+      case Op::OR: return b_.CreateOr(s[0], s[1]);
+      case Op::XOR: return b_.CreateXor(s[0], s[1]);
+      case Op::SHL: return b_.CreateShl(s[0], s[1]);
+      case Op::SHR: return sg ? b_.CreateAShr(s[0], s[1]) : b_.CreateLShr(s[0], s[1]);
+      case Op::NEG: return fl ? b_.CreateFNeg(s[0]) : b_.CreateNeg(s[0]);
+      case Op::RECIP: return b_.CreateFDiv(llvm::ConstantFP::get(s[0]->getType(), 1.0), s[0]);
+      case Op::SQRT: return intrinsic(llvm::Intrinsic::sqrt);
+      case Op::EXP2: return intrinsic(llvm::Intrinsic::exp2);
+      case Op::LOG2: return intrinsic(llvm::Intrinsic::log2);
+      case Op::SIN: return intrinsic(llvm::Intrinsic::sin);
+      case Op::TRUNC: return intrinsic(llvm::Intrinsic::trunc);
+      case Op::WHERE: return b_.CreateSelect(s[0], s[1], s[2]);
+      case Op::MULACC: return fl ? intrinsic(llvm::Intrinsic::fma) : b_.CreateAdd(b_.CreateMul(s[0], s[1]), s[2]);
+      default: unsupported(u, "no AMDGPU lowering for this ALU op");
+    }
+  }
+
+  llvm::Value* wmma(const UOp& u) {
+    const auto& w = u.arg_as<WmmaArg>();
+    auto m = find_mfma(w, mcpu_);
+    if (!m)
+      unsupported(u, "no MFMA on " + mcpu_ + " computes " + std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k) +
+                         " " + w.input.name() + " -> " + w.accum.name() + " over " + std::to_string(w.threads) + " lanes");
+    llvm::Value* a = get(u.src(0));
+    llvm::Value* bv = get(u.src(1));
+    auto operand = [&](llvm::Value* v) -> llvm::Value* {
+      auto* vt = llvm::cast<llvm::FixedVectorType>(v->getType());
+      if (m->bf16_as_i16) return b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt16Ty(), vt->getNumElements()));
+      if (m->fp8_as_i64) return b_.CreateBitCast(v, b_.getInt64Ty());
+      return v;
+    };
+    if (u.src(0).dtype().lanes == 1 || u.src(1).dtype().lanes == 1) {  // one element per lane: f32 MFMA
+      return b_.CreateIntrinsic(m->id, llvm::ArrayRef<llvm::Type*>{}, {a, bv, get(u.src(2)), b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)});
+    }
+    return b_.CreateIntrinsic(m->id, llvm::ArrayRef<llvm::Type*>{}, {operand(a), operand(bv), get(u.src(2)), b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)});
+  }
+
+  void effect(const UOp& e) {
+    switch (e.op()) {
+      case Op::STORE: return store(e);
+      case Op::BARRIER:
+        b_.CreateFence(llvm::AtomicOrdering::Release, ctx_.getOrInsertSyncScopeID("workgroup"));
+        b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, llvm::ArrayRef<llvm::Type*>{}, llvm::ArrayRef<llvm::Value*>{});
+        b_.CreateFence(llvm::AtomicOrdering::Acquire, ctx_.getOrInsertSyncScopeID("workgroup"));
+        return;
+      default: unsupported(e, "no AMDGPU lowering for this effect");
+    }
+  }
+
+  void store(const UOp& e) {
+    const UOp& idx = e.src(0);
+    if (idx.src().size() <= 2) {
+      b_.CreateAlignedStore(get(e.src(1)), get(idx), alignment(idx));
+      return;
+    }
+    auto* then = llvm::BasicBlock::Create(ctx_, "store", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "stored", fn_);
+    b_.CreateCondBr(get(idx.src(2)), then, done);
+    b_.SetInsertPoint(then);
+    b_.CreateAlignedStore(get(e.src(1)), get(idx), alignment(idx));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  const lower::LoweredKernel& kernel_;
+  std::string mcpu_;
+  llvm::LLVMContext& ctx_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  std::map<int64_t, llvm::Value*> buffers_;
+  std::unordered_map<const Node*, llvm::Value*> values_;
+  std::vector<Loop> loops_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string module_text(const llvm::Module& m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return text;
+}
+
+}  // namespace
+
+KernelCode compile_kernel(const lower::LoweredKernel& kernel, std::string_view mcpu, std::string* ir_before, std::string* ir_after) {
+  KernelCode out;
+  auto machine = make_target_machine(mcpu);
+  auto t = std::chrono::steady_clock::now();
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = Renderer(kernel, mcpu, context).run();
+  module->setTargetTriple(machine->getTargetTriple());
+  module->setDataLayout(machine->createDataLayout());
+  verify_module(*module, "the rendered LLVM IR of kernel " + kernel.name);
+  if (ir_before) *ir_before = module_text(*module);
+  out.times.parse_seconds = seconds_since(t);
+  t = std::chrono::steady_clock::now();
+  optimize(*module, *machine);
+  if (ir_after) *ir_after = module_text(*module);
+  out.times.optimize_seconds = seconds_since(t);
+  t = std::chrono::steady_clock::now();
+  const std::vector<char> object = emit_object(*module, *machine);
+  out.times.llvm_seconds = seconds_since(t);
+  t = std::chrono::steady_clock::now();
+  out.code_object = link_shared(object);
+  out.times.link_seconds = seconds_since(t);
+  return out;
+}
+
+}  // namespace weft::amdgpu

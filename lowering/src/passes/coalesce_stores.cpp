@@ -1,0 +1,126 @@
+// Pass 7: devectorize and coalesce. The expander leaves one scalar store per unrolled lane;
+// here, stores of one group into consecutive elements of one GLOBAL or LOCAL buffer merge into
+// vector stores of up to 16 bytes (register buffers are left to LLVM's SROA). A store whose
+// address another store of the group also writes (an aliased slot, e.g. a double-buffered LDS
+// tile written in a prologue and in a loop body) stays scalar, and every such store is kept.
+#include <algorithm>
+#include <map>
+
+#include "graph_utils.h"
+#include "weft/dsl/builder.h"
+#include "weft/lowering/passes.h"
+
+namespace weft::lower {
+namespace {
+
+struct Address {
+  UOp base;      // the non-constant part of the flat index (null for a constant index)
+  Wide offset;   // the constant part
+};
+
+Address split_address(const UOp& idx) {
+  if (idx.is_const()) return {{}, idx.const_int()};
+  if (idx.op() == Op::ADD && idx.src(1).is_const()) return {idx.src(0), idx.src(1).const_int()};
+  if (idx.op() == Op::ADD && idx.src(0).is_const()) return {idx.src(1), idx.src(0).const_int()};
+  return {idx, 0};
+}
+
+
+struct Candidate {
+  UOp store;
+  Address address;
+};
+
+void flatten_group(const UOp& g, std::vector<UOp>& out) {
+  for (const UOp& e : g.src()) {
+    if (e.op() == Op::GROUP) flatten_group(e, out);
+    else out.push_back(e);
+  }
+}
+
+// Whether a store of the run reads (through its value) a buffer the group writes: merging moves
+// the later stores of the run before the stores between them, so their values must not depend
+// on any store of the group.
+bool reads_written_buffer(const std::vector<Candidate>& run, const std::vector<UOp>& effects) {
+  std::vector<UOp> written;
+  for (const UOp& e : effects)
+    if (e.op() == Op::STORE) written.push_back(buffer_root(e.src(0).src(0)));
+  for (const Candidate& c : run)
+    for (const UOp& n : toposort(c.store.src(1))) {
+      if (n.op() != Op::LOAD) continue;
+      const UOp root = buffer_root(n.src(0).src(0));
+      if (std::any_of(written.begin(), written.end(), [&](const UOp& w) { return w.same(root); })) return true;
+    }
+  return false;
+}
+
+UOp merge(const std::vector<Candidate>& run) {
+  const UOp& first = run[0].store.src(0);
+  std::vector<UOp> values;
+  for (const Candidate& c : run) values.push_back(c.store.src(1));
+  std::vector<UOp> idx_src = first.src();
+  UOp index = UOp::make(Op::INDEX, first.dtype().vec(static_cast<int>(run.size())), std::move(idx_src));
+  return UOp::make(Op::STORE, dtypes::void_, {index, vectorize(values)});
+}
+
+bool coalescable(const UOp& store) {
+  if (store.op() != Op::STORE || store.src(1).dtype().is_vector()) return false;
+  UOp root = buffer_root(store.src(0).src(0));
+  return root && root.arg_as<BufferArg>().space != AddrSpace::REG;
+}
+
+std::optional<UOp> coalesce_group(const UOp& g) {
+  std::vector<UOp> effects;
+  flatten_group(g, effects);
+  // Stores by (buffer, validity, base); addresses written twice are out.
+  std::map<std::tuple<const Node*, const Node*, const Node*>, std::vector<Candidate>> by_key;
+  std::map<std::pair<const Node*, const Node*>, int> writes;
+  for (const UOp& e : effects) {
+    if (!coalescable(e)) continue;
+    writes[{e.src(0).src(0).node(), e.src(0).src(1).node()}]++;
+  }
+  for (const UOp& e : effects) {
+    if (!coalescable(e) || writes[{e.src(0).src(0).node(), e.src(0).src(1).node()}] > 1) continue;
+    const UOp& idx = e.src(0);
+    Address a = split_address(idx.src(1));
+    const Node* valid = idx.src().size() > 2 ? idx.src(2).node() : nullptr;
+    by_key[{idx.src(0).node(), valid, a.base ? a.base.node() : nullptr}].push_back({e, a});
+  }
+  std::map<const Node*, UOp> merged_into;  // first store of a run -> vector store; others -> null
+  for (auto& [key, cands] : by_key) {
+    std::sort(cands.begin(), cands.end(), [](const Candidate& x, const Candidate& y) { return x.address.offset < y.address.offset; });
+    const int elem_bytes = cands[0].store.src(1).dtype().itemsize();
+    const size_t max_lanes = static_cast<size_t>(std::max(1, 16 / elem_bytes));
+    for (size_t i = 0; i < cands.size();) {
+      size_t n = 1;
+      while (i + n < cands.size() && n < max_lanes && cands[i + n].address.offset == cands[i].address.offset + Wide(n)) ++n;
+      size_t width = n >= 4 ? 4 : n >= 2 ? 2 : 1;
+      width = std::min(width, max_lanes);
+      std::vector<Candidate> run(cands.begin() + static_cast<long>(i), cands.begin() + static_cast<long>(i + width));
+      if (width > 1 && !reads_written_buffer(run, effects)) {
+        merged_into[run[0].store.node()] = merge(run);
+        for (size_t k = 1; k < width; ++k) merged_into[run[k].store.node()] = UOp();
+      }
+      i += width;
+    }
+  }
+  if (merged_into.empty()) return std::nullopt;
+  std::vector<UOp> out;
+  for (const UOp& e : effects) {
+    auto it = merged_into.find(e.node());
+    if (it == merged_into.end()) out.push_back(e);
+    else if (it->second) out.push_back(it->second);
+  }
+  return out.size() == 1 ? out[0] : group(out);
+}
+
+}  // namespace
+
+UOp coalesce_stores(const UOp& kernel) {
+  return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
+    if (u.op() != Op::GROUP) return std::nullopt;
+    return coalesce_group(u);
+  });
+}
+
+}  // namespace weft::lower

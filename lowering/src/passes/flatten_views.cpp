@@ -1,0 +1,102 @@
+// Pass 2: views to flat indices. An index into a view is rewritten, view by view from the
+// outside in, into an index into the view's source, down to the base buffer, where the
+// row-major strides give one flat index. PAD contributes a validity condition.
+#include "graph_utils.h"
+#include "weft/dsl/builder.h"
+#include "weft/dsl/print.h"
+#include "weft/lowering/passes.h"
+
+namespace weft::lower {
+namespace {
+
+struct Indexed {
+  UOp buffer;               // the current buffer (a view, AFTER or placeholder)
+  std::vector<UOp> idx;     // one index per dimension of `buffer`
+  UOp valid;                // null while always valid
+};
+
+void add_condition(Indexed& x, const UOp& c) { x.valid = x.valid ? (x.valid & c) : c; }
+
+UOp dim(const UOp& buffer, size_t i) { return buffer.shape().at(i); }
+
+// Indices into a buffer of `shape`, from indices into a reshape of it to `new_shape`.
+std::vector<UOp> unreshape(const std::vector<UOp>& idx, const std::vector<int64_t>& new_shape, const std::vector<UOp>& shape) {
+  UOp flat = constant(Wide(0));
+  for (size_t i = 0; i < idx.size(); ++i) flat = flat * new_shape[i] + idx[i];
+  std::vector<UOp> out(shape.size());
+  for (size_t j = shape.size(); j-- > 0;) {
+    out[j] = j == 0 ? flat : flat % shape[j];
+    if (j > 0) flat = flat / shape[j];
+  }
+  return out;
+}
+
+// One step inward: `x` indexes a view; return the same element as an index into its source.
+Indexed step(const Indexed& x) {
+  const UOp& v = x.buffer;
+  const UOp& source = v.src(0);
+  const std::vector<int64_t>& a = v.op() == Op::AFTER ? std::vector<int64_t>{} : v.arg_as<ShapeArg>().values;
+  Indexed in{source, x.idx, x.valid};
+  switch (v.op()) {
+    case Op::RESHAPE: in.idx = unreshape(x.idx, a, source.shape()); break;
+    case Op::PERMUTE:
+      for (size_t i = 0; i < a.size(); ++i) in.idx[static_cast<size_t>(a[i])] = x.idx[i];
+      break;
+    case Op::SHRINK:
+      for (size_t i = 0; i < x.idx.size(); ++i) in.idx[i] = x.idx[i] + a[2 * i];
+      break;
+    case Op::FLIP:
+      for (int64_t axis : a) in.idx[static_cast<size_t>(axis)] = dim(source, static_cast<size_t>(axis)) - 1 - x.idx[static_cast<size_t>(axis)];
+      break;
+    case Op::PAD:
+      for (size_t i = 0; i < x.idx.size(); ++i) {
+        const int64_t before = a[2 * i], after = a[2 * i + 1];
+        if (before == 0 && after == 0) continue;
+        in.idx[i] = x.idx[i] - before;
+        if (before > 0) add_condition(in, x.idx[i] >= before);
+        if (after > 0) add_condition(in, x.idx[i] < dim(source, i) + before);
+      }
+      break;
+    case Op::EXPAND:
+      for (size_t i = 0; i < x.idx.size(); ++i)
+        if (dim(source, i).is_const() && dim(source, i).const_int() == 1 && a[i] != 1) in.idx[i] = constant(Wide(0));
+      break;
+    default: throw Error("flatten_views: unexpected " + std::string(op_name(v.op())) + " under an index");
+  }
+  return in;
+}
+
+// The AFTERs between the index and the placeholder, kept around the placeholder.
+UOp rewrap(const std::vector<UOp>& afters, UOp base) {
+  for (size_t i = afters.size(); i-- > 0;) {
+    std::vector<UOp> src = afters[i].src();
+    src[0] = base;
+    base = afters[i].with_src(std::move(src));
+  }
+  return base;
+}
+
+}  // namespace
+
+UOp flatten_views(const UOp& kernel) {
+  return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
+    if (u.op() != Op::INDEX || (u.src().size() == 2 && u.src(0).op() == Op::PLACEHOLDER)) return std::nullopt;
+    Indexed x{u.src(0), {u.src().begin() + 1, u.src().end()}, {}};
+    std::vector<UOp> afters;
+    while (x.buffer.op() != Op::PLACEHOLDER) {
+      if (x.buffer.op() == Op::AFTER) {
+        afters.push_back(x.buffer);
+        x.buffer = x.buffer.src(0);
+      } else {
+        x = step(x);
+      }
+    }
+    UOp flat = constant(Wide(0));
+    for (size_t i = 0; i < x.idx.size(); ++i) flat = flat * dim(x.buffer, i) + x.idx[i];
+    std::vector<UOp> src{rewrap(afters, x.buffer), flat};
+    if (x.valid) src.push_back(x.valid);
+    return UOp::make(Op::INDEX, u.dtype(), std::move(src));
+  });
+}
+
+}  // namespace weft::lower

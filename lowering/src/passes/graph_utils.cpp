@@ -1,0 +1,84 @@
+#include "graph_utils.h"
+
+#include <algorithm>
+
+namespace weft::lower {
+
+UOp transform(const UOp& root, const std::function<std::optional<UOp>(const UOp&, const UOp&)>& visit) {
+  std::unordered_map<const Node*, UOp> done;
+  for (const UOp& u : toposort(root)) {
+    std::vector<UOp> src;
+    src.reserve(u.src().size());
+    bool changed = false;
+    for (const UOp& s : u.src()) {
+      const UOp& n = done.at(s.node());
+      changed |= !n.same(s);
+      src.push_back(n);
+    }
+    UOp rebuilt = changed ? u.with_src(std::move(src)) : u;
+    std::optional<UOp> replaced = visit(u, rebuilt);
+    done.emplace(u.node(), replaced ? *replaced : rebuilt);
+  }
+  return done.at(root.node());
+}
+
+int64_t range_id(const UOp& range) { return range.arg_as<RangeArg>().id; }
+AxisType range_axis(const UOp& range) { return range.arg_as<RangeArg>().axis; }
+
+void sort_ranges(std::vector<UOp>& ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const UOp& a, const UOp& b) { return range_id(a) < range_id(b); });
+  ranges.erase(std::unique(ranges.begin(), ranges.end(), [](const UOp& a, const UOp& b) { return a.same(b); }), ranges.end());
+}
+
+const std::vector<UOp>& OpenRanges::of(const UOp& root) {
+  if (auto it = memo_.find(root.node()); it != memo_.end()) return it->second;
+  for (const UOp& u : toposort(root)) {
+    if (memo_.count(u.node())) continue;
+    std::vector<UOp> open;
+    for (const UOp& s : u.src()) {
+      const auto& child = memo_.at(s.node());
+      open.insert(open.end(), child.begin(), child.end());
+    }
+    if (u.op() == Op::RANGE) open.push_back(u);
+    if (u.op() == Op::END || u.op() == Op::REDUCE || u.op() == Op::CONTRACT) {
+      std::vector<UOp> closed(u.src().begin() + 1, u.src().end());
+      std::erase_if(open, [&](const UOp& r) {
+        return std::any_of(closed.begin(), closed.end(), [&](const UOp& c) { return c.same(r); });
+      });
+    }
+    sort_ranges(open);
+    memo_.emplace(u.node(), std::move(open));
+  }
+  return memo_.at(root.node());
+}
+
+bool depends_on(const UOp& node, const UOp& target) {
+  for (const UOp& u : toposort(node))
+    if (u.same(target)) return true;
+  return false;
+}
+
+UOp buffer_root(const UOp& buffer) {
+  UOp b = buffer;
+  while (b.op() != Op::PLACEHOLDER) {
+    if (b.src().empty() || !b.src(0).is_buffer()) return {};
+    b = b.src(0);
+  }
+  return b;
+}
+
+int64_t fresh_range_id(const UOp& root) {
+  int64_t next = 0;
+  for (const UOp& u : toposort(root))
+    if (u.op() == Op::RANGE) next = std::max(next, range_id(u) + 1);
+  return next;
+}
+
+int64_t fresh_buffer_slot(const UOp& root) {
+  int64_t next = 0;
+  for (const UOp& u : toposort(root))
+    if (u.op() == Op::PLACEHOLDER) next = std::max(next, u.arg_as<BufferArg>().slot + 1);
+  return next;
+}
+
+}  // namespace weft::lower

@@ -1,0 +1,41 @@
+// Small graph queries and transforms the lowering passes share.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "weft/dsl/uop.h"
+
+namespace weft::lower {
+
+// Rebuilds the graph below `root` bottom-up: every node gets its sources' replacements first,
+// then `visit(old, rebuilt)` may return a replacement for it (nullopt keeps `rebuilt`). Each
+// node is visited once; what `visit` returns is not visited again.
+UOp transform(const UOp& root, const std::function<std::optional<UOp>(const UOp& old, const UOp& rebuilt)>& visit);
+
+// The ranges a node lies inside: those it depends on that no END, REDUCE or CONTRACT below it
+// closes. Sorted by range id (outermost loop first). Memoized over one graph.
+class OpenRanges {
+ public:
+  const std::vector<UOp>& of(const UOp& u);
+
+ private:
+  std::unordered_map<const Node*, std::vector<UOp>> memo_;
+};
+
+bool depends_on(const UOp& node, const UOp& target);
+
+// The PLACEHOLDER under views and AFTERs of a buffer; a null UOp if there is none.
+UOp buffer_root(const UOp& buffer);
+
+int64_t range_id(const UOp& range);
+AxisType range_axis(const UOp& range);
+// Sorts ranges by id, outermost first.
+void sort_ranges(std::vector<UOp>& ranges);
+// One past the largest range id (and buffer slot, for REG/LOCAL) in the graph: fresh ids.
+int64_t fresh_range_id(const UOp& root);
+int64_t fresh_buffer_slot(const UOp& root);
+
+}  // namespace weft::lower

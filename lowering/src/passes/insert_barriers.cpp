@@ -1,0 +1,86 @@
+// Pass 9: implicit barriers for shared (LOCAL) memory.
+// - Read after write: a LOCAL buffer read AFTER effects that store to LOCAL memory is read after
+//   a barrier that follows those stores. Buffers read after the same stores share one barrier
+//   (the BARRIER node is hash-consed over its sorted dependencies).
+// - Write after read: a loop whose body both stores to and loads from one LOCAL buffer ends its
+//   body with a barrier, so no thread overwrites the buffer for the next iteration while others
+//   still read it. The innermost such loop gets it.
+#include <algorithm>
+
+#include "graph_utils.h"
+#include "weft/dsl/builder.h"
+#include "weft/lowering/passes.h"
+
+namespace weft::lower {
+namespace {
+
+bool is_local(const UOp& buffer) {
+  UOp root = buffer_root(buffer);
+  return root && root.arg_as<BufferArg>().space == AddrSpace::LOCAL;
+}
+
+bool stores_local(const UOp& effect) {
+  for (const UOp& n : toposort(effect))
+    if (n.op() == Op::STORE && is_local(n.src(0).src(0))) return true;
+  return false;
+}
+
+UOp barrier_after(std::vector<UOp> effects) {
+  std::sort(effects.begin(), effects.end(), [](const UOp& a, const UOp& b) { return a.hash() < b.hash(); });
+  return UOp::make(Op::BARRIER, dtypes::void_, std::move(effects));
+}
+
+std::optional<UOp> read_after_write(const UOp& after) {
+  if (!is_local(after.src(0))) return std::nullopt;
+  std::vector<UOp> effects, others{after.src(0)};
+  for (size_t i = 1; i < after.src().size(); ++i) {
+    const UOp& d = after.src(i);
+    (d.is_effect() && d.op() != Op::BARRIER && stores_local(d) ? effects : others).push_back(d);
+  }
+  if (effects.empty()) return std::nullopt;
+  others.push_back(barrier_after(std::move(effects)));
+  return after.with_src(std::move(others));
+}
+
+// The LOCAL buffers the END's body stores to, and those it loads from, inside range `r`.
+bool war_hazard(const UOp& body, const UOp& r, OpenRanges& open) {
+  std::vector<UOp> stored, loaded;
+  auto inside = [&](const UOp& n) {
+    const auto& rs = open.of(n);
+    return std::any_of(rs.begin(), rs.end(), [&](const UOp& x) { return x.same(r); });
+  };
+  for (const UOp& n : toposort(body)) {
+    if (n.op() == Op::STORE && is_local(n.src(0).src(0)) && inside(n)) stored.push_back(buffer_root(n.src(0).src(0)));
+    if (n.op() == Op::LOAD && is_local(n.src(0).src(0)) && inside(n)) loaded.push_back(buffer_root(n.src(0).src(0)));
+  }
+  for (const UOp& s : stored)
+    if (std::any_of(loaded.begin(), loaded.end(), [&](const UOp& l) { return l.same(s); })) return true;
+  return false;
+}
+
+std::optional<UOp> write_after_read(const UOp& old, const UOp& end, OpenRanges& open) {
+  std::vector<UOp> ranges(end.src().begin() + 1, end.src().end());
+  std::vector<UOp> old_ranges(old.src().begin() + 1, old.src().end());
+  std::optional<size_t> at;
+  for (size_t i = 0; i < old_ranges.size(); ++i)
+    if (war_hazard(old.src(0), old_ranges[i], open) && (!at || range_id(old_ranges[i]) > range_id(old_ranges[*at]))) at = i;
+  if (!at) return std::nullopt;
+  const int64_t split = range_id(old_ranges[*at]);
+  std::vector<UOp> outer, inner;
+  for (const UOp& r : ranges) (range_id(r) <= split ? outer : inner).push_back(r);
+  UOp body = inner.empty() ? end.src(0) : end.src(0).end(inner);
+  return UOp::make(Op::BARRIER, dtypes::void_, {body}).end(outer);
+}
+
+}  // namespace
+
+UOp insert_barriers(const UOp& kernel) {
+  OpenRanges open;
+  return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
+    if (u.op() == Op::AFTER) return read_after_write(u);
+    if (u.op() == Op::END) return write_after_read(old, u, open);
+    return std::nullopt;
+  });
+}
+
+}  // namespace weft::lower

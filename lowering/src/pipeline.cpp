@@ -1,0 +1,168 @@
+#include "weft/lowering/pipeline.h"
+
+#include <algorithm>
+#include <map>
+
+#include "weft/dsl/alu.h"
+#include "weft/dsl/print.h"
+#include "weft/dsl/verify.h"
+#include "weft/lowering/passes.h"
+
+namespace weft::lower {
+
+const std::vector<Pass>& passes() {
+  static const std::vector<Pass> list{
+      {"verify", "check the graph (verifier rules; no changes)",
+       [](const UOp& g, PassContext&) { verify(g); return g; }},
+      {"resolve_unshard", "fragments: indices into UNSHARD views become indices into each thread's shard",
+       [](const UOp& g, PassContext&) { return resolve_unshard(g); }},
+      {"flatten_views", "views and multi-dimensional indices become flat indices (padding adds validity)",
+       [](const UOp& g, PassContext&) { return flatten_views(g); }},
+      {"split_ranges", "WEAK/REDUCE/LOOP ranges used only as r//c and r%c become two ranges",
+       [](const UOp& g, PassContext&) { return split_ranges(g); }},
+      {"simplify", "symbolic simplification and range simplification",
+       [](const UOp& g, PassContext&) { return simplify_kernel(g); }},
+      {"expand", "UPCAST/UNROLL ranges unrolled; CONTRACT to vectors",
+       [](const UOp& g, PassContext&) { return simplify_kernel(expand_ranges(g)); }},
+      {"reduce_to_accumulators", "REDUCE becomes a register accumulator",
+       [](const UOp& g, PassContext&) { return reduce_to_accumulators(g); }},
+      {"ranges_to_hardware", "GLOBAL/LOCAL ranges become workgroup/work-item ids; launch dimensions",
+       [](const UOp& g, PassContext& c) { return ranges_to_hardware(g, c.launch); }},
+      {"coalesce_stores", "devectorize; consecutive scalar stores merge into vector stores (aliased ones stay)",
+       [](const UOp& g, PassContext&) { return coalesce_stores(simplify_kernel(g)); }},
+      {"lower_index_dtype", "index arithmetic to int32 where ranges prove it safe, else int64",
+       [](const UOp& g, PassContext&) { return lower_index_dtype(g); }},
+      {"insert_barriers", "barriers for LOCAL memory: read-after-write and write-after-read",
+       [](const UOp& g, PassContext&) { return insert_barriers(g); }},
+      {"nest_loops", "control flow: each END closes one range, nested by range id",
+       [](const UOp& g, PassContext&) { return nest_loops(g); }},
+  };
+  return list;
+}
+
+void check_pass_name(std::string_view name) {
+  if (name == "all" || name == "linearize") return;
+  std::string names;
+  for (const Pass& p : passes()) {
+    if (p.name == name) return;
+    names += " " + p.name;
+  }
+  throw Error("no pass named '" + std::string(name) + "'; the passes are:" + names + " linearize (or 'all')");
+}
+
+std::vector<KernelParam> kernel_params(const UOp& kernel) {
+  std::map<int64_t, UOp> buffers;
+  std::map<std::string, UOp> variables;
+  for (const UOp& u : toposort(kernel)) {
+    if (u.op() == Op::PLACEHOLDER && u.arg_as<BufferArg>().space == AddrSpace::GLOBAL) buffers.emplace(u.arg_as<BufferArg>().slot, u);
+    if (u.op() == Op::DEFINE_VAR) {
+      auto [it, fresh] = variables.emplace(u.arg_as<VarArg>().name, u);
+      if (!fresh && !it->second.same(u))
+        throw Error("kernel: variable " + it->first + " is defined twice with different bounds or dtypes");
+    }
+  }
+  std::vector<KernelParam> params;
+  int64_t expect = 0;
+  for (const auto& [slot, b] : buffers) {
+    if (slot != expect)
+      throw Error("kernel: GLOBAL buffer slots are the kernel's parameter positions and must be 0.." +
+                  std::to_string(buffers.size() - 1) + "; slot " + std::to_string(expect) + " is missing");
+    params.push_back({KernelParam::Kind::Buffer, "buf" + std::to_string(slot), b.dtype(), slot, b.shape(), {}});
+    ++expect;
+  }
+  for (const auto& [name, v] : variables) {
+    DType dt = v.dtype() == dtypes::index ? dtypes::int64 : v.dtype();
+    params.push_back({KernelParam::Kind::Scalar, name, dt, -1, {}, v});
+  }
+  return params;
+}
+
+LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
+  if (kernel.op() != Op::SINK) throw Error("lower: a kernel is a SINK, got " + std::string(op_name(kernel.op())));
+  LoweredKernel out;
+  out.name = kernel.arg_as<KernelInfo>().name;
+  out.params = kernel_params(kernel);
+  PassContext ctx;
+  UOp g = kernel;
+  for (const Pass& p : passes()) {
+    try {
+      g = p.run(g, ctx);
+    } catch (const Error& e) {
+      throw Error("kernel " + out.name + ", pass " + p.name + ": " + e.what());
+    }
+    if (options.after_pass) options.after_pass(p.name, g);
+  }
+  out.graph = g;
+  out.launch = ctx.launch;
+  try {
+    out.program = linearize(g);
+  } catch (const Error& e) {
+    throw Error("kernel " + out.name + ", pass linearize: " + e.what());
+  }
+  return out;
+}
+
+std::string program_string(const LoweredKernel& kernel) {
+  std::map<const Node*, size_t> number;
+  std::string out, indent;
+  auto ref = [&](const UOp& u) -> std::string {
+    auto it = number.find(u.node());
+    if (it != number.end()) return "%" + std::to_string(it->second);
+    if (u.op() == Op::PLACEHOLDER || u.op() == Op::AFTER) {
+      UOp b = u;
+      while (b.op() == Op::AFTER) b = b.src(0);
+      const auto& a = b.arg_as<BufferArg>();
+      return std::string(addrspace_name(a.space)) + "." + std::to_string(a.slot);
+    }
+    return expr_string(u, 60);
+  };
+  for (const LinearOp& step : kernel.program) {
+    const UOp& u = step.op;
+    if (step.kind == LinearOp::Kind::LoopEnd) {
+      if (indent.size() >= 2) indent.resize(indent.size() - 2);
+      out += indent + "end loop r" + std::to_string(u.arg_as<RangeArg>().id) + "\n";
+      continue;
+    }
+    std::string line = indent;
+    if (step.kind != LinearOp::Kind::Effect) {
+      number.emplace(u.node(), number.size());
+      line += "%" + std::to_string(number.size() - 1) + " = ";
+    }
+    line += step.kind == LinearOp::Kind::LoopBegin ? "loop" : std::string(op_name(u.op()));
+    line += " " + u.dtype().name();
+    for (const UOp& s : u.src())
+      if (!(step.kind == LinearOp::Kind::Effect && u.op() == Op::BARRIER)) line += " " + ref(s);
+    if (u.op() == Op::CONST || u.op() == Op::SPECIAL || u.op() == Op::DEFINE_VAR || u.op() == Op::RANGE)
+      line += " " + arg_to_string(u.arg());
+    out += line + "\n";
+    if (step.kind == LinearOp::Kind::LoopBegin) indent += "  ";
+  }
+  return out;
+}
+
+int64_t evaluate_index(const UOp& expr, const std::map<std::string, int64_t>& variables) {
+  std::map<const Node*, Wide> value;
+  for (const UOp& u : toposort(expr)) {
+    Wide v = 0;
+    if (u.op() == Op::CONST) {
+      v = u.const_int();
+    } else if (u.op() == Op::DEFINE_VAR) {
+      auto it = variables.find(u.arg_as<VarArg>().name);
+      if (it == variables.end()) throw Error("variable " + u.arg_as<VarArg>().name + " is not bound (it sizes " + expr_string(expr) + ")");
+      v = it->second;
+    } else if (opsets::alu.contains(u.op())) {
+      std::vector<Wide> args;
+      for (const UOp& s : u.src()) args.push_back(value.at(s.node()));
+      DType operand = opsets::comparison.contains(u.op()) ? u.src(0).dtype() : u.dtype();
+      auto r = exec_int(u.op(), operand, args);
+      if (!r) throw Error("cannot evaluate " + expr_string(expr) + " at launch: division by zero");
+      v = *r;
+    } else {
+      throw Error("cannot evaluate " + std::string(op_name(u.op())) + " in " + expr_string(expr) + " at launch");
+    }
+    value[u.node()] = v;
+  }
+  return static_cast<int64_t>(value.at(expr.node()));
+}
+
+}  // namespace weft::lower

@@ -1,0 +1,73 @@
+// A DSL kernel compiled for a device and launched on it: the graph is lowered (lowering/),
+// rendered and compiled for the device's target, loaded, and launched with buffers checked
+// against the kernel's parameters and the grid and block taken from its GLOBAL/LOCAL ranges.
+//
+//   auto dev = weft::rt::open_device("emu:gfx950");
+//   auto k = weft::rt::CompiledKernel::compile(*dev, graph, &cache);
+//   k.launch(*dev, {a, b, c}, {{"n", int64_t{1000}}});
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "weft/dsl/uop.h"
+#include "weft/lowering/pipeline.h"
+#include "weft/runtime/compile_cache.h"
+#include "weft/runtime/device.h"
+
+namespace weft::rt {
+
+// A device buffer holding `elements` values of `dtype`.
+struct DeviceArray {
+  Buffer buffer;
+  DType dtype;
+  size_t elements = 0;
+};
+
+// Allocates an array on the device and copies `values` into it (their bytes as the dtype lays
+// them out).
+DeviceArray upload(Device& device, DType dtype, std::span<const uint8_t> bytes, std::string label);
+std::vector<uint8_t> download(Device& device, const DeviceArray& array);
+
+using ScalarValue = std::variant<int64_t, float>;
+
+// Seconds each stage of compile() took.
+struct CompileTimes {
+  double lower = 0;     // weft's passes and linearization
+  double render = 0;    // the program to an LLVM module
+  double optimize = 0;  // LLVM's O3 pipeline
+  double codegen = 0;   // LLVM's code generator (module to object)
+  double link = 0;      // lld
+  double load = 0;      // loading the code object on the device
+  bool cached = false;  // the code object came from the compile cache (no render/LLVM/link)
+};
+
+class CompiledKernel {
+ public:
+  // Throws weft::Error naming the pass, node or target that fails; a device this build cannot
+  // compile for (no LLVM) is an error too.
+  static CompiledKernel compile(Device& device, const UOp& kernel, CompileCache* cache = nullptr);
+
+  // Buffers in slot order, scalars by variable name. Throws weft::Error for a missing or extra
+  // argument, a buffer of another dtype or size than the kernel's parameter, a scalar outside
+  // its variable's bounds, or an error the device reports while running.
+  void launch(Device& device, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars = {}) const;
+
+  const lower::LoweredKernel& lowered() const { return lowered_; }
+  const std::vector<uint8_t>& code_object() const { return code_object_; }
+  const CompileTimes& times() const { return times_; }
+  // Grid and block of a launch with these variable values.
+  std::pair<Dim3, Dim3> launch_dims(const std::map<std::string, int64_t>& variables) const;
+
+ private:
+  lower::LoweredKernel lowered_;
+  std::vector<uint8_t> code_object_;
+  std::shared_ptr<Module> module_;
+  CompileTimes times_;
+};
+
+}  // namespace weft::rt

@@ -1,0 +1,144 @@
+#include "weft/runtime/kernel.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "weft/dsl/error.h"
+#include "weft/dsl/print.h"
+#ifdef WEFT_HAVE_LLVM
+#include "weft/lowering/amdgpu_codegen.h"
+#endif
+
+namespace weft::rt {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string param_text(const lower::KernelParam& p) {
+  std::string dims;
+  for (const UOp& d : p.shape) dims += (dims.empty() ? "" : ", ") + expr_string(d);
+  return p.name + " " + p.dtype.name() + (p.kind == lower::KernelParam::Kind::Buffer ? "[" + dims + "]" : "");
+}
+
+// The variables' values as integers (for sizes and launch dimensions), bounds checked.
+std::map<std::string, int64_t> integer_values(const lower::LoweredKernel& k, const std::map<std::string, ScalarValue>& scalars) {
+  std::map<std::string, int64_t> out;
+  for (const auto& p : k.params) {
+    if (p.kind != lower::KernelParam::Kind::Scalar) continue;
+    auto it = scalars.find(p.name);
+    if (it == scalars.end()) throw Error("kernel " + k.name + ": scalar argument " + param_text(p) + " is not given");
+    if (p.dtype.is_float()) {
+      if (!std::holds_alternative<float>(it->second)) throw Error("kernel " + k.name + ": scalar " + p.name + " is float32, given an integer");
+      continue;
+    }
+    if (!std::holds_alternative<int64_t>(it->second)) throw Error("kernel " + k.name + ": scalar " + p.name + " is an integer, given a float");
+    const int64_t v = std::get<int64_t>(it->second);
+    const auto& bounds = p.variable.arg_as<VarArg>();
+    if (v < bounds.min || v > bounds.max)
+      throw Error("kernel " + k.name + ": scalar " + p.name + " = " + std::to_string(v) + " is outside its bounds [" +
+                  wide_to_string(bounds.min) + ", " + wide_to_string(bounds.max) + "]");
+    out[p.name] = v;
+  }
+  for (const auto& [name, v] : scalars) {
+    (void)v;
+    bool known = false;
+    for (const auto& p : k.params) known |= p.kind == lower::KernelParam::Kind::Scalar && p.name == name;
+    if (!known) throw Error("kernel " + k.name + " has no scalar parameter named " + name);
+  }
+  return out;
+}
+
+}  // namespace
+
+DeviceArray upload(Device& device, DType dtype, std::span<const uint8_t> bytes, std::string label) {
+  if (bytes.size() % static_cast<size_t>(dtype.itemsize()) != 0)
+    throw Error("upload: " + std::to_string(bytes.size()) + " bytes are not a whole number of " + dtype.name() + " values");
+  DeviceArray a{device.allocate(bytes.size(), std::move(label)), dtype, bytes.size() / static_cast<size_t>(dtype.itemsize())};
+  device.copy_to_device(a.buffer, bytes);
+  return a;
+}
+
+std::vector<uint8_t> download(Device& device, const DeviceArray& array) {
+  std::vector<uint8_t> out(array.buffer.bytes);
+  device.copy_from_device(out, array.buffer);
+  return out;
+}
+
+CompiledKernel CompiledKernel::compile(Device& device, const UOp& kernel, CompileCache* cache) {
+  CompiledKernel k;
+  auto t = std::chrono::steady_clock::now();
+  k.lowered_ = lower::lower(kernel);
+  k.times_.lower = seconds_since(t);
+#ifdef WEFT_HAVE_LLVM
+  const std::string target = device.arch();
+  bool compiled = false;
+  auto build = [&] {
+    auto code = amdgpu::compile_kernel(k.lowered_, target);
+    k.times_.render = code.times.parse_seconds;
+    k.times_.optimize = code.times.optimize_seconds;
+    k.times_.codegen = code.times.llvm_seconds;
+    k.times_.link = code.times.link_seconds;
+    compiled = true;
+    return code.code_object;
+  };
+  const std::string key = "weft-kernel-v1:" + std::to_string(kernel.hash());
+  k.code_object_ = cache ? cache->get(key, target, build) : build();
+  k.times_.cached = !compiled;
+  t = std::chrono::steady_clock::now();
+  k.module_ = device.load(k.code_object_);
+  k.times_.load = seconds_since(t);
+  return k;
+#else
+  throw Error("device " + device.name() + ": this build of weft has no AMDGPU code generator (configure with WEFT_LLVM=ON and LLVM 22)");
+#endif
+}
+
+std::pair<Dim3, Dim3> CompiledKernel::launch_dims(const std::map<std::string, int64_t>& variables) const {
+  auto dim = [&](const std::array<UOp, 3>& d, const char* what) {
+    uint32_t v[3];
+    for (size_t i = 0; i < 3; ++i) {
+      const int64_t n = lower::evaluate_index(d[i], variables);
+      if (n < 1 || n > int64_t{1} << 31)
+        throw Error("kernel " + lowered_.name + ": " + what + " dimension " + std::to_string(i) + " is " + std::to_string(n));
+      v[i] = static_cast<uint32_t>(n);
+    }
+    return Dim3{v[0], v[1], v[2]};
+  };
+  return {dim(lowered_.launch.grid, "grid"), dim(lowered_.launch.block, "block")};
+}
+
+void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars) const {
+  const auto& k = lowered_;
+  const std::map<std::string, int64_t> ints = integer_values(k, scalars);
+  std::vector<Arg> args;
+  size_t next_buffer = 0;
+  size_t buffer_params = 0;
+  for (const auto& p : k.params) buffer_params += p.kind == lower::KernelParam::Kind::Buffer;
+  if (buffers.size() != buffer_params)
+    throw Error("kernel " + k.name + " takes " + std::to_string(buffer_params) + " buffers, given " + std::to_string(buffers.size()));
+  for (const auto& p : k.params) {
+    if (p.kind == lower::KernelParam::Kind::Scalar) {
+      const ScalarValue& v = scalars.at(p.name);
+      if (p.dtype == dtypes::float32) args.push_back(Arg::f32(std::get<float>(v)));
+      else if (p.dtype == dtypes::int32) args.push_back(Arg::i32(static_cast<int32_t>(std::get<int64_t>(v))));
+      else args.push_back(Arg::i64(std::get<int64_t>(v)));
+      continue;
+    }
+    const DeviceArray& a = buffers[next_buffer++];
+    if (!(a.dtype == p.dtype))
+      throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + a.dtype.name() + ", the kernel's " +
+                  param_text(p) + " is " + p.dtype.name());
+    int64_t elements = 1;
+    for (const UOp& d : p.shape) elements *= lower::evaluate_index(d, ints);
+    if (a.elements != static_cast<size_t>(elements))
+      throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + std::to_string(a.elements) +
+                  " elements, the kernel's " + param_text(p) + " has " + std::to_string(elements));
+    args.push_back(Arg::buffer(a.buffer));
+  }
+  auto [grid, block] = launch_dims(ints);
+  device.launch(*module_, k.name, grid, block, args);
+}
+
+}  // namespace weft::rt

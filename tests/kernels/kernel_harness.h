@@ -1,0 +1,66 @@
+// Helpers for kernel tests on the emulator devices: fresh random inputs (the seed is printed
+// and WEFT_TEST_SEED replays it), outputs poisoned with 0xCD bytes before each launch.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "weft/dsl/float_formats.h"
+#include "weft/runtime/kernel.h"
+
+namespace weft::testing {
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 gen = [] {
+    uint64_t seed = std::random_device{}();
+    if (const char* s = std::getenv("WEFT_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
+    std::cerr << "kernel tests: random seed " << seed << " (WEFT_TEST_SEED replays it)\n";
+    return std::mt19937_64(seed);
+  }();
+  return gen;
+}
+
+inline std::vector<float> random_floats(size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng());
+  return v;
+}
+
+inline std::vector<int32_t> random_ints(size_t n, int32_t lo, int32_t hi) {
+  std::uniform_int_distribution<int32_t> d(lo, hi);
+  std::vector<int32_t> v(n);
+  for (int32_t& x : v) x = d(rng());
+  return v;
+}
+
+template <class T>
+rt::DeviceArray put(rt::Device& dev, DType dtype, const std::vector<T>& values, const std::string& label = "input") {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return rt::upload(dev, dtype, bytes, label);
+}
+
+inline rt::DeviceArray poisoned(rt::Device& dev, DType dtype, size_t elements, const std::string& label = "output") {
+  std::vector<uint8_t> bytes(elements * static_cast<size_t>(dtype.itemsize()), 0xCD);
+  return rt::upload(dev, dtype, bytes, label);
+}
+
+template <class T>
+std::vector<T> get(rt::Device& dev, const rt::DeviceArray& a) {
+  std::vector<uint8_t> bytes = rt::download(dev, a);
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+// The targets every kernel test runs on.
+inline const char* const kEmulators[] = {"emu:gfx950", "emu:gfx942"};
+
+}  // namespace weft::testing
