@@ -125,6 +125,17 @@ void v_cvt_pkrtz_f16_f32(Exec& e, const Inst&) {
   store_active(e, e.w.vreg(o.vdst), r);
 }
 
+// v_cvt_pk_f16_f32 (gfx950): two f32 to f16, rounding to nearest even.
+void v_cvt_pk_f16_f32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t room[2][kLanes];
+  const uint32_t* a = float_lanes(e, o, 0, room[0]);
+  const uint32_t* b = float_lanes(e, o, 1, room[1]);
+  uint32_t r[kLanes];
+  for (int l = 0; l < kLanes; ++l) r[l] = f2h(as_f(a[l])) | (f2h(as_f(b[l])) << 16);
+  store_active(e, e.w.vreg(o.vdst), r);
+}
+
 // Packed f16 (VOP3P): each result half takes, per source, the half op_sel (low result) or
 // op_sel_hi (high result) names, negated by neg_lo / neg_hi.
 template <uint32_t (*F)(uint32_t, uint32_t, uint32_t), int N>
@@ -299,6 +310,7 @@ void register_half_semantics(SemanticsTable& t) {
   }
   t["v_pack_b32_f16"] = v_pack_b32_f16;
   t["v_cvt_pkrtz_f16_f32"] = v_cvt_pkrtz_f16_f32;
+  t["v_cvt_pk_f16_f32"] = v_cvt_pk_f16_f32;
   t["v_cvt_pkrtz_f16_f32_e32"] = v_cvt_pkrtz_f16_f32;
   t["v_cvt_pkrtz_f16_f32_e64"] = v_cvt_pkrtz_f16_f32;
   t["v_pk_add_f16"] = packed_half<add_h, 2>;

@@ -25,6 +25,7 @@ using Handler = void (*)(Exec&, const Inst&);
 struct Step {
   Inst inst;
   Handler handler = nullptr;  // never null once built: unsupported and invalid steps fail when run
+  Handler inner = nullptr;    // the operation an encoding wrapper (SDWA) runs
   uint32_t offset = 0;        // byte offset from the kernel's entry
   VectorOperands vop;         // VALU operand fields (VOP1/2/C/3/3P)
   const MfmaOp* mfma = nullptr;        // the MFMA's shape and types, for v_mfma_*
@@ -40,7 +41,7 @@ struct Program {
 
 struct Wave {
   uint32_t s[128] = {};  // SGPRs and the special registers at their operand codes (vcc 106, m0 124, exec 126)
-  std::vector<uint32_t> v;  // 512 registers x 64 lanes: v[reg * 64 + lane]; AGPRs are 256..511
+  std::vector<uint32_t> v;  // 512 registers x 64 lanes: v[reg * 64 + lane]; AGPRs are 256..511; then SDWA scratch rows
   bool scc = false;
   int pc = 0;  // step index
   bool ended = false, at_barrier = false;
@@ -48,7 +49,7 @@ struct Wave {
   std::vector<uint8_t> scratch;  // private memory, lane-major: lane * private_size + offset
   uint32_t private_size = 0;
 
-  Wave() : v(512 * kLanes) {}
+  Wave() : v(515 * kLanes) {}
   uint64_t exec() const { return s[kExec] | (uint64_t{s[kExec + 1]} << 32); }
   void set_exec(uint64_t e) { s[kExec] = static_cast<uint32_t>(e); s[kExec + 1] = static_cast<uint32_t>(e >> 32); }
   uint64_t vcc() const { return s[kVcc] | (uint64_t{s[kVcc + 1]} << 32); }

@@ -1,0 +1,25 @@
+// Host-side matrices for the GEMM entry points: random device inputs with their exact values,
+// and the comparison of a device result with a double-precision reference.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <random>
+#include <vector>
+
+#include "weft/gemm/matmul_relu.h"
+
+namespace weft::gemm {
+
+// Random values of `dtype` (float16, bfloat16, float32) in [-1, 1]: their device bytes, and in
+// `exact` the values those bytes hold.
+std::vector<uint8_t> random_matrix(DType dtype, int64_t rows, int64_t cols, std::mt19937_64& gen, Eigen::MatrixXd& exact);
+// The bytes of `exact` (whose values must be representable) as `dtype`.
+std::vector<uint8_t> matrix_bytes(DType dtype, const Eigen::MatrixXd& exact);
+// The device matrix's values.
+Eigen::MatrixXd read_matrix(DType dtype, const std::vector<uint8_t>& bytes, int64_t rows, int64_t cols);
+
+// Compares element by element: |got - want| <= tolerance(i, j). NaN never passes.
+Check compare(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want, const Eigen::MatrixXd& tolerance, const char* name);
+
+}  // namespace weft::gemm

@@ -1,0 +1,62 @@
+#include "weft/gemm/mfma_tile.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "host_matrix.h"
+#include "weft/dsl/builder.h"
+#include "weft/kernels/mfma_layout.h"
+
+namespace weft::gemm {
+
+UOp mfma_tile(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input) {
+  const tile::MfmaLayout layout = tile::mfma_layout(arch, m, n, k, input);
+  UOp d = placeholder({m, n}, dtypes::float32, 0), a = placeholder({m, k}, input, 1), b = placeholder({k, n}, input, 2);
+  UOp lane = range(64, 0, AxisType::LOCAL);
+  UOp ea = range(layout.a_elements, 1, AxisType::UPCAST), eb = range(layout.b_elements, 2, AxisType::UPCAST);
+  auto [ar, ac] = layout.a(lane, ea);
+  auto [br, bc] = layout.b(lane, eb);
+  UOp a_frag = a[{ar, ac}].load().contract({ea});
+  UOp b_frag = b[{br, bc}].load().contract({eb});
+  std::vector<UOp> zeros(static_cast<size_t>(layout.d_elements), constant(0.0, dtypes::float32));
+  UOp acc = wmma(a_frag, b_frag, vectorize(zeros), layout.shape);
+  std::vector<UOp> stores;
+  for (int64_t e = 0; e < layout.d_elements; ++e) {
+    auto [dr, dc] = layout.d(lane, constant(Wide(e)));
+    stores.push_back(d[{dr, dc}].store(acc.gep(e)));
+  }
+  return sink({"mfma_tile"}, {group(stores).end({lane})});
+}
+
+RunResult run_mfma_tile(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,
+                        rt::CompileCache* cache) {
+  RunResult r;
+  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, mfma_tile(device.arch(), m, n, k, input), cache);
+  r.compile = compiled.times();
+  std::mt19937_64 gen(seed);
+  Eigen::MatrixXd ea, eb;
+  auto a_bytes = random_matrix(input, m, k, gen, ea);
+  std::vector<uint8_t> b_bytes;
+  if (identity_b) {
+    eb = Eigen::MatrixXd::Identity(k, n);
+    b_bytes = matrix_bytes(input, eb);
+  } else {
+    b_bytes = random_matrix(input, k, n, gen, eb);
+  }
+  rt::DeviceArray a = rt::upload(device, input, a_bytes, "A"), b = rt::upload(device, input, b_bytes, "B");
+  rt::DeviceArray d = rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(m * n * 4), 0xCD), "D");
+  const auto t = std::chrono::steady_clock::now();
+  const rt::DeviceArray args[] = {d, a, b};
+  compiled.launch(device, args);
+  device.synchronize();
+  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  const Eigen::MatrixXd got = read_matrix(dtypes::float32, rt::download(device, d), m, n);
+  const Eigen::MatrixXd want = ea * eb;
+  // Identity: exact. Random: fp32 accumulation of k products of 16-bit values.
+  const Eigen::MatrixXd tolerance = identity_b ? Eigen::MatrixXd::Zero(m, n)
+                                               : Eigen::MatrixXd((1e-6 * (ea.cwiseAbs() * eb.cwiseAbs())).array() + 1e-7);
+  r.check = compare(got, want, tolerance, "D");
+  return r;
+}
+
+}  // namespace weft::gemm
