@@ -157,6 +157,31 @@ void s_ff1_i32_b64(Exec& e, const Inst& in) {
   const uint64_t v = src0_64(e, in);
   e.set_scalar(sop_sdst(in), v ? static_cast<uint32_t>(std::countr_zero(v)) : ~0u);
 }
+// Bit scans: -1 when no bit is found. s_flbit_i32 / _i64 count the bits equal to the sign bit
+// before the first that differs (-1 for 0 and -1).
+uint32_t scan_result(int n) { return n < 0 ? ~0u : static_cast<uint32_t>(n); }
+void s_ff1_i32_b32(Exec& e, const Inst& in) {
+  const uint32_t v = src0(e, in);
+  e.set_scalar(sop_sdst(in), scan_result(v ? std::countr_zero(v) : -1));
+}
+void s_flbit_i32_b32(Exec& e, const Inst& in) {
+  const uint32_t v = src0(e, in);
+  e.set_scalar(sop_sdst(in), scan_result(v ? std::countl_zero(v) : -1));
+}
+void s_flbit_i32_b64(Exec& e, const Inst& in) {
+  const uint64_t v = src0_64(e, in);
+  e.set_scalar(sop_sdst(in), scan_result(v ? std::countl_zero(v) : -1));
+}
+void s_flbit_i32(Exec& e, const Inst& in) {
+  const uint32_t v = src0(e, in);
+  const uint32_t x = (v >> 31) ? ~v : v;
+  e.set_scalar(sop_sdst(in), scan_result(x ? std::countl_zero(x) : -1));
+}
+void s_flbit_i32_i64(Exec& e, const Inst& in) {
+  const uint64_t v = src0_64(e, in);
+  const uint64_t x = (v >> 63) ? ~v : v;
+  e.set_scalar(sop_sdst(in), scan_result(x ? std::countl_zero(x) : -1));
+}
 void s_sext_i32_i16(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), static_cast<uint32_t>(static_cast<int16_t>(src0(e, in)))); }
 void s_sext_i32_i8(Exec& e, const Inst& in) { e.set_scalar(sop_sdst(in), static_cast<uint32_t>(static_cast<int8_t>(src0(e, in)))); }
 void s_abs_i32(Exec& e, const Inst& in) {
@@ -288,6 +313,11 @@ void register_scalar_semantics(SemanticsTable& t) {
   t["s_bcnt1_i32_b32"] = s_bcnt1_i32_b32;
   t["s_bcnt1_i32_b64"] = s_bcnt1_i32_b64;
   t["s_ff1_i32_b64"] = s_ff1_i32_b64;
+  t["s_ff1_i32_b32"] = s_ff1_i32_b32;
+  t["s_flbit_i32_b32"] = s_flbit_i32_b32;
+  t["s_flbit_i32_b64"] = s_flbit_i32_b64;
+  t["s_flbit_i32"] = s_flbit_i32;
+  t["s_flbit_i32_i64"] = s_flbit_i32_i64;
   t["s_sext_i32_i16"] = s_sext_i32_i16;
   t["s_sext_i32_i8"] = s_sext_i32_i8;
   t["s_abs_i32"] = s_abs_i32;

@@ -132,6 +132,12 @@ uint32_t bfrev(uint32_t a, uint32_t, uint32_t) {
 uint32_t ffbh_u(uint32_t a, uint32_t, uint32_t) { return a ? static_cast<uint32_t>(std::countl_zero(a)) : ~0u; }
 uint32_t ffbl(uint32_t a, uint32_t, uint32_t) { return a ? static_cast<uint32_t>(std::countr_zero(a)) : ~0u; }
 uint32_t bcnt(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>(std::popcount(a)) + b; }
+template <int Byte>
+uint32_t cvt_f32_ubyte(uint32_t a, uint32_t, uint32_t) { return as_u(static_cast<float>((a >> (8 * Byte)) & 0xFF)); }
+uint32_t ffbh_i(uint32_t a, uint32_t, uint32_t) {
+  const uint32_t x = (a >> 31) ? ~a : a;
+  return x ? static_cast<uint32_t>(std::countl_zero(x)) : ~0u;
+}
 uint32_t cvt_f32_i32(uint32_t a, uint32_t, uint32_t) { return as_u(static_cast<float>(static_cast<int32_t>(a))); }
 uint32_t cvt_f32_u32(uint32_t a, uint32_t, uint32_t) { return as_u(static_cast<float>(a)); }
 uint32_t cvt_i32_f32(uint32_t a, uint32_t, uint32_t) {  // round toward zero, saturating, NaN -> 0
@@ -432,7 +438,9 @@ void register_vector_semantics(SemanticsTable& t) {
       {"v_bfi_b32", int_op<bfi>}, {"v_alignbit_b32", int_op<alignbit>}, {"v_perm_b32", int_op<perm_b32>},
       {"v_min3_i32", int_op<min3_i>}, {"v_max3_i32", int_op<max3_i>}, {"v_min3_u32", int_op<min3_u>}, {"v_max3_u32", int_op<max3_u>},
       {"v_mov_b32", int_op<mov>}, {"v_not_b32", int_op<not_b>}, {"v_bfrev_b32", int_op<bfrev>}, {"v_ffbh_u32", int_op<ffbh_u>},
-      {"v_ffbl_b32", int_op<ffbl>}, {"v_bcnt_u32_b32", int_op<bcnt>},
+      {"v_ffbl_b32", int_op<ffbl>}, {"v_ffbh_i32", int_op<ffbh_i>},
+      {"v_cvt_f32_ubyte0", int_op<cvt_f32_ubyte<0>>}, {"v_cvt_f32_ubyte1", int_op<cvt_f32_ubyte<1>>},
+      {"v_cvt_f32_ubyte2", int_op<cvt_f32_ubyte<2>>}, {"v_cvt_f32_ubyte3", int_op<cvt_f32_ubyte<3>>}, {"v_bcnt_u32_b32", int_op<bcnt>},
       {"v_cvt_f32_i32", int_op<cvt_f32_i32>}, {"v_cvt_f32_u32", int_op<cvt_f32_u32>}, {"v_cvt_i32_f32", int_op<cvt_i32_f32>},
       {"v_cvt_u32_f32", int_op<cvt_u32_f32>}, {"v_cvt_f32_bf16", int_op<cvt_f32_bf16>},
       {"v_cvt_f16_f32", int_op<cvt_f16_f32>}, {"v_cvt_pk_bf16_f32", int_op<cvt_pk_bf16_f32>},
