@@ -1,6 +1,8 @@
 #include "weft/lowering/pipeline.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <map>
 
 #include "weft/dsl/alu.h"
@@ -84,18 +86,30 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   out.params = kernel_params(kernel);
   PassContext ctx;
   UOp g = kernel;
+  // WEFT_DUMP=PASS (or "all") prints the graph after that pass to stderr.
+  std::function<void(std::string_view, const UOp&)> after = options.after_pass;
+  const char* dump = std::getenv("WEFT_DUMP");
+  if (!after && dump && *dump) {
+    const std::string wanted = dump;
+    check_pass_name(wanted);
+    after = [wanted, name = out.name](std::string_view pass, const UOp& graph) {
+      if (wanted == "all" || wanted == pass) std::cerr << "# " << name << " after " << pass << "\n" << graph_string(graph);
+    };
+  }
   for (const Pass& p : passes()) {
     try {
       g = p.run(g, ctx);
     } catch (const Error& e) {
       throw Error("kernel " + out.name + ", pass " + p.name + ": " + e.what());
     }
-    if (options.after_pass) options.after_pass(p.name, g);
+    if (after) after(p.name, g);
   }
   out.graph = g;
   out.launch = ctx.launch;
   try {
     out.program = linearize(g);
+    if (dump && !options.after_pass && (std::string_view(dump) == "all" || std::string_view(dump) == "linearize"))
+      std::cerr << "# " << out.name << " after linearize\n" << program_string(out);
   } catch (const Error& e) {
     throw Error("kernel " + out.name + ", pass linearize: " + e.what());
   }
@@ -104,6 +118,7 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
 
 std::string program_string(const LoweredKernel& kernel) {
   std::map<const Node*, size_t> number;
+  size_t next = 0;
   std::string out, indent;
   auto ref = [&](const UOp& u) -> std::string {
     auto it = number.find(u.node());
@@ -125,8 +140,9 @@ std::string program_string(const LoweredKernel& kernel) {
     }
     std::string line = indent;
     if (step.kind != LinearOp::Kind::Effect) {
-      number.emplace(u.node(), number.size());
-      line += "%" + std::to_string(number.size() - 1) + " = ";
+      const size_t n = next++;
+      number[u.node()] = n;  // a value written again in a later scope takes its new number
+      line += "%" + std::to_string(n) + " = ";
     }
     line += step.kind == LinearOp::Kind::LoopBegin ? "loop" : std::string(op_name(u.op()));
     line += " " + u.dtype().name();

@@ -21,4 +21,16 @@ expect 2 "unknown command 'frobnicate'" frobnicate
 expect 2 "which kernel" ir
 expect 2 "no kernel named 'nope'" ir nope
 expect 2 "unknown option '--bogus'" ir matmul_tiled --bogus
+if [ "${2:-}" = llvm ]; then
+  expect 2 "no pass named 'bogus'" dump matmul_relu --after=bogus
+  expect 2 "say what to print" dump matmul_relu
+  expect 2 "has no host entry point" run scale_n
+  expect 2 "'float8' is not float32" run matmul_relu --dtype float8
+  expect 2 "unknown option '--grid'" run matmul_relu --grid 4
+fi
+# A failure while working (not a usage error) exits with 1.
+if [ "${2:-}" = llvm ]; then
+  expect 1 "M, N and K must be positive multiples of the 64-wide tile" run matmul_relu --size 100,64,64
+  expect 1 "unknown device|emulator runs gfx942 and gfx950" run matmul_relu --device emu:gfx1100
+fi
 exit $fail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "weft/dsl/error.h"
+#include "weft/emulator/listing.h"
 #include "weft/emulator/code_object.h"
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/isa.h"
@@ -62,42 +63,9 @@ void write_file(const std::string& path, const uint8_t* data, size_t n) {
     throw weft::Error("cannot write '" + path + "'");
 }
 
-std::string hex_words(const Inst& in) {
-  std::string s;
-  char buf[16];
-  for (int i = 0; i < in.size / 4; ++i) {
-    std::snprintf(buf, sizeof buf, "%s0x%08x", i ? " " : "", in.word[i]);
-    s += buf;
-  }
-  return s;
-}
-
 int disasm(const std::vector<std::string>& args) {
   if (args.size() != 1) throw UsageError("disasm: give exactly one code object");
-  const CodeObject code = CodeObject::load_file(args[0]);
-  for (const Kernel& k : code.kernels()) {
-    std::cout << k.name << ":\n";
-    const auto bytes = code.code_at(k.code_address, k.code_size);
-    for (size_t off = 0; off < bytes.size();) {
-      const uint64_t text_offset = k.code_address - code.text_address() + off;
-      const auto inst = decode(bytes.subspan(off), code.arch());
-      char where[32];
-      std::snprintf(where, sizeof where, "%llx: ", static_cast<unsigned long long>(text_offset));
-      if (!inst) {
-        uint32_t w = 0;
-        std::memcpy(&w, bytes.data() + off, std::min<size_t>(4, bytes.size() - off));
-        char buf[32];
-        std::snprintf(buf, sizeof buf, ".long 0x%08x", w);
-        std::cout << where << buf << "\n";
-        off += 4;
-        continue;
-      }
-      const auto text = disassemble(*inst, code.arch());
-      if (text) std::cout << where << *text << "\n";
-      else std::cout << where << inst->info->mnemonic << " ; operands not printed by weft, words " << hex_words(*inst) << "\n";
-      off += inst->size;
-    }
-  }
+  weft::emu::write_listing(CodeObject::load_file(args[0]), std::cout);
   return 0;
 }
 

@@ -1,6 +1,8 @@
 #include "example_kernels.h"
 
 #include "weft/dsl/builder.h"
+#include "weft/gemm/matmul_relu.h"
+#include "weft/gemm/mfma_tile.h"
 
 namespace weft::examples {
 namespace {
@@ -50,9 +52,14 @@ UOp scale_n() {
 
 const std::vector<Example>& all() {
   static const std::vector<Example> examples{
-      {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id", add_one_flat},
-      {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", matmul_tiled},
-      {"scale_n", "out[i] = in[i] * scale for i < n, both bound at launch", scale_n},
+      {"matmul_relu", "C = relu(A*B), 256x256x256 float32: 64x64 tiles, shared A/B, 8x4 fp32 fragments per thread (runnable)",
+       [](const std::string&) { return gemm::matmul_relu(256, 256, 256, dtypes::float32); }, true},
+      {"mfma_tile", "D = A*B on one 16x16x16 float16 MFMA tile through wmma, one wave (runnable)",
+       [](const std::string& target) { return gemm::mfma_tile(target, 16, 16, 16, dtypes::float16); }, true},
+      {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id",
+       [](const std::string&) { return add_one_flat(); }},
+      {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", [](const std::string&) { return matmul_tiled(); }},
+      {"scale_n", "out[i] = in[i] * scale for i < n, both bound at launch", [](const std::string&) { return scale_n(); }},
   };
   return examples;
 }

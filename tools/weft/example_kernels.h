@@ -12,7 +12,10 @@ namespace weft::examples {
 struct Example {
   std::string name;
   std::string summary;
-  std::function<UOp()> build;
+  // The kernel's graph for a target ("gfx950", "gfx942"); most kernels ignore it.
+  std::function<UOp(const std::string& target)> build;
+  // Whether `weft run` can run it (it has a host entry point with inputs and a reference).
+  bool runnable = false;
 };
 
 const std::vector<Example>& all();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "commands.h"
 #include "example_kernels.h"
 #include "weft/dsl/print.h"
 #include "weft/dsl/verify.h"
@@ -17,6 +18,13 @@ constexpr const char* kUsage = R"(usage: weft <command> [options]
 weft is a C++ kernel-authoring DSL and tile framework for AMD CDNA and NVIDIA GPUs.
 
 commands:
+  run KERNEL [--device SPEC] [--size M,N,K] [--dtype float32|float16] [--seed N]
+                                      lower, compile and run a kernel on a device (default
+                                      emu:gfx950), check it against a host reference and
+                                      print the time each stage took
+  dump KERNEL --after=PASS|all|llvm|asm [--target gfx950|gfx942]
+                                      print the IR after a pass (or every pass, the linear
+                                      program, the LLVM IR and the disassembly: all)
   ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
   kernels                             list the example kernels
   version                             print weft's version
@@ -25,6 +33,11 @@ commands:
 options:
   -h, --help                          print this help
   --version                           print weft's version
+
+environment:
+  WEFT_DUMP=PASS|all                  print the IR after that pass (or all) to stderr
+  WEFT_CACHE_DIR                      where compiled code objects are kept (default
+                                      $XDG_CACHE_HOME/weft or ~/.cache/weft)
 
 exit status: 0 on success, 1 if the work failed, 2 on a usage error.
 )";
@@ -52,7 +65,7 @@ int print_ir(const std::vector<std::string>& args) {
   if (kernel.empty()) return usage_error("ir: which kernel? (see 'weft kernels')");
   const auto* example = weft::examples::find(kernel);
   if (!example) return usage_error("ir: no kernel named '" + kernel + "' (see 'weft kernels')");
-  weft::UOp graph = example->build();
+  weft::UOp graph = example->build("gfx950");
   weft::verify(graph);
   if (before) std::cout << "# " << kernel << ": as built\n" << weft::graph_string(graph);
   if (after) {
@@ -81,7 +94,18 @@ int main(int argc, char** argv) {
     }
     if (cmd == "kernels") return list_kernels();
     if (cmd == "ir") return print_ir(rest);
+#ifdef WEFT_HAVE_LLVM
+    if (cmd == "run") return weft::cli::run_kernel(rest);
+    if (cmd == "dump") return weft::cli::dump_kernel(rest);
+#else
+    if (cmd == "run" || cmd == "dump") {
+      std::cerr << "weft: error: '" << cmd << "' needs the AMDGPU code generator; this build has none (WEFT_LLVM=OFF)\n";
+      return 1;
+    }
+#endif
     return usage_error("unknown command '" + cmd + "'");
+  } catch (const weft::cli::UsageError& e) {
+    return usage_error(e.what());
   } catch (const std::exception& e) {
     std::cerr << "weft: error: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,165 @@
+#include "commands.h"
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "example_kernels.h"
+#include "weft/dsl/print.h"
+#include "weft/emulator/listing.h"
+#include "weft/gemm/matmul_relu.h"
+#include "weft/gemm/mfma_tile.h"
+#include "weft/lowering/amdgpu_codegen.h"
+#include "weft/lowering/pipeline.h"
+#include "weft/runtime/device.h"
+
+namespace weft::cli {
+namespace {
+
+struct Options {
+  std::string kernel, device = "emu:gfx950", after, target = "gfx950", dtype = "float32";
+  std::vector<int64_t> size;
+  uint64_t seed = std::random_device{}();
+};
+
+int64_t number(const std::string& s, const std::string& what) {
+  int64_t v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) throw UsageError(what + ": '" + s + "' is not a number");
+  return v;
+}
+
+// --name=value or --name value.
+Options parse(const std::vector<std::string>& args, const std::vector<std::string>& allowed, const char* cmd) {
+  Options o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i], value;
+    if (!a.starts_with("--")) {
+      if (!o.kernel.empty()) throw UsageError(std::string(cmd) + ": more than one kernel given ('" + o.kernel + "' and '" + a + "')");
+      o.kernel = a;
+      continue;
+    }
+    const size_t eq = a.find('=');
+    if (eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    } else {
+      if (i + 1 >= args.size()) throw UsageError(std::string(cmd) + ": " + a + " needs a value");
+      value = args[++i];
+    }
+    const std::string name = a.substr(2);
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) throw UsageError(std::string(cmd) + ": unknown option '" + a + "'");
+    if (name == "device") o.device = value;
+    else if (name == "after") o.after = value;
+    else if (name == "target") o.target = value;
+    else if (name == "dtype") o.dtype = value;
+    else if (name == "seed") o.seed = static_cast<uint64_t>(number(value, "--seed"));
+    else if (name == "size") {
+      std::stringstream ss(value);
+      for (std::string part; std::getline(ss, part, ',');) o.size.push_back(number(part, "--size"));
+    }
+  }
+  if (o.kernel.empty()) throw UsageError(std::string(cmd) + ": which kernel? (see 'weft kernels')");
+  if (!examples::find(o.kernel)) throw UsageError(std::string(cmd) + ": no kernel named '" + o.kernel + "' (see 'weft kernels')");
+  return o;
+}
+
+DType parse_float_dtype(const std::string& s) {
+  if (s == "float32" || s == "f32") return dtypes::float32;
+  if (s == "float16" || s == "f16" || s == "half") return dtypes::float16;
+  if (s == "bfloat16" || s == "bf16") return dtypes::bfloat16;
+  throw UsageError("--dtype: '" + s + "' is not float32, float16 or bfloat16");
+}
+
+void print_times(const gemm::RunResult& r, const std::string& device) {
+  const auto& t = r.compile;
+  auto line = [](const char* stage, double s, const char* what) { std::printf("  %-10s %9.2f ms  %s\n", stage, s * 1e3, what); };
+  if (t.cached) std::printf("  (code object from the compile cache)\n");
+  line("lower", t.lower, "weft's passes and linearization");
+  line("render", t.render, "the program to an LLVM module");
+  line("optimize", t.optimize, "LLVM O3");
+  line("codegen", t.codegen, "LLVM AMDGPU code generation");
+  line("link", t.link, "lld, in-process");
+  line("load", t.load, "code object loaded on the device");
+  line("run", r.run_seconds, device.c_str());
+  line("reference", r.reference_seconds, "host reference (Eigen, double)");
+}
+
+int report(const gemm::RunResult& r) {
+  std::printf("check: %zu elements, max |error| %.3g, worst error/tolerance %.3g: %s\n", r.check.count, r.check.max_error,
+              r.check.worst_ratio, r.check.passed() ? "PASSED" : "FAILED");
+  if (!r.check.passed()) {
+    std::fprintf(stderr, "weft: error: %zu of %zu elements out of tolerance; first: %s\n", r.check.bad, r.check.count, r.check.first_bad.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_kernel(const std::vector<std::string>& args) {
+  const Options o = parse(args, {"device", "size", "dtype", "seed"}, "run");
+  const examples::Example* e = examples::find(o.kernel);
+  if (!e->runnable) throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: matmul_relu, mfma_tile");
+  const DType dtype = parse_float_dtype(o.dtype);
+  auto device = rt::open_device(o.device);
+  rt::CompileCache cache(rt::CompileCache::default_dir());
+  gemm::RunResult r;
+  if (o.kernel == "matmul_relu") {
+    std::vector<int64_t> s = o.size.empty() ? std::vector<int64_t>{256, 256, 256} : o.size;
+    if (s.size() != 3) throw UsageError("run: --size is M,N,K");
+    gemm::matmul_relu(s[0], s[1], s[2], dtype);  // shape errors before anything is printed
+    std::printf("matmul_relu %lldx%lldx%lld %s on %s (seed %llu)\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                static_cast<long long>(s[2]), dtype.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
+    std::fflush(stdout);
+    r = gemm::run_matmul_relu(*device, s[0], s[1], s[2], dtype, o.seed, &cache);
+  } else {
+    std::vector<int64_t> s = o.size.empty() ? std::vector<int64_t>{16, 16, 16} : o.size;
+    if (s.size() != 3) throw UsageError("run: --size is M,N,K");
+    const DType in = o.dtype == "float32" ? dtypes::float16 : dtype;
+    gemm::mfma_tile(device->arch(), s[0], s[1], s[2], in);
+    std::printf("mfma_tile %lldx%lldx%lld %s on %s, identity B then random B (seed %llu)\n", static_cast<long long>(s[0]),
+                static_cast<long long>(s[1]), static_cast<long long>(s[2]), in.name().c_str(), device->name().c_str(),
+                static_cast<unsigned long long>(o.seed));
+    std::fflush(stdout);
+    gemm::RunResult id = gemm::run_mfma_tile(*device, s[0], s[1], s[2], in, true, o.seed, &cache);
+    std::printf("identity: %s\n", id.check.passed() ? "bit-exact" : "DIFFERS");
+    if (!id.check.passed()) return report(id);
+    r = gemm::run_mfma_tile(*device, s[0], s[1], s[2], in, false, o.seed, &cache);
+  }
+  print_times(r, device->name());
+  return report(r);
+}
+
+int dump_kernel(const std::vector<std::string>& args) {
+  const Options o = parse(args, {"after", "target"}, "dump");
+  if (o.after.empty()) throw UsageError("dump: say what to print with --after=PASS|all|llvm|asm");
+  const bool all = o.after == "all", llvm = all || o.after == "llvm", assembly = all || o.after == "asm";
+  if (!llvm && !assembly) {
+    try {
+      lower::check_pass_name(o.after);
+    } catch (const Error& e) {
+      throw UsageError(std::string("dump: ") + e.what());
+    }
+  }
+  const UOp kernel = examples::find(o.kernel)->build(o.target);
+  lower::LowerOptions options;
+  options.after_pass = [&](std::string_view pass, const UOp& g) {
+    if (all || o.after == pass) std::cout << "# " << o.kernel << " after " << pass << "\n" << graph_string(g) << "\n";
+  };
+  const lower::LoweredKernel lowered = lower::lower(kernel, options);
+  if (all || o.after == "linearize") std::cout << "# " << o.kernel << " after linearize\n" << lower::program_string(lowered) << "\n";
+  if (!llvm && !assembly) return 0;
+  std::string before, after;
+  const amdgpu::KernelCode code = amdgpu::compile_kernel(lowered, o.target, &before, &after);
+  if (llvm) std::cout << "# " << o.kernel << ": LLVM IR as rendered\n" << before << "\n# " << o.kernel << ": LLVM IR after O3\n" << after << "\n";
+  if (assembly) {
+    std::cout << "# " << o.kernel << ": " << o.target << " code object\n";
+    emu::write_listing(emu::CodeObject::load(code.code_object), std::cout);
+  }
+  return 0;
+}
+
+}  // namespace weft::cli

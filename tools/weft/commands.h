@@ -1,0 +1,20 @@
+// The `weft` subcommands that lower, compile and run kernels.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace weft::cli {
+
+// A mistake in the command line: reported with a hint and exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// weft run KERNEL [--device SPEC] [--size M,N,K] [--dtype float32|float16] [--seed N]
+int run_kernel(const std::vector<std::string>& args);
+// weft dump KERNEL --after=PASS|all|llvm|asm [--target gfx950|gfx942]
+int dump_kernel(const std::vector<std::string>& args);
+
+}  // namespace weft::cli
