@@ -435,6 +435,13 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
 
 UOp barrier() { return UOp::make(Op::BARRIER, dtypes::void_); }
 
+UOp wave_priority(int64_t level, const std::vector<UOp>& after) {
+  if (level < 0 || level > 3) fail("PRIORITY", "wave priority " + std::to_string(level) + " is not 0, 1, 2 or 3");
+  for (const UOp& e : after)
+    if (!e.is_effect()) fail("PRIORITY", "comes after effects, got " + std::string(op_name(e.op())));
+  return UOp::make(Op::PRIORITY, dtypes::void_, after, Wide(level));
+}
+
 UOp group(const std::vector<UOp>& effects) {
   for (const UOp& e : effects)
     if (!e.is_effect()) fail("GROUP", "groups effects, got " + std::string(op_name(e.op())));

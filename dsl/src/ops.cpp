@@ -48,7 +48,7 @@ const OpSet commutative{Op::ADD, Op::MUL, Op::MAX, Op::MIN, Op::CMPNE, Op::CMPEQ
 const OpSet comparison{Op::CMPLT, Op::CMPNE, Op::CMPEQ};
 const OpSet movement{Op::RESHAPE, Op::PERMUTE, Op::SHRINK, Op::FLIP, Op::PAD, Op::EXPAND};
 const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFTER};
-const OpSet effect{Op::STORE, Op::ASYNC_COPY, Op::END, Op::BARRIER, Op::GROUP, Op::SINK, Op::CUSTOM};
+const OpSet effect{Op::STORE, Op::ASYNC_COPY, Op::END, Op::BARRIER, Op::PRIORITY, Op::GROUP, Op::SINK, Op::CUSTOM};
 }  // namespace opsets
 
 }  // namespace weft

@@ -33,6 +33,7 @@ class Checker {
       case Op::END: return check_end(u);
       case Op::AFTER: return check_after(u);
       case Op::GROUP:
+      case Op::PRIORITY:
       case Op::SINK: return check_effects(u, 0);
       case Op::REDUCE:
       case Op::CONTRACT: return check_over_ranges(u);
@@ -66,6 +67,9 @@ class Checker {
       case Op::CUSTOMI: want(std::holds_alternative<std::string>(a), "a string"); break;
       case Op::SINK: want(std::holds_alternative<KernelInfo>(a), "kernel info"); break;
       case Op::REDUCE: want(std::holds_alternative<Op>(a), "the reduction op"); break;
+      case Op::PRIORITY:
+        want(std::holds_alternative<Wide>(a) && std::get<Wide>(a) >= 0 && std::get<Wide>(a) <= 3, "a wave priority 0..3");
+        break;
       case Op::WMMA: want(std::holds_alternative<WmmaArg>(a), "the wmma shape"); break;
       case Op::UNSHARD:
       case Op::GEP: want(std::holds_alternative<ShapeArg>(a), "a list of integers"); break;

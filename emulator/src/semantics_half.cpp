@@ -159,7 +159,9 @@ void packed_half(Exec& e, const Inst&) {
 }
 
 // Packed f32 (gfx90a+): sources and destination are register pairs; op_sel bit i picks the dword
-// of source i for the low result, op_sel_hi for the high one.
+// of source i for the low result, op_sel_hi for the high one. v_pk_mov_b32 differs: the low
+// result is source 0's dword op_sel[0] picks, the high result source 1's dword op_sel[1] picks
+// (LLVM swaps a pair's halves with op_sel:[1,0]).
 template <int Kind>  // 0 fma, 1 mul, 2 add, 3 mov
 void packed_f32(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
@@ -170,7 +172,7 @@ void packed_f32(Exec& e, const Inst&) {
   each_lane(e, [&](int l) {
     uint32_t out[2];
     for (int half = 0; half < 2; ++half) {
-      const uint32_t sel = half ? o.opsel_hi : o.opsel, neg = half ? o.abs : o.neg;
+      const uint32_t sel = half && Kind != 3 ? o.opsel_hi : o.opsel, neg = half ? o.abs : o.neg;
       float x[3] = {0, 0, 0};
       for (int i = 0; i < n; ++i) {
         const uint32_t bits = static_cast<uint32_t>(v[i][l] >> (((sel >> i) & 1) * 32));

@@ -6,6 +6,7 @@
 #include "host_matrix.h"
 #include "weft/dsl/builder.h"
 #include "weft/kernels/mfma_layout.h"
+#include "weft/kernels/tile.h"
 
 namespace weft::gemm {
 
@@ -28,10 +29,13 @@ UOp mfma_tile(std::string_view arch, int64_t m, int64_t n, int64_t k, DType inpu
   return sink({"mfma_tile"}, {group(stores).end({lane})});
 }
 
-RunResult run_mfma_tile(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,
-                        rt::CompileCache* cache) {
+namespace {
+
+// Launches `kernel` (D = A @ B) on random (or identity-B) inputs and checks D.
+RunResult run_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType input, bool identity_b,
+                      uint64_t seed, rt::CompileCache* cache) {
   RunResult r;
-  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, mfma_tile(device.arch(), m, n, k, input), cache);
+  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
   r.compile = compiled.times();
   std::mt19937_64 gen(seed);
   Eigen::MatrixXd ea, eb;
@@ -45,18 +49,51 @@ RunResult run_mfma_tile(rt::Device& device, int64_t m, int64_t n, int64_t k, DTy
   }
   rt::DeviceArray a = rt::upload(device, input, a_bytes, "A"), b = rt::upload(device, input, b_bytes, "B");
   rt::DeviceArray d = rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(m * n * 4), 0xCD), "D");
-  const auto t = std::chrono::steady_clock::now();
+  auto t = std::chrono::steady_clock::now();
   const rt::DeviceArray args[] = {d, a, b};
   compiled.launch(device, args);
   device.synchronize();
   r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   const Eigen::MatrixXd got = read_matrix(dtypes::float32, rt::download(device, d), m, n);
+  t = std::chrono::steady_clock::now();
   const Eigen::MatrixXd want = ea * eb;
   // Identity: exact. Random: fp32 accumulation of k products of 16-bit values.
   const Eigen::MatrixXd tolerance = identity_b ? Eigen::MatrixXd::Zero(m, n)
                                                : Eigen::MatrixXd((1e-6 * (ea.cwiseAbs() * eb.cwiseAbs())).array() + 1e-7);
+  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   r.check = compare(got, want, tolerance, "D");
   return r;
+}
+
+}  // namespace
+
+RunResult run_mfma_tile(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,
+                        rt::CompileCache* cache) {
+  return run_product(device, mfma_tile(device.arch(), m, n, k, input), m, n, k, input, identity_b, seed, cache);
+}
+
+UOp mfma_gemm(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input) {
+  constexpr int64_t kTile = 32, kStep = 32;
+  if (m <= 0 || n <= 0 || k <= 0 || m % kTile || n % kTile || k % kStep)
+    throw Error("mfma_gemm: M and N must be positive multiples of " + std::to_string(kTile) + " and K of " + std::to_string(kStep) +
+                "; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+  const tile::MfmaLayout layout = tile::mfma_layout(arch, 16, 16, arch == "gfx950" ? 32 : 16, input);
+  UOp d = placeholder({m, n}, dtypes::float32, 0), a = placeholder({m, k}, input, 1), b = placeholder({k, n}, input, 2);
+  tile::TileBlock blk({n / kTile, m / kTile}, 4, 16);
+  UOp bx = blk.block(0), by = blk.block(1);
+  UOp a_s = alloc_shared({kTile, kStep}, input, 0), b_s = alloc_shared({kStep, kTile}, input, 1);
+  tile::MfmaAccumulator acc = blk.clear(blk.mfma_accumulator(kTile, kTile, layout, 2));
+  UOp ko = blk.range(k / kStep, AxisType::LOOP);
+  UOp a_copy = blk.copy_to_shared(a_s, a, by * kTile, ko * kStep);
+  UOp b_copy = blk.copy_to_shared(b_s, b, ko * kStep, bx * kTile);
+  acc = blk.gemm(a_s.after({a_copy, b_copy}), b_s.after({a_copy, b_copy}), acc, {ko});
+  return sink({"mfma_gemm"}, {blk.copy_from_fragment(acc, d, by * kTile, bx * kTile)});
+}
+
+RunResult run_mfma_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,
+                        rt::CompileCache* cache) {
+  if (identity_b && k != n) throw Error("run_mfma_gemm: an identity B needs K == N");
+  return run_product(device, mfma_gemm(device.arch(), m, n, k, input), m, n, k, input, identity_b, seed, cache);
 }
 
 }  // namespace weft::gemm

@@ -9,6 +9,7 @@
 #include "weft/dsl/print.h"
 #include "weft/dsl/verify.h"
 #include "weft/lowering/passes.h"
+#include "passes/graph_utils.h"
 
 namespace weft::lower {
 
@@ -52,6 +53,17 @@ void check_pass_name(std::string_view name) {
   throw Error("no pass named '" + std::string(name) + "'; the passes are:" + names + " linearize (or 'all')");
 }
 
+UOp canonical_allocations(const UOp& kernel) {
+  // One walk, each placeholder replaced once (a substitution to a fixed point could rename a
+  // buffer twice when a new number is an old one).
+  std::map<AddrSpace, int64_t> next;
+  return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
+    if (old.op() != Op::PLACEHOLDER || old.arg_as<BufferArg>().space == AddrSpace::GLOBAL) return std::nullopt;
+    const AddrSpace space = old.arg_as<BufferArg>().space;
+    return u.with_arg(BufferArg{next[space]++, space});
+  });
+}
+
 std::vector<KernelParam> kernel_params(const UOp& kernel) {
   std::map<int64_t, UOp> buffers;
   std::map<std::string, UOp> variables;
@@ -79,6 +91,17 @@ std::vector<KernelParam> kernel_params(const UOp& kernel) {
   return params;
 }
 
+namespace {
+
+// A pass's own "name: " at the start of its message (said again by lower()'s prefix).
+std::string without_prefix(std::string_view message, std::string_view pass) {
+  const std::string prefix = std::string(pass) + ": ";
+  if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
+  return std::string(message);
+}
+
+}  // namespace
+
 LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   if (kernel.op() != Op::SINK) throw Error("lower: a kernel is a SINK, got " + std::string(op_name(kernel.op())));
   LoweredKernel out;
@@ -100,7 +123,7 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
     try {
       g = p.run(g, ctx);
     } catch (const Error& e) {
-      throw Error("kernel " + out.name + ", pass " + p.name + ": " + e.what());
+      throw Error("kernel " + out.name + ", pass " + p.name + ": " + without_prefix(e.what(), p.name));
     }
     if (after) after(p.name, g);
   }
@@ -111,7 +134,7 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
     if (dump && !options.after_pass && (std::string_view(dump) == "all" || std::string_view(dump) == "linearize"))
       std::cerr << "# " << out.name << " after linearize\n" << program_string(out);
   } catch (const Error& e) {
-    throw Error("kernel " + out.name + ", pass linearize: " + e.what());
+    throw Error("kernel " + out.name + ", pass linearize: " + without_prefix(e.what(), "linearize"));
   }
   return out;
 }

@@ -66,9 +66,10 @@ std::vector<uint8_t> download(Device& device, const DeviceArray& array) {
   return out;
 }
 
-CompiledKernel CompiledKernel::compile(Device& device, const UOp& kernel, CompileCache* cache) {
+CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, CompileCache* cache) {
   CompiledKernel k;
   auto t = std::chrono::steady_clock::now();
+  const UOp kernel = lower::canonical_allocations(authored);
   k.lowered_ = lower::lower(kernel);
   k.times_.lower = seconds_since(t);
 #ifdef WEFT_HAVE_LLVM

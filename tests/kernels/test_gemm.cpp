@@ -5,6 +5,7 @@
 #include "kernel_harness.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
+#include "weft/kernels/tile.h"
 
 using namespace weft;
 
@@ -59,5 +60,49 @@ TEST_CASE("MFMA tile through wmma: identity is bit-exact, random within fp32 acc
       INFO(r.check.first_bad);
       CHECK(r.check.passed());
     }
+  }
+}
+
+TEST_CASE("tile gemm through wmma (mfma_gemm): identity bit-exact, random against Eigen, both targets") {
+  for (const char* target : weft::testing::kEmulators) {
+    for (DType input : {dtypes::float16, dtypes::bfloat16}) {
+      CAPTURE(target);
+      CAPTURE(input.name());
+      auto dev = rt::open_device(target);
+      auto id = gemm::run_mfma_gemm(*dev, 64, 64, 64, input, true, weft::testing::rng()());
+      INFO(id.check.first_bad);
+      CHECK(id.check.passed());
+      auto r = gemm::run_mfma_gemm(*dev, 64, 96, 128, input, false, weft::testing::rng()());
+      INFO(r.check.first_bad);
+      CHECK(r.check.passed());
+    }
+  }
+  CHECK_THROWS_WITH_AS(gemm::mfma_gemm("gfx950", 48, 64, 64, dtypes::float16), doctest::Contains("got M=48"), Error);
+}
+
+TEST_CASE("tile copies: global -> shared -> fragment -> global, through the tile layer") {
+  for (const char* target : weft::testing::kEmulators) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    // out = 2 * in on a 64x32 matrix, two 32x32 tiles, 4 x 8 threads per tile.
+    UOp in = placeholder({64, 32}, dtypes::float16, 1), out = placeholder({64, 32}, dtypes::float32, 0);
+    tile::TileBlock blk({1, 2}, 4, 8);
+    UOp by = blk.block(1);
+    UOp shared = alloc_shared({32, 32}, dtypes::float16, 0);
+    UOp st = blk.copy_to_shared(shared, in, by * 32, constant(Wide(0)));
+    UOp frag = blk.fragment({32, 32}, dtypes::float32);
+    frag = blk.copy_to_fragment(frag, shared.after({st}), constant(Wide(0)), constant(Wide(0)));
+    UOp k = sink({"tile_copies"}, {blk.copy_from_fragment(frag, out, by * 32, constant(Wide(0)), [](const UOp& v) { return v * 2.0; })});
+    auto compiled = rt::CompiledKernel::compile(*dev, k);
+    std::vector<uint16_t> h(64 * 32);
+    std::vector<float> expect(64 * 32);
+    auto x = weft::testing::random_floats(64 * 32);
+    for (size_t q = 0; q < h.size(); ++q) h[q] = float_to_half(x[q]), expect[q] = 2.0f * half_to_float(h[q]);
+    auto a = weft::testing::put(*dev, dtypes::float16, h);
+    auto o = weft::testing::poisoned(*dev, dtypes::float32, 64 * 32);
+    const rt::DeviceArray args[] = {o, a};
+    compiled.launch(*dev, args);
+    auto y = weft::testing::get<float>(*dev, o);
+    for (size_t q = 0; q < y.size(); ++q) REQUIRE(y[q] == expect[q]);
   }
 }

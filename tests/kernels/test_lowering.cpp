@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <sstream>
 
 #include "kernel_harness.h"
 #include "weft/dsl/builder.h"
+#include "weft/emulator/listing.h"
 #include "weft/lowering/passes.h"
 
 using namespace weft;
@@ -301,4 +303,68 @@ TEST_CASE("launch errors: a buffer of the wrong dtype, the wrong count, an unkno
   CHECK_THROWS_WITH_AS(compiled.launch(*dev, one), doctest::Contains("takes 2 buffers, given 1"), Error);
   const rt::DeviceArray ok[] = {f, f};
   CHECK_THROWS_WITH_AS(compiled.launch(*dev, ok, {{"m", int64_t{3}}}), doctest::Contains("no scalar parameter named m"), Error);
+}
+
+TEST_CASE("LDS DMA: async_copy renders as buffer_load ... lds (dword on gfx942, dwordx4 on gfx950)") {
+  struct Case {
+    const char* target;
+    int64_t elements;
+  };
+  for (Case c : {Case{"emu:gfx942", 1}, Case{"emu:gfx950", 1}, Case{"emu:gfx950", 4}}) {
+    CAPTURE(c.target);
+    CAPTURE(c.elements);
+    auto dev = rt::open_device(c.target);
+    const int64_t E = c.elements, W = 64 * E;
+    UOp in = placeholder({8, W}, dtypes::float32, 1), out = placeholder({8, W}, dtypes::float32, 0);
+    UOp l = range(64, 0, AxisType::LOCAL), r = range(8, 1, AxisType::LOOP), r2 = range(8, 2, AxisType::LOOP);
+    UOp j = range(E, 3, AxisType::UPCAST);
+    UOp lds = alloc_shared({8, W}, dtypes::float32, 0);
+    UOp copy = async_copy(lds[{r, l * E}], in[{r, l * E}], E).end({r});
+    // Read back reversed along the row: the data must have gone through LDS.
+    UOp col = l * E + j;
+    UOp k = sink({"lds_dma"}, {out[{r2, col}].store(lds.after({copy})[{r2, (W - 1) - col}].load()).end({r2, j, l})});
+    auto compiled = rt::CompiledKernel::compile(*dev, k);
+    CHECK(count_ops(compiled.lowered(), Op::BARRIER) == 1);
+    auto x = weft::testing::random_floats(static_cast<size_t>(8 * W));
+    auto a = put(*dev, dtypes::float32, x);
+    auto o = weft::testing::poisoned(*dev, dtypes::float32, static_cast<size_t>(8 * W));
+    const rt::DeviceArray args[] = {o, a};
+    compiled.launch(*dev, args);
+    auto y = get<float>(*dev, o);
+    for (int64_t q = 0; q < 8; ++q)
+      for (int64_t p = 0; p < W; ++p) REQUIRE(y[static_cast<size_t>(q * W + p)] == x[static_cast<size_t>(q * W + W - 1 - p)]);
+  }
+}
+
+TEST_CASE("LDS DMA: a destination that is not base + lane*elements is an error naming it") {
+  auto dev = rt::open_device("emu:gfx950");
+  UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp l = range(64, 0, AxisType::LOCAL);
+  UOp lds = alloc_shared({64}, dtypes::float32, 0);
+  UOp copy = async_copy(lds[63 - l], in[l], 1);
+  UOp k = sink({"bad_dma"}, {out[l].store(lds.after({copy})[l].load()).end({l})});
+  CHECK_THROWS_WITH_AS(rt::CompiledKernel::compile(*dev, k), doctest::Contains("is not base + lidx0*1"), Error);
+}
+
+TEST_CASE("wave priority is a typed statement: s_setprio in the code object") {
+  auto dev = rt::open_device("emu:gfx942");
+  UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp l = range(64, 0, AxisType::LOCAL);
+  UOp up = wave_priority(2);
+  UOp st = out[l].store(in.after({up})[l].load() + 1.0);
+  UOp k = sink({"prio"}, {group({up, st, wave_priority(0, {st})}).end({l})});
+  auto compiled = rt::CompiledKernel::compile(*dev, k);
+  CHECK(count_ops(compiled.lowered(), Op::PRIORITY) == 2);
+  std::ostringstream listing;
+  emu::write_listing(emu::CodeObject::load(compiled.code_object()), listing);
+  CHECK(listing.str().find("s_setprio 2") != std::string::npos);
+  CHECK(listing.str().find("s_setprio 0") != std::string::npos);
+  auto x = weft::testing::random_floats(64);
+  auto a = put(*dev, dtypes::float32, x);
+  auto o = weft::testing::poisoned(*dev, dtypes::float32, 64);
+  const rt::DeviceArray args[] = {o, a};
+  compiled.launch(*dev, args);
+  auto y = get<float>(*dev, o);
+  for (size_t q = 0; q < 64; ++q) REQUIRE(y[q] == x[q] + 1.0f);
+  CHECK_THROWS_WITH_AS(wave_priority(4), doctest::Contains("wave priority 4 is not 0, 1, 2 or 3"), Error);
 }

@@ -5,6 +5,7 @@
 // address space 3 (LDS), REG buffers allocas in address space 5 that SROA turns into registers.
 // Loops are canonical (header with a phi, latch, exit); WMMA maps to the target's MFMA
 // intrinsics; a barrier is a release fence, s_barrier and an acquire fence at workgroup scope.
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -18,6 +19,8 @@
 #include "amdgpu/target.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/amdgpu_codegen.h"
+#include "weft/dsl/builder.h"
+#include "weft/lowering/symbolic.h"
 
 namespace weft::amdgpu {
 namespace {
@@ -342,8 +345,78 @@ class Renderer {
         b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, llvm::ArrayRef<llvm::Type*>{}, llvm::ArrayRef<llvm::Value*>{});
         b_.CreateFence(llvm::AtomicOrdering::Acquire, ctx_.getOrInsertSyncScopeID("workgroup"));
         return;
+      case Op::PRIORITY:
+        b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_setprio, llvm::ArrayRef<llvm::Type*>{},
+                           {b_.getInt16(static_cast<uint16_t>(e.arg_as<Wide>()))});
+        return;
+      case Op::ASYNC_COPY: return async_copy(e);
       default: unsupported(e, "no AMDGPU lowering for this effect");
     }
+  }
+
+  // global -> LDS without registers: buffer_load ... lds. The hardware writes lane l's data at
+  // M0 (wave-uniform) + l * size, so the destination must be base + lidx0 * elements with
+  // whole waves along x (checked); the base is lane 0's address, read into an SGPR.
+  void async_copy(const UOp& e) {
+    const UOp& dst = e.src(0);
+    const UOp& src = e.src(1);
+    const int64_t elements = e.dtype().lanes;
+    const int64_t size = elements * e.dtype().element().itemsize();
+    const bool gfx950 = mcpu_ == "gfx950";
+    if (!(size == 1 || size == 2 || size == 4 || (gfx950 && (size == 12 || size == 16))))
+      unsupported(e, std::to_string(size) + " bytes per lane; buffer_load ... lds moves 1, 2 or 4 bytes" +
+                         (gfx950 ? std::string(", or 12 or 16") : std::string(" on gfx942 (12 and 16 on gfx950)")));
+    if (dst.src().size() > 2 || src.src().size() > 2) unsupported(e, "an async copy through a padded (conditional) view");
+    check_lane_linear(e);
+    UOp root = src.src(0);
+    while (root.op() == Op::AFTER) root = root.src(0);
+    llvm::Value* base = b_.CreatePtrToInt(buffer_pointer(src.src(0)), b_.getInt64Ty());
+    uint64_t records = 0xFFFFFFFFu;
+    if (std::all_of(root.shape().begin(), root.shape().end(), [](const UOp& d) { return d.is_const(); })) {
+      records = static_cast<uint64_t>(root.dtype().itemsize());
+      for (const UOp& d : root.shape()) records *= static_cast<uint64_t>(d.const_int());
+    }
+    llvm::Value* rsrc = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getInt32Ty(), 4));
+    rsrc = b_.CreateInsertElement(rsrc, b_.CreateTrunc(base, b_.getInt32Ty()), b_.getInt32(0));
+    rsrc = b_.CreateInsertElement(rsrc, b_.CreateAnd(b_.CreateTrunc(b_.CreateLShr(base, 32), b_.getInt32Ty()), 0xFFFF), b_.getInt32(1));
+    rsrc = b_.CreateInsertElement(rsrc, b_.getInt32(static_cast<uint32_t>(std::min<uint64_t>(records, 0xFFFFFFFFu))), b_.getInt32(2));
+    rsrc = b_.CreateInsertElement(rsrc, b_.getInt32(0x00020000), b_.getInt32(3));  // raw buffer, 32-bit data format
+    llvm::Value* voffset = b_.CreateMul(b_.CreateSExtOrTrunc(get(src.src(1)), b_.getInt32Ty()),
+                                        b_.getInt32(static_cast<uint32_t>(root.dtype().itemsize())));
+    // The wave's base: this lane's LDS address less lane * size, the same in every lane.
+    llvm::Value* lane = b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, llvm::ArrayRef<llvm::Type*>{},
+                                           {b_.getInt32(~0u), b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, llvm::ArrayRef<llvm::Type*>{},
+                                                                                 {b_.getInt32(~0u), b_.getInt32(0)})});
+    llvm::Value* lds = b_.CreatePtrToInt(get(dst), b_.getInt32Ty());
+    llvm::Value* wave_base = b_.CreateSub(lds, b_.CreateMul(lane, b_.getInt32(static_cast<uint32_t>(size))));
+    wave_base = b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_readfirstlane, {b_.getInt32Ty()}, {wave_base});
+    b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_raw_buffer_load_lds, llvm::ArrayRef<llvm::Type*>{},
+                       {rsrc, b_.CreateIntToPtr(wave_base, b_.getPtrTy(3)), b_.getInt32(static_cast<uint32_t>(size)), voffset,
+                        b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)});
+  }
+
+  void check_lane_linear(const UOp& e) {
+    const UOp& dst = e.src(0).src(1);
+    const int64_t elements = e.dtype().lanes;
+    const auto& block = kernel_.launch.block;
+    const int64_t bx = static_cast<int64_t>(block[0].const_int());
+    const int64_t threads = bx * static_cast<int64_t>(block[1].const_int() * block[2].const_int());
+    if (bx % 64 != 0 && bx != threads)
+      unsupported(e, "the block's x dimension (" + std::to_string(bx) + ") must hold whole waves (a multiple of 64) for LDS DMA");
+    UOp lidx0;
+    for (const UOp& u : toposort(dst))
+      if (u.op() == Op::SPECIAL && u.arg_as<std::string>() == "lidx0") lidx0 = u;
+    if (!lidx0.node()) unsupported(e, "the LDS destination does not depend on lidx0; each lane writes base + lane * elements");
+    UOp rest = simplify(dst - lidx0.cast(dst.dtype()) * dst.const_like(Wide(elements)));
+    if (depends_on_node(rest, lidx0))
+      unsupported(e, "the LDS destination " + expr_string(dst) + " is not base + lidx0*" + std::to_string(elements) +
+                         ": buffer_load ... lds writes lane l at M0 + l * size");
+  }
+
+  static bool depends_on_node(const UOp& x, const UOp& target) {
+    for (const UOp& u : toposort(x))
+      if (u.same(target)) return true;
+    return false;
   }
 
   void store(const UOp& e) {

@@ -44,7 +44,7 @@ void flatten_group(const UOp& g, std::vector<UOp>& out) {
 bool reads_written_buffer(const std::vector<Candidate>& run, const std::vector<UOp>& effects) {
   std::vector<UOp> written;
   for (const UOp& e : effects)
-    if (e.op() == Op::STORE) written.push_back(buffer_root(e.src(0).src(0)));
+    if (e.op() == Op::STORE || e.op() == Op::ASYNC_COPY) written.push_back(buffer_root(e.src(0).src(0)));
   for (const Candidate& c : run)
     for (const UOp& n : toposort(c.store.src(1))) {
       if (n.op() != Op::LOAD) continue;

@@ -19,9 +19,12 @@ bool is_local(const UOp& buffer) {
   return root && root.arg_as<BufferArg>().space == AddrSpace::LOCAL;
 }
 
+// A STORE or an ASYNC_COPY (global to LDS) into a LOCAL buffer.
+bool writes_local(const UOp& n) { return (n.op() == Op::STORE || n.op() == Op::ASYNC_COPY) && is_local(n.src(0).src(0)); }
+
 bool stores_local(const UOp& effect) {
   for (const UOp& n : toposort(effect))
-    if (n.op() == Op::STORE && is_local(n.src(0).src(0))) return true;
+    if (writes_local(n)) return true;
   return false;
 }
 
@@ -50,7 +53,7 @@ bool war_hazard(const UOp& body, const UOp& r, OpenRanges& open) {
     return std::any_of(rs.begin(), rs.end(), [&](const UOp& x) { return x.same(r); });
   };
   for (const UOp& n : toposort(body)) {
-    if (n.op() == Op::STORE && is_local(n.src(0).src(0)) && inside(n)) stored.push_back(buffer_root(n.src(0).src(0)));
+    if (writes_local(n) && inside(n)) stored.push_back(buffer_root(n.src(0).src(0)));
     if (n.op() == Op::LOAD && is_local(n.src(0).src(0)) && inside(n)) loaded.push_back(buffer_root(n.src(0).src(0)));
   }
   for (const UOp& s : stored)

@@ -69,6 +69,7 @@ class Linearizer {
         break;
       case Op::END: loop(e); break;
       case Op::BARRIER:
+      case Op::PRIORITY:
         for (const UOp& s : e.src()) effect(s);
         out_.push_back({LinearOp::Kind::Effect, e});
         break;

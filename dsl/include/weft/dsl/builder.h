@@ -45,6 +45,11 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
 
 // ---- effects ----
 UOp barrier();
+// The issuing wave's scheduling priority from here on, 0 (lowest, the default) to 3: AMD's
+// s_setprio, which HipKittens-style kernels raise around their matrix-core bursts. A no-op on
+// targets without wave priorities. `after`: effects it comes after (nodes are hash-consed, so
+// two priority changes at different points of a kernel must name different predecessors).
+UOp wave_priority(int64_t level, const std::vector<UOp>& after = {});
 UOp group(const std::vector<UOp>& effects);
 UOp sink(const KernelInfo& info, const std::vector<UOp>& effects);
 // Copies global memory straight into shared memory without passing through registers

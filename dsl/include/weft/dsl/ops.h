@@ -16,7 +16,8 @@ namespace weft {
   /* views of buffers (resolved to flat indices by the pipeline) */                        \
   X(RESHAPE) X(PERMUTE) X(SHRINK) X(FLIP) X(PAD) X(EXPAND) X(UNSHARD)                      \
   /* memory and effects */                                                                 \
-  X(INDEX) X(LOAD) X(STORE) X(ASYNC_COPY) X(END) X(AFTER) X(BARRIER) X(GROUP) X(SINK)      \
+  X(INDEX) X(LOAD) X(STORE) X(ASYNC_COPY) X(END) X(AFTER) X(BARRIER) X(PRIORITY) X(GROUP)  \
+  X(SINK)                                                                                  \
   /* unary ALU */                                                                          \
   X(NEG) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(CAST) X(BITCAST)               \
   /* binary ALU */                                                                         \
@@ -67,7 +68,7 @@ extern const OpSet commutative;  // ADD MUL MAX MIN CMPNE CMPEQ AND OR XOR
 extern const OpSet comparison;   // CMPLT CMPNE CMPEQ (result is bool)
 extern const OpSet movement;     // RESHAPE PERMUTE SHRINK FLIP PAD EXPAND
 extern const OpSet buffer_like;  // nodes whose value is a buffer: PLACEHOLDER, views, UNSHARD, AFTER of one
-extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER GROUP SINK CUSTOM
+extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP SINK CUSTOM
 }  // namespace opsets
 
 // Where a buffer lives.

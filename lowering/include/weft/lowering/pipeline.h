@@ -77,6 +77,11 @@ struct LowerOptions {
 // Runs every pass, then linearizes. Throws weft::Error naming the pass and the problem.
 LoweredKernel lower(const UOp& kernel, const LowerOptions& options = {});
 
+// The kernel with its LOCAL and REG buffers renumbered 0, 1, ... in the order a walk of the
+// graph meets them: the same kernel built in any order (alloc_shared without an id takes ids
+// from a per-thread counter) gets the same graph, and so the same hash and compile-cache key.
+UOp canonical_allocations(const UOp& kernel);
+
 // The kernel's parameters (see KernelParam), checked: buffer slots 0..n-1 without gaps.
 std::vector<KernelParam> kernel_params(const UOp& kernel);
 

@@ -1,0 +1,138 @@
+// The lowering passes one at a time: what each produces, and the errors each raises. (The
+// kernels tests run whole pipelines on the emulator.)
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "weft/dsl/builder.h"
+#include "weft/dsl/print.h"
+#include "weft/lowering/passes.h"
+
+namespace weft::lower {
+namespace {
+
+size_t count(const UOp& g, Op op) {
+  auto nodes = toposort(g);
+  return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](const UOp& u) { return u.op() == op; }));
+}
+
+bool any_dtype(const UOp& g, DType dt) {
+  for (const UOp& u : toposort(g))
+    if (u.dtype() == dt) return true;
+  return false;
+}
+
+// out[i*4 + j] = in[i*4 + j] with j UPCAST(4): four stores a group apart.
+UOp upcast_copy() {
+  UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp i = range(16, 0, AxisType::GLOBAL), j = range(4, 1, AxisType::UPCAST);
+  return sink({"upcast_copy"}, {out[i * 4 + j].store(in[i * 4 + j].load()).end({i, j})});
+}
+
+}  // namespace
+
+TEST_CASE("expand_ranges repeats an UPCAST store per value; coalesce_stores merges them into one vector store") {
+  UOp g = simplify_kernel(flatten_views(upcast_copy()));
+  UOp expanded = simplify_kernel(expand_ranges(g));
+  CHECK(count(expanded, Op::STORE) == 4);
+  CHECK(count(expanded, Op::GROUP) == 1);
+  UOp coalesced = coalesce_stores(expanded);
+  REQUIRE(count(coalesced, Op::STORE) == 1);
+  for (const UOp& u : toposort(coalesced))
+    if (u.op() == Op::STORE) CHECK(u.src(1).dtype() == dtypes::float32.vec(4));
+}
+
+TEST_CASE("coalesce_stores keeps stores that write one address from two sites scalar, and keeps both") {
+  UOp in = placeholder({8}, dtypes::float32, 1), out = placeholder({8}, dtypes::float32, 0);
+  UOp zero = constant(Wide(0)), one = constant(Wide(1));
+  UOp a = out[zero].store(in[zero].load()), b = out[one].store(in[one].load());
+  UOp again = out[zero].store(in[one].load() * 2.0);  // slot 0 written twice
+  UOp g = sink({"aliased"}, {group({a, b, again})});
+  UOp c = coalesce_stores(g);
+  CHECK(count(c, Op::STORE) == 3);
+  for (const UOp& u : toposort(c))
+    if (u.op() == Op::STORE) CHECK_FALSE(u.src(1).dtype().is_vector());
+}
+
+TEST_CASE("lower_index_dtype: int32 where ranges prove it, int64 where a value needs it") {
+  LaunchDims launch;
+  UOp small = lower_index_dtype(ranges_to_hardware(simplify_kernel(flatten_views(upcast_copy())), launch));
+  CHECK_FALSE(any_dtype(small, dtypes::index));
+  CHECK_FALSE(any_dtype(small, dtypes::int64));
+  UOp base = variable("base", 0, int64_t{1} << 40, dtypes::int64);
+  UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp i = range(64, 0, AxisType::LOOP);
+  UOp far = base.cast(dtypes::index) + i;
+  UOp k = sink({"wide"}, {out[i].store(in[i].load() + (far % 3).cast(dtypes::float32)).end({i})});
+  UOp wide = lower_index_dtype(simplify_kernel(flatten_views(k)));
+  CHECK_FALSE(any_dtype(wide, dtypes::index));
+  CHECK(any_dtype(wide, dtypes::int64));
+  CHECK(any_dtype(wide, dtypes::int32));  // the loop counter itself still fits
+}
+
+TEST_CASE("ranges_to_hardware: launch dimensions from GLOBAL and LOCAL ranges, and their limits") {
+  LaunchDims launch;
+  UOp out = placeholder({8, 8, 8, 8}, dtypes::float32, 0);
+  UOp g0 = range(8, 0, AxisType::GLOBAL), g1 = range(8, 1, AxisType::GLOBAL), l0 = range(8, 2, AxisType::LOCAL);
+  UOp l1 = range(8, 3, AxisType::LOCAL);
+  UOp k = sink({"dims"}, {out[{g0, g1, l0, l1}].store(constant(1.0, dtypes::float32)).end({g0, g1, l0, l1})});
+  UOp hw = ranges_to_hardware(k, launch);
+  CHECK(count(hw, Op::RANGE) == 0);
+  CHECK(count(hw, Op::SPECIAL) == 4);
+  CHECK(launch.grid[0].const_int() == 8);
+  CHECK(launch.grid[1].const_int() == 8);
+  CHECK(launch.grid[2].const_int() == 1);
+  CHECK(launch.block[1].const_int() == 8);
+  UOp four = placeholder({2, 2, 2, 2}, dtypes::float32, 0);
+  std::vector<UOp> gs;
+  for (int64_t id = 0; id < 4; ++id) gs.push_back(range(2, id, AxisType::GLOBAL));
+  UOp too_many = sink({"four"}, {four.index(gs).store(constant(1.0, dtypes::float32)).end(gs)});
+  CHECK_THROWS_WITH_AS(ranges_to_hardware(too_many, launch), doctest::Contains("4 GLOBAL ranges; the hardware has 3"), Error);
+  UOp big = placeholder({2048}, dtypes::float32, 0);
+  UOp l = range(2048, 0, AxisType::LOCAL);
+  UOp wide = sink({"wide"}, {big[l].store(constant(1.0, dtypes::float32)).end({l})});
+  CHECK_THROWS_WITH_AS(ranges_to_hardware(wide, launch), doctest::Contains("2048 work-items per workgroup; at most 1024"), Error);
+}
+
+TEST_CASE("lower names the pass of an error; linearize names a range used outside its loop") {
+  UOp out = placeholder({8}, dtypes::float32, 0);
+  UOp i = range(8, 0, AxisType::LOOP);
+  UOp never_ended = sink({"unended"}, {out[i].store(constant(1.0, dtypes::float32))});
+  CHECK_THROWS_WITH_AS(lower(never_ended), doctest::Contains("pass linearize: range 0 (LOOP) is used outside the loop"), Error);
+  CHECK_THROWS_WITH_AS(check_pass_name("frobnicate"), doctest::Contains("the passes are: verify resolve_unshard"), Error);
+  CHECK_NOTHROW(check_pass_name("insert_barriers"));
+}
+
+TEST_CASE("linearize: loops around their bodies, a reduction's accumulator reset inside its outer loop") {
+  UOp in = placeholder({4, 8}, dtypes::float32, 1), out = placeholder({4}, dtypes::float32, 0);
+  UOp i = range(4, 0, AxisType::LOOP), k = range(8, 1, AxisType::REDUCE);
+  UOp kern = sink({"rowsum"}, {out[i].store(in[{i, k}].load().reduce(Op::ADD, {k})).end({i})});
+  LoweredKernel lk = lower(kern);
+  // loop i { store acc = 0; loop k { acc += ... } store out }.
+  int depth = 0, init_depth = -1;
+  for (const LinearOp& s : lk.program) {
+    if (s.kind == LinearOp::Kind::LoopBegin) ++depth;
+    if (s.kind == LinearOp::Kind::LoopEnd) --depth;
+    if (s.kind == LinearOp::Kind::Effect && s.op.op() == Op::STORE && s.op.src(1).is_const() && init_depth < 0) init_depth = depth;
+  }
+  CHECK(init_depth == 1);
+  CHECK(depth == 0);
+  CHECK(program_string(lk).find("loop int32") != std::string::npos);
+}
+
+TEST_CASE("canonical_allocations: the same kernel built after other allocations hashes the same") {
+  auto build = [] {
+    UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+    UOp l = range(64, 0, AxisType::LOCAL);
+    UOp s = alloc_shared({64}, dtypes::float32);  // an id from the per-thread counter
+    UOp st = s[l].store(in[l].load());
+    return sink({"via_lds"}, {out[l].store(s.after({st})[63 - l].load()).end({l})});
+  };
+  UOp first = build();
+  alloc_shared({4}, dtypes::float32);  // moves the counter on
+  UOp second = build();
+  CHECK_FALSE(first.same(second));
+  CHECK(canonical_allocations(first).same(canonical_allocations(second)));
+}
+
+}  // namespace weft::lower
