@@ -1,5 +1,6 @@
 #include "host_matrix.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -81,5 +82,40 @@ Check compare(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want, const Eig
     }
   return c;
 }
+
+// Launches `kernel` (D = A @ B) on random (or identity-B) inputs and checks D.
+RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType input, bool identity_b,
+                      uint64_t seed, rt::CompileCache* cache) {
+  RunResult r;
+  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
+  r.compile = compiled.times();
+  std::mt19937_64 gen(seed);
+  Eigen::MatrixXd ea, eb;
+  auto a_bytes = random_matrix(input, m, k, gen, ea);
+  std::vector<uint8_t> b_bytes;
+  if (identity_b) {
+    eb = Eigen::MatrixXd::Identity(k, n);
+    b_bytes = matrix_bytes(input, eb);
+  } else {
+    b_bytes = random_matrix(input, k, n, gen, eb);
+  }
+  rt::DeviceArray a = rt::upload(device, input, a_bytes, "A"), b = rt::upload(device, input, b_bytes, "B");
+  rt::DeviceArray d = rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(m * n * 4), 0xCD), "D");
+  auto t = std::chrono::steady_clock::now();
+  const rt::DeviceArray args[] = {d, a, b};
+  compiled.launch(device, args);
+  device.synchronize();
+  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  const Eigen::MatrixXd got = read_matrix(dtypes::float32, rt::download(device, d), m, n);
+  t = std::chrono::steady_clock::now();
+  const Eigen::MatrixXd want = ea * eb;
+  // Identity: exact. Random: fp32 accumulation of k products of 16-bit values.
+  const Eigen::MatrixXd tolerance = identity_b ? Eigen::MatrixXd::Zero(m, n)
+                                               : Eigen::MatrixXd((1e-6 * (ea.cwiseAbs() * eb.cwiseAbs())).array() + 1e-7);
+  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  r.check = compare(got, want, tolerance, "D");
+  return r;
+}
+
 
 }  // namespace weft::gemm

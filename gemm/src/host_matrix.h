@@ -22,4 +22,9 @@ Eigen::MatrixXd read_matrix(DType dtype, const std::vector<uint8_t>& bytes, int6
 // Compares element by element: |got - want| <= tolerance(i, j). NaN never passes.
 Check compare(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want, const Eigen::MatrixXd& tolerance, const char* name);
 
+// Launches `kernel` (D[m, n] float32 in slot 0 = A[m, k] @ B[k, n], A and B of `input` in slots
+// 1 and 2) on random inputs, or an identity B (then D must equal A exactly), and checks D.
+RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType input, bool identity_b,
+                             uint64_t seed, rt::CompileCache* cache);
+
 }  // namespace weft::gemm

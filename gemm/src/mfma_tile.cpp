@@ -29,47 +29,9 @@ UOp mfma_tile(std::string_view arch, int64_t m, int64_t n, int64_t k, DType inpu
   return sink({"mfma_tile"}, {group(stores).end({lane})});
 }
 
-namespace {
-
-// Launches `kernel` (D = A @ B) on random (or identity-B) inputs and checks D.
-RunResult run_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType input, bool identity_b,
-                      uint64_t seed, rt::CompileCache* cache) {
-  RunResult r;
-  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
-  r.compile = compiled.times();
-  std::mt19937_64 gen(seed);
-  Eigen::MatrixXd ea, eb;
-  auto a_bytes = random_matrix(input, m, k, gen, ea);
-  std::vector<uint8_t> b_bytes;
-  if (identity_b) {
-    eb = Eigen::MatrixXd::Identity(k, n);
-    b_bytes = matrix_bytes(input, eb);
-  } else {
-    b_bytes = random_matrix(input, k, n, gen, eb);
-  }
-  rt::DeviceArray a = rt::upload(device, input, a_bytes, "A"), b = rt::upload(device, input, b_bytes, "B");
-  rt::DeviceArray d = rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(m * n * 4), 0xCD), "D");
-  auto t = std::chrono::steady_clock::now();
-  const rt::DeviceArray args[] = {d, a, b};
-  compiled.launch(device, args);
-  device.synchronize();
-  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  const Eigen::MatrixXd got = read_matrix(dtypes::float32, rt::download(device, d), m, n);
-  t = std::chrono::steady_clock::now();
-  const Eigen::MatrixXd want = ea * eb;
-  // Identity: exact. Random: fp32 accumulation of k products of 16-bit values.
-  const Eigen::MatrixXd tolerance = identity_b ? Eigen::MatrixXd::Zero(m, n)
-                                               : Eigen::MatrixXd((1e-6 * (ea.cwiseAbs() * eb.cwiseAbs())).array() + 1e-7);
-  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  r.check = compare(got, want, tolerance, "D");
-  return r;
-}
-
-}  // namespace
-
 RunResult run_mfma_tile(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,
                         rt::CompileCache* cache) {
-  return run_product(device, mfma_tile(device.arch(), m, n, k, input), m, n, k, input, identity_b, seed, cache);
+  return run_matrix_product(device, mfma_tile(device.arch(), m, n, k, input), m, n, k, input, identity_b, seed, cache);
 }
 
 UOp mfma_gemm(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input) {
@@ -93,7 +55,7 @@ UOp mfma_gemm(std::string_view arch, int64_t m, int64_t n, int64_t k, DType inpu
 RunResult run_mfma_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,
                         rt::CompileCache* cache) {
   if (identity_b && k != n) throw Error("run_mfma_gemm: an identity B needs K == N");
-  return run_product(device, mfma_gemm(device.arch(), m, n, k, input), m, n, k, input, identity_b, seed, cache);
+  return run_matrix_product(device, mfma_gemm(device.arch(), m, n, k, input), m, n, k, input, identity_b, seed, cache);
 }
 
 }  // namespace weft::gemm

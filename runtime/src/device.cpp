@@ -16,7 +16,7 @@ std::unique_ptr<Device> open_device(std::string_view spec) {
     if (rest.empty()) throw Error("device 'emu' needs a target: emu:gfx950 or emu:gfx942");
     return open_emulator(rest);
   }
-  if (kind == "hip") {
+  if (kind == "hip" || kind == "cuda") {
     int index = 0;
     if (!rest.empty()) {
       try {
@@ -24,12 +24,13 @@ std::unique_ptr<Device> open_device(std::string_view spec) {
         index = std::stoi(std::string(rest), &used);
         if (used != rest.size() || index < 0) throw std::invalid_argument("index");
       } catch (const std::exception&) {
-        throw Error("device '" + std::string(spec) + "': the GPU index must be a number (hip:0, hip:1, ...)");
+        throw Error("device '" + std::string(spec) + "': the GPU index must be a number (" + std::string(kind) + ":0, " +
+                    std::string(kind) + ":1, ...)");
       }
     }
-    return open_hip(index);
+    return kind == "hip" ? open_hip(index) : open_cuda(index);
   }
-  throw Error("unknown device '" + std::string(spec) + "' (emu:gfx950, emu:gfx942, hip[:N])");
+  throw Error("unknown device '" + std::string(spec) + "' (emu:gfx950, emu:gfx942, hip[:N], cuda[:N])");
 }
 
 }  // namespace weft::rt

@@ -12,6 +12,7 @@ namespace weft::rt {
 
 std::unique_ptr<Device> open_emulator(std::string_view target);
 std::unique_ptr<Device> open_hip(int index);
+std::unique_ptr<Device> open_cuda(int index);
 
 // Packs runtime arguments as the kernel's metadata lays them out (shared by every AMD device).
 std::vector<uint8_t> pack_args(const emu::Kernel& kernel, std::span<const Arg> args);

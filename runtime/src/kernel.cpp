@@ -2,9 +2,12 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 
 #include "weft/dsl/error.h"
 #include "weft/dsl/print.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/nvrtc.h"
 #ifdef WEFT_HAVE_LLVM
 #include "weft/lowering/amdgpu_codegen.h"
 #endif
@@ -72,18 +75,35 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   const UOp kernel = lower::canonical_allocations(authored);
   k.lowered_ = lower::lower(kernel);
   k.times_.lower = seconds_since(t);
-#ifdef WEFT_HAVE_LLVM
   const std::string target = device.arch();
   bool compiled = false;
-  auto build = [&] {
-    auto code = amdgpu::compile_kernel(k.lowered_, target);
-    k.times_.render = code.times.parse_seconds;
-    k.times_.optimize = code.times.optimize_seconds;
-    k.times_.codegen = code.times.llvm_seconds;
-    k.times_.link = code.times.link_seconds;
-    compiled = true;
-    return code.code_object;
-  };
+  std::function<std::vector<uint8_t>()> build;
+  if (target.starts_with("sm_")) {
+    build = [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      k.cuda_source_ = cuda::render_cuda(k.lowered_, std::stoi(target.substr(3)));
+      k.times_.render = seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, target);
+      k.times_.codegen = seconds_since(t0);
+      compiled = true;
+      return cubin;
+    };
+  } else {
+#ifdef WEFT_HAVE_LLVM
+    build = [&] {
+      auto code = amdgpu::compile_kernel(k.lowered_, target);
+      k.times_.render = code.times.parse_seconds;
+      k.times_.optimize = code.times.optimize_seconds;
+      k.times_.codegen = code.times.llvm_seconds;
+      k.times_.link = code.times.link_seconds;
+      compiled = true;
+      return code.code_object;
+    };
+#else
+    throw Error("device " + device.name() + ": this build of weft has no AMDGPU code generator (configure with WEFT_LLVM=ON and LLVM 22)");
+#endif
+  }
   const std::string key = "weft-kernel-v1:" + std::to_string(kernel.hash());
   k.code_object_ = cache ? cache->get(key, target, build) : build();
   k.times_.cached = !compiled;
@@ -91,9 +111,6 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   k.module_ = device.load(k.code_object_);
   k.times_.load = seconds_since(t);
   return k;
-#else
-  throw Error("device " + device.name() + ": this build of weft has no AMDGPU code generator (configure with WEFT_LLVM=ON and LLVM 22)");
-#endif
 }
 
 std::pair<Dim3, Dim3> CompiledKernel::launch_dims(const std::map<std::string, int64_t>& variables) const {

@@ -60,7 +60,37 @@ std::vector<T> get(rt::Device& dev, const rt::DeviceArray& a) {
   return out;
 }
 
-// The targets every kernel test runs on.
-inline const char* const kEmulators[] = {"emu:gfx950", "emu:gfx942"};
+// The emulated AMD targets (for AMD-only kernels: MFMA, LDS DMA).
+inline std::vector<std::string> emulators() {
+#ifdef WEFT_HAVE_LLVM
+  return {"emu:gfx950", "emu:gfx942"};
+#else
+  static const bool said = (std::cerr << "kernel tests: built without LLVM; the emulator runs are skipped\n", true);
+  (void)said;
+  return {};
+#endif
+}
+
+// Whether an NVIDIA GPU can be opened here (asked once; the reason is printed when not).
+inline bool cuda_present() {
+  static const bool present = [] {
+    try {
+      auto d = rt::open_device("cuda");
+      std::cerr << "kernel tests: also running on " << d->name() << "\n";
+      return true;
+    } catch (const std::exception& e) {
+      std::cerr << "kernel tests: CUDA runs skipped: " << e.what() << "\n";
+      return false;
+    }
+  }();
+  return present;
+}
+
+// The devices every target-independent kernel test runs on.
+inline std::vector<std::string> devices() {
+  std::vector<std::string> out = emulators();
+  if (cuda_present()) out.push_back("cuda");
+  return out;
+}
 
 }  // namespace weft::testing

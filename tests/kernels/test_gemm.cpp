@@ -5,6 +5,7 @@
 #include "kernel_harness.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
+#include "weft/gemm/mma_tile.h"
 #include "weft/kernels/tile.h"
 
 using namespace weft;
@@ -12,7 +13,7 @@ using namespace weft;
 namespace {
 
 void check_matmul_relu(int64_t m, int64_t n, int64_t k, DType dtype) {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     CAPTURE(dtype.name());
     auto dev = rt::open_device(target);
@@ -38,6 +39,7 @@ TEST_CASE("matmul_relu rejects shapes that do not divide into tiles") {
   CHECK_THROWS_WITH_AS(gemm::matmul_relu(64, 64, 64, dtypes::int32), doctest::Contains("not int32"), Error);
 }
 
+#ifdef WEFT_HAVE_LLVM
 TEST_CASE("MFMA tile through wmma: identity is bit-exact, random within fp32 accumulation error") {
   struct Shape {
     const char* target;
@@ -64,7 +66,7 @@ TEST_CASE("MFMA tile through wmma: identity is bit-exact, random within fp32 acc
 }
 
 TEST_CASE("tile gemm through wmma (mfma_gemm): identity bit-exact, random against Eigen, both targets") {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::emulators()) {
     for (DType input : {dtypes::float16, dtypes::bfloat16}) {
       CAPTURE(target);
       CAPTURE(input.name());
@@ -79,9 +81,10 @@ TEST_CASE("tile gemm through wmma (mfma_gemm): identity bit-exact, random agains
   }
   CHECK_THROWS_WITH_AS(gemm::mfma_gemm("gfx950", 48, 64, 64, dtypes::float16), doctest::Contains("got M=48"), Error);
 }
+#endif  // WEFT_HAVE_LLVM
 
 TEST_CASE("tile copies: global -> shared -> fragment -> global, through the tile layer") {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     // out = 2 * in on a 64x32 matrix, two 32x32 tiles, 4 x 8 threads per tile.
@@ -104,5 +107,33 @@ TEST_CASE("tile copies: global -> shared -> fragment -> global, through the tile
     compiled.launch(*dev, args);
     auto y = weft::testing::get<float>(*dev, o);
     for (size_t q = 0; q < y.size(); ++q) REQUIRE(y[q] == expect[q]);
+  }
+}
+
+TEST_CASE("mma.sync tile through wmma on an NVIDIA GPU: identity bit-exact, random against Eigen") {
+  if (!weft::testing::cuda_present()) return;
+  auto dev = rt::open_device("cuda");
+  for (DType input : {dtypes::float16, dtypes::bfloat16}) {
+    CAPTURE(input.name());
+    for (bool identity : {true, false}) {
+      CAPTURE(identity);
+      auto r = gemm::run_mma_tile(*dev, input, identity, weft::testing::rng()());
+      INFO(r.check.first_bad);
+      CHECK(r.check.passed());
+    }
+  }
+}
+
+TEST_CASE("tiled bf16 GEMM through mma.sync and cp.async (mma_gemm) on an NVIDIA GPU") {
+  if (!weft::testing::cuda_present()) return;
+  auto dev = rt::open_device("cuda");
+  for (DType input : {dtypes::bfloat16, dtypes::float16}) {
+    CAPTURE(input.name());
+    auto id = gemm::run_mma_gemm(*dev, 256, 256, 256, input, true, weft::testing::rng()());
+    INFO(id.check.first_bad);
+    CHECK(id.check.passed());
+    auto r = gemm::run_mma_gemm(*dev, 384, 256, 512, input, false, weft::testing::rng()());
+    INFO(r.check.first_bad);
+    CHECK(r.check.passed());
   }
 }

@@ -27,7 +27,7 @@ size_t count_ops(const lower::LoweredKernel& k, Op op) {
 // Fills a 64x8 output through a fragment of 8 threads (8x8 each), writing row r as r*8+col,
 // with the fragment indexed by `row(ty, ir)`.
 void check_fragment(const std::function<UOp(const UOp&, const UOp&)>& row) {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     UOp c = placeholder({64, 8}, dtypes::float32, 0);
@@ -64,7 +64,7 @@ TEST_CASE("fragments: an index no thread owns alone is an error naming it") {
 }
 
 TEST_CASE("fragments: a two-axis UNSHARD over a 4x4 thread grid") {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     // A 16x16 tile; thread (ty, tx) owns the 4x4 block at (ty*4, tx*4); out = tile + in.
@@ -89,7 +89,7 @@ TEST_CASE("fragments: a two-axis UNSHARD over a 4x4 thread grid") {
 }
 
 TEST_CASE("reductions: a row sum over a REDUCE range, and a max") {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     UOp in = placeholder({32, 48}, dtypes::float32, 1), out = placeholder({32, 2}, dtypes::float32, 0);
@@ -114,7 +114,7 @@ TEST_CASE("reductions: a row sum over a REDUCE range, and a max") {
 }
 
 TEST_CASE("shared memory: a tiled matmul with GLOBAL and LOCAL ranges and implicit barriers") {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     constexpr int64_t N = 64, T = 16;
@@ -168,7 +168,7 @@ TEST_CASE("barriers: two LOCAL buffers stored separately get two barriers") {
   UOp k = sink({"two_locals"}, {out[l].store(v2).end({l})});
   auto lowered = lower::lower(k);
   CHECK(count_ops(lowered, Op::BARRIER) == 2);
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     auto compiled = rt::CompiledKernel::compile(*dev, k);
@@ -202,7 +202,7 @@ TEST_CASE("coalescing: an aliased double-buffer slot written in a prologue and i
       lds_stores += b.arg_as<BufferArg>().space == AddrSpace::LOCAL;
     }
   CHECK(lds_stores == 2);
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     auto compiled = rt::CompiledKernel::compile(*dev, k);
@@ -235,7 +235,7 @@ TEST_CASE("split_ranges splits a LOOP range used as r//c and r%c, and leaves GLO
   auto rs = ranges_of(s2);
   REQUIRE(rs.size() == 2);
   CHECK(rs[0].src(0).const_int() * rs[1].src(0).const_int() == 32);
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     auto compiled = rt::CompiledKernel::compile(*dev, k2);
@@ -250,7 +250,7 @@ TEST_CASE("split_ranges splits a LOOP range used as r//c and r%c, and leaves GLO
 }
 
 TEST_CASE("scalar parameters: an int32 element count, and index math that needs an int64 parameter") {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     // out[i] = in[i] * 2 for i < n, with n bound at launch; 64 threads per workgroup.
@@ -291,7 +291,8 @@ TEST_CASE("scalar parameters: an int32 element count, and index math that needs 
 }
 
 TEST_CASE("launch errors: a buffer of the wrong dtype, the wrong count, an unknown scalar") {
-  auto dev = rt::open_device("emu:gfx950");
+  if (weft::testing::devices().empty()) return;
+  auto dev = rt::open_device(weft::testing::devices()[0]);
   UOp in = placeholder({16}, dtypes::float32, 1), out = placeholder({16}, dtypes::float32, 0);
   UOp i = range(16, 0, AxisType::LOCAL);
   auto compiled = rt::CompiledKernel::compile(*dev, sink({"copy16"}, {out[i].store(in[i].load()).end({i})}));
@@ -305,12 +306,15 @@ TEST_CASE("launch errors: a buffer of the wrong dtype, the wrong count, an unkno
   CHECK_THROWS_WITH_AS(compiled.launch(*dev, ok, {{"m", int64_t{3}}}), doctest::Contains("no scalar parameter named m"), Error);
 }
 
-TEST_CASE("LDS DMA: async_copy renders as buffer_load ... lds (dword on gfx942, dwordx4 on gfx950)") {
+TEST_CASE("LDS DMA: async_copy renders as buffer_load ... lds (dword on gfx942, dwordx4 on gfx950) and cp.async on CUDA") {
   struct Case {
     const char* target;
     int64_t elements;
   };
-  for (Case c : {Case{"emu:gfx942", 1}, Case{"emu:gfx950", 1}, Case{"emu:gfx950", 4}}) {
+  std::vector<Case> cases;
+  if (!weft::testing::emulators().empty()) cases = {Case{"emu:gfx942", 1}, Case{"emu:gfx950", 1}, Case{"emu:gfx950", 4}};
+  if (weft::testing::cuda_present()) cases.insert(cases.end(), {Case{"cuda", 1}, Case{"cuda", 4}});  // cp.async, 4 and 16 bytes
+  for (Case c : cases) {
     CAPTURE(c.target);
     CAPTURE(c.elements);
     auto dev = rt::open_device(c.target);
@@ -336,6 +340,7 @@ TEST_CASE("LDS DMA: async_copy renders as buffer_load ... lds (dword on gfx942, 
   }
 }
 
+#ifdef WEFT_HAVE_LLVM
 TEST_CASE("LDS DMA: a destination that is not base + lane*elements is an error naming it") {
   auto dev = rt::open_device("emu:gfx950");
   UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
@@ -368,3 +373,4 @@ TEST_CASE("wave priority is a typed statement: s_setprio in the code object") {
   for (size_t q = 0; q < 64; ++q) REQUIRE(y[q] == x[q] + 1.0f);
   CHECK_THROWS_WITH_AS(wave_priority(4), doctest::Contains("wave priority 4 is not 0, 1, 2 or 3"), Error);
 }
+#endif  // WEFT_HAVE_LLVM

@@ -28,7 +28,7 @@ UOp add_one_kernel(const std::function<UOp(const UOp&)>& view, std::vector<int64
 
 // `where(i)`: the input element (or -1 for padding) that output element i (row-major) reads.
 void check_view(const std::function<UOp(const UOp&)>& view, const std::function<int(int)>& where) {
-  for (const char* target : weft::testing::kEmulators) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     std::vector<int64_t> shape;

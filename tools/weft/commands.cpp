@@ -11,7 +11,11 @@
 #include "weft/emulator/listing.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
+#include "weft/gemm/mma_tile.h"
+#ifdef WEFT_HAVE_LLVM
 #include "weft/lowering/amdgpu_codegen.h"
+#endif
+#include "weft/lowering/cuda_codegen.h"
 #include "weft/lowering/pipeline.h"
 #include "weft/runtime/device.h"
 
@@ -78,10 +82,16 @@ void print_times(const gemm::RunResult& r, const std::string& device) {
   auto line = [](const char* stage, double s, const char* what) { std::printf("  %-10s %9.2f ms  %s\n", stage, s * 1e3, what); };
   if (t.cached) std::printf("  (code object from the compile cache)\n");
   line("lower", t.lower, "weft's passes and linearization");
-  line("render", t.render, "the program to an LLVM module");
-  line("optimize", t.optimize, "LLVM O3");
-  line("codegen", t.codegen, "LLVM AMDGPU code generation");
-  line("link", t.link, "lld, in-process");
+  const bool nvidia = device.starts_with("cuda");
+  if (nvidia) {
+    line("render", t.render, "the program to CUDA C++");
+    line("nvrtc", t.codegen, "NVRTC, CUDA C++ to cubin");
+  } else {
+    line("render", t.render, "the program to an LLVM module");
+    line("optimize", t.optimize, "LLVM O3");
+    line("codegen", t.codegen, "LLVM AMDGPU code generation");
+    line("link", t.link, "lld, in-process");
+  }
   line("load", t.load, "code object loaded on the device");
   line("run", r.run_seconds, device.c_str());
   line("reference", r.reference_seconds, "host reference (Eigen, double)");
@@ -102,7 +112,8 @@ int report(const gemm::RunResult& r) {
 int run_kernel(const std::vector<std::string>& args) {
   const Options o = parse(args, {"device", "size", "dtype", "seed"}, "run");
   const examples::Example* e = examples::find(o.kernel);
-  if (!e->runnable) throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: matmul_relu, mfma_tile");
+  if (!e->runnable)
+    throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: matmul_relu, mfma_tile, mma_tile");
   const DType dtype = parse_float_dtype(o.dtype);
   auto device = rt::open_device(o.device);
   rt::CompileCache cache(rt::CompileCache::default_dir());
@@ -115,6 +126,16 @@ int run_kernel(const std::vector<std::string>& args) {
                 static_cast<long long>(s[2]), dtype.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
     r = gemm::run_matmul_relu(*device, s[0], s[1], s[2], dtype, o.seed, &cache);
+  } else if (o.kernel == "mma_tile") {
+    const DType in = o.dtype == "float32" ? dtypes::float16 : dtype;
+    if (!o.size.empty()) throw UsageError("run: mma_tile is one m16n8k16 tile; it takes no --size");
+    std::printf("mma_tile 16x8x16 %s on %s, identity B then random B (seed %llu)\n", in.name().c_str(), device->name().c_str(),
+                static_cast<unsigned long long>(o.seed));
+    std::fflush(stdout);
+    gemm::RunResult id = gemm::run_mma_tile(*device, in, true, o.seed, &cache);
+    std::printf("identity: %s\n", id.check.passed() ? "bit-exact" : "DIFFERS");
+    if (!id.check.passed()) return report(id);
+    r = gemm::run_mma_tile(*device, in, false, o.seed, &cache);
   } else {
     std::vector<int64_t> s = o.size.empty() ? std::vector<int64_t>{16, 16, 16} : o.size;
     if (s.size() != 3) throw UsageError("run: --size is M,N,K");
@@ -137,7 +158,8 @@ int dump_kernel(const std::vector<std::string>& args) {
   const Options o = parse(args, {"after", "target"}, "dump");
   if (o.after.empty()) throw UsageError("dump: say what to print with --after=PASS|all|llvm|asm");
   const bool all = o.after == "all", llvm = all || o.after == "llvm", assembly = all || o.after == "asm";
-  if (!llvm && !assembly) {
+  const bool cuda_source = o.after == "cuda" || (all && o.target.starts_with("sm_"));
+  if (!llvm && !assembly && !cuda_source) {
     try {
       lower::check_pass_name(o.after);
     } catch (const Error& e) {
@@ -151,7 +173,13 @@ int dump_kernel(const std::vector<std::string>& args) {
   };
   const lower::LoweredKernel lowered = lower::lower(kernel, options);
   if (all || o.after == "linearize") std::cout << "# " << o.kernel << " after linearize\n" << lower::program_string(lowered) << "\n";
+  if (cuda_source) {
+    if (!o.target.starts_with("sm_")) throw UsageError("dump: --after=cuda needs an NVIDIA target (--target sm_90)");
+    std::cout << "# " << o.kernel << ": CUDA C++ for " << o.target << "\n" << cuda::render_cuda(lowered, std::stoi(o.target.substr(3)));
+    return 0;
+  }
   if (!llvm && !assembly) return 0;
+#ifdef WEFT_HAVE_LLVM
   std::string before, after;
   const amdgpu::KernelCode code = amdgpu::compile_kernel(lowered, o.target, &before, &after);
   if (llvm) std::cout << "# " << o.kernel << ": LLVM IR as rendered\n" << before << "\n# " << o.kernel << ": LLVM IR after O3\n" << after << "\n";
@@ -160,6 +188,9 @@ int dump_kernel(const std::vector<std::string>& args) {
     emu::write_listing(emu::CodeObject::load(code.code_object), std::cout);
   }
   return 0;
+#else
+  throw Error("dump --after=" + o.after + " needs the AMDGPU code generator; this build has none (WEFT_LLVM=OFF)");
+#endif
 }
 
 }  // namespace weft::cli

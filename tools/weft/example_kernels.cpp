@@ -3,6 +3,7 @@
 #include "weft/dsl/builder.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
+#include "weft/gemm/mma_tile.h"
 
 namespace weft::examples {
 namespace {
@@ -56,6 +57,8 @@ const std::vector<Example>& all() {
        [](const std::string&) { return gemm::matmul_relu(256, 256, 256, dtypes::float32); }, true},
       {"mfma_tile", "D = A*B on one 16x16x16 float16 MFMA tile through wmma, one wave (runnable)",
        [](const std::string& target) { return gemm::mfma_tile(target, 16, 16, 16, dtypes::float16); }, true},
+      {"mma_tile", "D = A*B on one m16n8k16 float16 mma.sync tile through wmma, one warp (runnable on cuda)",
+       [](const std::string&) { return gemm::mma_tile(dtypes::float16); }, true},
       {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id",
        [](const std::string&) { return add_one_flat(); }},
       {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", [](const std::string&) { return matmul_tiled(); }},

@@ -19,12 +19,13 @@ weft is a C++ kernel-authoring DSL and tile framework for AMD CDNA and NVIDIA GP
 
 commands:
   run KERNEL [--device SPEC] [--size M,N,K] [--dtype float32|float16] [--seed N]
-                                      lower, compile and run a kernel on a device (default
-                                      emu:gfx950), check it against a host reference and
-                                      print the time each stage took
-  dump KERNEL --after=PASS|all|llvm|asm [--target gfx950|gfx942]
+                                      lower, compile and run a kernel on a device (emu:gfx950,
+                                      the default; emu:gfx942, hip[:N], cuda[:N]), check it
+                                      against a host reference and print each stage's time
+  dump KERNEL --after=PASS|all|llvm|asm|cuda [--target gfx950|gfx942|sm_90]
                                       print the IR after a pass (or every pass, the linear
-                                      program, the LLVM IR and the disassembly: all)
+                                      program, the LLVM IR and the disassembly: all; the
+                                      CUDA C++ for NVRTC: cuda)
   ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
   kernels                             list the example kernels
   version                             print weft's version
@@ -94,15 +95,8 @@ int main(int argc, char** argv) {
     }
     if (cmd == "kernels") return list_kernels();
     if (cmd == "ir") return print_ir(rest);
-#ifdef WEFT_HAVE_LLVM
     if (cmd == "run") return weft::cli::run_kernel(rest);
     if (cmd == "dump") return weft::cli::dump_kernel(rest);
-#else
-    if (cmd == "run" || cmd == "dump") {
-      std::cerr << "weft: error: '" << cmd << "' needs the AMDGPU code generator; this build has none (WEFT_LLVM=OFF)\n";
-      return 1;
-    }
-#endif
     return usage_error("unknown command '" + cmd + "'");
   } catch (const weft::cli::UsageError& e) {
     return usage_error(e.what());

@@ -1,6 +1,6 @@
 // The Device interface: where kernels run. `open_device("emu:gfx950")` is weft's CDNA emulator,
-// `"hip"` / `"hip:N"` an AMD GPU through the HIP runtime (loaded with dlopen; a clear error where
-// it is absent). Later: `"cuda[:N]"`.
+// `"hip"` / `"hip:N"` an AMD GPU through the HIP runtime, `"cuda"` / `"cuda:N"` an NVIDIA GPU
+// through the CUDA driver API (both loaded with dlopen; a clear error where they are absent).
 #pragma once
 
 #include <cstdint>
@@ -46,7 +46,7 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;  // "emu:gfx950", "hip:0 (gfx942)"
-  virtual std::string arch() const = 0;  // the target to compile for: "gfx950"
+  virtual std::string arch() const = 0;  // the target to compile for: "gfx950", "sm_90"
   virtual Buffer allocate(size_t bytes, std::string label) = 0;
   virtual void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) = 0;
   virtual void copy_from_device(std::span<uint8_t> dst, const Buffer& src) = 0;
@@ -57,7 +57,7 @@ class Device {
   virtual void synchronize() = 0;
 };
 
-// "emu:gfx950", "emu:gfx942", "hip", "hip:N". Throws weft::Error naming the problem (unknown
+// "emu:gfx950", "emu:gfx942", "hip", "hip:N", "cuda", "cuda:N". Throws weft::Error naming the problem (unknown
 // kind, unknown target, no HIP runtime, no such GPU).
 std::unique_ptr<Device> open_device(std::string_view spec);
 

@@ -38,10 +38,10 @@ using ScalarValue = std::variant<int64_t, float>;
 // Seconds each stage of compile() took.
 struct CompileTimes {
   double lower = 0;     // weft's passes and linearization
-  double render = 0;    // the program to an LLVM module
-  double optimize = 0;  // LLVM's O3 pipeline
-  double codegen = 0;   // LLVM's code generator (module to object)
-  double link = 0;      // lld
+  double render = 0;    // the program to an LLVM module (AMD) or CUDA C++ (NVIDIA)
+  double optimize = 0;  // LLVM's O3 pipeline (AMD)
+  double codegen = 0;   // LLVM's code generator, module to object (AMD); NVRTC, source to cubin (NVIDIA)
+  double link = 0;      // lld (AMD)
   double load = 0;      // loading the code object on the device
   bool cached = false;  // the code object came from the compile cache (no render/LLVM/link)
 };
@@ -58,7 +58,9 @@ class CompiledKernel {
   void launch(Device& device, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars = {}) const;
 
   const lower::LoweredKernel& lowered() const { return lowered_; }
-  const std::vector<uint8_t>& code_object() const { return code_object_; }
+  const std::vector<uint8_t>& code_object() const { return code_object_; }  // or the cubin
+  // The CUDA C++ NVRTC compiled (NVIDIA devices; empty for AMD ones and cache hits).
+  const std::string& cuda_source() const { return cuda_source_; }
   const CompileTimes& times() const { return times_; }
   // Grid and block of a launch with these variable values.
   std::pair<Dim3, Dim3> launch_dims(const std::map<std::string, int64_t>& variables) const;
@@ -66,6 +68,7 @@ class CompiledKernel {
  private:
   lower::LoweredKernel lowered_;
   std::vector<uint8_t> code_object_;
+  std::string cuda_source_;
   std::shared_ptr<Module> module_;
   CompileTimes times_;
 };

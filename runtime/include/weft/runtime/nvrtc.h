@@ -1,0 +1,18 @@
+// NVRTC, loaded with dlopen (libnvrtc.so.13, .12 or unversioned): CUDA C++ source to a cubin
+// for one architecture, in this process. Needs no GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::rt {
+
+// `arch`: "sm_90", "sm_80", ... Throws weft::Error with NVRTC's log (and the kernel's name) when
+// the source does not compile, or saying that NVRTC is not installed.
+std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string& kernel_name, const std::string& arch);
+
+// Whether libnvrtc can be loaded here.
+bool nvrtc_available();
+
+}  // namespace weft::rt

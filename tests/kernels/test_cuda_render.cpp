@@ -1,0 +1,72 @@
+// The CUDA renderer and NVRTC, without a GPU: every kernel of the kernel tests renders to CUDA
+// C++ that NVRTC compiles for sm_90 (and sm_80). Skipped, saying so, where NVRTC is absent.
+#include <doctest/doctest.h>
+
+#include <iostream>
+
+#include "weft/dsl/builder.h"
+#include "weft/gemm/matmul_relu.h"
+#include "weft/gemm/mma_tile.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/nvrtc.h"
+
+using namespace weft;
+
+namespace {
+
+bool have_nvrtc() {
+  static const bool ok = [] {
+    const bool a = rt::nvrtc_available();
+    if (!a) std::cerr << "CUDA render tests: NVRTC (libnvrtc.so) not found; skipped\n";
+    return a;
+  }();
+  return ok;
+}
+
+void compiles(const UOp& kernel, const char* must_contain = nullptr) {
+  auto lowered = lower::lower(kernel);
+  for (int sm : {80, 90}) {
+    CAPTURE(sm);
+    const std::string src = cuda::render_cuda(lowered, sm);
+    INFO(src);
+    if (must_contain) CHECK(src.find(must_contain) != std::string::npos);
+    auto cubin = rt::nvrtc_compile(src, lowered.name, "sm_" + std::to_string(sm));
+    CHECK(cubin.size() > 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CUDA: matmul_relu (float32, float16) and the mma.sync tile render and compile with NVRTC") {
+  if (!have_nvrtc()) return;
+  compiles(gemm::matmul_relu(256, 256, 256, dtypes::float32), "__syncthreads();");
+  compiles(gemm::matmul_relu(512, 384, 320, dtypes::float16), "weft_f2h");
+  compiles(gemm::mma_tile(dtypes::float16), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  compiles(gemm::mma_tile(dtypes::bfloat16), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+  compiles(gemm::mma_gemm(256, 256, 256, dtypes::bfloat16), "cp.async.cg.shared.global");
+}
+
+TEST_CASE("CUDA: cp.async for global-to-shared copies, wave priority as a comment, views with padding") {
+  if (!have_nvrtc()) return;
+  UOp in = placeholder({8, 256}, dtypes::float32, 1), out = placeholder({8, 256}, dtypes::float32, 0);
+  UOp l = range(64, 0, AxisType::LOCAL), r = range(8, 1, AxisType::LOOP), r2 = range(8, 2, AxisType::LOOP);
+  UOp lds = alloc_shared({8, 256}, dtypes::float32, 0);
+  UOp copy = async_copy(lds[{r, l * 4}], in[{r, l * 4}], 4).end({r});
+  UOp k = sink({"cp_async"}, {group({wave_priority(1), out[{r2, l}].store(lds.after({copy})[{r2, 255 - l}].load()).end({r2})}).end({l})});
+  compiles(k, "cp.async.cg.shared.global");
+  UOp x = placeholder({32}, dtypes::float32, 1);
+  UOp v = x.shrink({{0, 4}}).pad({{0, 4}});
+  UOp o = placeholder({8}, dtypes::float32, 0);
+  UOp i = range(8, 0, AxisType::GLOBAL);
+  compiles(sink({"pad"}, {o[i].store(v[i].load() + 1.0).end({i})}), " ? ");
+}
+
+TEST_CASE("CUDA: an unsupported node is an error naming it") {
+  UOp a = placeholder({16}, dtypes::float32, 1), out = placeholder({16}, dtypes::float32, 0);
+  UOp lane = range(16, 0, AxisType::LOCAL);
+  UOp v = a[lane].load();
+  UOp bad = wmma(vectorize({v, v, v, v}), vectorize({v, v, v, v}), vectorize({v, v, v, v}), WmmaArg{8, 8, 8, dtypes::float32, dtypes::float32, 16});
+  auto lowered = lower::lower(sink({"bad_mma"}, {out[lane].store(bad.gep(0)).end({lane})}));
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 90), doctest::Contains("CUDA renders wmma as mma.sync m16n8k16"), Error);
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 75), doctest::Contains("sm_75 is older than weft supports"), Error);
+}
