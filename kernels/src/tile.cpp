@@ -62,7 +62,9 @@ UOp TileBlock::gemm(const UOp& a, const UOp& b, const UOp& c, const std::vector<
   UOp k = range(as[1], AxisType::LOOP);
   UOp i = range(own.rows_per_thread, AxisType::LOOP), j = range(own.cols_per_thread, AxisType::UPCAST);
   UOp r = i * threads_y_ + ty_, col = tx_ * own.cols_per_thread + j;
-  UOp acc = c.after({k})[{r, col}].load() + a[{r, k}].load().cast(c.dtype()) * b[{k, col}].load().cast(c.dtype());
+  // One fused multiply-add per step (MULACC: one rounding), as tilelang's T.gemm and the
+  // hardware's FMA units do.
+  UOp acc = mulacc(a[{r, k}].load().cast(c.dtype()), b[{k, col}].load().cast(c.dtype()), c.after({k})[{r, col}].load());
   std::vector<UOp> ends{k, i, j};
   ends.insert(ends.end(), outer.begin(), outer.end());
   return c[{r, col}].set(acc, ends);

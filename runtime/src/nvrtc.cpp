@@ -90,8 +90,10 @@ bool nvrtc_available() {
 std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string& kernel_name, const std::string& arch) {
   Program program(source, kernel_name);
   const std::string gpu = "--gpu-architecture=" + arch;
-  const char* options[] = {gpu.c_str(), "-std=c++17", "--extra-device-vectorization"};
-  const nvrtcResult r = api().compile(program.get(), 3, options);
+  // --fmad=false: a multiply and an add stay two roundings, as the IR says (MULACC is the fused
+  // form); weft's kernels write MULACC where they want an FMA.
+  const char* options[] = {gpu.c_str(), "-std=c++17", "--fmad=false", "--extra-device-vectorization"};
+  const nvrtcResult r = api().compile(program.get(), 4, options);
   if (r != 0)
     throw Error("NVRTC could not compile kernel " + kernel_name + " for " + arch + " (" + api().error_string(r) + "):\n" + program.log());
   size_t n = 0;

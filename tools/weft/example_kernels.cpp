@@ -59,6 +59,8 @@ const std::vector<Example>& all() {
        [](const std::string& target) { return gemm::mfma_tile(target, 16, 16, 16, dtypes::float16); }, true},
       {"mma_tile", "D = A*B on one m16n8k16 float16 mma.sync tile through wmma, one warp (runnable on cuda)",
        [](const std::string&) { return gemm::mma_tile(dtypes::float16); }, true},
+      {"mma_gemm", "D = A*B, 1024^3 bfloat16 on NVIDIA tensor cores: mma.sync m16n8k16, 16-byte cp.async, 128x128 tiles",
+       [](const std::string&) { return gemm::mma_gemm(1024, 1024, 1024, dtypes::bfloat16); }},
       {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id",
        [](const std::string&) { return add_one_flat(); }},
       {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", [](const std::string&) { return matmul_tiled(); }},

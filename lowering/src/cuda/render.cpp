@@ -250,7 +250,13 @@ class Renderer {
     std::string p = ref(idx);
     std::string v;
     if (d.is_vector()) {
-      v = "*reinterpret_cast<const " + type(d) + "*>(" + p + ")";
+      if (aligned_vector(idx, d)) {
+        v = "*reinterpret_cast<const " + type(d) + "*>(" + p + ")";
+      } else {
+        v = type(d) + "{{";
+        for (int i = 0; i < d.lanes; ++i) v += (i ? ", " : "") + p + "[" + std::to_string(i) + "]";
+        v += "}}";
+      }
     } else {
       v = "*" + p;
     }
@@ -351,15 +357,23 @@ class Renderer {
     }
   }
 
+  // Whether a vector access through `idx` is aligned to the whole vector (its flat index a
+  // multiple of the lane count, the vector a power of two of at most 16 bytes; buffers are
+  // aligned at least that far), so that it can be one wide access.
+  static bool aligned_vector(const UOp& idx, DType d) {
+    const int bytes = d.itemsize();
+    if (bytes > 16 || (bytes & (bytes - 1)) != 0) return false;
+    UOp rem = simplify(idx.src(1) % idx.src(1).const_like(Wide(d.lanes)));
+    return rem.is_const() && rem.const_int() == 0;
+  }
+
   void store(const UOp& e, std::ostringstream& o) {
     const UOp& idx = e.src(0);
     const DType d = e.src(1).dtype();
     std::string line;
     if (d.is_vector()) {
       // A vector store needs its address aligned to the whole vector; otherwise lane by lane.
-      UOp rem = simplify(idx.src(1) % idx.src(1).const_like(Wide(d.lanes)));
-      const bool aligned = rem.is_const() && rem.const_int() == 0 && d.itemsize() <= 16 && (d.itemsize() & (d.itemsize() - 1)) == 0;
-      if (aligned) {
+      if (aligned_vector(idx, d)) {
         line = "*reinterpret_cast<" + type(d) + "*>(" + ref(idx) + ") = " + ref(e.src(1)) + ";";
       } else {
         for (int i = 0; i < d.lanes; ++i) line += ref(idx) + "[" + std::to_string(i) + "] = " + ref(e.src(1)) + ".v[" + std::to_string(i) + "]; ";

@@ -9,6 +9,7 @@
 #include "graph_utils.h"
 #include "weft/dsl/builder.h"
 #include "weft/lowering/passes.h"
+#include "weft/lowering/symbolic.h"
 
 namespace weft::lower {
 namespace {
@@ -114,12 +115,62 @@ std::optional<UOp> coalesce_group(const UOp& g) {
   return out.size() == 1 ? out[0] : group(out);
 }
 
+// A vector of loads (a CONTRACT of unrolled loads): runs of lanes that load consecutive elements
+// of one GLOBAL or LOCAL buffer, whose first index is a multiple of the run's length, become one vector load
+// each (up to 16 bytes), the lanes taken back out with GEP.
+std::optional<UOp> coalesce_loads(const UOp& vec) {
+  const auto& lanes = vec.src();
+  auto address_of = [](const UOp& l) -> std::optional<Address> {
+    if (l.op() != Op::LOAD || l.dtype().is_vector() || l.src(0).src().size() != 2) return std::nullopt;
+    const UOp root = buffer_root(l.src(0).src(0));
+    if (!root.node() || root.arg_as<BufferArg>().space == AddrSpace::REG) return std::nullopt;  // registers: SROA's and nvcc's
+    return split_address(l.src(0).src(1));
+  };
+  const int elem_bytes = vec.dtype().element().itemsize();
+  const size_t max_lanes = static_cast<size_t>(std::max(1, 16 / elem_bytes));
+  std::vector<UOp> out;
+  bool changed = false;
+  for (size_t i = 0; i < lanes.size();) {
+    const auto first = address_of(lanes[i]);
+    size_t n = 1;
+    if (first)
+      while (i + n < lanes.size() && n < max_lanes) {
+        const auto next = address_of(lanes[i + n]);
+        if (!next || !lanes[i + n].src(0).src(0).same(lanes[i].src(0).src(0)) || !(next->base.node() ? first->base.node() && next->base.same(first->base) : !first->base.node()) ||
+            next->offset != first->offset + Wide(n))
+          break;
+        ++n;
+      }
+    size_t width = 1;
+    while (width * 2 <= n) width *= 2;
+    if (width > 1) {  // aligned to the run: the first index a multiple of its length
+      const UOp& first_index = lanes[i].src(0).src(1);
+      UOp rem = simplify(first_index % first_index.const_like(Wide(width)));
+      if (!rem.is_const() || rem.const_int() != 0) width = 1;
+    }
+    if (width == 1) {
+      out.push_back(lanes[i]);
+      ++i;
+      continue;
+    }
+    const UOp& idx = lanes[i].src(0);
+    UOp vindex = UOp::make(Op::INDEX, idx.dtype().vec(static_cast<int>(width)), idx.src());
+    UOp vload = UOp::make(Op::LOAD, vindex.dtype(), {vindex});
+    for (size_t k = 0; k < width; ++k) out.push_back(vload.gep(static_cast<int64_t>(k)));
+    i += width;
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  return vectorize(out);
+}
+
 }  // namespace
 
 UOp coalesce_stores(const UOp& kernel) {
   return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
-    if (u.op() != Op::GROUP) return std::nullopt;
-    return coalesce_group(u);
+    if (u.op() == Op::GROUP) return coalesce_group(u);
+    if (u.op() == Op::VECTORIZE) return coalesce_loads(u);
+    return std::nullopt;
   });
 }
 
