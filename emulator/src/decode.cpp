@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "weft/emulator/isa.h"
+#include "isa_fields.h"
 
 namespace weft::emu {
 
@@ -267,6 +268,33 @@ bool valid_wide_sources(const Inst& in) {
   return true;
 }
 
+// A source code in SDWA's scalar form (the S bit set): an SGPR, special register or inline
+// constant; never a literal or another extended-encoding marker.
+bool valid_sdwa_scalar(uint32_t code) { return !reserved_source(code) && code != 255 && code != 249 && code != 250; }
+
+// The second dword of an SDWA or DPP word, against what LLVM accepts.
+bool valid_extension(const Inst& in) {
+  using namespace fields;
+  const int sources = in.family == Family::VOP1 ? 1 : 2;
+  auto mods = [&](int i) { return source_modifiers(in.info->mnemonic, i, in.sdwa); };
+  if (in.sdwa) {
+    if (!accepts(*in.info, 'W')) return false;
+    if (in.family == Family::VOP1 && (in.word[1] >> 24) != 0) return false;  // no second source
+    if (sdwa_scalar(in, 0) && !valid_sdwa_scalar(sdwa_src0(in))) return false;
+    if (sources == 2 && sdwa_scalar(in, 1) && !valid_sdwa_scalar(vop_vsrc1(in))) return false;
+    for (int i = 0; i < sources; ++i) {
+      if (mods(i) == SourceModifiers::Float && sdwa_sext(in, i)) return false;
+      if (mods(i) == SourceModifiers::Int && (sdwa_neg(in, i) || sdwa_abs(in, i))) return false;
+    }
+    if (in.family != Family::VOPC && !float_sources(in.info->mnemonic) && sdwa_omod(in)) return false;
+    return true;
+  }
+  if (!accepts(*in.info, 'P')) return false;
+  for (int i = 0; i < sources; ++i)
+    if (mods(i) == SourceModifiers::Int && (dpp_neg(in, i) || dpp_abs(in, i))) return false;
+  return true;
+}
+
 bool valid_sources(const Inst& in) {
   const uint32_t w = in.word[0];
   if (!valid_scalar_widths(in) || !valid_wide_sources(in)) return false;
@@ -390,6 +418,8 @@ std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {
     if (!in.sdwa && !in.dpp) {
       in.has_literal = true;
       in.literal = in.word[1];
+    } else if (!valid_extension(in)) {
+      return std::nullopt;
     }
   }
   return in;

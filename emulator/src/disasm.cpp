@@ -301,11 +301,128 @@ std::optional<std::string> vop3_source(const Printer& p, int i, const OperandSpe
   return s;
 }
 
-void print_vop32(Printer& p) {
-  if (p.in.sdwa || p.in.dpp) {
-    p.ok = false;
+std::string extended_mnemonic(std::string_view m, const char* suffix) {
+  std::string s(m);
+  if (s.size() > 4 && s.compare(s.size() - 4, 4, "_e32") == 0) s.resize(s.size() - 4);
+  return s + suffix;
+}
+
+const char* sdwa_sel_name(uint32_t sel) {
+  static const char* names[] = {"BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD"};
+  return sel < 7 ? names[sel] : nullptr;
+}
+
+// A source of an SDWA or DPP word with its modifiers: -|x| for float sources (neg(c) for a
+// negated integer constant, as in VOP3), sext(x) for integer ones.
+std::optional<std::string> modified(std::optional<std::string> s, SourceModifiers kind, bool neg, bool abs, bool sext,
+                                    uint32_t code = 256) {
+  if (!s || kind == SourceModifiers::None) return s;
+  if (kind == SourceModifiers::Int) return sext ? "sext(" + *s + ")" : *s;
+  const bool constant = code >= 128 && code <= 248;
+  if (neg && code >= 240 && code <= 248) return std::nullopt;  // negated float constants: not reproduced
+  if (abs) s = "|" + *s + "|";
+  if (neg) s = constant && !abs ? "neg(" + *s + ")" : "-" + *s;
+  return s;
+}
+
+// The operands of an SDWA or DPP word: those of the e32 form, with the sources read from the
+// extra dword; VOPC's vcc becomes the SDWA sdst where SD is set.
+void extended_operands(Printer& p) {
+  auto kind = [&](int i) { return source_modifiers(p.in.info->mnemonic, i, p.in.sdwa); };
+  const ValType t = source_type(p.mnemonic);
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+    const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
+    if (op.width != 1 && op.field != Field::Fixed) {
+      p.ok = false;
+      return;
+    }
+    switch (op.field) {
+      case Field::Dst:
+        if (op.kind == 's') p.ok = false;
+        else p.operand(vector_reg(vop_vdst(p.in), op.kind, 1, &op));
+        break;
+      case Field::Src0:
+        if (p.in.sdwa) {
+          const uint32_t code = sdwa_scalar(p.in, 0) ? sdwa_src0(p.in) : 256 + sdwa_src0(p.in);
+          p.operand(modified(source(p.in, code, op.kind, 1, t, &op), kind(0), sdwa_neg(p.in, 0), sdwa_abs(p.in, 0), sdwa_sext(p.in, 0), code));
+        } else {
+          p.operand(modified(vector_reg(dpp_src0(p.in), op.kind, 1, &op), kind(0), dpp_neg(p.in, 0), dpp_abs(p.in, 0), false));
+        }
+        break;
+      case Field::Src1:
+        if (p.in.sdwa) {
+          const uint32_t code = sdwa_scalar(p.in, 1) ? vop_vsrc1(p.in) : 256 + vop_vsrc1(p.in);
+          p.operand(modified(source(p.in, code, 'v', 1, t, &op), kind(1), sdwa_neg(p.in, 1), sdwa_abs(p.in, 1), sdwa_sext(p.in, 1), code));
+        } else {
+          p.operand(modified(vector_reg(vop_vsrc1(p.in), op.kind, 1, &op), kind(1), dpp_neg(p.in, 1), dpp_abs(p.in, 1), false));
+        }
+        break;
+      case Field::Fixed:
+        if (fixed == "vcc" && p.in.family == Family::VOPC && p.in.sdwa && sdwa_sd(p.in)) p.operand(scalar_reg(sdwa_sdst(p.in), 2));
+        else if (fixed == "K") p.ok = false;
+        else p.operand(std::string(fixed));
+        break;
+      default: p.ok = false; break;
+    }
+  }
+}
+
+void print_sdwa(Printer& p) {
+  p.out = extended_mnemonic(p.mnemonic, "_sdwa");
+  extended_operands(p);
+  const char* src0 = sdwa_sel_name(sdwa_sel(p.in, 0));
+  const char* src1 = sdwa_sel_name(sdwa_sel(p.in, 1));
+  if (p.in.family == Family::VOPC) {
+    if (!src0 || !src1) p.ok = false;
+    else p.modifier(std::string("src0_sel:") + src0 + " src1_sel:" + src1);
     return;
   }
+  const char* dst = sdwa_sel_name(sdwa_dst_sel(p.in));
+  static const char* unused[] = {"UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED_PAD"};  // LLVM reads 3 as PAD
+  if (!dst || !src0 || (p.in.family == Family::VOP2 && !src1)) {
+    p.ok = false;  // LLVM misprints or crashes on these; weft declines
+    return;
+  }
+  if (sdwa_clamp(p.in)) p.modifier("clamp");
+  static const char* omod[] = {"", "mul:2", "mul:4", "div:2"};
+  if (sdwa_omod(p.in)) p.modifier(omod[sdwa_omod(p.in)]);
+  std::string sels = std::string("dst_sel:") + dst + " dst_unused:" + unused[sdwa_dst_unused(p.in)] + " src0_sel:" + src0;
+  if (p.in.family == Family::VOP2) sels += std::string(" src1_sel:") + src1;
+  p.modifier(sels);
+}
+
+std::string dpp_control(uint32_t c) {
+  if (c <= 0xFF)
+    return "quad_perm:[" + dec(c & 3) + "," + dec((c >> 2) & 3) + "," + dec((c >> 4) & 3) + "," + dec((c >> 6) & 3) + "]";
+  if (c >= 0x101 && c <= 0x10F) return "row_shl:" + dec(c - 0x100);
+  if (c >= 0x111 && c <= 0x11F) return "row_shr:" + dec(c - 0x110);
+  if (c >= 0x121 && c <= 0x12F) return "row_ror:" + dec(c - 0x120);
+  switch (c) {
+    case 0x130: return "wave_shl:1";
+    case 0x134: return "wave_rol:1";
+    case 0x138: return "wave_shr:1";
+    case 0x13C: return "wave_ror:1";
+    case 0x140: return "row_mirror";
+    case 0x141: return "row_half_mirror";
+    case 0x142: return "row_bcast:15";
+    case 0x143: return "row_bcast:31";
+    default: break;
+  }
+  if (c >= 0x150 && c <= 0x15F) return "row_newbcast:" + dec(c - 0x150);
+  if (c >= 0x160 && c <= 0x16F) return "/* row_xmask is not supported on ASICs earlier than GFX10 */";
+  return "/* Invalid dpp_ctrl value */";
+}
+
+void print_dpp(Printer& p) {
+  p.out = extended_mnemonic(p.mnemonic, "_dpp");
+  extended_operands(p);
+  p.modifier(dpp_control(dpp_ctrl(p.in)) + " row_mask:" + hex(dpp_row_mask(p.in)) + " bank_mask:" + hex(dpp_bank_mask(p.in)));
+  if (dpp_bound_ctrl(p.in)) p.modifier("bound_ctrl:1");
+}
+
+void print_vop32(Printer& p) {
+  if (p.in.sdwa) return print_sdwa(p);
+  if (p.in.dpp) return print_dpp(p);
   const ValType t = source_type(p.mnemonic);
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);

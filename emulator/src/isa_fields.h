@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "weft/emulator/isa.h"
 
@@ -48,6 +49,55 @@ inline uint32_t vop_vsrc1(const Inst& in) { return bits(in.word[0], 16, 9); }
 inline uint32_t vop_vdst(const Inst& in) { return bits(in.word[0], 24, 17); }
 
 // VOP3 (a and b forms) and VOP3P, including MAI (MFMA)
+// SDWA (src0 = 0xF9) and DPP (src0 = 0xFA): the second dword of a VOP1/VOP2/VOPC word.
+inline uint32_t sdwa_src0(const Inst& in) { return bits(in.word[1], 7, 0); }
+inline uint32_t sdwa_dst_sel(const Inst& in) { return bits(in.word[1], 10, 8); }
+inline uint32_t sdwa_dst_unused(const Inst& in) { return bits(in.word[1], 12, 11); }
+inline bool sdwa_clamp(const Inst& in) { return bits(in.word[1], 13, 13); }
+inline uint32_t sdwa_omod(const Inst& in) { return bits(in.word[1], 15, 14); }
+inline uint32_t sdwa_sdst(const Inst& in) { return bits(in.word[1], 14, 8); }  // VOPC
+inline bool sdwa_sd(const Inst& in) { return bits(in.word[1], 15, 15); }       // VOPC: sdst, not vcc
+// Per source i (0, 1): select, sign extension, neg, abs, and whether the register is scalar.
+inline uint32_t sdwa_sel(const Inst& in, int i) { return bits(in.word[1], 18 + 8 * i, 16 + 8 * i); }
+inline bool sdwa_sext(const Inst& in, int i) { return bits(in.word[1], 19 + 8 * i, 19 + 8 * i); }
+inline bool sdwa_neg(const Inst& in, int i) { return bits(in.word[1], 20 + 8 * i, 20 + 8 * i); }
+inline bool sdwa_abs(const Inst& in, int i) { return bits(in.word[1], 21 + 8 * i, 21 + 8 * i); }
+inline bool sdwa_scalar(const Inst& in, int i) { return bits(in.word[1], 23 + 8 * i, 23 + 8 * i); }
+inline uint32_t dpp_src0(const Inst& in) { return bits(in.word[1], 7, 0); }
+inline uint32_t dpp_ctrl(const Inst& in) { return bits(in.word[1], 16, 8); }
+inline bool dpp_bound_ctrl(const Inst& in) { return bits(in.word[1], 19, 19); }
+inline bool dpp_neg(const Inst& in, int i) { return bits(in.word[1], 20 + 2 * i, 20 + 2 * i); }
+inline bool dpp_abs(const Inst& in, int i) { return bits(in.word[1], 21 + 2 * i, 21 + 2 * i); }
+inline uint32_t dpp_bank_mask(const Inst& in) { return bits(in.word[1], 27, 24); }
+inline uint32_t dpp_row_mask(const Inst& in) { return bits(in.word[1], 31, 28); }
+
+// Whether an opcode's sources take float modifiers (neg, abs) in SDWA and DPP forms rather
+// than integer ones (sext): the type its mnemonic names last is a float type (v_cvt_f32_i32
+// converts an i32 source; v_cvt_i32_f32 an f32 one).
+inline bool float_sources(std::string_view m) {
+  std::string_view best;
+  size_t best_pos = 0;
+  for (std::string_view t : {"f16", "bf16", "i16", "u16", "b16", "f32", "i32", "u32", "b32", "f64", "i64", "u64", "b64"})
+    for (size_t pos = m.find(t); pos != std::string_view::npos; pos = m.find(t, pos + 1)) {
+      const size_t end = pos + t.size();
+      if (pos > 0 && m[pos - 1] == '_' && (end == m.size() || m[end] == '_') && pos >= best_pos) best = t, best_pos = pos;
+    }
+  return best == "f16" || best == "bf16" || best == "f32" || best == "f64";
+}
+
+// What SDWA and DPP make of source i's modifier bits: float ones (neg, abs; sext must be clear),
+// integer ones (sext; neg and abs must be clear), or none (the bits are ignored): v_cndmask
+// takes float modifiers; v_ldexp's exponent, the integer v_dot*c sources and (SDWA only) the
+// packed v_pk_* ones take none.
+enum class SourceModifiers { Float, Int, None };
+inline SourceModifiers source_modifiers(std::string_view m, int i, bool sdwa) {
+  if (m.starts_with("v_dot") && !float_sources(m)) return SourceModifiers::None;
+  if (m.starts_with("v_pk_")) return sdwa ? SourceModifiers::None : SourceModifiers::Float;
+  if (m.starts_with("v_cndmask")) return SourceModifiers::Float;
+  if (i == 1 && m.find("ldexp") != std::string_view::npos) return SourceModifiers::None;
+  return float_sources(m) ? SourceModifiers::Float : SourceModifiers::Int;
+}
+
 inline uint32_t vop3_vdst(const Inst& in) { return bits(in.word[0], 7, 0); }
 inline uint32_t vop3_abs(const Inst& in) { return bits(in.word[0], 10, 8); }
 inline uint32_t vop3_sdst(const Inst& in) { return bits(in.word[0], 14, 8); }

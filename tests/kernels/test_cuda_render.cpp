@@ -70,3 +70,15 @@ TEST_CASE("CUDA: an unsupported node is an error naming it") {
   CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 90), doctest::Contains("CUDA renders wmma as mma.sync m16n8k16"), Error);
   CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 75), doctest::Contains("sm_75 is older than weft supports"), Error);
 }
+
+TEST_CASE("NVRTC: a compile error names the kernel and shows NVRTC's log") {
+  if (!have_nvrtc()) return;
+  try {
+    rt::nvrtc_compile("extern \"C\" __global__ void broken() { undeclared_thing = 1; }", "broken", "sm_90");
+    FAIL("NVRTC accepted a broken kernel");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("NVRTC could not compile kernel broken for sm_90") != std::string::npos);
+    CHECK(m.find("undeclared_thing") != std::string::npos);  // from NVRTC's log
+  }
+}

@@ -119,3 +119,15 @@ TEST_CASE("the hip device fails cleanly where there is no HIP runtime or no AMD 
   CHECK((e.find("HIP runtime (libamdhip64.so) was not found") != std::string::npos || e.find("HIP:") != std::string::npos ||
          e.find("AMD GPU") != std::string::npos));
 }
+
+TEST_CASE("the cuda device fails cleanly where there is no NVIDIA driver or GPU") {
+  CHECK(error_of([] { open_device("cuda:one"); }).find("GPU index must be a number (cuda:0, cuda:1, ...)") != std::string::npos);
+  const std::string e = error_of([] { open_device("cuda"); });
+  if (e.empty()) {
+    MESSAGE("an NVIDIA GPU is present: the failure path is not exercised here");
+    CHECK(error_of([] { open_device("cuda:999"); }).find("NVIDIA GPU(s)") != std::string::npos);
+    return;
+  }
+  INFO(e);
+  CHECK((e.find("no NVIDIA driver was found") != std::string::npos || e.find("CUDA: cuInit") != std::string::npos));
+}

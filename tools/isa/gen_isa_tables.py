@@ -144,6 +144,29 @@ def modifier_flags(family, build, ops, arch):
                 flags[op] += letter
     return flags
 
+# Which VOP1 / VOP2 / VOPC opcodes have an SDWA form (W) and a DPP form (P): the probe's src0
+# names the extra dword (0xF9 SDWA, 0xFA DPP), which selects DWORD everywhere (SDWA) or the
+# identity quad_perm with full masks (DPP).
+SDWA_DPP_PROBES = {
+    'VOP1': [('W', 0xF9, 0x00060614), ('P', 0xFA, 0xFF00E414)],
+    'VOP2': [('W', 0xF9, 0x06060614), ('P', 0xFA, 0xFF00E414)],
+    'VOPC': [('W', 0xF9, 0x06060614), ('P', 0xFA, 0xFF00E414)],
+}
+
+def encoding_flags(family, build, ops, arch):
+    flags = {op: '' for op in ops}
+    for letter, src0, extra in SDWA_DPP_PROBES.get(family, []):
+        cases = []
+        for op in ops:
+            ws = build(op)
+            ws[0] = (ws[0] & ~0x1FF) | src0
+            cases.append(ws + [extra])
+        suffix = '_sdwa' if letter == 'W' else '_dpp'
+        for op, text in zip(ops, probe(cases, arch)):
+            if text is not None and text.split()[0].endswith(suffix):
+                flags[op] += letter
+    return flags
+
 # Where the lowest bit of each register field sits (word, bit), per family: flipping it makes the
 # probe register odd, which is how LLVM's note on misaligned tuples is read off.
 FIELD_BITS = {
@@ -207,6 +230,7 @@ def main():
         for family, (count, build, fields) in FAMILIES.items():
             texts = probe([build(op) for op in range(count)], arch)
             flags = modifier_flags(family, build, [op for op in range(count) if texts[op]], arch)
+            extra_forms = encoding_flags(family, build, [op for op in range(count) if texts[op]], arch)
             classes = tuple_classes(family, build, fields,
                                     [(op, template(family, t, fields)[1]) for op, t in enumerate(texts) if t], arch)
             for op, text in enumerate(texts):
@@ -220,6 +244,8 @@ def main():
                 tmpl = annotate_tuples(tmpl, op, classes)
                 if family.split('~')[0] in MODIFIER_PROBES:
                     tmpl = ('!' + flags[op] + ' ' + tmpl).strip()
+                if extra_forms.get(op):
+                    tmpl = ('!' + extra_forms[op] + ' ' + tmpl).strip()
                 if family == 'SOPP' and tmpl and ' ' not in (sopp_zero[op] or ' x'):
                     tmpl = '!z ' + tmpl  # LLVM omits the immediate when it is 0 (s_endpgm)
                 row_family = family
