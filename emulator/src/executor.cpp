@@ -152,6 +152,7 @@ Program build_program(const CodeObject& code, const Kernel& k) {
     if (!s.handler) s.handler = cannot_execute;
     s.vop = vector_operands(*inst);
     if (inst->sdwa && s.handler != cannot_execute) prepare_sdwa(s);
+    if (inst->dpp && s.handler != cannot_execute) prepare_dpp(s);
     if (inst->family == Family::VOP3P) s.mfma = find_mfma(inst->info->mnemonic, prog.arch);
     s.offset = static_cast<uint32_t>(off);
     prog.step_at[off / 4] = static_cast<int32_t>(prog.steps.size());

@@ -15,5 +15,7 @@ constexpr uint32_t kVgprRows = 515;
 // Points the step's operands at the scratch rows, takes SDWA's modifiers, and wraps its
 // handler (kept in step.inner).
 void prepare_sdwa(Step& step);
+// The same for DPP (dpp.cpp): src0 from the lanes the DPP control names.
+void prepare_dpp(Step& step);
 
 }  // namespace weft::emu
