@@ -175,8 +175,9 @@ bool reserved_source(uint32_t code) { return (code >= 209 && code <= 229) || (co
 // A 64-bit operand on an odd special register (xnack_mask_hi, vcc_hi, ...) is invalid; an odd
 // SGPR or trap temporary is read from the even one below it (LLVM decodes it with a warning).
 bool misaligned_pair(uint32_t code, int width) {
-  // ttmps align like SGPRs; null (125) is a valid 64-bit operand, m0 and the high halves are not
-  return width == 2 && (code == 103 || code == 105 || code == 107 || code == 124 || code == 127 || code == 231);
+  // ttmps align like SGPRs; null (125) is a valid 64-bit operand, m0, the high halves and
+  // src_lds_direct are not
+  return width == 2 && (code == 103 || code == 105 || code == 107 || code == 124 || code == 127 || code == 231 || code == 254);
 }
 
 bool valid_scalar_widths(const Inst& in) {
@@ -263,7 +264,7 @@ bool valid_wide_sources(const Inst& in) {
         break;
       default: break;
     }
-    if (code < 128 && misaligned_pair(code, op.width)) return false;
+    if (code < 256 && misaligned_pair(code, op.width)) return false;
   }
   return true;
 }

@@ -22,7 +22,7 @@ enum class ValType { B16, F16, BF16, B32, B64, F64 };
 
 // The source operand type, read off the mnemonic's last type token (v_cvt_f32_f16: f16).
 ValType source_type(std::string_view m) {
-  if (m.find("dot") != std::string_view::npos) return ValType::B32;  // packed sources, one dword
+  if (m.find("dot") != std::string_view::npos || m.starts_with("v_pk_")) return ValType::B32;  // packed sources, one dword
   std::string_view best;
   size_t best_pos = 0;
   for (std::string_view t : {"f16", "bf16", "i16", "u16", "b16", "f32", "i32", "u32", "b32", "f64", "i64", "u64", "b64"}) {
@@ -137,6 +137,7 @@ std::string literal_text(uint32_t lit, ValType t) {
 std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int width, ValType t,
                                   const OperandSpec* spec = nullptr) {
   if (width == 1 && (t == ValType::B64 || t == ValType::F64)) t = ValType::B32;  // s_lshl_b64's shift
+  if (width == 2 && t == ValType::B32) t = ValType::B64;  // a pair (s_cbranch_g_fork): 64-bit constants
   if (code == 254 && kind == 's') return std::nullopt;  // LLVM annotates it as an invalid register
   if (code >= 256) {
     if (kind == 's') return std::nullopt;
