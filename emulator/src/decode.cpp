@@ -307,6 +307,9 @@ bool valid_sources(const Inst& in) {
     }
     case Family::SOP1: return !reserved_source(w & 0xFF) && (w & 0xFF) != 249 && (w & 0xFF) != 250;
     case Family::VOP1:
+      for (const OperandSpec& op : operand_specs(*in.info))  // v_readfirstlane_b32's SGPR destination
+        if (op.field == Field::Dst && op.kind == 's' && reserved_source((w >> 17) & 0xFF)) return false;
+      return !reserved_source(w & 0x1FF);
     case Family::VOP2:
     case Family::VOPC: return !reserved_source(w & 0x1FF);
     case Family::VOP3:

@@ -421,6 +421,16 @@ void print_dpp(Printer& p) {
   if (dpp_bound_ctrl(p.in)) p.modifier("bound_ctrl:1");
 }
 
+// A VGPR-only src0 (S0:v1@CLASS: v_swap_b32, v_readfirstlane_b32) that holds a scalar: LLVM
+// prints it with a note naming the register class, or calling a constant invalid.
+std::optional<std::string> vgpr_only_note(std::optional<std::string> s, uint32_t code, const OperandSpec& op) {
+  if (!s || !op.tuple_note || op.width != 1 || code >= 256) return s;
+  if (code < 128) return *s + "/*Invalid register, operand has '" + std::string(op.tuple_note, op.tuple_note_size) + "' register class*/";
+  if (code <= 208 || (code >= 240 && code <= 248)) return *s + "/*Invalid immediate*/";
+  if (code == 254 && std::string_view(op.tuple_note, op.tuple_note_size) == "VRegOrLds_32") return s;
+  return std::nullopt;  // literals and the other special sources: not reproduced
+}
+
 void print_vop32(Printer& p) {
   if (p.in.sdwa) return print_sdwa(p);
   if (p.in.dpp) return print_dpp(p);
@@ -432,7 +442,7 @@ void print_vop32(Printer& p) {
         if (op.kind == 's') p.operand(scalar_reg(vop_vdst(p.in), op.width));
         else p.operand(vector_reg(vop_vdst(p.in), op.kind, op.width, &op));
         break;
-      case Field::Src0: p.operand(source(p.in, vop_src0(p.in), op.kind, op.width, t, &op)); break;
+      case Field::Src0: p.operand(vgpr_only_note(source(p.in, vop_src0(p.in), op.kind, op.width, t, &op), vop_src0(p.in), op)); break;
       case Field::Src1: p.operand(vector_reg(vop_vsrc1(p.in), op.kind, op.width, &op)); break;
       case Field::Fixed:
         if (fixed == "K") p.operand(hex(p.in.literal));

@@ -167,6 +167,25 @@ def encoding_flags(family, build, ops, arch):
                 flags[op] += letter
     return flags
 
+# VOP1 opcodes whose src0 takes VGPRs only (v_swap_b32, v_readfirstlane_b32, ...): the register
+# class LLVM names in its note on an SGPR there, keyed by opcode ("S0:v1@VGPR_32").
+SINGLE_NOTE = re.compile(r"Invalid register, operand has '(\w+)' register class")
+
+def vgpr_only_sources(family, build, ops, arch):
+    if family != 'VOP1':
+        return {}
+    cases = []
+    for op in ops:
+        ws = build(op)
+        ws[0] = (ws[0] & ~0x1FF) | 20
+        cases.append(ws)
+    out = {}
+    for op, text in zip(ops, probe(cases, arch)):
+        m = SINGLE_NOTE.search(text or '')
+        if m:
+            out[op] = m.group(1)
+    return out
+
 # Where the lowest bit of each register field sits (word, bit), per family: flipping it makes the
 # probe register odd, which is how LLVM's note on misaligned tuples is read off.
 FIELD_BITS = {
@@ -231,6 +250,7 @@ def main():
             texts = probe([build(op) for op in range(count)], arch)
             flags = modifier_flags(family, build, [op for op in range(count) if texts[op]], arch)
             extra_forms = encoding_flags(family, build, [op for op in range(count) if texts[op]], arch)
+            vgpr_only = vgpr_only_sources(family, build, [op for op in range(count) if texts[op]], arch)
             classes = tuple_classes(family, build, fields,
                                     [(op, template(family, t, fields)[1]) for op, t in enumerate(texts) if t], arch)
             for op, text in enumerate(texts):
@@ -242,6 +262,8 @@ def main():
                     continue  # these words belong to SOPK / SOP1 / SOPC / SOPP
                 mnemonic, tmpl = template(family, text, fields)
                 tmpl = annotate_tuples(tmpl, op, classes)
+                if op in vgpr_only:
+                    tmpl = tmpl.replace('S0:v1', 'S0:v1@' + vgpr_only[op], 1)
                 if family.split('~')[0] in MODIFIER_PROBES:
                     tmpl = ('!' + flags[op] + ' ' + tmpl).strip()
                 if extra_forms.get(op):
