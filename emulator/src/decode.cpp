@@ -234,6 +234,7 @@ bool valid_vop3_modifiers(const Inst& in) {
     }
     const uint32_t used = sources_used(info), neg_lo = w1 >> 29, neg_hi = (w0 >> 8) & 7;
     if ((neg_lo | neg_hi) && !accepts(info, 'n')) return false;
+    if (((w0 >> 11) & 7) && !accepts(info, 'S')) return false;  // op_sel, where LLVM has none (v_dot4_u32_u8)
     return !((neg_lo | neg_hi) & ~used);
   }
   const uint32_t used = sources_used(info), neg = w1 >> 29, abs = (w0 >> 8) & 7, omod = (w1 >> 27) & 3;
@@ -346,7 +347,8 @@ bool valid_sources(const Inst& in) {
       const bool lds = in.family == Family::MUBUF && ((w >> 16) & 1);
       const uint32_t rsrc = ((in.word[1] >> 16) & 0x1f) * 4;
       if (!(rsrc <= 100 || (rsrc >= 108 && rsrc <= 120))) return false;  // V# in s[4n:4n+3] or ttmp[4n:4n+3]
-      if (reserved_source(in.word[1] >> 24)) return false;              // soffset
+      const uint32_t soffset = in.word[1] >> 24;
+      if (reserved_source(soffset) || soffset == 249 || soffset == 250) return false;  // no SDWA/DPP marker either
       const bool acc = (in.word[1] >> 23) & 1;
       if (lds && acc) return false;  // an LDS DMA has no AGPR data
       return (!acc || accepts(*in.info, 'A')) && (!lds || accepts(*in.info, 'L'));

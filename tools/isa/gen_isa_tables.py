@@ -123,7 +123,7 @@ def template(family, text, fields):
 # accepted everywhere; their letters say where LLVM prints them.
 MODIFIER_PROBES = {
     'VOP3': [('n', 1, 29), ('a', 0, 8), ('c', 0, 15), ('o', 1, 27), ('s', 0, 11)],
-    'VOP3P': [('c', 0, 15), ('n', 1, 29)],
+    'VOP3P': [('c', 0, 15), ('n', 1, 29), ('S', 0, 11)],  # S: LLVM accepts op_sel at all
     'DS': [('A', 0, 25), ('g', 0, 16)],
     'FLAT': [('A', 1, 23)], 'SCRATCH': [('A', 1, 23)], 'GLOBAL': [('A', 1, 23)],
     'MUBUF': [('A', 1, 23), ('L', 0, 16)], 'MTBUF': [('A', 1, 23)],
