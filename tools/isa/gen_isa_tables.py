@@ -167,8 +167,8 @@ def encoding_flags(family, build, ops, arch):
                 flags[op] += letter
     return flags
 
-# VOP1 opcodes whose src0 takes VGPRs only (v_swap_b32, v_readfirstlane_b32, ...): the register
-# class LLVM names in its note on an SGPR there, keyed by opcode ("S0:v1@VGPR_32").
+# VOP1 opcodes whose src0 takes VGPRs (or AGPRs) only (v_swap_b32, v_readfirstlane_b32,
+# v_accvgpr_mov_b32): the register class LLVM names in its note on an SGPR there ("S0:v1@VGPR_32").
 SINGLE_NOTE = re.compile(r"Invalid register, operand has '(\w+)' register class")
 
 def vgpr_only_sources(family, build, ops, arch):
@@ -263,7 +263,7 @@ def main():
                 mnemonic, tmpl = template(family, text, fields)
                 tmpl = annotate_tuples(tmpl, op, classes)
                 if op in vgpr_only:
-                    tmpl = tmpl.replace('S0:v1', 'S0:v1@' + vgpr_only[op], 1)
+                    tmpl = re.sub(r'\bS0:([va])1\b', lambda m: 'S0:' + m.group(1) + '1@' + vgpr_only[op], tmpl, count=1)
                 if family.split('~')[0] in MODIFIER_PROBES:
                     tmpl = ('!' + flags[op] + ' ' + tmpl).strip()
                 if extra_forms.get(op):
