@@ -17,7 +17,8 @@ void put(DType dtype, std::vector<uint8_t>& bytes, size_t at, double v) {
     return;
   }
   const uint16_t h = encode_float(*dtype.float_format(), v);
-  std::memcpy(&bytes[at * 2], &h, 2);
+  if (dtype.is_fp8()) bytes[at] = static_cast<uint8_t>(h);
+  else std::memcpy(&bytes[at * 2], &h, 2);
 }
 
 double get(DType dtype, const std::vector<uint8_t>& bytes, size_t at) {
@@ -26,14 +27,15 @@ double get(DType dtype, const std::vector<uint8_t>& bytes, size_t at) {
     std::memcpy(&f, &bytes[at * 4], 4);
     return f;
   }
-  uint16_t h;
-  std::memcpy(&h, &bytes[at * 2], 2);
+  uint16_t h = 0;
+  if (dtype.is_fp8()) h = bytes[at];
+  else std::memcpy(&h, &bytes[at * 2], 2);
   return decode_float(*dtype.float_format(), h);
 }
 
 void check_dtype(DType dtype) {
-  if (dtype != dtypes::float32 && dtype != dtypes::float16 && dtype != dtypes::bfloat16)
-    throw Error("host matrices are float32, float16 or bfloat16, not " + dtype.name());
+  if (dtype != dtypes::float32 && dtype != dtypes::float16 && dtype != dtypes::bfloat16 && !dtype.is_fp8())
+    throw Error("host matrices are float32, float16, bfloat16 or fp8, not " + dtype.name());
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 namespace weft::gemm {
 
-// Random values of `dtype` (float16, bfloat16, float32) in [-1, 1]: their device bytes, and in
+// Random values of `dtype` (float32, float16, bfloat16, an fp8 format) in [-1, 1]: their device bytes, and in
 // `exact` the values those bytes hold.
 std::vector<uint8_t> random_matrix(DType dtype, int64_t rows, int64_t cols, std::mt19937_64& gen, Eigen::MatrixXd& exact);
 // The bytes of `exact` (whose values must be representable) as `dtype`.

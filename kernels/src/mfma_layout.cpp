@@ -27,9 +27,14 @@ std::pair<UOp, UOp> MfmaLayout::d(const UOp& lane, const UOp& e) const {
 MfmaLayout mfma_layout(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input) {
   const bool gfx950 = arch == "gfx950";
   if (arch != "gfx950" && arch != "gfx942") throw Error("mfma_layout: unknown target '" + std::string(arch) + "' (gfx942, gfx950)");
-  if (input != dtypes::float16 && input != dtypes::bfloat16)
-    throw Error("mfma_layout: " + input.name() + " inputs; the tile layer knows f16 and bf16 MFMA layouts");
-  const bool known = (m == 16 && n == 16 && (k == 16 || (gfx950 && k == 32))) || (m == 32 && n == 32 && (k == 8 || (gfx950 && k == 16)));
+  // fp8: the target's own format (CDNA3's fnuz e4m3, CDNA4's OCP e4m3), 16x16x32 and 32x32x16.
+  const DType fp8 = gfx950 ? dtypes::fp8e4m3 : dtypes::fp8e4m3fnuz;
+  const bool sixteen = input == dtypes::float16 || input == dtypes::bfloat16;
+  if (!sixteen && input != fp8)
+    throw Error("mfma_layout: " + input.name() + " inputs on " + std::string(arch) + "; the tile layer knows f16, bf16 and " + fp8.name() +
+                " MFMA layouts there");
+  const bool known = sixteen ? (m == 16 && n == 16 && (k == 16 || (gfx950 && k == 32))) || (m == 32 && n == 32 && (k == 8 || (gfx950 && k == 16)))
+                             : (m == 16 && n == 16 && k == 32) || (m == 32 && n == 32 && k == 16);
   if (!known)
     throw Error("mfma_layout: no " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + input.name() +
                 " MFMA on " + std::string(arch));

@@ -132,6 +132,6 @@ TEST_CASE("decoder agrees with llvm-objdump on random words") {
     INFO("target " << std::string(arch_name(arch)) << ", WEFT_FUZZ_SEED=" << seed);
     const Tally t = compare_stream(random_words(seed, count), arch);
     // Known gaps (see docs/emulator.md): SDWA/DPP and MTBUF format validity, FLAT saddr checks.
-    report(t, arch_name(arch), 0.003);
+    report(t, arch_name(arch), 0.002);
   }
 }

@@ -49,6 +49,8 @@ TEST_CASE("MFMA tile through wmma: identity is bit-exact, random within fp32 acc
   const Shape shapes[] = {
       {"emu:gfx942", 16, 16, 16, dtypes::float16}, {"emu:gfx942", 16, 16, 16, dtypes::bfloat16}, {"emu:gfx942", 32, 32, 8, dtypes::float16},
       {"emu:gfx950", 16, 16, 16, dtypes::float16}, {"emu:gfx950", 16, 16, 32, dtypes::bfloat16}, {"emu:gfx950", 32, 32, 16, dtypes::float16},
+      {"emu:gfx942", 16, 16, 32, dtypes::fp8e4m3fnuz}, {"emu:gfx942", 32, 32, 16, dtypes::fp8e4m3fnuz},
+      {"emu:gfx950", 16, 16, 32, dtypes::fp8e4m3}, {"emu:gfx950", 32, 32, 16, dtypes::fp8e4m3},
   };
   for (const Shape& s : shapes) {
     CAPTURE(s.target);

@@ -374,3 +374,32 @@ TEST_CASE("wave priority is a typed statement: s_setprio in the code object") {
   CHECK_THROWS_WITH_AS(wave_priority(4), doctest::Contains("wave priority 4 is not 0, 1, 2 or 3"), Error);
 }
 #endif  // WEFT_HAVE_LLVM
+
+TEST_CASE("the compile cache: the same kernel built again (other LOCAL ids) is not compiled again") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    rt::CompileCache cache(std::nullopt);  // memory only
+    auto build = [] {
+      UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+      UOp l = range(64, 0, AxisType::LOCAL);
+      UOp s = alloc_shared({64}, dtypes::float32);  // an id from the per-thread counter
+      UOp st = s[l].store(in[l].load() * 2.0);
+      return sink({"cached"}, {out[l].store(s.after({st})[63 - l].load()).end({l})});
+    };
+    auto first = rt::CompiledKernel::compile(*dev, build(), &cache);
+    alloc_shared({8}, dtypes::float32);  // moves the id counter on
+    auto second = rt::CompiledKernel::compile(*dev, build(), &cache);
+    CHECK_FALSE(first.times().cached);
+    CHECK(second.times().cached);
+    CHECK(cache.stats().compiles == 1);
+    CHECK(cache.stats().memory_hits == 1);
+    auto x = weft::testing::random_floats(64);
+    auto a = put(*dev, dtypes::float32, x);
+    auto o = weft::testing::poisoned(*dev, dtypes::float32, 64);
+    const rt::DeviceArray args[] = {o, a};
+    second.launch(*dev, args);
+    auto y = get<float>(*dev, o);
+    for (size_t q = 0; q < 64; ++q) REQUIRE(y[q] == 2.0f * x[63 - q]);
+  }
+}

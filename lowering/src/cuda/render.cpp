@@ -348,7 +348,8 @@ class Renderer {
     switch (e.op()) {
       case Op::STORE: return store(e, o);
       case Op::BARRIER:
-        if (has_async_) o << indent_ << "asm volatile(\"cp.async.wait_all;\" ::: \"memory\");\n";
+        // The copies issued since the last barrier form one group; this barrier waits for it.
+        if (has_async_) o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
         o << indent_ << "__syncthreads();\n";
         return;
       case Op::PRIORITY: o << indent_ << "// wave priority " << wide_to_string(e.arg_as<Wide>()) << ": no NVIDIA equivalent\n"; return;

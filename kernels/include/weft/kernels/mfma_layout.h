@@ -19,8 +19,9 @@ struct MfmaLayout {
   std::pair<UOp, UOp> d(const UOp& lane, const UOp& e) const;
 };
 
-// The layout of an m x n x k MFMA on `arch` (gfx942, gfx950) for 16-bit inputs (f16, bf16)
-// with an f32 accumulator: 16x16x16 and 32x32x8 on both, 16x16x32 and 32x32x16 on gfx950.
+// The layout of an m x n x k MFMA on `arch` (gfx942, gfx950) with an f32 accumulator: f16 and
+// bf16 16x16x16 and 32x32x8 on both, 16x16x32 and 32x32x16 on gfx950; fp8 (fp8e4m3fnuz on
+// gfx942, fp8e4m3 on gfx950) 16x16x32 and 32x32x16.
 // Throws weft::Error naming the shape and target it does not know.
 MfmaLayout mfma_layout(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input);
 
