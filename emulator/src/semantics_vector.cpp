@@ -37,11 +37,18 @@ void float_op(Exec& e, const Inst&) {
   const uint32_t* a = float_lanes(e, o, 0, room[0]);
   const uint32_t* b = float_lanes(e, o, 1, room[1]);
   const uint32_t* c = float_lanes(e, o, 2, room[2]);
+  uint32_t* d = e.w.vreg(o.vdst);
+  if (e.w.exec() == ~0ull && !o.clamp && !o.omod) {
+    // Every lane, straight into the destination: lane l reads only lane l of the sources, so
+    // a destination that is also a source is read before it is written.
+    for (int l = 0; l < kLanes; ++l) d[l] = as_u(F(as_f(a[l]), as_f(b[l]), as_f(c[l])));
+    return;
+  }
   uint32_t r[kLanes];
   for (int l = 0; l < kLanes; ++l) r[l] = as_u(F(as_f(a[l]), as_f(b[l]), as_f(c[l])));  // all lanes: vectorizes
   if (o.clamp || o.omod)
     for (int l = 0; l < kLanes; ++l) r[l] = as_u(output_modifiers(o, as_f(r[l])));
-  store_active(e, e.w.vreg(o.vdst), r);
+  store_active(e, d, r);
 }
 
 // v_fmac_f32 / v_mac: the destination is also the addend.
