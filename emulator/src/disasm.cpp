@@ -23,17 +23,7 @@ enum class ValType { B16, F16, BF16, B32, B64, F64 };
 // The source operand type, read off the mnemonic's last type token (v_cvt_f32_f16: f16).
 ValType source_type(std::string_view m) {
   if (m.find("dot") != std::string_view::npos || m.starts_with("v_pk_")) return ValType::B32;  // packed sources, one dword
-  std::string_view best;
-  size_t best_pos = 0;
-  for (std::string_view t : {"f16", "bf16", "i16", "u16", "b16", "f32", "i32", "u32", "b32", "f64", "i64", "u64", "b64"}) {
-    for (size_t pos = m.find(t); pos != std::string_view::npos; pos = m.find(t, pos + 1)) {
-      const size_t end = pos + t.size();
-      if (pos > 0 && m[pos - 1] == '_' && (end == m.size() || m[end] == '_') && pos >= best_pos) {
-        best = t;
-        best_pos = pos;
-      }
-    }
-  }
+  const std::string_view best = last_type_token(m);
   if (best == "f16") return ValType::F16;
   if (best == "bf16") return ValType::BF16;
   if (best == "i16" || best == "u16" || best == "b16") return ValType::B16;

@@ -71,10 +71,8 @@ inline bool dpp_abs(const Inst& in, int i) { return bits(in.word[1], 21 + 2 * i,
 inline uint32_t dpp_bank_mask(const Inst& in) { return bits(in.word[1], 27, 24); }
 inline uint32_t dpp_row_mask(const Inst& in) { return bits(in.word[1], 31, 28); }
 
-// Whether an opcode's sources take float modifiers (neg, abs) in SDWA and DPP forms rather
-// than integer ones (sext): the type its mnemonic names last is a float type (v_cvt_f32_i32
-// converts an i32 source; v_cvt_i32_f32 an f32 one).
-inline bool float_sources(std::string_view m) {
+// The type a VALU mnemonic names last ("v_cvt_f32_i32" -> "i32"): the type of its sources.
+inline std::string_view last_type_token(std::string_view m) {
   std::string_view best;
   size_t best_pos = 0;
   for (std::string_view t : {"f16", "bf16", "i16", "u16", "b16", "f32", "i32", "u32", "b32", "f64", "i64", "u64", "b64"})
@@ -82,7 +80,15 @@ inline bool float_sources(std::string_view m) {
       const size_t end = pos + t.size();
       if (pos > 0 && m[pos - 1] == '_' && (end == m.size() || m[end] == '_') && pos >= best_pos) best = t, best_pos = pos;
     }
-  return best == "f16" || best == "bf16" || best == "f32" || best == "f64";
+  return best;
+}
+
+// Whether an opcode's sources take float modifiers (neg, abs) in SDWA and DPP forms rather
+// than integer ones (sext): the type its mnemonic names last is a float type (v_cvt_f32_i32
+// converts an i32 source; v_cvt_i32_f32 an f32 one).
+inline bool float_sources(std::string_view m) {
+  const std::string_view t = last_type_token(m);
+  return t == "f16" || t == "bf16" || t == "f32" || t == "f64";
 }
 
 // What SDWA and DPP make of source i's modifier bits: float ones (neg, abs; sext must be clear),

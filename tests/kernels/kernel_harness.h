@@ -60,6 +60,15 @@ std::vector<T> get(rt::Device& dev, const rt::DeviceArray& a) {
   return out;
 }
 
+// Launches `k` with a float32 output in slot 0 (`out_elements`, poisoned first) and the float32
+// input `x` in slot 1, and returns the output.
+inline std::vector<float> run_float_kernel(rt::Device& dev, const rt::CompiledKernel& k, const std::vector<float>& x,
+                                           size_t out_elements) {
+  const rt::DeviceArray args[] = {poisoned(dev, dtypes::float32, out_elements), put(dev, dtypes::float32, x)};
+  k.launch(dev, args);
+  return get<float>(dev, args[0]);
+}
+
 // The emulated AMD targets (for AMD-only kernels: MFMA, LDS DMA).
 inline std::vector<std::string> emulators() {
 #ifdef WEFT_HAVE_LLVM

@@ -79,11 +79,7 @@ TEST_CASE("fragments: a two-axis UNSHARD over a 4x4 thread grid") {
     UOp k = sink({"frag2d"}, {out[{r2, c2}].store(filled[{r2, c2}].load() + 1.0).end({i2, j2, tx, ty})});
     auto compiled = rt::CompiledKernel::compile(*dev, k);
     auto x = weft::testing::random_floats(256);
-    auto a = put(*dev, dtypes::float32, x);
-    auto o = weft::testing::poisoned(*dev, dtypes::float32, 256);
-    const rt::DeviceArray args[] = {o, a};
-    compiled.launch(*dev, args);
-    auto y = get<float>(*dev, o);
+    auto y = weft::testing::run_float_kernel(*dev, compiled, x, 256);
     for (size_t n = 0; n < 256; ++n) REQUIRE(y[n] == x[n] * 3.0f + 1.0f);
   }
 }
@@ -99,11 +95,7 @@ TEST_CASE("reductions: a row sum over a REDUCE range, and a max") {
     UOp k = sink({"row_stats"}, {group({out[{i, constant(Wide(0))}].store(sum), out[{i, constant(Wide(1))}].store(mx)}).end({i})});
     auto compiled = rt::CompiledKernel::compile(*dev, k);
     auto x = weft::testing::random_floats(32 * 48);
-    auto a = put(*dev, dtypes::float32, x);
-    auto o = weft::testing::poisoned(*dev, dtypes::float32, 64);
-    const rt::DeviceArray args[] = {o, a};
-    compiled.launch(*dev, args);
-    auto y = get<float>(*dev, o);
+    auto y = weft::testing::run_float_kernel(*dev, compiled, x, 64);
     for (size_t r = 0; r < 32; ++r) {
       double s = 0, m = -1e30, mag = 0;
       for (size_t c = 0; c < 48; ++c) s += x[r * 48 + c], m = std::max(m, double(x[r * 48 + c])), mag += std::abs(x[r * 48 + c]);
@@ -173,11 +165,7 @@ TEST_CASE("barriers: two LOCAL buffers stored separately get two barriers") {
     auto dev = rt::open_device(target);
     auto compiled = rt::CompiledKernel::compile(*dev, k);
     auto x = weft::testing::random_floats(64);
-    auto a = put(*dev, dtypes::float32, x);
-    auto o = weft::testing::poisoned(*dev, dtypes::float32, 64);
-    const rt::DeviceArray args[] = {o, a};
-    compiled.launch(*dev, args);
-    auto y = get<float>(*dev, o);
+    auto y = weft::testing::run_float_kernel(*dev, compiled, x, 64);
     for (size_t i = 0; i < 64; ++i) REQUIRE(y[i] == 2.0f * x[63 - (i + 1) % 64]);
   }
 }
@@ -207,11 +195,7 @@ TEST_CASE("coalescing: an aliased double-buffer slot written in a prologue and i
     auto dev = rt::open_device(target);
     auto compiled = rt::CompiledKernel::compile(*dev, k);
     auto x = weft::testing::random_floats((T + 1) * 64);
-    auto a = put(*dev, dtypes::float32, x);
-    auto o = weft::testing::poisoned(*dev, dtypes::float32, T * 64);
-    const rt::DeviceArray args[] = {o, a};
-    compiled.launch(*dev, args);
-    auto y = get<float>(*dev, o);
+    auto y = weft::testing::run_float_kernel(*dev, compiled, x, static_cast<size_t>(T * 64));
     for (int64_t r = 0; r < T; ++r)
       for (int64_t c = 0; c < 64; ++c) REQUIRE(y[static_cast<size_t>(r * 64 + c)] == x[static_cast<size_t>(r * 64 + (c + 5) % 64)]);
   }
@@ -240,11 +224,7 @@ TEST_CASE("split_ranges splits a LOOP range used as r//c and r%c, and leaves GLO
     auto dev = rt::open_device(target);
     auto compiled = rt::CompiledKernel::compile(*dev, k2);
     auto x = weft::testing::random_floats(32);
-    auto a = put(*dev, dtypes::float32, x);
-    auto o = weft::testing::poisoned(*dev, dtypes::float32, 32);
-    const rt::DeviceArray args[] = {o, a};
-    compiled.launch(*dev, args);
-    auto y = get<float>(*dev, o);
+    auto y = weft::testing::run_float_kernel(*dev, compiled, x, 32);
     for (size_t i = 0; i < 32; ++i) REQUIRE(y[i] == x[i] + 1.0f);
   }
 }
@@ -330,11 +310,7 @@ TEST_CASE("LDS DMA: async_copy renders as buffer_load ... lds (dword on gfx942, 
     auto compiled = rt::CompiledKernel::compile(*dev, k);
     CHECK(count_ops(compiled.lowered(), Op::BARRIER) == 1);
     auto x = weft::testing::random_floats(static_cast<size_t>(8 * W));
-    auto a = put(*dev, dtypes::float32, x);
-    auto o = weft::testing::poisoned(*dev, dtypes::float32, static_cast<size_t>(8 * W));
-    const rt::DeviceArray args[] = {o, a};
-    compiled.launch(*dev, args);
-    auto y = get<float>(*dev, o);
+    auto y = weft::testing::run_float_kernel(*dev, compiled, x, static_cast<size_t>(8 * W));
     for (int64_t q = 0; q < 8; ++q)
       for (int64_t p = 0; p < W; ++p) REQUIRE(y[static_cast<size_t>(q * W + p)] == x[static_cast<size_t>(q * W + W - 1 - p)]);
   }
@@ -365,11 +341,7 @@ TEST_CASE("wave priority is a typed statement: s_setprio in the code object") {
   CHECK(listing.str().find("s_setprio 2") != std::string::npos);
   CHECK(listing.str().find("s_setprio 0") != std::string::npos);
   auto x = weft::testing::random_floats(64);
-  auto a = put(*dev, dtypes::float32, x);
-  auto o = weft::testing::poisoned(*dev, dtypes::float32, 64);
-  const rt::DeviceArray args[] = {o, a};
-  compiled.launch(*dev, args);
-  auto y = get<float>(*dev, o);
+  auto y = weft::testing::run_float_kernel(*dev, compiled, x, 64);
   for (size_t q = 0; q < 64; ++q) REQUIRE(y[q] == x[q] + 1.0f);
   CHECK_THROWS_WITH_AS(wave_priority(4), doctest::Contains("wave priority 4 is not 0, 1, 2 or 3"), Error);
 }
@@ -395,11 +367,7 @@ TEST_CASE("the compile cache: the same kernel built again (other LOCAL ids) is n
     CHECK(cache.stats().compiles == 1);
     CHECK(cache.stats().memory_hits == 1);
     auto x = weft::testing::random_floats(64);
-    auto a = put(*dev, dtypes::float32, x);
-    auto o = weft::testing::poisoned(*dev, dtypes::float32, 64);
-    const rt::DeviceArray args[] = {o, a};
-    second.launch(*dev, args);
-    auto y = get<float>(*dev, o);
+    auto y = weft::testing::run_float_kernel(*dev, second, x, 64);
     for (size_t q = 0; q < 64; ++q) REQUIRE(y[q] == 2.0f * x[63 - q]);
   }
 }

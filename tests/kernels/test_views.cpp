@@ -37,11 +37,7 @@ void check_view(const std::function<UOp(const UOp&)>& view, const std::function<
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     auto x = weft::testing::random_floats(32);
-    auto in = put(*dev, dtypes::float32, x);
-    auto out = weft::testing::poisoned(*dev, dtypes::float32, static_cast<size_t>(n));
-    std::vector<rt::DeviceArray> args{out, in};
-    compiled.launch(*dev, args);
-    auto y = get<float>(*dev, out);
+    auto y = weft::testing::run_float_kernel(*dev, compiled, x, static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
       CAPTURE(i);
       const int src = where(i);

@@ -17,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "amdgpu/target.h"
+#include "passes/graph_utils.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/amdgpu_codegen.h"
 #include "weft/dsl/builder.h"
@@ -408,15 +409,9 @@ class Renderer {
       if (u.op() == Op::SPECIAL && u.arg_as<std::string>() == "lidx0") lidx0 = u;
     if (!lidx0.node()) unsupported(e, "the LDS destination does not depend on lidx0; each lane writes base + lane * elements");
     UOp rest = simplify(dst - lidx0.cast(dst.dtype()) * dst.const_like(Wide(elements)));
-    if (depends_on_node(rest, lidx0))
+    if (lower::depends_on(rest, lidx0))
       unsupported(e, "the LDS destination " + expr_string(dst) + " is not base + lidx0*" + std::to_string(elements) +
                          ": buffer_load ... lds writes lane l at M0 + l * size");
-  }
-
-  static bool depends_on_node(const UOp& x, const UOp& target) {
-    for (const UOp& u : toposort(x))
-      if (u.same(target)) return true;
-    return false;
   }
 
   void store(const UOp& e) {
