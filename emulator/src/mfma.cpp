@@ -22,6 +22,10 @@
 
 #include "weft/dsl/error.h"
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 namespace weft::emu {
 namespace {
 
@@ -132,7 +136,7 @@ constexpr bool consistent(const MfmaOp& op) {
                                      op.cd_dwords * kWave == op.m * op.n * op.blocks;
   const bool fits_scratch =
       op.a_dwords <= kMaxInputDwords && op.b_dwords <= kMaxInputDwords && op.cd_dwords <= kMaxAccumDwords;
-  return op.m % 4 == 0 && kWave % op.n == 0 && shape_fills_registers && fits_scratch;
+  return op.m % 4 == 0 && (op.n == 4 || op.n == 16 || op.n == 32) && shape_fills_registers && fits_scratch;
 }
 static_assert(std::ranges::all_of(kAllOps, [](const TableEntry& e) { return consistent(e.op); }));
 
@@ -248,7 +252,7 @@ struct RowSlot {
 };
 struct Plan {
   std::vector<RowSlot> a, b;    // per (block, kk): A[block][i][kk] at base + i, B[block][kk][j] at base + j
-  std::vector<uint16_t> accum;  // C/D[block][i][j] at (block*m + i)*n + j
+  std::vector<uint16_t> accum;  // per (block, i): C/D[block][i][j] at accum + j
 };
 
 std::vector<RowSlot> row_slots(const MfmaOp& op, int outer_size, int bits) {
@@ -266,13 +270,25 @@ std::vector<RowSlot> row_slots(const MfmaOp& op, int outer_size, int bits) {
   return rows;
 }
 
+// The accumulator layout puts j of one row i in consecutive lanes of one dword, like A and B.
+std::vector<uint16_t> accum_rows(const MfmaOp& op) {
+  std::vector<uint16_t> rows;
+  for (int block = 0; block < op.blocks; ++block)
+    for (int i = 0; i < op.m; ++i) {
+      const int first = accum_index(op, block, i, 0);
+      for (int j = 1; j < op.n; ++j)
+        if (accum_index(op, block, i, j) != first + j)
+          throw Error(std::string("MFMA layout of ") + op.mnemonic + ": a row of D does not lie in consecutive lanes");
+      rows.push_back(static_cast<uint16_t>(first));
+    }
+  return rows;
+}
+
 Plan make_plan(const MfmaOp& op) {
   Plan p;
   p.a = row_slots(op, op.m, element_bits(op.a_type));
   p.b = row_slots(op, op.n, element_bits(op.b_type));
-  for (int block = 0; block < op.blocks; ++block)
-    for (int i = 0; i < op.m; ++i)
-      for (int j = 0; j < op.n; ++j) p.accum.push_back(static_cast<uint16_t>(accum_index(op, block, i, j)));
+  p.accum = accum_rows(op);
   return p;
 }
 
@@ -317,31 +333,78 @@ void gather(const std::vector<RowSlot>& rows, int size, const uint32_t* regs, in
   }
 }
 
-// All m x n accumulators of a block advance together through k: every D element is still its own
-// chain of operations in k order, but the chains are independent, so the loops vectorize over j
-// and no chain waits on the latency of the previous step. The result goes to a temporary first,
-// so that d may alias c.
-template <class T, class Step>
-void multiply_accumulate(const MfmaOp& op, const Plan& plan, const T* a, const T* b, const uint32_t* c, uint32_t* d, Step step) {
-  std::array<uint32_t, kMaxAccumDwords * kWave> result;
-  std::array<T, 32 * 32> acc;  // m x n of one block
-  const int n = op.n;
-  const int mn = op.m * n;
-  for (int block = 0; block < op.blocks; ++block) {
-    const uint16_t* where = &plan.accum[static_cast<size_t>(block * mn)];
-    for (int e = 0; e < mn; ++e) acc[static_cast<size_t>(e)] = std::bit_cast<T>(c[where[e]]);
-    for (int kk = 0; kk < op.k; ++kk) {
-      const T* column = b + (block * op.k + kk) * n;
-      const T* rows = a + (block * op.k + kk) * op.m;
-      for (int i = 0; i < op.m; ++i) {
-        const T x = rows[i];
-        T* out = &acc[static_cast<size_t>(i * n)];
-        for (int j = 0; j < n; ++j) out[j] = step(x, column[j], out[j]);
+// One block, R rows of N columns at a time: the R x N partial sums are read from C, stay in host
+// registers for the whole k loop and are written to D; each step reads one row of B and R
+// elements of A. Every D element is still its own chain of operations in k order; the R*N chains
+// are independent, so none waits on the latency of the previous step. A and B were decoded into
+// arrays of their own and each row group is read before it is written, so D may alias C.
+template <int N, int R, class T, class Step>
+void accumulate_block(int m, int k, const T* a, const T* b, const uint16_t* rows, const uint32_t* c, uint32_t* d,
+                      Step step) {
+  for (int i0 = 0; i0 < m; i0 += R) {
+    T part[R][N];
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < N; ++j) part[r][j] = std::bit_cast<T>(c[rows[i0 + r] + j]);
+    for (int kk = 0; kk < k; ++kk) {
+      const T* column = b + kk * N;
+      const T* row_elements = a + kk * m + i0;
+      for (int r = 0; r < R; ++r)
+        for (int j = 0; j < N; ++j) part[r][j] = step(row_elements[r], column[j], part[r][j]);
+    }
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < N; ++j) d[rows[i0 + r] + j] = std::bit_cast<uint32_t>(part[r][j]);
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+// The same for fp32 fused multiply-adds with the host's 8-wide FMA, written out because compilers
+// vectorize the generic loops above across rows (with shuffles) rather than across j.
+template <int N, int R>
+void fma_block_avx2(int m, int k, const float* a, const float* b, const uint16_t* rows, const uint32_t* c, uint32_t* d) {
+  constexpr int V = N / 8;
+  const auto row = [](const uint32_t* regs, uint16_t base, int v) { return reinterpret_cast<const __m256i*>(regs + base + 8 * v); };
+  for (int i0 = 0; i0 < m; i0 += R) {
+    __m256 part[R][V];
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v) part[r][v] = _mm256_castsi256_ps(_mm256_loadu_si256(row(c, rows[i0 + r], v)));
+    for (int kk = 0; kk < k; ++kk) {
+      __m256 column[V];
+      for (int v = 0; v < V; ++v) column[v] = _mm256_loadu_ps(b + kk * N + 8 * v);
+      for (int r = 0; r < R; ++r) {
+        const __m256 x = _mm256_broadcast_ss(a + kk * m + i0 + r);
+        for (int v = 0; v < V; ++v) part[r][v] = _mm256_fmadd_ps(x, column[v], part[r][v]);
       }
     }
-    for (int e = 0; e < mn; ++e) result[where[e]] = std::bit_cast<uint32_t>(acc[static_cast<size_t>(e)]);
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + rows[i0 + r] + 8 * v), _mm256_castps_si256(part[r][v]));
   }
-  std::copy_n(result.begin(), op.cd_dwords * kWave, d);
+}
+#endif
+
+// Every block of an op, each with the kernel for its width: n is 4, 16 or 32 and m a multiple of 4
+// in every layout (consistent()). Step is the scalar operation; `fused` says it is an fp32 fma, so
+// the AVX2 kernel may stand in for it.
+template <bool fused, class T, class Step>
+void multiply_accumulate(const MfmaOp& op, const Plan& plan, const T* a, const T* b, const uint32_t* c, uint32_t* d,
+                         Step step) {
+  for (int block = 0; block < op.blocks; ++block) {
+    const T* block_a = a + block * op.k * op.m;
+    const T* block_b = b + block * op.k * op.n;
+    const uint16_t* rows = &plan.accum[static_cast<size_t>(block * op.m)];
+#if defined(__AVX2__) && defined(__FMA__)
+    if constexpr (fused) {
+      if (op.n == 16) { fma_block_avx2<16, 4>(op.m, op.k, block_a, block_b, rows, c, d); continue; }
+      if (op.n == 32) { fma_block_avx2<32, 2>(op.m, op.k, block_a, block_b, rows, c, d); continue; }
+    }
+#endif
+    switch (op.n) {
+      case 4: accumulate_block<4, 4>(op.m, op.k, block_a, block_b, rows, c, d, step); continue;
+      case 16: accumulate_block<16, 4>(op.m, op.k, block_a, block_b, rows, c, d, step); continue;
+      case 32: accumulate_block<32, 2>(op.m, op.k, block_a, block_b, rows, c, d, step); continue;
+    }
+    throw Error(std::string("MFMA ") + op.mnemonic + ": no accumulate kernel for n = " + std::to_string(op.n));
+  }
 }
 
 // A chain of fp32 fused multiply-adds in k order from C, one rounding per product. Hardware differs
@@ -368,7 +431,7 @@ void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_
   };
   decode_into(plan.a, op.m, a, op.a_type, a_values.data());
   decode_into(plan.b, op.n, b, op.b_type, b_values.data());
-  multiply_accumulate(op, plan, a_values.data(), b_values.data(), c, d,
+  multiply_accumulate<true>(op, plan, a_values.data(), b_values.data(), c, d,
                       [](float x, float y, float acc) { return std::fma(x, y, acc); });
 }
 
@@ -380,7 +443,7 @@ void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, con
   gather(plan.a, op.m, a, element_bits(op.a_type), sign_extend, a_values.data());
   gather(plan.b, op.n, b, element_bits(op.b_type), sign_extend, b_values.data());
   // Unsigned arithmetic: i32 accumulation wraps modulo 2^32 instead of being undefined.
-  multiply_accumulate(op, plan, a_values.data(), b_values.data(), c, d,
+  multiply_accumulate<false>(op, plan, a_values.data(), b_values.data(), c, d,
                       [](uint32_t x, uint32_t y, uint32_t acc) { return acc + x * y; });
 }
 
