@@ -87,6 +87,60 @@ inline void each_lane(const Exec& e, F&& f) {
   return room;
 }
 
+// A source as the lane loops read it: a VGPR row, or one value every lane reads (an SGPR or a
+// constant), which the loops keep in a register instead of reading a broadcast row.
+struct LaneSource {
+  const uint32_t* row;  // null when the source is uniform
+  uint32_t value;
+};
+struct RowReader {
+  const uint32_t* p;
+  uint32_t operator[](int l) const { return p[l]; }
+};
+struct UniformReader {
+  uint32_t v;
+  uint32_t operator[](int) const { return v; }
+};
+
+[[gnu::always_inline]] inline LaneSource lane_source(const Exec& e, const VectorOperands& o, int i) {
+  const uint32_t code = o.src[i];
+  if (code >= 256) return {e.w.vreg(code - 256), 0};
+  return {nullptr, o.is_constant[i] ? o.constant[i] : code < 128 ? e.w.s[code] : e.scalar(code)};
+}
+
+// Source i with its VOP3 float modifiers applied; a modified VGPR row is copied into `room`.
+[[gnu::always_inline]] inline LaneSource float_lane_source(const Exec& e, const VectorOperands& o, int i, uint32_t* room) {
+  LaneSource s = lane_source(e, o, i);
+  if (!(((o.abs | o.neg) >> i) & 1)) return s;
+  if (!s.row) {
+    const uint32_t clear = ((o.abs >> i) & 1) ? 0x7fffffffu : ~0u, flip = ((o.neg >> i) & 1) ? 0x80000000u : 0;
+    s.value = (s.value & clear) ^ flip;
+    return s;
+  }
+  std::memcpy(room, s.row, kLanes * 4);
+  float_modifiers(o, i, room);
+  s.row = room;
+  return s;
+}
+
+// Calls body(a, b, c) with a RowReader or a UniformReader for each source, so that each mix gets
+// a lane loop of its own.
+template <class Body>
+[[gnu::always_inline]] inline void with_sources(const LaneSource (&s)[3], Body&& body) {
+  const auto row = [&](int i) { return RowReader{s[i].row}; };
+  const auto one = [&](int i) { return UniformReader{s[i].value}; };
+  switch ((s[0].row ? 0 : 1) | (s[1].row ? 0 : 2) | (s[2].row ? 0 : 4)) {
+    case 0: return body(row(0), row(1), row(2));
+    case 1: return body(one(0), row(1), row(2));
+    case 2: return body(row(0), one(1), row(2));
+    case 3: return body(one(0), one(1), row(2));
+    case 4: return body(row(0), row(1), one(2));
+    case 5: return body(one(0), row(1), one(2));
+    case 6: return body(row(0), one(1), one(2));
+    default: return body(one(0), one(1), one(2));
+  }
+}
+
 // 64-bit VALU ops write the register pair vdst, vdst+1 with r(l) for every active lane.
 template <typename F>
 inline void store64(Exec& e, uint32_t vdst, F&& r) {

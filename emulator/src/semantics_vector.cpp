@@ -20,13 +20,17 @@ namespace {
 template <uint32_t (*F)(uint32_t, uint32_t, uint32_t)>
 void int_op(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
-  uint32_t room[3][kLanes];
-  const uint32_t* a = source_lanes(e, o, 0, room[0]);
-  const uint32_t* b = source_lanes(e, o, 1, room[1]);
-  const uint32_t* c = source_lanes(e, o, 2, room[2]);
+  const LaneSource s[3] = {lane_source(e, o, 0), lane_source(e, o, 1), lane_source(e, o, 2)};
+  uint32_t* d = e.w.vreg(o.vdst);
+  const bool every_lane = e.w.exec() == ~0ull;
+  // With every lane active the results go straight into the destination: lane l reads only
+  // lane l of the sources, so a destination that is also a source is read before it is written.
   uint32_t r[kLanes];
-  for (int l = 0; l < kLanes; ++l) r[l] = F(a[l], b[l], c[l]);  // all lanes: vectorizes
-  store_active(e, e.w.vreg(o.vdst), r);
+  uint32_t* out = every_lane ? d : r;
+  with_sources(s, [&](auto a, auto b, auto c) {
+    for (int l = 0; l < kLanes; ++l) out[l] = F(a[l], b[l], c[l]);  // all lanes: vectorizes
+  });
+  if (!every_lane) store_active(e, d, r);
 }
 
 // 32-bit float op with source and output modifiers.
@@ -34,18 +38,16 @@ template <float (*F)(float, float, float)>
 void float_op(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint32_t room[3][kLanes];
-  const uint32_t* a = float_lanes(e, o, 0, room[0]);
-  const uint32_t* b = float_lanes(e, o, 1, room[1]);
-  const uint32_t* c = float_lanes(e, o, 2, room[2]);
+  const LaneSource s[3] = {float_lane_source(e, o, 0, room[0]), float_lane_source(e, o, 1, room[1]),
+                           float_lane_source(e, o, 2, room[2])};
   uint32_t* d = e.w.vreg(o.vdst);
-  if (e.w.exec() == ~0ull && !o.clamp && !o.omod) {
-    // Every lane, straight into the destination: lane l reads only lane l of the sources, so
-    // a destination that is also a source is read before it is written.
-    for (int l = 0; l < kLanes; ++l) d[l] = as_u(F(as_f(a[l]), as_f(b[l]), as_f(c[l])));
-    return;
-  }
+  const bool direct = e.w.exec() == ~0ull && !o.clamp && !o.omod;  // as in int_op
   uint32_t r[kLanes];
-  for (int l = 0; l < kLanes; ++l) r[l] = as_u(F(as_f(a[l]), as_f(b[l]), as_f(c[l])));  // all lanes: vectorizes
+  uint32_t* out = direct ? d : r;
+  with_sources(s, [&](auto a, auto b, auto c) {
+    for (int l = 0; l < kLanes; ++l) out[l] = as_u(F(as_f(a[l]), as_f(b[l]), as_f(c[l])));  // all lanes: vectorizes
+  });
+  if (direct) return;
   if (o.clamp || o.omod)
     for (int l = 0; l < kLanes; ++l) r[l] = as_u(output_modifiers(o, as_f(r[l])));
   store_active(e, d, r);
