@@ -180,6 +180,21 @@ bool misaligned_pair(uint32_t code, int width) {
   return width == 2 && (code == 103 || code == 105 || code == 107 || code == 124 || code == 127 || code == 231 || code == 254);
 }
 
+// A scalar tuple of three or more registers groups only SGPRs, trap temporaries, null and the
+// inline constants: the 64-bit special registers, m0, exec and the apertures do not extend that far.
+bool invalid_scalar_tuple(uint32_t code, int width) {
+  if (width <= 2) return misaligned_pair(code, width);
+  return (code >= 102 && code <= 107) || code == 124 || code == 126 || code == 127 || (code >= 230 && code <= 239) ||
+         (code >= 251 && code <= 254);
+}
+
+// A memory instruction's AGPR data (the acc bit, word 1 bit 23) may not run past a255; LLVM prints
+// VGPR data past v255 as it is.
+bool agpr_past_end(const Inst& in, const OperandSpec& op, uint32_t reg) {
+  const bool data = op.field == Field::Dst || op.field == Field::Src0;
+  return data && op.kind != 's' && ((in.word[1] >> 23) & 1) && reg + op.width > 256;
+}
+
 bool valid_scalar_widths(const Inst& in) {
   const uint32_t w = in.word[0];
   for (const OperandSpec& op : operand_specs(*in.info)) {
@@ -234,8 +249,9 @@ bool valid_vop3_modifiers(const Inst& in) {
     }
     const uint32_t used = sources_used(info), neg_lo = w1 >> 29, neg_hi = (w0 >> 8) & 7;
     if ((neg_lo | neg_hi) && !accepts(info, 'n')) return false;
-    if (((w0 >> 11) & 7) && !accepts(info, 'S')) return false;  // op_sel, where LLVM has none (v_dot4_u32_u8)
-    return !((neg_lo | neg_hi) & ~used);
+    const uint32_t opsel = (w0 >> 11) & 7;
+    if (opsel && !accepts(info, 'S')) return false;  // op_sel, where LLVM has none (v_dot4_u32_u8)
+    return !((neg_lo | neg_hi | opsel) & ~used);  // nor on a source the opcode does not have
   }
   const uint32_t used = sources_used(info), neg = w1 >> 29, abs = (w0 >> 8) & 7, omod = (w1 >> 27) & 3;
   if (neg && (!accepts(info, 'n') || (neg & ~used))) return false;
@@ -244,8 +260,9 @@ bool valid_vop3_modifiers(const Inst& in) {
   return true;
 }
 
-// 64-bit VALU sources follow the same rule when they name scalar registers (v_fmac_f64 with
-// exec_hi as src0 is invalid); an s_buffer_* V# must lie in the SGPRs or the trap temporaries.
+// 64-bit and wider VALU sources follow the same rules when they name scalar registers (v_fmac_f64
+// with exec_hi as src0 is invalid, an MFMA's C cannot be vcc); an s_buffer_* V# must lie in the
+// SGPRs or the trap temporaries; SMEM data, FLAT saddr and memory VGPR data form valid tuples.
 bool valid_wide_sources(const Inst& in) {
   for (const OperandSpec& op : operand_specs(*in.info)) {
     uint32_t code = 256;
@@ -254,6 +271,7 @@ bool valid_wide_sources(const Inst& in) {
         if (op.field == Field::Src0) code = in.word[0] & 0x1FF;
         break;
       case Family::VOP3:
+      case Family::VOP3P:
         if (op.field == Field::Src0 || op.field == Field::Src1 || op.field == Field::Src2)
           code = (in.word[1] >> (9 * (static_cast<int>(op.field) - static_cast<int>(Field::Src0)))) & 0x1FF;
         break;
@@ -262,10 +280,24 @@ bool valid_wide_sources(const Inst& in) {
           const uint32_t base = (in.word[0] & 0x3f) * 2;
           if (!(base <= 100 || (base >= 108 && base <= 122))) return false;  // SGPRs and ttmps align down
         }
+        if ((op.field == Field::Dst || op.field == Field::SBase) && op.kind == 's') {
+          const uint32_t data = op.field == Field::Dst ? (in.word[0] >> 6) & 0x7f : (in.word[0] & 0x3f) * 2;
+          if (invalid_scalar_tuple(data, op.width)) return false;
+        }
+        break;
+      case Family::FLAT: case Family::GLOBAL: case Family::SCRATCH: {
+        const uint32_t saddr = (in.word[1] >> 16) & 0x7f;
+        if (op.field == Field::SAddr && saddr != 0x7f && invalid_scalar_tuple(saddr, op.width)) return false;
+        const uint32_t reg = op.field == Field::Dst ? in.word[1] >> 24 : (in.word[1] >> 8) & 0xff;
+        if (agpr_past_end(in, op, reg)) return false;
+        break;
+      }
+      case Family::MUBUF: case Family::MTBUF:
+        if (agpr_past_end(in, op, (in.word[1] >> 8) & 0xff)) return false;
         break;
       default: break;
     }
-    if (code < 256 && misaligned_pair(code, op.width)) return false;
+    if (code < 256 && invalid_scalar_tuple(code, op.width)) return false;
   }
   return true;
 }

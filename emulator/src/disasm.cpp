@@ -49,7 +49,8 @@ std::string reg_range(char kind, uint32_t first, int width) {
 // An odd-aligned tuple is printed with the note LLVM adds (read off llvm-objdump for the
 // operand, `spec`), or declined where the note is not known for this operand and kind.
 std::optional<std::string> vector_reg(uint32_t index, char kind, int width, const OperandSpec* spec = nullptr) {
-  if (index + width > 256) return std::nullopt;
+  // LLVM prints a VGPR tuple past v255 as it is (v[254:257]); an AGPR one it rejects.
+  if (index + width > 256 && kind != 'v') return std::nullopt;
   if (width >= 2 && (index & 1)) {
     if (!spec || !spec->tuple_note) return std::nullopt;
     const std::string_view note(spec->tuple_note, spec->tuple_note_size);
@@ -637,11 +638,25 @@ void print_flat(Printer& p) {
       if (op.field == Field::Src0) p.operand(vector_reg(flat_vdst(p.in), kind, returned_width(p.mnemonic, op.width)));
   const bool global = p.in.family == Family::GLOBAL, scratch = p.in.family == Family::SCRATCH;
   const uint32_t saddr = flat_saddr(p.in);
-  const bool no_saddr = saddr == 0x7f || (scratch && saddr == 0x7d);
+  const bool no_saddr = saddr == 0x7f;
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
       case Field::Dst: p.operand(vector_reg(flat_vdst(p.in), kind, op.width, &op)); break;
-      case Field::Src0: p.operand(vector_reg(flat_data(p.in), kind, op.width, &op)); break;
+      case Field::Src0: {
+        // A returning atomic is a separate LLVM opcode per register kind: its data is VReg_* (not
+        // AV_*) for VGPRs, and an odd AGPR tuple gets no note at all.
+        OperandSpec data = op;
+        std::string note;
+        if (op.tuple_note && returns_pre_op_value(p.mnemonic, flat_sc0(p.in))) {
+          const std::string_view av(op.tuple_note, op.tuple_note_size);
+          note = kind == 'a' || av.rfind("AV_", 0) != 0 ? std::string(kind == 'a' ? "" : av) : "VReg_" + std::string(av.substr(3));
+          data.kind = kind;
+          data.tuple_note = note.c_str();
+          data.tuple_note_size = static_cast<uint8_t>(note.size());
+        }
+        p.operand(vector_reg(flat_data(p.in), kind, op.width, &data));
+        break;
+      }
       case Field::Addr:
         if (scratch && !flat_lds(p.in)) p.operand("off");
         else p.operand(vector_reg(flat_addr(p.in), 'v', global && no_saddr ? 2 : op.width));
