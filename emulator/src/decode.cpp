@@ -182,8 +182,13 @@ bool misaligned_pair(uint32_t code, int width) {
 
 // A scalar tuple of three or more registers groups only SGPRs, trap temporaries, null and the
 // inline constants: the 64-bit special registers, m0, exec and the apertures do not extend that far.
+// SGPR and ttmp tuples are read from the register below aligned to 4 and must end within their
+// range (s103 for tuples, ttmp15).
 bool invalid_scalar_tuple(uint32_t code, int width) {
   if (width <= 2) return misaligned_pair(code, width);
+  const uint32_t last = (code & ~3u) + static_cast<uint32_t>(width) - 1;
+  if (code <= 101) return last > 103;  // LLVM forms SGPR tuples up to s[100:103] / s[88:103]
+  if (code >= 108 && code <= 123) return last > 123;
   return (code >= 102 && code <= 107) || code == 124 || code == 126 || code == 127 || (code >= 230 && code <= 239) ||
          (code >= 251 && code <= 254);
 }
@@ -212,6 +217,7 @@ bool valid_scalar_widths(const Inst& in) {
       default: continue;
     }
     if (misaligned_pair(code, op.width)) return false;
+    if (in.family == Family::VOP3 && op.field == Field::Dst && reserved_source(code)) return false;
   }
   return true;
 }
@@ -242,6 +248,13 @@ bool valid_vop3_modifiers(const Inst& in) {
     if (m.find("mfma") != std::string_view::npos) {
       // smfmac's A, B and index are VGPRs or AGPRs; LLVM rejects SGPRs and constants there (it
       // decodes them in v_mfma with a note).
+      // With acc_cd (word 0 bit 15) C and D are AGPRs, which may not run past a255.
+      if ((w0 >> 15) & 1)
+        for (const OperandSpec& op : operand_specs(info)) {
+          const uint32_t reg = op.field == Field::Dst ? (w0 & 0xFF) : op.field == Field::Src2 ? ((w1 >> 18) & 0x1FF) : 0;
+          if (op.field == Field::Dst && reg + op.width > 256) return false;
+          if (op.field == Field::Src2 && reg >= 256 && reg - 256 + op.width > 256) return false;
+        }
       if (m.rfind("v_smfmac", 0) == 0)
         for (int i = 0; i < 3; ++i)
           if (((w1 >> (9 * i)) & 0x1FF) < 256) return false;

@@ -68,7 +68,7 @@ std::optional<std::string> scalar_reg(uint32_t v, int width) {
     // A misaligned SGPR tuple is read from the aligned register below it; llvm-objdump prints it
     // so, with a warning after the instruction.
     v &= ~static_cast<uint32_t>(width >= 4 ? 3 : width == 2 ? 1 : 0);
-    if (width > 1 && v + width - 1 > 101) return std::nullopt;
+    if (width > 1 && v + width - 1 > 103) return std::nullopt;  // tuples reach s[100:103] (s102-s103 alias flat_scratch)
     return reg_range('s', v, width);
   }
   struct Pair { uint32_t base; const char *lo, *hi, *both; };
