@@ -92,7 +92,7 @@ Tally compare_stream(const std::vector<uint32_t>& words, Arch arch) {
 
 // `max_differ_fraction`: the share of words that may still print differently from LLVM (a ratchet while the
 // printer's coverage grows; compiled kernels allow none).
-void report(const Tally& t, const std::string& what, double max_differ_fraction) {
+void report(const Tally& t, const std::string& what, double max_differ_fraction, double max_declined_fraction = 1.0) {
   if (const char* path = std::getenv("WEFT_DISASM_MISMATCHES")) {  // for whoever works on the printer
     std::ofstream out(path + ("." + what));
     for (const std::string& m : t.mismatches) out << m << "\n";
@@ -109,6 +109,7 @@ void report(const Tally& t, const std::string& what, double max_differ_fraction)
   for (size_t i = 0; i < t.mismatches.size() && i < 40; ++i) first += t.mismatches[i] + "\n";
   const double total = t.agree + t.both_reject + t.declined + static_cast<double>(t.mismatches.size());
   CHECK_MESSAGE(static_cast<double>(t.mismatches.size()) <= max_differ_fraction * total, first);
+  CHECK(static_cast<double>(t.declined) <= max_declined_fraction * total);
 }
 
 std::vector<uint32_t> random_words(uint64_t seed, size_t n) {
@@ -131,7 +132,9 @@ TEST_CASE("decoder agrees with llvm-objdump on random words") {
     const uint64_t seed = fuzz_seed();
     INFO("target " << std::string(arch_name(arch)) << ", WEFT_FUZZ_SEED=" << seed);
     const Tally t = compare_stream(random_words(seed, count), arch);
-    // Known gaps (see docs/emulator.md): SDWA/DPP and MTBUF format validity, FLAT saddr checks.
-    report(t, arch_name(arch), 0.002);
+    // Known gaps (see docs/emulator.md): VOP3 source-modifier validity of a few opcodes, buffer_inv
+    // and buffer_wbl2 cache bits, smfmac operand notes, v_bitop3 modifiers, FP atomics with AGPRs.
+    // Ratchets: at most 0.06% differ (about 0.02-0.03% now), 0.25% declined (about 0.15%).
+    report(t, arch_name(arch), 0.0006, 0.0025);
   }
 }
