@@ -136,6 +136,31 @@ Field field_named(std::string_view name) {
   return Field::Fixed;
 }
 
+// One operand token, "S0:v1@TupleClass#<kinds>'SourceClass+<neg><abs>" (each section optional):
+// the field, kind and width, then the notes and verdicts the generator probed. `text` is the
+// token's first character in the table's string literal, which outlives the spec.
+void parse_operand(std::string_view token, const char* text, OperandSpec& spec) {
+  const size_t colon = token.find(':');
+  spec.field = field_named(token.substr(0, colon));
+  spec.kind = token[colon + 1];
+  const size_t sections = token.find_first_of("@#'+");
+  spec.width = static_cast<uint8_t>(std::atoi(std::string(token.substr(colon + 2, sections - colon - 2)).c_str()));
+  for (size_t at = sections; at < token.size();) {
+    const size_t next = token.find_first_of("@#'+", at + 1);
+    const size_t stop = next == std::string_view::npos ? token.size() : next;
+    const char* body = text + at + 1;
+    const auto size = static_cast<uint8_t>(stop - at - 1);
+    switch (token[at]) {
+      case '@': spec.tuple_note = body, spec.tuple_note_size = size; break;
+      case '#': spec.classes = body; break;
+      case '\'': spec.source_note = body, spec.source_note_size = size; break;
+      case '+': spec.neg_mode = body[0], spec.abs_mode = body[1]; break;
+      default: break;
+    }
+    at = stop;
+  }
+}
+
 // "D:v1 S0:v2 =vcc K" -> operand specs. Fixed texts point into the table's string literals.
 std::vector<OperandSpec> parse_template(const char* tmpl) {
   std::vector<OperandSpec> out;
@@ -153,15 +178,11 @@ std::vector<OperandSpec> parse_template(const char* tmpl) {
     if (token[0] == '=' || token == "K") {
       spec.text = token[0] == '=' ? p + 1 : p;
       spec.width = static_cast<uint8_t>(token[0] == '=' ? token.size() - 1 : token.size());
+    } else if (token[0] == '%') {  // an opcode attribute (opsel_layout), not an operand
+      p = *end ? end + 1 : end;
+      continue;
     } else if (colon != std::string_view::npos) {
-      spec.field = field_named(token.substr(0, colon));
-      spec.kind = token[colon + 1];
-      const size_t at = token.find('@');
-      spec.width = static_cast<uint8_t>(std::atoi(std::string(token.substr(colon + 2, at - colon - 2)).c_str()));
-      if (at != std::string_view::npos) {  // D:v2@VReg_64_Align2
-        spec.tuple_note = p + at + 1;
-        spec.tuple_note_size = static_cast<uint8_t>(token.size() - at - 1);
-      }
+      parse_operand(token, p, spec);
     }
     out.push_back(spec);
     p = *end ? end + 1 : end;
@@ -267,10 +288,46 @@ bool valid_vop3_modifiers(const Inst& in) {
     return !((neg_lo | neg_hi | opsel) & ~used);  // nor on a source the opcode does not have
   }
   const uint32_t used = sources_used(info), neg = w1 >> 29, abs = (w0 >> 8) & 7, omod = (w1 >> 27) & 3;
-  if (neg && (!accepts(info, 'n') || (neg & ~used))) return false;
-  if (!has_sdst(info) && abs && (!accepts(info, 'a') || (abs & ~used))) return false;
+  const bool vop3b = has_sdst(info);
+  if ((neg & ~used) || (!vop3b && (abs & ~used))) return false;  // on a source the opcode does not have
+  for (const OperandSpec& op : operand_specs(info)) {
+    if (op.field < Field::Src0 || op.field > Field::Src2) continue;
+    const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
+    // Per source, as probed; where not probed, what the opcode's src0 accepts.
+    const bool neg_ok = op.neg_mode ? op.neg_mode != 'r' : accepts(info, 'n');
+    const bool abs_ok = op.abs_mode ? op.abs_mode != 'r' : accepts(info, 'a');
+    if (((neg >> i) & 1) && !neg_ok) return false;
+    if (!vop3b && ((abs >> i) & 1) && !abs_ok) return false;
+  }
+  if (!vop3b) {
+    const OpSelLayout layout = opsel_layout(info);
+    for (int b = 0; b < 4; ++b)
+      if (((w0 >> (11 + b)) & 1) && layout.bit[b] == 'r') return false;
+  }
   if (omod && !accepts(info, 'o')) return false;
   return true;
+}
+
+// A source code LLVM rejects in that operand of that opcode (OperandSpec::classes).
+bool rejected_source_code(const Inst& in) {
+  for (const OperandSpec& op : operand_specs(*in.info)) {
+    if (!op.classes) continue;
+    uint32_t code = 0;
+    switch (in.family) {
+      case Family::SOP2: case Family::SOP1: case Family::SOPC:
+        code = op.field == Field::Src0 ? in.word[0] & 0xFF : (in.word[0] >> 8) & 0xFF;
+        break;
+      case Family::VOP1: case Family::VOP2: case Family::VOPC:
+        code = in.word[0] & 0x1FF;  // only src0 is probed here
+        break;
+      case Family::VOP3: case Family::VOP3P:
+        code = (in.word[1] >> (9 * (static_cast<int>(op.field) - static_cast<int>(Field::Src0)))) & 0x1FF;
+        break;
+      default: continue;
+    }
+    if (fields::source_verdict(op, code) == 'R') return true;
+  }
+  return false;
 }
 
 // 64-bit and wider VALU sources follow the same rules when they name scalar registers (v_fmac_f64
@@ -344,7 +401,7 @@ bool valid_extension(const Inst& in) {
 
 bool valid_sources(const Inst& in) {
   const uint32_t w = in.word[0];
-  if (!valid_scalar_widths(in) || !valid_wide_sources(in)) return false;
+  if (!valid_scalar_widths(in) || !valid_wide_sources(in) || rejected_source_code(in)) return false;
   switch (in.family) {
     case Family::SOP2:
     case Family::SOPC: {
@@ -353,18 +410,22 @@ bool valid_sources(const Inst& in) {
     }
     case Family::SOP1: return !reserved_source(w & 0xFF) && (w & 0xFF) != 249 && (w & 0xFF) != 250;
     case Family::VOP1:
+      if (accepts(*in.info, 'Z') && ((w >> 17) & 0xFF)) return false;  // v_nop, v_clrexcp: no vdst
       for (const OperandSpec& op : operand_specs(*in.info))  // v_readfirstlane_b32's SGPR destination
         if (op.field == Field::Dst && op.kind == 's' && reserved_source((w >> 17) & 0xFF)) return false;
       return !reserved_source(w & 0x1FF);
     case Family::VOP2:
     case Family::VOPC: return !reserved_source(w & 0x1FF);
     case Family::VOP3:
-    case Family::VOP3P:
+    case Family::VOP3P: {
+      // VOP3 ignores the source fields its opcode does not have; VOP3P checks all three.
+      const uint32_t checked = in.family == Family::VOP3 ? sources_used(*in.info) : 7;
       for (int i = 0; i < 3; ++i) {
         const uint32_t code = (in.word[1] >> (9 * i)) & 0x1FF;
-        if (reserved_source(code) || code == 249 || code == 250) return false;
+        if (((checked >> i) & 1) && (reserved_source(code) || code == 249 || code == 250)) return false;
       }
       return valid_vop3_modifiers(in);
+    }
     case Family::DS: {
       // Fields the opcode has no operand for must be zero.
       bool has[4] = {};  // vdst, addr, data0, data1
@@ -396,6 +457,7 @@ bool valid_sources(const Inst& in) {
       if (reserved_source(soffset) || soffset == 249 || soffset == 250) return false;  // no SDWA/DPP marker either
       const bool acc = (in.word[1] >> 23) & 1;
       if (lds && acc) return false;  // an LDS DMA has no AGPR data
+      if (operand_specs(*in.info).empty() && ((w >> 12) & 3)) return false;  // buffer_wbl2/inv: no address
       return (!acc || accepts(*in.info, 'A')) && (!lds || accepts(*in.info, 'L'));
     }
     case Family::SOPP: return !operand_specs(*in.info).empty() || (w & 0xFFFF) == 0;
@@ -412,6 +474,16 @@ std::string_view modifier_flags(const OpcodeInfo& info) {
   if (info.operands[0] != '!') return {};
   const char* end = std::strchr(info.operands, ' ');
   return std::string_view(info.operands + 1, end ? static_cast<size_t>(end - info.operands - 1) : std::strlen(info.operands) - 1);
+}
+
+OpSelLayout opsel_layout(const OpcodeInfo& info) {
+  OpSelLayout layout;
+  const char* at = std::strstr(info.operands, "%opsel=");
+  if (!at) return layout;
+  at += 7;  // "4:0123"
+  layout.length = static_cast<uint8_t>(at[0] - '0');
+  for (int b = 0; b < 4; ++b) layout.bit[b] = at[2 + b];
+  return layout;
 }
 
 std::span<const OperandSpec> operand_specs(const OpcodeInfo& info) {

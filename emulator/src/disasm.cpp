@@ -124,12 +124,25 @@ std::string literal_text(uint32_t lit, ValType t) {
   }
 }
 
-// A 9-bit (or 8-bit scalar) source operand: a register, an inline constant or the literal.
+std::optional<std::string> source_text(const Inst& in, uint32_t code, char kind, int width, ValType t, const OperandSpec* spec);
+
+// A 9-bit (or 8-bit scalar) source operand: a register, an inline constant or the literal, with
+// the note LLVM adds where the operand's class does not take that kind of code.
 std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int width, ValType t,
                                   const OperandSpec* spec = nullptr) {
+  const char verdict = spec ? source_verdict(*spec, code) : '.';
+  if (code == 254 && kind == 's' && !(spec && spec->classes)) return std::nullopt;  // a note not probed here
+  std::optional<std::string> text = source_text(in, code, kind, width, t, spec);
+  if (!text || verdict == '.') return text;
+  if (verdict == 'I') return *text + "/*Invalid immediate*/";
+  if (verdict == 'N' && spec->source_note)
+    return *text + "/*Invalid register, operand has '" + std::string(spec->source_note, spec->source_note_size) + "' register class*/";
+  return std::nullopt;
+}
+
+std::optional<std::string> source_text(const Inst& in, uint32_t code, char kind, int width, ValType t, const OperandSpec* spec) {
   if (width == 1 && (t == ValType::B64 || t == ValType::F64)) t = ValType::B32;  // s_lshl_b64's shift
   if (width == 2 && t == ValType::B32) t = ValType::B64;  // a pair (s_cbranch_g_fork): 64-bit constants
-  if (code == 254 && kind == 's') return std::nullopt;  // LLVM annotates it as an invalid register
   if (code >= 256) {
     if (kind == 's') return std::nullopt;
     return vector_reg(code - 256, kind == 'a' ? 'a' : 'v', width, spec);
@@ -188,8 +201,8 @@ void print_sop(Printer& p, const OperandSpec& op) {
   if (t == ValType::B16) t = ValType::B32;  // scalar literals are always a whole dword
   switch (op.field) {
     case Field::Dst: p.operand(scalar_reg(sop_sdst(p.in), op.width)); break;
-    case Field::Src0: p.operand(source(p.in, sop_ssrc0(p.in), 's', op.width, t)); break;
-    case Field::Src1: p.operand(source(p.in, sop_ssrc1(p.in), 's', op.width, t)); break;
+    case Field::Src0: p.operand(source(p.in, sop_ssrc0(p.in), 's', op.width, t, &op)); break;
+    case Field::Src1: p.operand(source(p.in, sop_ssrc1(p.in), 's', op.width, t, &op)); break;
     default: p.ok = false; break;
   }
 }
@@ -278,18 +291,19 @@ void print_smem(Printer& p) {
   if (smem_glc(p.in) && !accepts(*p.in.info, 'I') && p.mnemonic.rfind("s_dcache", 0) != 0) p.modifier("glc");
 }
 
-// Source modifiers of VOP3: neg and abs.
+// An inline constant, which LLVM negates as neg(c) (-c could read as another constant).
+bool inline_constant_code(uint32_t code) { return (code >= 128 && code <= 208) || (code >= 240 && code <= 248); }
+
+// Source modifiers of VOP3: neg and abs, where the opcode's source takes them (LLVM accepts and
+// ignores them on integer sources such as v_ldexp's exponent).
 std::optional<std::string> vop3_source(const Printer& p, int i, const OperandSpec& op, ValType t, bool has_sdst) {
   std::optional<std::string> s = source(p.in, vop3_src(p.in, i), op.kind, op.width, t, &op);
   if (!s) return s;
-  const uint32_t abs = has_sdst ? 0 : vop3_abs(p.in);  // VOP3b keeps sdst in those bits
-  const uint32_t code = vop3_src(p.in, i);
-  const bool constant = code >= 128 && code < 256 && code != 255 && !(code >= 235 && code <= 239) && code < 251;
-  if ((abs >> i) & 1) s = "|" + *s + "|";
-  if ((vop3_neg(p.in) >> i) & 1) {
-    if (constant && code >= 240) return std::nullopt;  // negated float constants: not reproduced
-    s = constant && !((abs >> i) & 1) ? "neg(" + *s + ")" : "-" + *s;
-  }
+  const bool abs = !has_sdst && ((vop3_abs(p.in) >> i) & 1) && op.abs_mode != 'i';  // VOP3b keeps sdst in those bits
+  const bool neg = ((vop3_neg(p.in) >> i) & 1) && op.neg_mode != 'i';
+  if (neg && vop3_src(p.in, i) == 255) return std::nullopt;  // llvm-objdump-22 crashes on these
+  if (abs) s = "|" + *s + "|";
+  if (neg) s = inline_constant_code(vop3_src(p.in, i)) && !abs ? "neg(" + *s + ")" : "-" + *s;
   return s;
 }
 
@@ -412,16 +426,6 @@ void print_dpp(Printer& p) {
   if (dpp_bound_ctrl(p.in)) p.modifier("bound_ctrl:1");
 }
 
-// A VGPR-only src0 (S0:v1@CLASS: v_swap_b32, v_readfirstlane_b32) that holds a scalar: LLVM
-// prints it with a note naming the register class, or calling a constant invalid.
-std::optional<std::string> vgpr_only_note(std::optional<std::string> s, uint32_t code, const OperandSpec& op) {
-  if (!s || !op.tuple_note || op.width != 1 || code >= 256) return s;
-  if (code < 128) return *s + "/*Invalid register, operand has '" + std::string(op.tuple_note, op.tuple_note_size) + "' register class*/";
-  if (code <= 208 || (code >= 240 && code <= 248)) return *s + "/*Invalid immediate*/";
-  if (code == 254 && std::string_view(op.tuple_note, op.tuple_note_size) == "VRegOrLds_32") return s;
-  return std::nullopt;  // literals and the other special sources: not reproduced
-}
-
 void print_vop32(Printer& p) {
   if (p.in.sdwa) return print_sdwa(p);
   if (p.in.dpp) return print_dpp(p);
@@ -433,7 +437,7 @@ void print_vop32(Printer& p) {
         if (op.kind == 's') p.operand(scalar_reg(vop_vdst(p.in), op.width));
         else p.operand(vector_reg(vop_vdst(p.in), op.kind, op.width, &op));
         break;
-      case Field::Src0: p.operand(vgpr_only_note(source(p.in, vop_src0(p.in), op.kind, op.width, t, &op), vop_src0(p.in), op)); break;
+      case Field::Src0: p.operand(source(p.in, vop_src0(p.in), op.kind, op.width, t, &op)); break;
       case Field::Src1: p.operand(vector_reg(vop_vsrc1(p.in), op.kind, op.width, &op)); break;
       case Field::Fixed:
         if (fixed == "K") p.operand(hex(p.in.literal));
@@ -450,8 +454,12 @@ std::string bit_list(const char* name, uint32_t bits, int n) {
   return s + "]";
 }
 
+// v_bitop3's truth table is kept in the neg (bits 2:0), abs (5:3) and omod (7:6) fields.
+uint32_t bitop3_table(const Inst& in) { return vop3_neg(in) | (vop3_abs(in) << 3) | (vop3_omod(in) << 6); }
+
 void print_vop3(Printer& p) {
   const ValType t = source_type(p.mnemonic);
+  const bool bitop3 = p.mnemonic.starts_with("v_bitop3");
   uint32_t used_sources = 0;
   const bool has_sdst = [&] {
     for (const OperandSpec& op : operand_specs(*p.in.info)) if (op.field == Field::SDst) return true;
@@ -468,21 +476,25 @@ void print_vop3(Printer& p) {
       case Field::Src0: case Field::Src1: case Field::Src2: {
         const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
         used_sources |= 1u << i;
-        p.operand(vop3_source(p, i, op, t, has_sdst));
+        if (bitop3) p.operand(source(p.in, vop3_src(p.in, i), op.kind, op.width, t, &op));
+        else p.operand(vop3_source(p, i, op, t, has_sdst));
         break;
       }
       case Field::Fixed: p.operand(std::string(fixed)); break;
       default: p.ok = false; break;
     }
   }
-  if (!has_sdst && accepts(*p.in.info, 's') && vop3_opsel(p.in)) {
-    const int n = std::popcount(used_sources);
-    const uint32_t bits = (vop3_opsel(p.in) & ((1u << n) - 1)) | (((vop3_opsel(p.in) >> 3) & 1) << n);
-    p.modifier(bit_list("op_sel", bits, n + 1));
+  if (bitop3 && bitop3_table(p.in)) p.modifier("bitop3:" + (bitop3_table(p.in) < 16 ? dec(bitop3_table(p.in)) : hex(bitop3_table(p.in))));
+  if (!has_sdst && vop3_opsel(p.in)) {
+    const OpSelLayout layout = opsel_layout(*p.in.info);
+    uint32_t bits = 0;
+    for (int b = 0; b < 4; ++b)
+      if (((vop3_opsel(p.in) >> b) & 1) && layout.bit[b] >= '0' && layout.bit[b] <= '9') bits |= 1u << (layout.bit[b] - '0');
+    if (bits) p.modifier(bit_list("op_sel", bits, layout.length));
   }
   if (vop3_clamp(p.in)) p.modifier("clamp");
   static const char* omods[] = {"", "mul:2", "mul:4", "div:2"};
-  if (vop3_omod(p.in)) p.modifier(omods[vop3_omod(p.in)]);
+  if (vop3_omod(p.in) && !bitop3) p.modifier(omods[vop3_omod(p.in)]);
 }
 
 bool is_mfma(std::string_view m) { return m.rfind("v_mfma", 0) == 0 || m.rfind("v_smfmac", 0) == 0; }
@@ -518,7 +530,8 @@ void print_mai(Printer& p) {
   }
   if (mai_cbsz(p.in)) p.modifier("cbsz:" + std::to_string(mai_cbsz(p.in)));
   if (mai_abid(p.in)) p.modifier("abid:" + std::to_string(mai_abid(p.in)));
-  if (mai_blgp(p.in)) p.modifier("blgp:" + std::to_string(mai_blgp(p.in)));
+  // The f64 MFMAs read the blgp bits as negations of A, B and C.
+  if (mai_blgp(p.in)) p.modifier(p.mnemonic.starts_with("v_mfma_f64") ? bit_list("neg", mai_blgp(p.in), 3) : "blgp:" + std::to_string(mai_blgp(p.in)));
 }
 
 // v_fma_mix*: each source is f32, or (op_sel_hi) an f16 half chosen by op_sel; neg_lo negates
@@ -663,6 +676,7 @@ void print_flat(Printer& p) {
         break;
       case Field::SAddr:
         if (no_saddr) p.operand("off");
+        else if (global && saddr == 126) p.operand("exec/*Invalid register, operand has 'SReg_64_XEXEC_XNULL' register class*/");
         else p.operand(scalar_reg(saddr, op.width));
         break;
       default: p.ok = false; break;
@@ -722,9 +736,11 @@ void print_mubuf(Printer& p) {
   }
   if (idxen) p.modifier("idxen");
   if (offen) p.modifier("offen");
-  if (mubuf_offset(p.in)) p.modifier("offset:" + std::to_string(mubuf_offset(p.in)));
+  if (mubuf_offset(p.in) && !operand_specs(*p.in.info).empty()) p.modifier("offset:" + std::to_string(mubuf_offset(p.in)));
   if (typed) {
     print_cache_bits(p, mubuf_sc0(p.in), mtbuf_sc1(p.in), mtbuf_nt(p.in));
+  } else if (operand_specs(*p.in.info).empty()) {  // buffer_wbl2, buffer_inv: LLVM ignores nt and the offset
+    print_cache_bits(p, mubuf_sc0(p.in), mubuf_sc1(p.in), false);
   } else {
     print_cache_bits(p, mubuf_sc0(p.in), mubuf_sc1(p.in), mubuf_nt(p.in));
     if (mubuf_lds(p.in)) p.modifier("lds");

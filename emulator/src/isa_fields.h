@@ -21,6 +21,31 @@ constexpr std::optional<uint32_t> inline_constant32(uint32_t code) {
   return std::nullopt;
 }
 
+// The kind of a source code, as an index into kSourceCodeKinds; -1 for reserved codes and the
+// SDWA/DPP markers.
+constexpr int source_code_kind(uint32_t code) {
+  if (code >= 256) return 12;
+  if (code <= 101 || (code >= 108 && code <= 123)) return 0;
+  if (code <= 107) return 1;
+  if (code == 124) return 2;
+  if (code == 125) return 3;
+  if (code <= 127) return 4;
+  if (code <= 208) return 5;
+  if (code >= 240 && code <= 248) return 6;
+  if (code == 255) return 7;
+  if (code == 254) return 8;
+  if (code >= 251 && code <= 253) return 9;
+  if (code >= 235 && code <= 239) return 10;
+  if (code == 230 || code == 231) return 11;
+  return -1;
+}
+
+// What LLVM makes of `code` in a source operand: see OperandSpec::classes ('.' where not probed).
+inline char source_verdict(const OperandSpec& op, uint32_t code) {
+  const int kind = source_code_kind(code);
+  return op.classes && kind >= 0 ? op.classes[kind] : '.';
+}
+
 constexpr uint32_t bits(uint32_t w, int hi, int lo) { return (w >> lo) & ((1u << (hi - lo + 1)) - 1); }
 constexpr uint64_t bits64(uint64_t w, int hi, int lo) { return (w >> lo) & ((uint64_t{1} << (hi - lo + 1)) - 1); }
 inline uint64_t qword(const Inst& in) { return in.word[0] | (uint64_t{in.word[1]} << 32); }

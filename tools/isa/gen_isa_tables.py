@@ -27,8 +27,20 @@ def objdump(words, mcpu):
             res[int(off, 16)] = None if text.startswith('.long') else text
     return res
 
+CRASH = ''  # the text of a probe llvm-objdump-22 crashes on (it does on a few literal forms)
+
 def probe(cases, mcpu):
-    """Disassembles each probe (padded with s_nop so a literal never eats the next probe)."""
+    """Disassembles each probe (padded with s_nop so a literal never eats the next probe). Where
+    llvm-objdump crashes, the probes are split in halves until the crashing ones are found."""
+    try:
+        return probe_batch(cases, mcpu)
+    except subprocess.CalledProcessError:
+        if len(cases) == 1:
+            return [CRASH]
+        half = len(cases) // 2
+        return probe(cases[:half], mcpu) + probe(cases[half:], mcpu)
+
+def probe_batch(cases, mcpu):
     pad = [0xbf800000] * 3
     words, starts = [], []
     for ws in cases:
@@ -51,11 +63,13 @@ FAMILIES = {
     'SMEM~1': (256, lambda op: [(0b110000 << 26) | (op << 18) | (12 << 6), 0], {12: 'D'}),  # s_memtime: no offset
     'SMEM~2': (256, lambda op: [(0b110000 << 26) | (op << 18), 0], {}),  # s_dcache_wb: no operands
     'VOP1': (256, lambda op: [(0x3F << 25) | (10 << 17) | (op << 9) | V(20)], {10: 'D', 20: 'S0'}),
+    'VOP1~1': (256, lambda op: [(0x3F << 25) | (op << 9) | V(20)], {20: 'S0'}),  # v_nop: vdst must be 0
     'VOPC': (256, lambda op: [(0x3E << 25) | (op << 17) | (30 << 9) | V(20)], {20: 'S0', 30: 'S1'}),
     'VOP2': (62, lambda op: [(op << 25) | (10 << 17) | (30 << 9) | V(20)], {10: 'D', 20: 'S0', 30: 'S1'}),
-    # VOP3 and VOP3P: sdst of VOP3b is 12 (bits 14:8), vdst 10; sources v20, v40, v60.
-    'VOP3': (896, lambda op: [(0b110100 << 26) | (op << 16) | (64 << 8) | 10, V(20) | (V(40) << 9) | (V(60) << 18)],
-             {10: 'D', 64: 'SD', 20: 'S0', 40: 'S1', 60: 'S2'}),
+    # VOP3 and VOP3P: sdst of VOP3b is s[0:1] (bits 14:8), vdst 10; sources v20, v40, v60.
+    # sdst 0 keeps VOP3a's abs and op_sel bits (which share those bits) clear.
+    'VOP3': (896, lambda op: [(0b110100 << 26) | (op << 16) | 10, V(20) | (V(40) << 9) | (V(60) << 18)],
+             {10: 'D', 0: 'SD', 20: 'S0', 40: 'S1', 60: 'S2'}),
     'VOP3P': (128, lambda op: [(0x1A7 << 23) | (op << 16) | (1 << 14) | 10, V(20) | (V(40) << 9) | (V(60) << 18) | (3 << 27)],
               {10: 'D', 20: 'S0', 40: 'S1', 60: 'S2'}),
     'DS': (256, lambda op: [(0b110110 << 26) | (op << 17) | 0x0201, 20 | (30 << 8) | (40 << 16) | (10 << 24)],
@@ -79,6 +93,7 @@ FAMILIES = {
               {30: 'D', 20: 'A', 12: 'R', 10: 'SO'}),
     'MUBUF': (128, lambda op: [(0b111000 << 26) | (op << 18) | (1 << 12), 20 | (30 << 8) | (3 << 16) | (10 << 24)],
               {30: 'D', 20: 'A', 12: 'R', 10: 'SO'}),
+    'MUBUF~1': (128, lambda op: [(0b111000 << 26) | (op << 18), 0], {}),  # buffer_wbl2, buffer_inv: no operands
 }
 MODIFIER = re.compile(r'^(format:.*|offen|idxen|lds|sc0|sc1|nt|glc|slc|gds|clamp|tfe|offset\d?:.*|op_sel.*|neg_.*|mul:\d|div:\d|cbsz:.*|abid:.*|blgp:.*)$')
 REG = re.compile(r'^([sva])(\d+)$|^([sva])\[(\d+):(\d+)\]$')
@@ -167,25 +182,6 @@ def encoding_flags(family, build, ops, arch):
                 flags[op] += letter
     return flags
 
-# VOP1 opcodes whose src0 takes VGPRs (or AGPRs) only (v_swap_b32, v_readfirstlane_b32,
-# v_accvgpr_mov_b32): the register class LLVM names in its note on an SGPR there ("S0:v1@VGPR_32").
-SINGLE_NOTE = re.compile(r"Invalid register, operand has '(\w+)' register class")
-
-def vgpr_only_sources(family, build, ops, arch):
-    if family != 'VOP1':
-        return {}
-    cases = []
-    for op in ops:
-        ws = build(op)
-        ws[0] = (ws[0] & ~0x1FF) | 20
-        cases.append(ws)
-    out = {}
-    for op, text in zip(ops, probe(cases, arch)):
-        m = SINGLE_NOTE.search(text or '')
-        if m:
-            out[op] = m.group(1)
-    return out
-
 # Where the lowest bit of each register field sits (word, bit), per family: flipping it makes the
 # probe register odd, which is how LLVM's note on misaligned tuples is read off.
 FIELD_BITS = {
@@ -241,6 +237,147 @@ def annotate_tuples(tmpl, op, classes):
         return tok
     return ' '.join(mark(t) for t in tmpl.split())
 
+# What LLVM makes of each kind of source code in each source field of each opcode: printed as
+# usual ('.'), printed with a note calling a register invalid for the operand's class ('N'; the
+# class is recorded once per operand), printed with "/*Invalid immediate*/" ('I'), or the whole
+# word rejected ('R'). One probe per kind, its code in the field; the kinds are the letters of
+# CODE_CLASSES (isa_fields.h's code_class() maps every code to one of them).
+SOURCE_FIELDS = {  # family: {field: (word, lowest bit, bits)}
+    'SOP2': {'S0': (0, 0, 8), 'S1': (0, 8, 8)},
+    'SOP1': {'S0': (0, 0, 8)},
+    'SOPC': {'S0': (0, 0, 8), 'S1': (0, 8, 8)},
+    'VOP1': {'S0': (0, 0, 9)}, 'VOP2': {'S0': (0, 0, 9)}, 'VOPC': {'S0': (0, 0, 9)},
+    'VOP3': {'S0': (1, 0, 9), 'S1': (1, 9, 9), 'S2': (1, 18, 9)},
+}
+SOURCE_FIELDS['VOP3P'] = SOURCE_FIELDS['VOP3']
+# s20, vcc_lo, m0, null, exec_lo, the integer 1, 1.0, a literal, src_lds_direct, src_execz,
+# src_shared_base, src_flat_scratch_base_lo, v20.
+CODE_CLASSES = [('s', 20), ('c', 106), ('m', 124), ('n', 125), ('e', 126), ('i', 129), ('f', 242), ('k', 255),
+                ('l', 254), ('z', 252), ('a', 235), ('b', 230), ('V', 276)]
+LITERAL = 0x12345678
+NOTES = re.compile(r"/\*Invalid (?:register, operand has '(\w+)' register class|immediate)\*/")
+
+def new_notes(text, base):
+    """The notes in a probe's text that its base probe did not have: [(class or None), ...]."""
+    seen = [m.group(1) for m in NOTES.finditer(base or '')]
+    out = []
+    for m in NOTES.finditer(text):
+        if m.group(1) in seen:
+            seen.remove(m.group(1))
+        else:
+            out.append(m.group(1))
+    return out
+
+def source_classes(family, build, entries, arch):
+    """{(op, field): (13 letters, note class)} for the source operands of (op, template) entries."""
+    layout = SOURCE_FIELDS.get(family)
+    if not layout:
+        return {}
+    keys, cases, bases = [], [], {}
+    for op, tmpl in entries:
+        bases[op] = build(op)
+        for tok in tmpl.split():
+            field = tok.split(':')[0]
+            if field not in layout:
+                continue
+            word, low, nbits = layout[field]
+            for letter, code in CODE_CLASSES:
+                if code >= 1 << nbits or (code == 255 and word == 1):
+                    continue  # VOP3 literals crash llvm-objdump-22; weft declines them
+                ws = build(op)
+                ws[word] = (ws[word] & ~(((1 << nbits) - 1) << low)) | (code << low)
+                if code == 255:
+                    ws = ws + [LITERAL]
+                cases.append(ws)
+                keys.append((op, field, letter))
+    base_text = dict(zip(bases, probe(list(bases.values()), arch)))
+    out = {}
+    for (op, field, letter), text in zip(keys, probe(cases, arch)):
+        letters, cls = out.get((op, field), ({l: '.' for l, _ in CODE_CLASSES}, ''))
+        if text is None:
+            letters[letter] = 'R'
+        elif text != CRASH:
+            notes = new_notes(text, base_text[op])
+            if any(n is None for n in notes):
+                letters[letter] = 'I'
+            elif notes:
+                letters[letter], cls = 'N', notes[0]
+        out[(op, field)] = (letters, cls)
+    return {k: (''.join(v[0][l] for l, _ in CODE_CLASSES), v[1]) for k, v in out.items()}
+
+# VOP3 source modifiers, one source at a time: neg (word 1 bit 29+i) and abs (word 0 bit 8+i)
+# are printed ('p'), accepted and ignored ('i', as on v_ldexp's integer exponent) or rejected
+# ('r'); VOP3b keeps sdst where abs would be ('-').
+def vop3_source_modifiers(family, build, entries, arch):
+    if family != 'VOP3':
+        return {}
+    keys, cases, bases = [], [], {}
+    for op, tmpl in entries:
+        bases[op] = build(op)
+        vop3b = ' SD:' in ' ' + tmpl
+        for tok in tmpl.split():
+            m = re.match(r'^S([012]):', tok)
+            if not m:
+                continue
+            i = int(m.group(1))
+            for kind, word, bit in (('n', 1, 29 + i), ('a', 0, 8 + i)):
+                if kind == 'a' and vop3b:
+                    continue
+                ws = build(op)
+                ws[word] |= 1 << bit
+                cases.append(ws)
+                keys.append((op, 'S%d' % i, kind))
+    base_text = dict(zip(bases, probe(list(bases.values()), arch)))
+    out = {}
+    for (op, field, kind), text in zip(keys, probe(cases, arch)):
+        modes = out.setdefault((op, field), {'n': '-', 'a': '-'})
+        modes[kind] = 'r' if text is None else 'i' if text == base_text[op] else 'p'
+    return {k: v['n'] + v['a'] for k, v in out.items()}
+
+# VOP3 op_sel, one bit (word 0 bit 11+b) at a time: where LLVM prints it in its op_sel:[...] list
+# (a digit; the list's length once per opcode), or that it ignores ('i') or rejects ('r') it.
+OPSEL = re.compile(r'op_sel:\[([01,]+)\]')
+
+def vop3_opsel(family, build, ops, arch):
+    if family != 'VOP3':
+        return {}
+    cases = []
+    for op in ops:
+        for b in range(4):
+            ws = build(op)
+            ws[0] |= 1 << (11 + b)
+            cases.append(ws)
+    texts = probe(cases, arch)
+    out = {}
+    for k, op in enumerate(ops):
+        length, marks = 0, ''
+        for b in range(4):
+            text = texts[4 * k + b]
+            m = OPSEL.search(text or '')
+            if text is None:
+                marks += 'r'
+            elif not m:
+                marks += 'i'
+            else:
+                bits = m.group(1).split(',')
+                length = len(bits)
+                marks += str(bits.index('1'))
+        if marks != 'iiii':
+            out[op] = '%d:%s' % (length, marks)
+    return out
+
+def annotate_sources(tmpl, op, classes, modifiers):
+    """S0:v1 -> S0:v1#<classes>'<note class>+<neg><abs> (each part only where probed)."""
+    def mark(tok):
+        field = tok.split(':')[0]
+        if (op, field) in classes:
+            letters, cls = classes[(op, field)]
+            tok += '#' + letters + ("'" + cls if cls else '')
+        if (op, field) in modifiers:
+            tok += '+' + modifiers[(op, field)]
+        return tok
+    return ' '.join(mark(t) for t in tmpl.split())
+
 def main():
     rows = {}
     for arch in ARCHS:
@@ -250,9 +387,11 @@ def main():
             texts = probe([build(op) for op in range(count)], arch)
             flags = modifier_flags(family, build, [op for op in range(count) if texts[op]], arch)
             extra_forms = encoding_flags(family, build, [op for op in range(count) if texts[op]], arch)
-            vgpr_only = vgpr_only_sources(family, build, [op for op in range(count) if texts[op]], arch)
-            classes = tuple_classes(family, build, fields,
-                                    [(op, template(family, t, fields)[1]) for op, t in enumerate(texts) if t], arch)
+            entries = [(op, template(family, t, fields)[1]) for op, t in enumerate(texts) if t]
+            classes = tuple_classes(family, build, fields, entries, arch)
+            sources = source_classes(family, build, entries, arch)
+            source_mods = vop3_source_modifiers(family, build, entries, arch)
+            opsel = vop3_opsel(family, build, [op for op in range(count) if texts[op]], arch)
             for op, text in enumerate(texts):
                 if text is None:
                     continue
@@ -262,10 +401,13 @@ def main():
                     continue  # these words belong to SOPK / SOP1 / SOPC / SOPP
                 mnemonic, tmpl = template(family, text, fields)
                 tmpl = annotate_tuples(tmpl, op, classes)
-                if op in vgpr_only:
-                    tmpl = re.sub(r'\bS0:([va])1\b', lambda m: 'S0:' + m.group(1) + '1@' + vgpr_only[op], tmpl, count=1)
+                tmpl = annotate_sources(tmpl, op, sources, source_mods)
+                if op in opsel:
+                    tmpl += ' %opsel=' + opsel[op]
                 if family.split('~')[0] in MODIFIER_PROBES:
                     tmpl = ('!' + flags[op] + ' ' + tmpl).strip()
+                if family == 'VOP1~1':
+                    tmpl = ('!Z ' + tmpl).strip()  # found only with vdst 0: LLVM rejects other values
                 if extra_forms.get(op):
                     tmpl = ('!' + extra_forms[op] + ' ' + tmpl).strip()
                 if family == 'SOPP' and tmpl and ' ' not in (sopp_zero[op] or ' x'):

@@ -35,6 +35,29 @@ struct OperandSpec {
   // ("VReg_64_Align2"; empty: printed without a note); nullptr where it was not probed.
   const char* tuple_note = nullptr;
   uint8_t tuple_note_size = 0;
+  // Source operands: what LLVM makes of each kind of source code (one letter per kind, in the
+  // order of kSourceCodeKinds): '.' printed as usual, 'N' printed with a note naming
+  // `source_note` as the operand's register class, 'I' printed with "/*Invalid immediate*/",
+  // 'R' the word is rejected. nullptr where not probed.
+  const char* classes = nullptr;
+  const char* source_note = nullptr;
+  uint8_t source_note_size = 0;
+  // VOP3 source modifiers neg and abs: 'p' printed, 'i' accepted and ignored, 'r' rejected,
+  // '-' not a modifier of this encoding (VOP3b's sdst), 0 not probed.
+  char neg_mode = 0, abs_mode = 0;
+};
+
+// The kinds of source code the opcode table's `classes` letters stand for: SGPRs and trap
+// temporaries, the special registers 102-107, m0, null, exec, integer constants, float
+// constants, a literal, src_lds_direct, src_vccz/execz/scc, the apertures and pops id,
+// src_flat_scratch_base, VGPRs.
+inline constexpr char kSourceCodeKinds[] = "scmneifklzabV";
+
+// Where VOP3's op_sel bits (0-2 the sources, 3 the destination) print in LLVM's op_sel:[...]
+// list of `length` entries: a digit (the position), 'i' ignored, 'r' the word is rejected.
+struct OpSelLayout {
+  uint8_t length = 0;
+  char bit[4] = {'i', 'i', 'i', 'i'};
 };
 
 // One row of the opcode table: an opcode of a family on the targets that have it.
@@ -70,9 +93,12 @@ std::span<const OperandSpec> operand_specs(const OpcodeInfo& info);
 
 // The modifiers a VOP3/VOP3P/memory opcode accepts, as letters: n neg, a abs, c clamp, o omod,
 // s op_sel, A AGPR data (acc), g gds, L lds; z (SOPP) an immediate of 0 is not printed;
-// I (SMEM without an offset operand) the imm bit must be clear. An encoding that sets another one is invalid.
+// I (SMEM without an offset operand) the imm bit must be clear; Z (VOP1) the vdst field must be 0. An encoding that sets another one is invalid.
 std::string_view modifier_flags(const OpcodeInfo& info);
 inline bool accepts(const OpcodeInfo& info, char flag) { return modifier_flags(info).find(flag) != std::string_view::npos; }
+
+// VOP3's op_sel layout for an opcode (all bits ignored where LLVM prints no op_sel).
+OpSelLayout opsel_layout(const OpcodeInfo& info);
 
 // The whole opcode table (for tests and statistics).
 std::span<const OpcodeInfo> opcode_table();
