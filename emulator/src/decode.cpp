@@ -1,4 +1,5 @@
 // Decoding: which family a word belongs to, its opcode, the table row, and the instruction size.
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <string>
@@ -136,17 +137,17 @@ Field field_named(std::string_view name) {
   return Field::Fixed;
 }
 
-// One operand token, "S0:v1@TupleClass#<kinds>'SourceClass+<neg><abs>" (each section optional):
+// One operand token, "S0:v1@TupleClass#<kinds>'SourceClass" (each section optional):
 // the field, kind and width, then the notes and verdicts the generator probed. `text` is the
 // token's first character in the table's string literal, which outlives the spec.
 void parse_operand(std::string_view token, const char* text, OperandSpec& spec) {
   const size_t colon = token.find(':');
   spec.field = field_named(token.substr(0, colon));
   spec.kind = token[colon + 1];
-  const size_t sections = token.find_first_of("@#'+");
+  const size_t sections = token.find_first_of("@#'");
   spec.width = static_cast<uint8_t>(std::atoi(std::string(token.substr(colon + 2, sections - colon - 2)).c_str()));
   for (size_t at = sections; at < token.size();) {
-    const size_t next = token.find_first_of("@#'+", at + 1);
+    const size_t next = token.find_first_of("@#'", at + 1);
     const size_t stop = next == std::string_view::npos ? token.size() : next;
     const char* body = text + at + 1;
     const auto size = static_cast<uint8_t>(stop - at - 1);
@@ -154,7 +155,6 @@ void parse_operand(std::string_view token, const char* text, OperandSpec& spec) 
       case '@': spec.tuple_note = body, spec.tuple_note_size = size; break;
       case '#': spec.classes = body; break;
       case '\'': spec.source_note = body, spec.source_note_size = size; break;
-      case '+': spec.neg_mode = body[0], spec.abs_mode = body[1]; break;
       default: break;
     }
     at = stop;
@@ -207,6 +207,7 @@ bool misaligned_pair(uint32_t code, int width) {
 // range (s103 for tuples, ttmp15).
 bool invalid_scalar_tuple(uint32_t code, int width) {
   if (width <= 2) return misaligned_pair(code, width);
+  width = std::min(width, 16);  // a 1024-bit operand reads 16 scalar registers
   const uint32_t last = (code & ~3u) + static_cast<uint32_t>(width) - 1;
   if (code <= 101) return last > 103;  // LLVM forms SGPR tuples up to s[100:103] / s[88:103]
   if (code >= 108 && code <= 123) return last > 123;
@@ -267,8 +268,6 @@ bool valid_vop3_modifiers(const Inst& in) {
     // in those bits.
     const std::string_view m(info.mnemonic);
     if (m.find("mfma") != std::string_view::npos) {
-      // smfmac's A, B and index are VGPRs or AGPRs; LLVM rejects SGPRs and constants there (it
-      // decodes them in v_mfma with a note).
       // With acc_cd (word 0 bit 15) C and D are AGPRs, which may not run past a255.
       if ((w0 >> 15) & 1)
         for (const OperandSpec& op : operand_specs(info)) {
@@ -276,9 +275,7 @@ bool valid_vop3_modifiers(const Inst& in) {
           if (op.field == Field::Dst && reg + op.width > 256) return false;
           if (op.field == Field::Src2 && reg >= 256 && reg - 256 + op.width > 256) return false;
         }
-      if (m.rfind("v_smfmac", 0) == 0)
-        for (int i = 0; i < 3; ++i)
-          if (((w1 >> (9 * i)) & 0x1FF) < 256) return false;
+      if (m.rfind("v_smfmac", 0) == 0 && (w1 >> 29)) return false;  // smfmac has no blgp
       return true;
     }
     const uint32_t used = sources_used(info), neg_lo = w1 >> 29, neg_hi = (w0 >> 8) & 7;
@@ -287,17 +284,12 @@ bool valid_vop3_modifiers(const Inst& in) {
     if (opsel && !accepts(info, 'S')) return false;  // op_sel, where LLVM has none (v_dot4_u32_u8)
     return !((neg_lo | neg_hi | opsel) & ~used);  // nor on a source the opcode does not have
   }
-  const uint32_t used = sources_used(info), neg = w1 >> 29, abs = (w0 >> 8) & 7, omod = (w1 >> 27) & 3;
+  const uint32_t neg = w1 >> 29, abs = (w0 >> 8) & 7, omod = (w1 >> 27) & 3;
   const bool vop3b = has_sdst(info);
-  if ((neg & ~used) || (!vop3b && (abs & ~used))) return false;  // on a source the opcode does not have
-  for (const OperandSpec& op : operand_specs(info)) {
-    if (op.field < Field::Src0 || op.field > Field::Src2) continue;
-    const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
-    // Per source, as probed; where not probed, what the opcode's src0 accepts.
-    const bool neg_ok = op.neg_mode ? op.neg_mode != 'r' : accepts(info, 'n');
-    const bool abs_ok = op.abs_mode ? op.abs_mode != 'r' : accepts(info, 'a');
-    if (((neg >> i) & 1) && !neg_ok) return false;
-    if (!vop3b && ((abs >> i) & 1) && !abs_ok) return false;
+  const SourceModifierModes modes = source_modifier_modes(info);
+  for (int i = 0; i < 3; ++i) {
+    if (((neg >> i) & 1) && modes.neg[i] == 'r') return false;
+    if (!vop3b && ((abs >> i) & 1) && modes.abs[i] == 'r') return false;
   }
   if (!vop3b) {
     const OpSelLayout layout = opsel_layout(info);
@@ -484,6 +476,22 @@ OpSelLayout opsel_layout(const OpcodeInfo& info) {
   layout.length = static_cast<uint8_t>(at[0] - '0');
   for (int b = 0; b < 4; ++b) layout.bit[b] = at[2 + b];
   return layout;
+}
+
+SourceModifierModes source_modifier_modes(const OpcodeInfo& info) {
+  SourceModifierModes modes;
+  const char* neg = std::strstr(info.operands, "%neg=");
+  const char* abs = std::strstr(info.operands, "%abs=");
+  if (!neg || !abs) {  // not probed: the opcode's flags, and nothing on sources it lacks
+    const uint32_t used = sources_used(info);
+    for (int i = 0; i < 3; ++i) {
+      modes.neg[i] = ((used >> i) & 1) && accepts(info, 'n') ? 'p' : 'r';
+      modes.abs[i] = ((used >> i) & 1) && accepts(info, 'a') ? 'p' : 'r';
+    }
+    return modes;
+  }
+  for (int i = 0; i < 3; ++i) modes.neg[i] = neg[5 + i], modes.abs[i] = abs[5 + i];
+  return modes;
 }
 
 std::span<const OperandSpec> operand_specs(const OpcodeInfo& info) {

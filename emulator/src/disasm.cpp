@@ -2,6 +2,7 @@
 // LLVM's exact text for an encoding (rare modifiers, DPP/SDWA controls, symbolic message ids) it
 // declines with nullopt rather than print something different; the differential test against
 // llvm-objdump holds it to that.
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -22,7 +23,8 @@ enum class ValType { B16, F16, BF16, B32, B64, F64 };
 
 // The source operand type, read off the mnemonic's last type token (v_cvt_f32_f16: f16).
 ValType source_type(std::string_view m) {
-  if (m.find("dot") != std::string_view::npos || m.starts_with("v_pk_")) return ValType::B32;  // packed sources, one dword
+  if (m.find("dot") != std::string_view::npos || m.starts_with("v_pk_") || m.starts_with("v_sat_pk_"))
+    return ValType::B32;  // packed sources, one dword
   const std::string_view best = last_type_token(m);
   if (best == "f16") return ValType::F16;
   if (best == "bf16") return ValType::BF16;
@@ -64,6 +66,7 @@ std::optional<std::string> vector_reg(uint32_t index, char kind, int width, cons
 
 // Scalar register names 0..127 (SGPRs and the special registers of the operand encoding).
 std::optional<std::string> scalar_reg(uint32_t v, int width) {
+  width = std::min(width, 16);  // LLVM's widest scalar tuple: a 1024-bit operand prints 16 SGPRs
   if (v <= 101) {
     // A misaligned SGPR tuple is read from the aligned register below it; llvm-objdump prints it
     // so, with a warning after the instruction.
@@ -299,8 +302,9 @@ bool inline_constant_code(uint32_t code) { return (code >= 128 && code <= 208) |
 std::optional<std::string> vop3_source(const Printer& p, int i, const OperandSpec& op, ValType t, bool has_sdst) {
   std::optional<std::string> s = source(p.in, vop3_src(p.in, i), op.kind, op.width, t, &op);
   if (!s) return s;
-  const bool abs = !has_sdst && ((vop3_abs(p.in) >> i) & 1) && op.abs_mode != 'i';  // VOP3b keeps sdst in those bits
-  const bool neg = ((vop3_neg(p.in) >> i) & 1) && op.neg_mode != 'i';
+  const SourceModifierModes modes = source_modifier_modes(*p.in.info);
+  const bool abs = !has_sdst && ((vop3_abs(p.in) >> i) & 1) && modes.abs[i] == 'p';  // VOP3b keeps sdst in those bits
+  const bool neg = ((vop3_neg(p.in) >> i) & 1) && modes.neg[i] == 'p';
   if (neg && vop3_src(p.in, i) == 255) return std::nullopt;  // llvm-objdump-22 crashes on these
   if (abs) s = "|" + *s + "|";
   if (neg) s = inline_constant_code(vop3_src(p.in, i)) && !abs ? "neg(" + *s + ")" : "-" + *s;
@@ -499,32 +503,49 @@ void print_vop3(Printer& p) {
 
 bool is_mfma(std::string_view m) { return m.rfind("v_mfma", 0) == 0 || m.rfind("v_smfmac", 0) == 0; }
 
-void print_mai(Printer& p) {
-  if (p.mnemonic.rfind("v_smfmac", 0) == 0) {
-    p.ok = false;
-    return;
+// An MFMA operand whose registers are AGPRs by the instruction's acc bits: the note LLVM names
+// for an odd tuple or a scalar register is then the AReg_ class where the VGPR probe read VReg_.
+struct AccOperand {
+  OperandSpec spec;
+  std::string tuple_note, source_note;
+  AccOperand(const OperandSpec& op, bool agprs) : spec(op) {
+    if (!agprs) return;
+    spec.kind = 'a';
+    auto swap = [](const char* text, uint8_t size, std::string& out, const char*& ptr, uint8_t& out_size) {
+      if (!text) return;
+      out.assign(text, size);
+      if (out.rfind("VReg_", 0) == 0) out[0] = 'A';
+      ptr = out.c_str();
+      out_size = static_cast<uint8_t>(out.size());
+    };
+    swap(op.tuple_note, op.tuple_note_size, tuple_note, spec.tuple_note, spec.tuple_note_size);
+    swap(op.source_note, op.source_note_size, source_note, spec.source_note, spec.source_note_size);
   }
-  const auto specs = operand_specs(*p.in.info);
-  for (const OperandSpec& op : specs) {
+};
+
+// An MFMA source: VGPRs or AGPRs (by `agprs`), or a scalar register or constant with LLVM's note.
+std::optional<std::string> mai_source(const Printer& p, uint32_t code, const OperandSpec& op, bool agprs) {
+  const AccOperand acc(op, agprs);
+  if (code >= 256) return vector_reg(code - 256, agprs ? 'a' : 'v', op.width, &acc.spec);
+  return source(p.in, code, 'v', op.width, ValType::B32, &acc.spec);
+}
+
+// MFMA (D, A, B, C) and smfmac (D, A, B, the sparsity index; C is D).
+void print_mai(Printer& p) {
+  const bool sparse = p.mnemonic.starts_with("v_smfmac");
+  for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
-      case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), mai_acc_cd(p.in) ? 'a' : 'v', op.width, &op)); break;
+      case Field::Dst: {
+        const AccOperand acc(op, mai_acc_cd(p.in));
+        p.operand(vector_reg(vop3_vdst(p.in), acc.spec.kind, op.width, &acc.spec));
+        break;
+      }
       case Field::Src0: case Field::Src1: {
         const int i = op.field == Field::Src0 ? 0 : 1;
-        const uint32_t code = vop3_src(p.in, i);
-        if (code < 256) {
-          p.ok = false;
-          return;
-        }
-        p.operand(vector_reg(code - 256, (mai_acc(p.in) >> i) & 1 ? 'a' : 'v', op.width, &op));
+        p.operand(mai_source(p, vop3_src(p.in, i), op, (mai_acc(p.in) >> i) & 1));
         break;
       }
-      case Field::Src2: {
-        const uint32_t code = vop3_src(p.in, 2);
-        if (code >= 256) p.operand(vector_reg(code - 256, mai_acc_cd(p.in) ? 'a' : 'v', op.width, &op));
-        else if (code >= 128 && code <= 208) p.operand(source(p.in, code, 'v', 1, ValType::B32));
-        else p.ok = false;
-        break;
-      }
+      case Field::Src2: p.operand(mai_source(p, vop3_src(p.in, 2), op, !sparse && mai_acc_cd(p.in))); break;
       default: p.ok = false; break;
     }
   }

@@ -305,9 +305,10 @@ def source_classes(family, build, entries, arch):
         out[(op, field)] = (letters, cls)
     return {k: (''.join(v[0][l] for l, _ in CODE_CLASSES), v[1]) for k, v in out.items()}
 
-# VOP3 source modifiers, one source at a time: neg (word 1 bit 29+i) and abs (word 0 bit 8+i)
-# are printed ('p'), accepted and ignored ('i', as on v_ldexp's integer exponent) or rejected
-# ('r'); VOP3b keeps sdst where abs would be ('-').
+# VOP3 source modifiers, one source at a time, for all three sources (LLVM accepts some on
+# sources an opcode does not have): neg (word 1 bit 29+i) and abs (word 0 bit 8+i) are printed
+# ('p'), accepted and ignored ('i', as on v_ldexp's integer exponent) or rejected ('r'); VOP3b
+# keeps sdst where abs would be ('-'). {op: (neg modes, abs modes)}
 def vop3_source_modifiers(family, build, entries, arch):
     if family != 'VOP3':
         return {}
@@ -315,24 +316,20 @@ def vop3_source_modifiers(family, build, entries, arch):
     for op, tmpl in entries:
         bases[op] = build(op)
         vop3b = ' SD:' in ' ' + tmpl
-        for tok in tmpl.split():
-            m = re.match(r'^S([012]):', tok)
-            if not m:
-                continue
-            i = int(m.group(1))
+        for i in range(3):
             for kind, word, bit in (('n', 1, 29 + i), ('a', 0, 8 + i)):
                 if kind == 'a' and vop3b:
                     continue
                 ws = build(op)
                 ws[word] |= 1 << bit
                 cases.append(ws)
-                keys.append((op, 'S%d' % i, kind))
+                keys.append((op, i, kind))
     base_text = dict(zip(bases, probe(list(bases.values()), arch)))
     out = {}
-    for (op, field, kind), text in zip(keys, probe(cases, arch)):
-        modes = out.setdefault((op, field), {'n': '-', 'a': '-'})
-        modes[kind] = 'r' if text is None else 'i' if text == base_text[op] else 'p'
-    return {k: v['n'] + v['a'] for k, v in out.items()}
+    for (op, i, kind), text in zip(keys, probe(cases, arch)):
+        modes = out.setdefault(op, {'n': ['-'] * 3, 'a': ['-'] * 3})
+        modes[kind][i] = 'r' if text is None else 'i' if text == base_text[op] else 'p'
+    return {op: (''.join(m['n']), ''.join(m['a'])) for op, m in out.items()}
 
 # VOP3 op_sel, one bit (word 0 bit 11+b) at a time: where LLVM prints it in its op_sel:[...] list
 # (a digit; the list's length once per opcode), or that it ignores ('i') or rejects ('r') it.
@@ -366,15 +363,13 @@ def vop3_opsel(family, build, ops, arch):
             out[op] = '%d:%s' % (length, marks)
     return out
 
-def annotate_sources(tmpl, op, classes, modifiers):
-    """S0:v1 -> S0:v1#<classes>'<note class>+<neg><abs> (each part only where probed)."""
+def annotate_sources(tmpl, op, classes):
+    """S0:v1 -> S0:v1#<classes>'<note class> (the note class only where there is one)."""
     def mark(tok):
         field = tok.split(':')[0]
         if (op, field) in classes:
             letters, cls = classes[(op, field)]
             tok += '#' + letters + ("'" + cls if cls else '')
-        if (op, field) in modifiers:
-            tok += '+' + modifiers[(op, field)]
         return tok
     return ' '.join(mark(t) for t in tmpl.split())
 
@@ -401,7 +396,9 @@ def main():
                     continue  # these words belong to SOPK / SOP1 / SOPC / SOPP
                 mnemonic, tmpl = template(family, text, fields)
                 tmpl = annotate_tuples(tmpl, op, classes)
-                tmpl = annotate_sources(tmpl, op, sources, source_mods)
+                tmpl = annotate_sources(tmpl, op, sources)
+                if op in source_mods:
+                    tmpl += ' %%neg=%s %%abs=%s' % source_mods[op]
                 if op in opsel:
                     tmpl += ' %opsel=' + opsel[op]
                 if family.split('~')[0] in MODIFIER_PROBES:

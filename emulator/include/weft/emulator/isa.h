@@ -42,9 +42,6 @@ struct OperandSpec {
   const char* classes = nullptr;
   const char* source_note = nullptr;
   uint8_t source_note_size = 0;
-  // VOP3 source modifiers neg and abs: 'p' printed, 'i' accepted and ignored, 'r' rejected,
-  // '-' not a modifier of this encoding (VOP3b's sdst), 0 not probed.
-  char neg_mode = 0, abs_mode = 0;
 };
 
 // The kinds of source code the opcode table's `classes` letters stand for: SGPRs and trap
@@ -99,6 +96,15 @@ inline bool accepts(const OpcodeInfo& info, char flag) { return modifier_flags(i
 
 // VOP3's op_sel layout for an opcode (all bits ignored where LLVM prints no op_sel).
 OpSelLayout opsel_layout(const OpcodeInfo& info);
+
+// VOP3's neg and abs bits per source (0-2, including sources the opcode does not have): 'p'
+// printed, 'i' accepted and ignored (v_ldexp's integer exponent), 'r' the word is rejected, '-'
+// not a modifier of the encoding (VOP3b keeps sdst there); 0 where the table has no probe.
+struct SourceModifierModes {
+  char neg[3] = {0, 0, 0};
+  char abs[3] = {0, 0, 0};
+};
+SourceModifierModes source_modifier_modes(const OpcodeInfo& info);
 
 // The whole opcode table (for tests and statistics).
 std::span<const OpcodeInfo> opcode_table();
