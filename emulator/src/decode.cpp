@@ -313,8 +313,10 @@ bool rejected_source_code(const Inst& in) {
         code = in.word[0] & 0x1FF;  // only src0 is probed here
         break;
       case Family::VOP3: case Family::VOP3P:
-        code = (in.word[1] >> (9 * (static_cast<int>(op.field) - static_cast<int>(Field::Src0)))) & 0x1FF;
+        if (op.field == Field::Dst) code = in.word[0] & 0xFF;  // v_cmp*_e64's sdst
+        else code = (in.word[1] >> (9 * (static_cast<int>(op.field) - static_cast<int>(Field::Src0)))) & 0x1FF;
         break;
+      case Family::SMEM: code = (in.word[0] >> 6) & 0x7F; break;
       default: continue;
     }
     if (fields::source_verdict(op, code) == 'R') return true;
@@ -437,6 +439,7 @@ bool valid_sources(const Inst& in) {
       [[fallthrough]];
     case Family::GLOBAL:  // bit 13 is only the SVE bit of scratch (global_load_lds_* are opcodes of their own)
       if ((w >> 13) & 1) return false;
+      if (((in.word[1] >> 23) & 1) && ((w >> 16) & 1) && !accepts(*in.info, 'T')) return false;  // AGPRs with sc0
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
     case Family::SCRATCH:
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
@@ -518,9 +521,11 @@ std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {
     in.size = 8;
     if (!valid_sources(in)) return std::nullopt;
     if (in.family == Family::VOP3 || in.family == Family::VOP3P) {
-      // LLVM 22 decodes a literal dword after VOP3 when a source field holds 255.
+      // LLVM 22 decodes a literal dword after VOP3 when a source field holds 255 (VOP3: one of
+      // the sources the opcode has).
+      const uint32_t sources = in.family == Family::VOP3 ? sources_used(*in.info) : 7;
       bool literal = false;
-      for (int i = 0; i < 3; ++i) literal |= ((in.word[1] >> (9 * i)) & 0x1FF) == 255;
+      for (int i = 0; i < 3; ++i) literal |= ((sources >> i) & 1) && ((in.word[1] >> (9 * i)) & 0x1FF) == 255;
       if (literal) {
         if (bytes.size() < 12) return std::nullopt;
         std::memcpy(&in.word[2], bytes.data() + 8, 4);

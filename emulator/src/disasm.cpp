@@ -267,9 +267,9 @@ void print_sopp(Printer& p) {
 void print_smem(Printer& p) {
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     if (op.field == Field::Dst) {
-      const uint32_t sdata = smem_sdata(p.in) & ~(op.width >= 4 ? 3u : 0u);
-      // m0 and exec are not valid SMEM data registers: LLVM annotates them
-      p.operand(sdata >= 124 ? std::nullopt : scalar_reg(sdata, op.width));
+      p.operand(source(p.in, smem_sdata(p.in), 's', op.width, ValType::B32, &op));  // m0, exec: LLVM's notes
+    } else if (op.text && std::string_view(op.text, op.width) == "12") {  // s_atc_probe: sdata is an immediate
+      p.operand(smem_sdata(p.in) <= 64 ? dec(smem_sdata(p.in)) : hex(smem_sdata(p.in)));
     }
     else if (op.field == Field::SBase) p.operand(scalar_reg(smem_sbase(p.in), op.width));
     else if (op.text && std::string_view(op.text, op.width) == "0x40") {
@@ -291,7 +291,8 @@ void print_smem(Printer& p) {
     }
   }
   // s_dcache_*, s_memtime and s_dcache_discard have no glc syntax
-  if (smem_glc(p.in) && !accepts(*p.in.info, 'I') && p.mnemonic.rfind("s_dcache", 0) != 0) p.modifier("glc");
+  if (smem_glc(p.in) && !accepts(*p.in.info, 'I') && !p.mnemonic.starts_with("s_dcache") && !p.mnemonic.starts_with("s_atc_probe"))
+    p.modifier("glc");
 }
 
 // An inline constant, which LLVM negates as neg(c) (-c could read as another constant).
@@ -473,7 +474,7 @@ void print_vop3(Printer& p) {
     const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
     switch (op.field) {
       case Field::Dst:
-        if (op.kind == 's') p.operand(scalar_reg(vop3_vdst(p.in), op.width));
+        if (op.kind == 's') p.operand(source(p.in, vop3_vdst(p.in), 's', op.width, ValType::B32, &op));
         else p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width, &op));
         break;
       case Field::SDst: p.operand(scalar_reg(vop3_sdst(p.in), op.width)); break;
@@ -571,12 +572,8 @@ void print_fma_mix(Printer& p) {
       continue;
     }
     std::optional<std::string> s = source(p.in, code, op.kind, op.width, ValType::B32, &op);
-    const bool constant = code >= 128 && code < 256;
     if (s && ((abs >> i) & 1)) s = "|" + *s + "|";
-    if (s && ((neg >> i) & 1)) {
-      if (constant && !((abs >> i) & 1)) s = std::nullopt;  // neg(...) of a constant: not reproduced
-      else s = "-" + *s;
-    }
+    if (s && ((neg >> i) & 1)) s = inline_constant_code(code) && !((abs >> i) & 1) ? "neg(" + *s + ")" : "-" + *s;
     p.operand(s);
   }
   if (vop3p_opsel(p.in)) p.modifier(bit_list("op_sel", vop3p_opsel(p.in), 3));
@@ -615,14 +612,10 @@ void print_vop3p(Printer& p) {
       default: p.ok = false; break;
     }
   }
-  if (p.mnemonic.find("dot") != std::string_view::npos) {
-    p.ok = false;  // op_sel semantics of the dot ops are printed differently
-    return;
-  }
   const uint32_t mask = (1u << n) - 1;
   if ((vop3p_opsel(p.in) | vop3_neg(p.in) | vop3p_neg_hi(p.in)) & ~mask) p.ok = false;
   if (vop3p_opsel(p.in) & mask) p.modifier(bit_list("op_sel", vop3p_opsel(p.in), n));
-  if ((vop3p_opsel_hi(p.in) & mask) != mask) p.modifier(bit_list("op_sel_hi", vop3p_opsel_hi(p.in), n));
+  if ((vop3p_opsel_hi(p.in) & mask) != mask && accepts(*p.in.info, 'S')) p.modifier(bit_list("op_sel_hi", vop3p_opsel_hi(p.in), n));
   if (vop3_neg(p.in) & mask) p.modifier(bit_list("neg_lo", vop3_neg(p.in), n));
   if (vop3p_neg_hi(p.in) & mask) p.modifier(bit_list("neg_hi", vop3p_neg_hi(p.in), n));
   if (vop3_clamp(p.in)) p.modifier("clamp");
@@ -635,7 +628,11 @@ bool ds_two_offsets(std::string_view m) {
 
 void print_ds(Printer& p) {
   const char kind = ds_acc(p.in) ? 'a' : 'v';
-  for (const OperandSpec& op : operand_specs(*p.in.info)) {
+  for (OperandSpec op : operand_specs(*p.in.info)) {
+    // LLVM's returning DS ops are separate opcodes per register kind: an odd AGPR tuple of one
+    // whose VGPR form notes VReg_* gets no note.
+    if (kind == 'a' && op.tuple_note && std::string_view(op.tuple_note, op.tuple_note_size).starts_with("VReg_"))
+      op.tuple_note_size = 0, op.kind = 'a';
     switch (op.field) {
       case Field::Dst: p.operand(vector_reg(ds_vdst(p.in), kind, op.width, &op)); break;
       case Field::Addr: p.operand(vector_reg(ds_addr(p.in), 'v', op.width, &op)); break;
@@ -669,7 +666,16 @@ void print_flat(Printer& p) {
   const char kind = flat_acc(p.in) ? 'a' : 'v';
   if (returns_pre_op_value(p.mnemonic, flat_sc0(p.in)))
     for (const OperandSpec& op : operand_specs(*p.in.info))
-      if (op.field == Field::Src0) p.operand(vector_reg(flat_vdst(p.in), kind, returned_width(p.mnemonic, op.width)));
+      if (op.field == Field::Src0) {
+        // The returned value: VReg_*_Align2 for a VGPR tuple; an AGPR one has no note.
+        OperandSpec value;
+        value.kind = kind;
+        value.width = static_cast<uint8_t>(returned_width(p.mnemonic, op.width));
+        const std::string note = kind == 'v' ? "VReg_" + std::to_string(32 * value.width) + "_Align2" : "";
+        value.tuple_note = note.c_str();
+        value.tuple_note_size = static_cast<uint8_t>(note.size());
+        p.operand(vector_reg(flat_vdst(p.in), kind, value.width, &value));
+      }
   const bool global = p.in.family == Family::GLOBAL, scratch = p.in.family == Family::SCRATCH;
   const uint32_t saddr = flat_saddr(p.in);
   const bool no_saddr = saddr == 0x7f;

@@ -140,18 +140,20 @@ MODIFIER_PROBES = {
     'VOP3': [('n', 1, 29), ('a', 0, 8), ('c', 0, 15), ('o', 1, 27), ('s', 0, 11)],
     'VOP3P': [('c', 0, 15), ('n', 1, 29), ('S', 0, 11)],  # S: LLVM accepts op_sel at all
     'DS': [('A', 0, 25), ('g', 0, 16)],
-    'FLAT': [('A', 1, 23)], 'SCRATCH': [('A', 1, 23)], 'GLOBAL': [('A', 1, 23)],
+    # T: AGPR data together with sc0 (LLVM has no returning FP atomics on AGPRs)
+    'FLAT': [('A', 1, 23), ('T', 1, 23, 0, 16)], 'SCRATCH': [('A', 1, 23)], 'GLOBAL': [('A', 1, 23), ('T', 1, 23, 0, 16)],
     'MUBUF': [('A', 1, 23), ('L', 0, 16)], 'MTBUF': [('A', 1, 23)],
 }
 
 def modifier_flags(family, build, ops, arch):
     """Flags per opcode: a letter for each modifier bit the oracle accepts (or prints) when set."""
     flags = {op: '' for op in ops}
-    for letter, word, bit in MODIFIER_PROBES.get(family.split('~')[0], []):
+    for letter, *bits in MODIFIER_PROBES.get(family.split('~')[0], []):
         cases = []
         for op in ops:
             ws = build(op)
-            ws[word] |= 1 << bit
+            for word, bit in zip(bits[::2], bits[1::2]):
+                ws[word] |= 1 << bit
             cases.append(ws)
         plain = probe([build(op) for op in ops], arch)
         for op, text, base in zip(ops, probe(cases, arch), plain):
@@ -249,7 +251,9 @@ SOURCE_FIELDS = {  # family: {field: (word, lowest bit, bits)}
     'VOP1': {'S0': (0, 0, 9)}, 'VOP2': {'S0': (0, 0, 9)}, 'VOPC': {'S0': (0, 0, 9)},
     'VOP3': {'S0': (1, 0, 9), 'S1': (1, 9, 9), 'S2': (1, 18, 9)},
 }
+SCALAR_DESTINATIONS = {'VOP3': {'D': (0, 0, 8)}}  # v_cmp*_e64's sdst: probed like a source
 SOURCE_FIELDS['VOP3P'] = SOURCE_FIELDS['VOP3']
+SOURCE_FIELDS['SMEM'] = {'D': (0, 6, 7)}  # the data registers: which special registers LLVM takes
 # s20, vcc_lo, m0, null, exec_lo, the integer 1, 1.0, a literal, src_lds_direct, src_execz,
 # src_shared_base, src_flat_scratch_base_lo, v20.
 CODE_CLASSES = [('s', 20), ('c', 106), ('m', 124), ('n', 125), ('e', 126), ('i', 129), ('f', 242), ('k', 255),
@@ -270,7 +274,7 @@ def new_notes(text, base):
 
 def source_classes(family, build, entries, arch):
     """{(op, field): (13 letters, note class)} for the source operands of (op, template) entries."""
-    layout = SOURCE_FIELDS.get(family)
+    layout = dict(SOURCE_FIELDS.get(family, {}), **SCALAR_DESTINATIONS.get(family, {}))
     if not layout:
         return {}
     keys, cases, bases = [], [], {}
@@ -278,7 +282,7 @@ def source_classes(family, build, entries, arch):
         bases[op] = build(op)
         for tok in tmpl.split():
             field = tok.split(':')[0]
-            if field not in layout:
+            if field not in layout or (field in SCALAR_DESTINATIONS.get(family, {}) and not tok.startswith(field + ':s')):
                 continue
             word, low, nbits = layout[field]
             for letter, code in CODE_CLASSES:
