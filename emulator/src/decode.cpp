@@ -310,7 +310,7 @@ bool rejected_source_code(const Inst& in) {
         code = op.field == Field::Src0 ? in.word[0] & 0xFF : (in.word[0] >> 8) & 0xFF;
         break;
       case Family::VOP1: case Family::VOP2: case Family::VOPC:
-        code = in.word[0] & 0x1FF;  // only src0 is probed here
+        code = op.field == Field::Dst ? (in.word[0] >> 17) & 0xFF : in.word[0] & 0x1FF;  // src0, or an SGPR destination
         break;
       case Family::VOP3: case Family::VOP3P:
         if (op.field == Field::Dst) code = in.word[0] & 0xFF;  // v_cmp*_e64's sdst
@@ -381,13 +381,14 @@ bool valid_extension(const Inst& in) {
     if (sdwa_scalar(in, 0) && !valid_sdwa_scalar(sdwa_src0(in))) return false;
     if (sources == 2 && sdwa_scalar(in, 1) && !valid_sdwa_scalar(vop_vsrc1(in))) return false;
     for (int i = 0; i < sources; ++i) {
-      if (mods(i) == SourceModifiers::Float && sdwa_sext(in, i)) return false;
+      if ((mods(i) == SourceModifiers::Float || std::string_view(in.info->mnemonic).starts_with("v_pk_")) && sdwa_sext(in, i)) return false;  // v_pk_*: no sext
       if (mods(i) == SourceModifiers::Int && (sdwa_neg(in, i) || sdwa_abs(in, i))) return false;
     }
     if (in.family != Family::VOPC && !float_sources(in.info->mnemonic) && sdwa_omod(in)) return false;
     return true;
   }
   if (!accepts(*in.info, 'P')) return false;
+  if (in.family == Family::VOP1 && ((in.word[1] >> 22) & 3)) return false;  // no second source to modify
   for (int i = 0; i < sources; ++i)
     if (mods(i) == SourceModifiers::Int && (dpp_neg(in, i) || dpp_abs(in, i))) return false;
   return true;
@@ -398,11 +399,15 @@ bool valid_sources(const Inst& in) {
   if (!valid_scalar_widths(in) || !valid_wide_sources(in) || rejected_source_code(in)) return false;
   switch (in.family) {
     case Family::SOP2:
-    case Family::SOPC: {
-      const uint32_t a = w & 0xFF, b = (w >> 8) & 0xFF;
-      return !reserved_source(a) && !reserved_source(b) && a != 249 && a != 250 && b != 249 && b != 250;
+    case Family::SOPC:
+    case Family::SOP1: {  // the source fields the opcode has (s_getpc_b64 ignores its src0)
+      const uint32_t used = sources_used(*in.info);
+      for (int i = 0; i < 2; ++i) {
+        const uint32_t code = (w >> (8 * i)) & 0xFF;
+        if (((used >> i) & 1) && (reserved_source(code) || code == 249 || code == 250)) return false;
+      }
+      return true;
     }
-    case Family::SOP1: return !reserved_source(w & 0xFF) && (w & 0xFF) != 249 && (w & 0xFF) != 250;
     case Family::VOP1:
       if (accepts(*in.info, 'Z') && ((w >> 17) & 0xFF)) return false;  // v_nop, v_clrexcp: no vdst
       for (const OperandSpec& op : operand_specs(*in.info))  // v_readfirstlane_b32's SGPR destination
@@ -447,9 +452,10 @@ bool valid_sources(const Inst& in) {
     case Family::MTBUF: {
       const bool lds = in.family == Family::MUBUF && ((w >> 16) & 1);
       const uint32_t rsrc = ((in.word[1] >> 16) & 0x1f) * 4;
-      if (!(rsrc <= 100 || (rsrc >= 108 && rsrc <= 120))) return false;  // V# in s[4n:4n+3] or ttmp[4n:4n+3]
+      const bool has_rsrc = !operand_specs(*in.info).empty();  // buffer_wbl2/inv ignore word 1's registers
+      if (has_rsrc && !(rsrc <= 100 || (rsrc >= 108 && rsrc <= 120))) return false;  // V# in s[4n:4n+3] or ttmp[4n:4n+3]
       const uint32_t soffset = in.word[1] >> 24;
-      if (reserved_source(soffset) || soffset == 249 || soffset == 250) return false;  // no SDWA/DPP marker either
+      if (has_rsrc && (reserved_source(soffset) || soffset == 249 || soffset == 250)) return false;  // no SDWA/DPP marker either
       const bool acc = (in.word[1] >> 23) & 1;
       if (lds && acc) return false;  // an LDS DMA has no AGPR data
       if (operand_specs(*in.info).empty() && ((w >> 12) & 3)) return false;  // buffer_wbl2/inv: no address

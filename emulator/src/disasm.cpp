@@ -129,13 +129,25 @@ std::string literal_text(uint32_t lit, ValType t) {
 
 std::optional<std::string> source_text(const Inst& in, uint32_t code, char kind, int width, ValType t, const OperandSpec* spec);
 
+// A 32-bit literal of an f64 operand holds the high half of the double: LLVM prints the value
+// when it is an inline constant (0, +-0.5, +-1, +-2, +-4), else the dword.
+std::string f64_literal_text(uint32_t hi) {
+  static const char* names[] = {"0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0"};
+  static const uint32_t his[] = {0x3fe00000, 0xbfe00000, 0x3ff00000, 0xbff00000, 0x40000000, 0xc0000000, 0x40100000, 0xc0100000};
+  if (hi == 0) return "0";
+  for (int i = 0; i < 8; ++i) if (hi == his[i]) return names[i];
+  return hex(hi);
+}
+
 // A 9-bit (or 8-bit scalar) source operand: a register, an inline constant or the literal, with
 // the note LLVM adds where the operand's class does not take that kind of code.
 std::optional<std::string> source(const Inst& in, uint32_t code, char kind, int width, ValType t,
                                   const OperandSpec* spec = nullptr) {
   const char verdict = spec ? source_verdict(*spec, code) : '.';
   if (code == 254 && kind == 's' && !(spec && spec->classes)) return std::nullopt;  // a note not probed here
-  std::optional<std::string> text = source_text(in, code, kind, width, t, spec);
+  // A constant the operand's class does not take prints as a 32-bit one (1/(2 pi) short).
+  std::optional<std::string> text = verdict == 'I' ? source_text(in, code, kind, 1, ValType::B32, spec)
+                                                   : source_text(in, code, kind, width, t, spec);
   if (!text || verdict == '.') return text;
   if (verdict == 'I') return *text + "/*Invalid immediate*/";
   if (verdict == 'N' && spec->source_note)
@@ -173,7 +185,10 @@ std::optional<std::string> source_text(const Inst& in, uint32_t code, char kind,
     case 253: return "src_scc";
     case 255:
       if (!in.has_literal) return std::nullopt;
-      if (width > 1 && kind != 's') return std::nullopt;  // 64-bit VALU literals: not reproduced
+      if (width > 1 && kind != 's') {
+        if (t != ValType::F64) return std::nullopt;  // 64-bit integer literals: not reproduced
+        return f64_literal_text(in.literal);
+      }
       return literal_text(in.literal, t);
     default: return std::nullopt;
   }
@@ -199,6 +214,41 @@ struct Printer {
   void modifier(const std::string& text) { out += " " + text; }
 };
 
+// s_sendmsg's immediate: message id (bits 3:0), operation (6:4) and stream (9:8). A message
+// gfx9 names, with an operation and stream it takes, prints symbolically (other bits ignored);
+// otherwise the three fields as numbers when they are the whole immediate, else the number.
+std::string sendmsg_text(uint32_t imm) {
+  static const char* messages[16] = {nullptr, "MSG_INTERRUPT", "MSG_GS", "MSG_GS_DONE", "MSG_SAVEWAVE",
+                                     "MSG_STALL_WAVE_GEN", "MSG_HALT_WAVES", "MSG_ORDERED_PS_DONE",
+                                     "MSG_EARLY_PRIM_DEALLOC", "MSG_GS_ALLOC_REQ", "MSG_GET_DOORBELL",
+                                     nullptr, nullptr, nullptr, nullptr, "MSG_SYSMSG"};
+  static const char* gs_ops[4] = {"GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"};
+  static const char* sys_ops[8] = {nullptr, "SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD", nullptr,
+                                   "SYSMSG_OP_TTRACE_PC", nullptr, nullptr, nullptr};
+  const uint32_t id = imm & 0xf, op = (imm >> 4) & 7, stream = (imm >> 8) & 3;
+  const std::string name = messages[id] ? messages[id] : "";
+  if (id == 2 || id == 3) {  // MSG_GS, MSG_GS_DONE: an operation; a stream unless GS_OP_NOP
+    if (op == 0 && id == 3 && stream == 0) return "sendmsg(" + name + ", " + gs_ops[0] + ")";
+    if (op >= 1 && op <= 3) return "sendmsg(" + name + ", " + gs_ops[op] + ", " + dec(stream) + ")";
+  } else if (id == 15) {
+    if (sys_ops[op] && stream == 0) return "sendmsg(" + name + ", " + sys_ops[op] + ")";
+  } else if (!name.empty() && op == 0 && stream == 0) {
+    return "sendmsg(" + name + ")";
+  }
+  if (imm == (id | (op << 4) | (stream << 8))) return "sendmsg(" + dec(id) + ", " + dec(op) + ", " + dec(stream) + ")";
+  return dec(imm);
+}
+
+// s_set_gpr_idx_mode / _on: which operands index (bits 3:0), or the number when other bits are set.
+std::string gpr_idx_text(uint32_t imm) {
+  if (imm > 15) return hex(imm);
+  static const char* names[4] = {"SRC0", "SRC1", "SRC2", "DST"};
+  std::string list;
+  for (int i = 0; i < 4; ++i)
+    if ((imm >> i) & 1) list += std::string(list.empty() ? "" : ",") + names[i];
+  return "gpr_idx(" + list + ")";
+}
+
 void print_sop(Printer& p, const OperandSpec& op) {
   ValType t = source_type(p.mnemonic);
   if (t == ValType::B16) t = ValType::B32;  // scalar literals are always a whole dword
@@ -206,7 +256,10 @@ void print_sop(Printer& p, const OperandSpec& op) {
     case Field::Dst: p.operand(scalar_reg(sop_sdst(p.in), op.width)); break;
     case Field::Src0: p.operand(source(p.in, sop_ssrc0(p.in), 's', op.width, t, &op)); break;
     case Field::Src1: p.operand(source(p.in, sop_ssrc1(p.in), 's', op.width, t, &op)); break;
-    default: p.ok = false; break;
+    default:
+      if (p.mnemonic == "s_set_gpr_idx_on") p.operand(gpr_idx_text(sop_ssrc1(p.in)));  // the mode in the src1 field
+      else p.ok = false;
+      break;
   }
 }
 
@@ -253,10 +306,11 @@ void print_sopp(Printer& p) {
   }
   if (imm == 0 && accepts(*p.in.info, 'z')) return;  // s_endpgm prints no 0
   if (p.mnemonic == "s_waitcnt") {
-    if (imm & 0x3080) p.ok = false;  // bits LLVM prints differently (unused fields set)
     p.operand(waitcnt_text(imm));
-  } else if (p.mnemonic == "s_sendmsg" || p.mnemonic == "s_sendmsghalt" || p.mnemonic == "s_set_gpr_idx_mode") {
-    p.ok = false;  // symbolic message / mode syntax: not reproduced
+  } else if (p.mnemonic == "s_sendmsg" || p.mnemonic == "s_sendmsghalt") {
+    p.operand(sendmsg_text(imm));
+  } else if (p.mnemonic == "s_set_gpr_idx_mode") {
+    p.operand(gpr_idx_text(imm));
   } else if (p.mnemonic.rfind("s_cbranch", 0) != 0 && p.mnemonic != "s_branch" && p.mnemonic != "s_endpgm") {
     p.operand(imm <= 64 ? dec(imm) : hex(imm));
   } else {
@@ -343,21 +397,28 @@ void extended_operands(Printer& p) {
   const ValType t = source_type(p.mnemonic);
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
-    if (op.width != 1 && op.field != Field::Fixed) {
+    if (op.width != 1 && op.field != Field::Fixed && !(p.in.dpp && op.width == 2)) {  // 64-bit DPP (DP ALU) only
       p.ok = false;
       return;
     }
     switch (op.field) {
       case Field::Dst:
         if (op.kind == 's') p.ok = false;
-        else p.operand(vector_reg(vop_vdst(p.in), op.kind, 1, &op));
+        else p.operand(vector_reg(vop_vdst(p.in), op.kind, op.width, &op));
         break;
       case Field::Src0:
         if (p.in.sdwa) {
           const uint32_t code = sdwa_scalar(p.in, 0) ? sdwa_src0(p.in) : 256 + sdwa_src0(p.in);
           p.operand(modified(source(p.in, code, op.kind, 1, t, &op), kind(0), sdwa_neg(p.in, 0), sdwa_abs(p.in, 0), sdwa_sext(p.in, 0), code));
         } else {
-          p.operand(modified(vector_reg(dpp_src0(p.in), op.kind, 1, &op), kind(0), dpp_neg(p.in, 0), dpp_abs(p.in, 0), false));
+          // DPP's src0 is a VGPR: where the e32 form notes VS_64_Align2, DPP notes VReg_64_Align2.
+          OperandSpec vgpr = op;
+          std::string note(op.tuple_note ? op.tuple_note : "", op.tuple_note_size);
+          if (note.starts_with("VS_")) note.replace(0, 3, "VReg_");
+          vgpr.tuple_note = note.c_str();
+          vgpr.tuple_note_size = static_cast<uint8_t>(note.size());
+          if (!op.tuple_note) vgpr.tuple_note = nullptr;
+          p.operand(modified(vector_reg(dpp_src0(p.in), op.kind, op.width, &vgpr), kind(0), dpp_neg(p.in, 0), dpp_abs(p.in, 0), false));
         }
         break;
       case Field::Src1:
@@ -365,7 +426,7 @@ void extended_operands(Printer& p) {
           const uint32_t code = sdwa_scalar(p.in, 1) ? vop_vsrc1(p.in) : 256 + vop_vsrc1(p.in);
           p.operand(modified(source(p.in, code, 'v', 1, t, &op), kind(1), sdwa_neg(p.in, 1), sdwa_abs(p.in, 1), sdwa_sext(p.in, 1), code));
         } else {
-          p.operand(modified(vector_reg(vop_vsrc1(p.in), op.kind, 1, &op), kind(1), dpp_neg(p.in, 1), dpp_abs(p.in, 1), false));
+          p.operand(modified(vector_reg(vop_vsrc1(p.in), op.kind, op.width, &op), kind(1), dpp_neg(p.in, 1), dpp_abs(p.in, 1), false));
         }
         break;
       case Field::Fixed:
@@ -424,10 +485,20 @@ std::string dpp_control(uint32_t c) {
   return "/* Invalid dpp_ctrl value */";
 }
 
+// Whether a VOP1/VOP2 opcode works on 64-bit operands: its DPP form is the DP ALU one, which has
+// only row_newbcast (LLVM prints a note in place of any other control).
+bool dp_alu(const OpcodeInfo& info) {
+  for (const OperandSpec& op : operand_specs(info)) if (op.width == 2 && op.field != Field::Fixed) return true;
+  return false;
+}
+
 void print_dpp(Printer& p) {
   p.out = extended_mnemonic(p.mnemonic, "_dpp");
   extended_operands(p);
-  p.modifier(dpp_control(dpp_ctrl(p.in)) + " row_mask:" + hex(dpp_row_mask(p.in)) + " bank_mask:" + hex(dpp_bank_mask(p.in)));
+  const uint32_t ctrl = dpp_ctrl(p.in);
+  const bool newbcast = ctrl >= 0x150 && ctrl <= 0x15F;
+  const std::string control = dp_alu(*p.in.info) && !newbcast ? " /* DP ALU dpp only supports row_newbcast */" : dpp_control(ctrl);
+  p.modifier(control + " row_mask:" + hex(dpp_row_mask(p.in)) + " bank_mask:" + hex(dpp_bank_mask(p.in)));
   if (dpp_bound_ctrl(p.in)) p.modifier("bound_ctrl:1");
 }
 
@@ -439,7 +510,7 @@ void print_vop32(Printer& p) {
     const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
     switch (op.field) {
       case Field::Dst:
-        if (op.kind == 's') p.operand(scalar_reg(vop_vdst(p.in), op.width));
+        if (op.kind == 's') p.operand(source(p.in, vop_vdst(p.in), 's', op.width, ValType::B32, &op));
         else p.operand(vector_reg(vop_vdst(p.in), op.kind, op.width, &op));
         break;
       case Field::Src0: p.operand(source(p.in, vop_src0(p.in), op.kind, op.width, t, &op)); break;
@@ -662,6 +733,20 @@ bool returns_pre_op_value(std::string_view m, bool sc0) { return sc0 && m.find("
 
 int returned_width(std::string_view m, int data_width) { return m.find("cmpswap") != std::string_view::npos ? data_width / 2 : data_width; }
 
+// VGPR address pairs: MUBUF's index+offset and GLOBAL's 64-bit address want them 2-aligned (LLVM
+// notes an odd one); MTBUF takes any.
+OperandSpec address_pair(const char* note) {
+  OperandSpec spec;
+  spec.kind = 'v';
+  spec.width = 2;
+  spec.tuple_note = note;
+  spec.tuple_note_size = static_cast<uint8_t>(std::strlen(note));
+  return spec;
+}
+const OperandSpec kMubufAddressPair = address_pair("VReg_64_Align2");
+const OperandSpec kMtbufAddressPair = address_pair("");
+const OperandSpec kGlobalAddressPair = address_pair("VReg_64_Align2");  // a 64-bit address without saddr
+
 void print_flat(Printer& p) {
   const char kind = flat_acc(p.in) ? 'a' : 'v';
   if (returns_pre_op_value(p.mnemonic, flat_sc0(p.in)))
@@ -699,7 +784,8 @@ void print_flat(Printer& p) {
       }
       case Field::Addr:
         if (scratch && !flat_lds(p.in)) p.operand("off");
-        else p.operand(vector_reg(flat_addr(p.in), 'v', global && no_saddr ? 2 : op.width));
+        else if (global && no_saddr) p.operand(vector_reg(flat_addr(p.in), 'v', 2, &kGlobalAddressPair));
+        else p.operand(vector_reg(flat_addr(p.in), 'v', op.width, &op));
         break;
       case Field::SAddr:
         if (no_saddr) p.operand("off");
@@ -727,18 +813,6 @@ std::string mtbuf_format(uint32_t dfmt, uint32_t nfmt) {
   return parts.empty() ? "" : "format:[" + parts + "]";
 }
 
-// The index+offset VGPR pair: MUBUF wants it 2-aligned (LLVM notes an odd one); MTBUF takes any.
-OperandSpec address_pair(const char* note) {
-  OperandSpec spec;
-  spec.kind = 'v';
-  spec.width = 2;
-  spec.tuple_note = note;
-  spec.tuple_note_size = static_cast<uint8_t>(std::strlen(note));
-  return spec;
-}
-const OperandSpec kMubufAddressPair = address_pair("VReg_64_Align2");
-const OperandSpec kMtbufAddressPair = address_pair("");
-
 void print_mubuf(Printer& p) {
   const char kind = mubuf_acc(p.in) ? 'a' : 'v';
   const bool typed = p.in.family == Family::MTBUF;
@@ -753,7 +827,10 @@ void print_mubuf(Printer& p) {
         else p.operand(vector_reg(mubuf_vaddr(p.in), 'v', offen && idxen ? 2 : 1, typed ? &kMtbufAddressPair : &kMubufAddressPair));
         break;
       case Field::Rsrc: p.operand(scalar_reg(mubuf_srsrc(p.in), 4)); break;
-      case Field::SOffset: p.operand(source(p.in, mubuf_soffset(p.in), 's', 1, ValType::B32)); break;
+      case Field::SOffset:
+        if (mubuf_soffset(p.in) == 254) p.operand("src_lds_direct/*Invalid register, operand has 'SReg_32' register class*/");
+        else p.operand(source(p.in, mubuf_soffset(p.in), 's', 1, ValType::B32));
+        break;
       default: p.ok = false; break;
     }
   }

@@ -118,14 +118,14 @@ inline bool float_sources(std::string_view m) {
 
 // What SDWA and DPP make of source i's modifier bits: float ones (neg, abs; sext must be clear),
 // integer ones (sext; neg and abs must be clear), or none (the bits are ignored): v_cndmask
-// takes float modifiers; v_ldexp's exponent, the integer v_dot*c sources and (SDWA only) the
-// packed v_pk_* ones take none.
+// takes float modifiers; v_ldexp's exponent takes sext in SDWA and nothing in DPP; the integer
+// v_dot*c sources and (SDWA only) the packed v_pk_* ones take none.
 enum class SourceModifiers { Float, Int, None };
 inline SourceModifiers source_modifiers(std::string_view m, int i, bool sdwa) {
   if (m.starts_with("v_dot") && !float_sources(m)) return SourceModifiers::None;
   if (m.starts_with("v_pk_")) return sdwa ? SourceModifiers::None : SourceModifiers::Float;
   if (m.starts_with("v_cndmask")) return SourceModifiers::Float;
-  if (i == 1 && m.find("ldexp") != std::string_view::npos) return SourceModifiers::None;
+  if (i == 1 && m.find("ldexp") != std::string_view::npos) return sdwa ? SourceModifiers::Int : SourceModifiers::None;
   return float_sources(m) ? SourceModifiers::Float : SourceModifiers::Int;
 }
 

@@ -251,7 +251,8 @@ SOURCE_FIELDS = {  # family: {field: (word, lowest bit, bits)}
     'VOP1': {'S0': (0, 0, 9)}, 'VOP2': {'S0': (0, 0, 9)}, 'VOPC': {'S0': (0, 0, 9)},
     'VOP3': {'S0': (1, 0, 9), 'S1': (1, 9, 9), 'S2': (1, 18, 9)},
 }
-SCALAR_DESTINATIONS = {'VOP3': {'D': (0, 0, 8)}}  # v_cmp*_e64's sdst: probed like a source
+# Scalar destinations probed like sources: v_cmp*_e64's sdst, v_readfirstlane_b32's.
+SCALAR_DESTINATIONS = {'VOP3': {'D': (0, 0, 8)}, 'VOP1': {'D': (0, 17, 8)}}
 SOURCE_FIELDS['VOP3P'] = SOURCE_FIELDS['VOP3']
 SOURCE_FIELDS['SMEM'] = {'D': (0, 6, 7)}  # the data registers: which special registers LLVM takes
 # s20, vcc_lo, m0, null, exec_lo, the integer 1, 1.0, a literal, src_lds_direct, src_execz,
@@ -307,6 +308,9 @@ def source_classes(family, build, entries, arch):
             elif notes:
                 letters[letter], cls = 'N', notes[0]
         out[(op, field)] = (letters, cls)
+    for letters, _ in out.values():
+        if letters['k'] == '.':
+            letters['k'] = letters['i']  # literals not probed (VOP3): as the integer constants
     return {k: (''.join(v[0][l] for l, _ in CODE_CLASSES), v[1]) for k, v in out.items()}
 
 # VOP3 source modifiers, one source at a time, for all three sources (LLVM accepts some on
