@@ -276,6 +276,7 @@ bool valid_vop3_modifiers(const Inst& in) {
           if (op.field == Field::Src2 && reg >= 256 && reg - 256 + op.width > 256) return false;
         }
       if (m.rfind("v_smfmac", 0) == 0 && (w1 >> 29)) return false;  // smfmac has no blgp
+      if (((w0 >> 11) & 0xF) && !accepts(info, 'B')) return false;  // nor v_mfma_*_f8f6f4 an abid
       return true;
     }
     const uint32_t used = sources_used(info), neg_lo = w1 >> 29, neg_hi = (w0 >> 8) & 7;
@@ -317,6 +318,10 @@ bool rejected_source_code(const Inst& in) {
         else code = (in.word[1] >> (9 * (static_cast<int>(op.field) - static_cast<int>(Field::Src0)))) & 0x1FF;
         break;
       case Family::SMEM: code = (in.word[0] >> 6) & 0x7F; break;
+      case Family::GLOBAL: case Family::SCRATCH:
+        code = (in.word[1] >> 16) & 0x7F;
+        if (code == 0x7F) continue;  // off
+        break;
       default: continue;
     }
     if (fields::source_verdict(op, code) == 'R') return true;
@@ -359,6 +364,11 @@ bool valid_wide_sources(const Inst& in) {
       case Family::MUBUF: case Family::MTBUF:
         if (agpr_past_end(in, op, (in.word[1] >> 8) & 0xff)) return false;
         break;
+      case Family::DS: {  // AGPR data and results (acc, word 0 bit 25) may not run past a255 either
+        const int shift = op.field == Field::Dst ? 24 : op.field == Field::Src0 ? 8 : op.field == Field::Src1 ? 16 : -1;
+        if (shift >= 0 && ((in.word[0] >> 25) & 1) && ((in.word[1] >> shift) & 0xff) + op.width > 256) return false;
+        break;
+      }
       default: break;
     }
     if (code < 256 && invalid_scalar_tuple(code, op.width)) return false;
@@ -417,8 +427,8 @@ bool valid_sources(const Inst& in) {
     case Family::VOPC: return !reserved_source(w & 0x1FF);
     case Family::VOP3:
     case Family::VOP3P: {
-      // VOP3 ignores the source fields its opcode does not have; VOP3P checks all three.
-      const uint32_t checked = in.family == Family::VOP3 ? sources_used(*in.info) : 7;
+      // The source fields the opcode does not have are ignored.
+      const uint32_t checked = sources_used(*in.info);
       for (int i = 0; i < 3; ++i) {
         const uint32_t code = (in.word[1] >> (9 * i)) & 0x1FF;
         if (((checked >> i) & 1) && (reserved_source(code) || code == 249 || code == 250)) return false;
@@ -444,7 +454,7 @@ bool valid_sources(const Inst& in) {
       [[fallthrough]];
     case Family::GLOBAL:  // bit 13 is only the SVE bit of scratch (global_load_lds_* are opcodes of their own)
       if ((w >> 13) & 1) return false;
-      if (((in.word[1] >> 23) & 1) && ((w >> 16) & 1) && !accepts(*in.info, 'T')) return false;  // AGPRs with sc0
+      if (((in.word[1] >> 23) & 1) && ((w >> 16) & 1) && !accepts(*in.info, (w >> 25) & 1 ? 'U' : 'T')) return false;  // AGPRs with sc0 (and sc1)
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
     case Family::SCRATCH:
       return !((in.word[1] >> 23) & 1) || accepts(*in.info, 'A');
@@ -527,9 +537,8 @@ std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {
     in.size = 8;
     if (!valid_sources(in)) return std::nullopt;
     if (in.family == Family::VOP3 || in.family == Family::VOP3P) {
-      // LLVM 22 decodes a literal dword after VOP3 when a source field holds 255 (VOP3: one of
-      // the sources the opcode has).
-      const uint32_t sources = in.family == Family::VOP3 ? sources_used(*in.info) : 7;
+      // LLVM 22 decodes a literal dword after VOP3/VOP3P when a source field the opcode has holds 255.
+      const uint32_t sources = sources_used(*in.info);
       bool literal = false;
       for (int i = 0; i < 3; ++i) literal |= ((sources >> i) & 1) && ((in.word[1] >> (9 * i)) & 0x1FF) == 255;
       if (literal) {

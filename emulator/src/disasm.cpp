@@ -95,6 +95,9 @@ std::optional<std::string> scalar_reg(uint32_t v, int width) {
   return std::nullopt;
 }
 
+// An inline constant, which LLVM negates as neg(c) (-c could read as another constant).
+bool inline_constant_code(uint32_t code) { return (code >= 128 && code <= 208) || (code >= 240 && code <= 248); }
+
 // The float inline constants 240..248 as LLVM prints them for each operand type.
 const char* inline_float(uint32_t code, ValType t) {
   static const char* names[] = {"0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0"};
@@ -185,9 +188,10 @@ std::optional<std::string> source_text(const Inst& in, uint32_t code, char kind,
     case 253: return "src_scc";
     case 255:
       if (!in.has_literal) return std::nullopt;
-      if (width > 1 && kind != 's') {
-        if (t != ValType::F64) return std::nullopt;  // 64-bit integer literals: not reproduced
-        return f64_literal_text(in.literal);
+      if (width > 1 && kind != 's') {  // a 64-bit (or wider MFMA) VALU operand
+        if (t == ValType::F64) return f64_literal_text(in.literal);
+        if (t == ValType::B64) return in.literal <= 64 ? "lit(" + hex(in.literal) + ")" : hex(in.literal);  // zero-extended
+        return literal_text(in.literal, ValType::B32);
       }
       return literal_text(in.literal, t);
     default: return std::nullopt;
@@ -349,8 +353,6 @@ void print_smem(Printer& p) {
     p.modifier("glc");
 }
 
-// An inline constant, which LLVM negates as neg(c) (-c could read as another constant).
-bool inline_constant_code(uint32_t code) { return (code >= 128 && code <= 208) || (code >= 240 && code <= 248); }
 
 // Source modifiers of VOP3: neg and abs, where the opcode's source takes them (LLVM accepts and
 // ignores them on integer sources such as v_ldexp's exponent).
@@ -360,9 +362,10 @@ std::optional<std::string> vop3_source(const Printer& p, int i, const OperandSpe
   const SourceModifierModes modes = source_modifier_modes(*p.in.info);
   const bool abs = !has_sdst && ((vop3_abs(p.in) >> i) & 1) && modes.abs[i] == 'p';  // VOP3b keeps sdst in those bits
   const bool neg = ((vop3_neg(p.in) >> i) & 1) && modes.neg[i] == 'p';
-  if (neg && vop3_src(p.in, i) == 255) return std::nullopt;  // llvm-objdump-22 crashes on these
+  // (llvm-objdump-22 crashes on most VOP3 literals; where it does not, a negated one is neg(...))
+  const bool constant = inline_constant_code(vop3_src(p.in, i)) || vop3_src(p.in, i) == 255;
   if (abs) s = "|" + *s + "|";
-  if (neg) s = inline_constant_code(vop3_src(p.in, i)) && !abs ? "neg(" + *s + ")" : "-" + *s;
+  if (neg) s = constant && !abs ? "neg(" + *s + ")" : "-" + *s;
   return s;
 }
 
@@ -383,10 +386,8 @@ std::optional<std::string> modified(std::optional<std::string> s, SourceModifier
                                     uint32_t code = 256) {
   if (!s || kind == SourceModifiers::None) return s;
   if (kind == SourceModifiers::Int) return sext ? "sext(" + *s + ")" : *s;
-  const bool constant = code >= 128 && code <= 248;
-  if (neg && code >= 240 && code <= 248) return std::nullopt;  // negated float constants: not reproduced
   if (abs) s = "|" + *s + "|";
-  if (neg) s = constant && !abs ? "neg(" + *s + ")" : "-" + *s;
+  if (neg) s = inline_constant_code(code) && !abs ? "neg(" + *s + ")" : "-" + *s;
   return s;
 }
 
@@ -602,6 +603,20 @@ std::optional<std::string> mai_source(const Printer& p, uint32_t code, const Ope
   return source(p.in, code, 'v', op.width, ValType::B32, &acc.spec);
 }
 
+// v_mfma_*_f8f6f4 reads A in the format cbsz names and B in the one blgp names: fp8/bf8 (0, 1)
+// take 8 registers, fp6/bf6 (2, 3) 6, fp4 (4) 4; LLVM reads other codes as 8.
+struct f8f6f4_operand {
+  OperandSpec spec;
+  std::string note;
+  f8f6f4_operand(const OperandSpec& op, uint32_t format, std::string_view mnemonic) : spec(op) {
+    if (!mnemonic.ends_with("_f8f6f4")) return;
+    spec.width = format == 2 || format == 3 ? 6 : format == 4 ? 4 : 8;
+    note = "AV_" + std::to_string(32 * spec.width) + "_Align2";
+    if (spec.tuple_note) spec.tuple_note = note.c_str(), spec.tuple_note_size = static_cast<uint8_t>(note.size());
+    if (spec.source_note) spec.source_note = note.c_str(), spec.source_note_size = static_cast<uint8_t>(note.size());
+  }
+};
+
 // MFMA (D, A, B, C) and smfmac (D, A, B, the sparsity index; C is D).
 void print_mai(Printer& p) {
   const bool sparse = p.mnemonic.starts_with("v_smfmac");
@@ -614,7 +629,8 @@ void print_mai(Printer& p) {
       }
       case Field::Src0: case Field::Src1: {
         const int i = op.field == Field::Src0 ? 0 : 1;
-        p.operand(mai_source(p, vop3_src(p.in, i), op, (mai_acc(p.in) >> i) & 1));
+        const f8f6f4_operand sized(op, i == 0 ? mai_cbsz(p.in) : mai_blgp(p.in), p.mnemonic);
+        p.operand(mai_source(p, vop3_src(p.in, i), sized.spec, (mai_acc(p.in) >> i) & 1));
         break;
       }
       case Field::Src2: p.operand(mai_source(p, vop3_src(p.in, 2), op, !sparse && mai_acc_cd(p.in))); break;
@@ -638,11 +654,13 @@ void print_fma_mix(Printer& p) {
     }
     const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
     const uint32_t code = vop3_src(p.in, i);
-    if (i < 0 || i > 2 || code == 255) {
+    if (i < 0 || i > 2) {
       p.ok = false;
       continue;
     }
-    std::optional<std::string> s = source(p.in, code, op.kind, op.width, ValType::B32, &op);
+    // A literal is read as the f16 its op_sel_hi bit selects, or as an f32.
+    const ValType type = code == 255 && ((vop3p_opsel_hi(p.in) >> i) & 1) ? ValType::F16 : ValType::B32;
+    std::optional<std::string> s = source(p.in, code, op.kind, op.width, type, &op);
     if (s && ((abs >> i) & 1)) s = "|" + *s + "|";
     if (s && ((neg >> i) & 1)) s = inline_constant_code(code) && !((abs >> i) & 1) ? "neg(" + *s + ")" : "-" + *s;
     p.operand(s);
@@ -669,14 +687,14 @@ void print_vop3p(Printer& p) {
     }
     return;
   }
-  const ValType t = ValType::F16;
+  const ValType t = ValType::F16;  // inline constants of packed ops print as f16; a literal prints whole
   int n = 0;
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
       case Field::Dst: p.operand(vector_reg(vop3_vdst(p.in), op.kind, op.width, &op)); break;
       case Field::Src0: case Field::Src1: case Field::Src2: {
         const int i = static_cast<int>(op.field) - static_cast<int>(Field::Src0);
-        p.operand(source(p.in, vop3_src(p.in, i), op.kind, op.width, t, &op));
+        p.operand(source(p.in, vop3_src(p.in, i), op.kind, op.width, vop3_src(p.in, i) == 255 ? ValType::B32 : t, &op));
         n = std::max(n, i + 1);
         break;
       }
@@ -789,8 +807,7 @@ void print_flat(Printer& p) {
         break;
       case Field::SAddr:
         if (no_saddr) p.operand("off");
-        else if (global && saddr == 126) p.operand("exec/*Invalid register, operand has 'SReg_64_XEXEC_XNULL' register class*/");
-        else p.operand(scalar_reg(saddr, op.width));
+        else p.operand(source(p.in, saddr, 's', op.width, ValType::B32, &op));  // exec: LLVM's note, where it has one
         break;
       default: p.ok = false; break;
     }

@@ -72,6 +72,9 @@ FAMILIES = {
              {10: 'D', 0: 'SD', 20: 'S0', 40: 'S1', 60: 'S2'}),
     'VOP3P': (128, lambda op: [(0x1A7 << 23) | (op << 16) | (1 << 14) | 10, V(20) | (V(40) << 9) | (V(60) << 18) | (3 << 27)],
               {10: 'D', 20: 'S0', 40: 'S1', 60: 'S2'}),
+    # without op_sel_hi (an MFMA's abid bit 3: v_mfma_*_f8f6f4 takes no abid)
+    'VOP3P~1': (128, lambda op: [(0x1A7 << 23) | (op << 16) | 10, V(20) | (V(40) << 9) | (V(60) << 18)],
+                {10: 'D', 20: 'S0', 40: 'S1', 60: 'S2'}),
     'DS': (256, lambda op: [(0b110110 << 26) | (op << 17) | 0x0201, 20 | (30 << 8) | (40 << 16) | (10 << 24)],
            {10: 'D', 20: 'A', 30: 'S0', 40: 'S1'}),
     # DS fields an opcode does not use must be 0: probe every combination, fullest first.
@@ -138,10 +141,12 @@ def template(family, text, fields):
 # accepted everywhere; their letters say where LLVM prints them.
 MODIFIER_PROBES = {
     'VOP3': [('n', 1, 29), ('a', 0, 8), ('c', 0, 15), ('o', 1, 27), ('s', 0, 11)],
-    'VOP3P': [('c', 0, 15), ('n', 1, 29), ('S', 0, 11)],  # S: LLVM accepts op_sel at all
+    # S: LLVM accepts op_sel at all; B: an MFMA takes abid (v_mfma_*_f8f6f4 does not)
+    'VOP3P': [('c', 0, 15), ('n', 1, 29), ('S', 0, 11), ('B', 0, 11)],
     'DS': [('A', 0, 25), ('g', 0, 16)],
-    # T: AGPR data together with sc0 (LLVM has no returning FP atomics on AGPRs)
-    'FLAT': [('A', 1, 23), ('T', 1, 23, 0, 16)], 'SCRATCH': [('A', 1, 23)], 'GLOBAL': [('A', 1, 23), ('T', 1, 23, 0, 16)],
+    # T: AGPR data with sc0, U: with sc0 and sc1 (LLVM lacks some returning FP atomics on AGPRs)
+    'FLAT': [('A', 1, 23), ('T', 1, 23, 0, 16), ('U', 1, 23, 0, 16, 0, 25)], 'SCRATCH': [('A', 1, 23)],
+    'GLOBAL': [('A', 1, 23), ('T', 1, 23, 0, 16), ('U', 1, 23, 0, 16, 0, 25)],
     'MUBUF': [('A', 1, 23), ('L', 0, 16)], 'MTBUF': [('A', 1, 23)],
 }
 
@@ -255,6 +260,7 @@ SOURCE_FIELDS = {  # family: {field: (word, lowest bit, bits)}
 SCALAR_DESTINATIONS = {'VOP3': {'D': (0, 0, 8)}, 'VOP1': {'D': (0, 17, 8)}}
 SOURCE_FIELDS['VOP3P'] = SOURCE_FIELDS['VOP3']
 SOURCE_FIELDS['SMEM'] = {'D': (0, 6, 7)}  # the data registers: which special registers LLVM takes
+SOURCE_FIELDS['GLOBAL'] = SOURCE_FIELDS['SCRATCH'] = {'SA': (1, 16, 7)}  # saddr (127 is "off")
 # s20, vcc_lo, m0, null, exec_lo, the integer 1, 1.0, a literal, src_lds_direct, src_execz,
 # src_shared_base, src_flat_scratch_base_lo, v20.
 CODE_CLASSES = [('s', 20), ('c', 106), ('m', 124), ('n', 125), ('e', 126), ('i', 129), ('f', 242), ('k', 255),
@@ -275,7 +281,8 @@ def new_notes(text, base):
 
 def source_classes(family, build, entries, arch):
     """{(op, field): (13 letters, note class)} for the source operands of (op, template) entries."""
-    layout = dict(SOURCE_FIELDS.get(family, {}), **SCALAR_DESTINATIONS.get(family, {}))
+    base = family.split('~')[0]
+    layout = dict(SOURCE_FIELDS.get(base, {}), **SCALAR_DESTINATIONS.get(base, {}))
     if not layout:
         return {}
     keys, cases, bases = [], [], {}
@@ -283,7 +290,7 @@ def source_classes(family, build, entries, arch):
         bases[op] = build(op)
         for tok in tmpl.split():
             field = tok.split(':')[0]
-            if field not in layout or (field in SCALAR_DESTINATIONS.get(family, {}) and not tok.startswith(field + ':s')):
+            if field not in layout or (field in SCALAR_DESTINATIONS.get(base, {}) and not tok.startswith(field + ':s')):
                 continue
             word, low, nbits = layout[field]
             for letter, code in CODE_CLASSES:
