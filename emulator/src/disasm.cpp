@@ -171,8 +171,7 @@ std::optional<std::string> source_text(const Inst& in, uint32_t code, char kind,
   if (code >= 240 && code <= 248) {
     static const char* f16_bits[] = {"0x3800", "0xb800", "0x3c00", "0xbc00", "0x4000", "0xc000", "0x4400", "0xc400", "0x3118"};
     if (t == ValType::B16) return f16_bits[code - 240];  // 16-bit integer operands print the f16 pattern
-    if (t == ValType::BF16) return std::nullopt;
-    return inline_float(code, t);
+    return inline_float(code, t);  // bf16 operands print the f32 names
   }
   switch (code) {
     case 235: return "src_shared_base";
