@@ -32,6 +32,7 @@ const SemanticsTable& semantics() {
     register_vector_semantics(t);
     register_memory_semantics(t);
     register_half_semantics(t);
+    register_float_special_semantics(t);
     return t;
   }();
   return table;

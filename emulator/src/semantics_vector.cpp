@@ -131,6 +131,8 @@ uint32_t min3_i(uint32_t a, uint32_t b, uint32_t c) { return min_i(min_i(a, b, 0
 uint32_t max3_i(uint32_t a, uint32_t b, uint32_t c) { return max_i(max_i(a, b, 0), c, 0); }
 uint32_t min3_u(uint32_t a, uint32_t b, uint32_t c) { return std::min({a, b, c}); }
 uint32_t max3_u(uint32_t a, uint32_t b, uint32_t c) { return std::max({a, b, c}); }
+uint32_t med3_i(uint32_t a, uint32_t b, uint32_t c) { return max_i(min_i(a, b, 0), min_i(max_i(a, b, 0), c, 0), 0); }
+uint32_t med3_u(uint32_t a, uint32_t b, uint32_t c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
 uint32_t mov(uint32_t a, uint32_t, uint32_t) { return a; }
 uint32_t not_b(uint32_t a, uint32_t, uint32_t) { return ~a; }
 uint32_t bfrev(uint32_t a, uint32_t, uint32_t) {
@@ -206,7 +208,20 @@ float trunc_f(float a, float, float) { return std::trunc(a); }
 float floor_f(float a, float, float) { return std::floor(a); }
 float ceil_f(float a, float, float) { return std::ceil(a); }
 float rndne_f(float a, float, float) { return std::nearbyint(a); }
-float fract_f(float a, float, float) { return a - std::floor(a); }
+// OpenCL's fract, which v_fract implements: the largest value below 1 stands in for a fraction
+// that rounds up to 1 (fract(-tiny)); NaN and infinities give NaN.
+float fract_f(float a, float, float) {
+  const float f = a - std::floor(a);
+  return std::isnan(f) ? f : std::fmin(f, 0x1.fffffep-1f);
+}
+// v_med3_f32 (CDNA3 ISA): with a NaN source, the least of the others (min ignores a quiet NaN);
+// else the larger of the two sources that are not the maximum.
+float med3_f(float a, float b, float c) {
+  if (std::isnan(a) || std::isnan(b) || std::isnan(c)) return std::fmin(std::fmin(a, b), c);
+  const float top = std::fmax(std::fmax(a, b), c);
+  if (top == a) return std::fmax(b, c);
+  return top == b ? std::fmax(a, c) : std::fmax(a, b);
+}
 float ldexp_f(float a, float b, float) { return std::ldexp(a, static_cast<int>(std::bit_cast<int32_t>(b))); }
 
 // v_cndmask_b32: d = mask[lane] ? src1 : src0, mask = VCC (e32) or an SGPR pair (e64).
@@ -283,6 +298,13 @@ template <> bool compare<uint32_t>(Cmp c, uint32_t a, uint32_t b) {
   return c == Cmp::NE ? a != b : compare<uint64_t>(c, a, b);
 }
 
+// VOP3 abs / neg on the sign bit of f64 lanes.
+void double_modifiers(const VectorOperands& o, int i, uint64_t* x) {
+  const uint64_t sign = uint64_t{1} << 63;
+  const uint64_t clear = ((o.abs >> i) & 1) ? ~sign : ~uint64_t{0}, flip = ((o.neg >> i) & 1) ? sign : 0;
+  for (int l = 0; l < kLanes; ++l) x[l] = (x[l] & clear) ^ flip;
+}
+
 template <typename T, Cmp C, bool X>
 void v_cmp(Exec& e, const Inst& in) {
   const VectorOperands& o = e.step->vop;
@@ -291,6 +313,10 @@ void v_cmp(Exec& e, const Inst& in) {
     uint64_t a[kLanes], b[kLanes];
     read64(e, o.src[0], a);
     read64(e, o.src[1], b);
+    if constexpr (std::is_floating_point_v<T>) {
+      double_modifiers(o, 0, a);
+      double_modifiers(o, 1, b);
+    }
     each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, std::bit_cast<T>(a[l]), std::bit_cast<T>(b[l]))} << l; });
   } else {
     uint32_t a[kLanes], b[kLanes];
@@ -446,6 +472,7 @@ void register_vector_semantics(SemanticsTable& t) {
       {"v_mad_u32_u24", int_op<mad_u24>}, {"v_mad_i32_i24", int_op<mad_i24>}, {"v_bfe_u32", int_op<bfe_u>}, {"v_bfe_i32", int_op<bfe_i>},
       {"v_bfi_b32", int_op<bfi>}, {"v_alignbit_b32", int_op<alignbit>}, {"v_perm_b32", int_op<perm_b32>},
       {"v_min3_i32", int_op<min3_i>}, {"v_max3_i32", int_op<max3_i>}, {"v_min3_u32", int_op<min3_u>}, {"v_max3_u32", int_op<max3_u>},
+      {"v_med3_i32", int_op<med3_i>}, {"v_med3_u32", int_op<med3_u>},
       {"v_mov_b32", int_op<mov>}, {"v_not_b32", int_op<not_b>}, {"v_bfrev_b32", int_op<bfrev>}, {"v_ffbh_u32", int_op<ffbh_u>},
       {"v_ffbl_b32", int_op<ffbl>}, {"v_ffbh_i32", int_op<ffbh_i>},
       {"v_cvt_f32_ubyte0", int_op<cvt_f32_ubyte<0>>}, {"v_cvt_f32_ubyte1", int_op<cvt_f32_ubyte<1>>},
@@ -459,6 +486,7 @@ void register_vector_semantics(SemanticsTable& t) {
       {"v_add_f32", float_op<add_f>}, {"v_sub_f32", float_op<sub_f>}, {"v_subrev_f32", float_op<subrev_f>},
       {"v_mul_f32", float_op<mul_f>}, {"v_min_f32", float_op<min_f>}, {"v_max_f32", float_op<max_f>},
       {"v_fma_f32", float_op<fma_f>}, {"v_min3_f32", float_op<min3_f>}, {"v_max3_f32", float_op<max3_f>},
+      {"v_med3_f32", float_op<med3_f>},
       {"v_rcp_f32", float_op<rcp_f>}, {"v_rsq_f32", float_op<rsq_f>}, {"v_sqrt_f32", float_op<sqrt_f>},
       {"v_exp_f32", float_op<exp_f>}, {"v_log_f32", float_op<log_f>}, {"v_sin_f32", float_op<sin_f>}, {"v_cos_f32", float_op<cos_f>},
       {"v_trunc_f32", float_op<trunc_f>}, {"v_floor_f32", float_op<floor_f>}, {"v_ceil_f32", float_op<ceil_f>},
@@ -519,16 +547,20 @@ void register_vector_semantics(SemanticsTable& t) {
   WEFT_CMP("f", F, type, CTYPE) WEFT_CMP("lt", LT, type, CTYPE) WEFT_CMP("eq", EQ, type, CTYPE)               \
   WEFT_CMP("le", LE, type, CTYPE) WEFT_CMP("gt", GT, type, CTYPE) WEFT_CMP("ne", NE, type, CTYPE)             \
   WEFT_CMP("ge", GE, type, CTYPE) WEFT_CMP("t", T, type, CTYPE)
+#define WEFT_FLOAT_CMPS(type, CTYPE)                                                                            \
+  WEFT_CMP("f", F, type, CTYPE) WEFT_CMP("lt", LT, type, CTYPE) WEFT_CMP("eq", EQ, type, CTYPE)                \
+  WEFT_CMP("le", LE, type, CTYPE) WEFT_CMP("gt", GT, type, CTYPE) WEFT_CMP("lg", LG, type, CTYPE)              \
+  WEFT_CMP("ge", GE, type, CTYPE) WEFT_CMP("o", O, type, CTYPE) WEFT_CMP("u", U, type, CTYPE)                  \
+  WEFT_CMP("nge", NGE, type, CTYPE) WEFT_CMP("nlg", NLG, type, CTYPE) WEFT_CMP("ngt", NGT, type, CTYPE)        \
+  WEFT_CMP("nle", NLE, type, CTYPE) WEFT_CMP("neq", NEQ, type, CTYPE) WEFT_CMP("nlt", NLT, type, CTYPE)        \
+  WEFT_CMP("tru", TRU, type, CTYPE)
   WEFT_INT_CMPS("i32", int32_t)
   WEFT_INT_CMPS("u32", uint32_t)
   WEFT_INT_CMPS("i64", int64_t)
   WEFT_INT_CMPS("u64", uint64_t)
-  WEFT_CMP("f", F, "f32", float) WEFT_CMP("lt", LT, "f32", float) WEFT_CMP("eq", EQ, "f32", float)
-  WEFT_CMP("le", LE, "f32", float) WEFT_CMP("gt", GT, "f32", float) WEFT_CMP("lg", LG, "f32", float)
-  WEFT_CMP("ge", GE, "f32", float) WEFT_CMP("o", O, "f32", float) WEFT_CMP("u", U, "f32", float)
-  WEFT_CMP("nge", NGE, "f32", float) WEFT_CMP("nlg", NLG, "f32", float) WEFT_CMP("ngt", NGT, "f32", float)
-  WEFT_CMP("nle", NLE, "f32", float) WEFT_CMP("neq", NEQ, "f32", float) WEFT_CMP("nlt", NLT, "f32", float)
-  WEFT_CMP("tru", TRU, "f32", float)
+  WEFT_FLOAT_CMPS("f32", float)
+  WEFT_FLOAT_CMPS("f64", double)
+#undef WEFT_FLOAT_CMPS
 #undef WEFT_INT_CMPS
 #undef WEFT_CMP
 }
