@@ -143,6 +143,17 @@ void s_not_b64(Exec& e, const Inst& in) {
   e.set_scalar64(sop_sdst(in), r);
   e.w.scc = r != 0;
 }
+// s_brev: bit reverse, SCC untouched (LLVM builds f64 constants such as 2^-767 with it).
+void s_brev_b32(Exec& e, const Inst& in) {
+  uint32_t v = src0(e, in), r = 0;
+  for (int i = 0; i < 32; ++i, v >>= 1) r = (r << 1) | (v & 1);
+  e.set_scalar(sop_sdst(in), r);
+}
+void s_brev_b64(Exec& e, const Inst& in) {
+  uint64_t v = src0_64(e, in), r = 0;
+  for (int i = 0; i < 64; ++i, v >>= 1) r = (r << 1) | (v & 1);
+  e.set_scalar64(sop_sdst(in), r);
+}
 void s_bcnt1_i32_b64(Exec& e, const Inst& in) {
   const uint32_t r = static_cast<uint32_t>(std::popcount(src0_64(e, in)));
   e.set_scalar(sop_sdst(in), r);
@@ -309,6 +320,8 @@ void register_scalar_semantics(SemanticsTable& t) {
   t["s_cmov_b32"] = s_cmov_b32;
   t["s_cmov_b64"] = s_cmov_b64;
   t["s_not_b32"] = s_not_b32;
+  t["s_brev_b32"] = s_brev_b32;
+  t["s_brev_b64"] = s_brev_b64;
   t["s_not_b64"] = s_not_b64;
   t["s_bcnt1_i32_b32"] = s_bcnt1_i32_b32;
   t["s_bcnt1_i32_b64"] = s_bcnt1_i32_b64;

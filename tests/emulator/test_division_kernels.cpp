@@ -5,6 +5,7 @@
 // the host.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -278,6 +279,168 @@ TEST_CASE("IEEE f32 and f64 division on both targets") {
     for (int round = 0; round < 8; ++round) {
       check_division<float>(code, "div_f32", rng, -149, 128);
       check_division<double>(code, "div_f64", rng, -1074, 1024);
+    }
+  }
+}
+
+TEST_CASE("f64 square root on both targets (v_rsq_f64, v_ldexp_f64, v_cmp_class_f64)") {
+  std::mt19937 rng(std::random_device{}());
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(arch_name(arch));
+    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, arch_name(arch)));
+    require_instructions(code, "sqrt_f64", {"v_rsq_f64", "v_ldexp_f64", "v_cmp_class_f64"});
+    for (int round = 0; round < 4; ++round) {
+      const auto a = draw<double>(rng, kItems, -1074, 1024);
+      const auto out = values_of<double>(run(code, "sqrt_f64", {bytes_of(a), poisoned<double>(kItems)})[1]);
+      for (size_t i = 0; i < kItems; ++i) REQUIRE_MESSAGE(same(out[i], std::sqrt(a[i])), "sqrt " << a[i] << ": got " << out[i]);
+    }
+  }
+}
+
+namespace {
+
+// A NaN's quiet bit is its fraction's top bit; `fraction_bits` is the format's fraction width.
+bool signaling(uint64_t bits, int fraction_bits) { return !((bits >> (fraction_bits - 1)) & 1); }
+
+// The bit of the v_cmp_class mask that a value selects (0 signaling NaN, 1 quiet NaN, 2 -inf,
+// 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf), from the host's view of
+// the value as a double and whether its format holds it as a denormal.
+int host_class(double x, bool denormal, bool signaling_nan) {
+  if (std::isnan(x)) return signaling_nan ? 0 : 1;
+  const bool negative = std::signbit(x);
+  if (std::isinf(x)) return negative ? 2 : 9;
+  if (x == 0) return negative ? 5 : 6;
+  if (denormal) return negative ? 4 : 7;
+  return negative ? 3 : 8;
+}
+
+// Puts a signaling NaN (random payload) in about one in eight places: loads keep it signaling.
+template <typename T, typename Bits>
+void add_signaling_nans(std::mt19937& rng, std::vector<T>& v, Bits exponent_mask, int fraction_bits) {
+  std::uniform_int_distribution<uint64_t> payload(1, (uint64_t{1} << (fraction_bits - 1)) - 1);
+  std::uniform_int_distribution<int> pick(0, 7);
+  for (T& x : v)
+    if (pick(rng) == 0) x = std::bit_cast<T>(static_cast<Bits>(exponent_mask | payload(rng) | (pick(rng) < 4 ? 0 : ~(~Bits{0} >> 1))));
+}
+
+template <typename T, typename Bits>
+int class_of(T x, int fraction_bits, double least_normal) {
+  const double d = static_cast<double>(x);
+  const bool denormal = d != 0 && std::fabs(d) < least_normal;
+  return host_class(d, denormal, signaling(std::bit_cast<Bits>(x), fraction_bits));
+}
+
+}  // namespace
+
+TEST_CASE("v_cmp_class on f32, f64 and f16 values with random masks on both targets") {
+  std::mt19937 rng(std::random_device{}());
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(arch_name(arch));
+    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, arch_name(arch)));
+    require_instructions(code, "classes", {"v_cmp_class_f32", "v_cmp_class_f64", "v_cmp_class_f16"});
+    for (int round = 0; round < 4; ++round) {
+      auto a32 = draw<float>(rng, kItems, -149, 128);
+      auto a64 = draw<double>(rng, kItems, -1074, 1024);
+      std::vector<_Float16> a16;
+      for (float x : draw<float>(rng, kItems, -24, 16)) a16.push_back(static_cast<_Float16>(x));
+      add_signaling_nans(rng, a32, uint32_t{0x7f800000}, 23);
+      add_signaling_nans(rng, a64, uint64_t{0x7ff0000000000000}, 52);
+      add_signaling_nans(rng, a16, uint16_t{0x7c00}, 10);
+      std::vector<uint32_t> mask(kItems);
+      for (uint32_t& m : mask) m = static_cast<uint32_t>(rng());
+      const auto out = values_of<uint32_t>(run(code, "classes", {bytes_of(a32), bytes_of(a64), bytes_of(a16), bytes_of(mask),
+                                                                  poisoned<uint32_t>(3 * kItems)})[4]);
+      for (size_t i = 0; i < kItems; ++i) {
+        const int want[3] = {class_of<float, uint32_t>(a32[i], 23, 0x1p-126), class_of<double, uint64_t>(a64[i], 52, 0x1p-1022),
+                             class_of<_Float16, uint16_t>(a16[i], 10, 0x1p-14)};
+        for (int k = 0; k < 3; ++k)
+          REQUIRE_MESSAGE(out[3 * i + k] == ((mask[i] >> want[k]) & 1), "item " << i << " format " << k << " class " << want[k]);
+      }
+    }
+  }
+}
+
+namespace {
+
+// v_med3_f32 by the CDNA3 ISA: with a NaN source, the least of the others; else the median.
+float host_med3(float a, float b, float c) {
+  if (std::isnan(a) || std::isnan(b) || std::isnan(c)) return std::fmin(std::fmin(a, b), c);
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+}  // namespace
+
+TEST_CASE("v_med3_f32 (llvm.amdgcn.fmed3) and integer clamps to v_med3_i32 / v_med3_u32 on both targets") {
+  std::mt19937 rng(std::random_device{}());
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(arch_name(arch));
+    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, arch_name(arch)));
+    require_instructions(code, "med3", {"v_med3_f32", "v_med3_i32", "v_med3_u32"});
+    for (int round = 0; round < 4; ++round) {
+      const auto a = draw<float>(rng, kItems, -149, 128), b = draw<float>(rng, kItems, -149, 128), c = draw<float>(rng, kItems, -149, 128);
+      const auto out = values_of<uint32_t>(run(code, "med3", {bytes_of(a), bytes_of(b), bytes_of(c), poisoned<uint32_t>(3 * kItems)})[3]);
+      for (size_t i = 0; i < kItems; ++i) {
+        const float want = host_med3(a[i], b[i], c[i]), got = std::bit_cast<float>(out[3 * i]);
+        CHECK_MESSAGE((got == want || (std::isnan(got) && std::isnan(want))), a[i] << " " << b[i] << " " << c[i] << ": got " << got);
+        const int32_t ia = std::bit_cast<int32_t>(a[i]);
+        const uint32_t ub = std::bit_cast<uint32_t>(b[i]);
+        CHECK(std::bit_cast<int32_t>(out[3 * i + 1]) == std::clamp(ia, -1000, 1000000));
+        CHECK(out[3 * i + 2] == std::clamp(ub, 1000u, 3000000000u));
+      }
+    }
+  }
+}
+
+namespace {
+
+// frexp's mantissa and exponent against the host's; for infinities and NaN the ISA passes the
+// value through as the mantissa and gives exponent 0.
+template <typename T>
+void check_frexp(const CodeObject& code, const char* kernel, const std::vector<T>& a) {
+  const auto out = run(code, kernel, {bytes_of(a), poisoned<T>(kItems), poisoned<int32_t>(kItems)});
+  const auto mant = values_of<T>(out[1]);
+  const auto exp = values_of<int32_t>(out[2]);
+  for (size_t i = 0; i < kItems; ++i) {
+    int want_exp = 0;
+    const T want = std::isfinite(a[i]) ? std::frexp(a[i], &want_exp) : a[i];
+    REQUIRE_MESSAGE(same(mant[i], want), kernel << " " << a[i] << ": mantissa " << mant[i]);
+    REQUIRE_MESSAGE(exp[i] == want_exp, kernel << " " << a[i] << ": exponent " << exp[i]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("frexp on f32 and f64 on both targets") {
+  std::mt19937 rng(std::random_device{}());
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(arch_name(arch));
+    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, arch_name(arch)));
+    require_instructions(code, "frexp_f32", {"v_frexp_mant_f32", "v_frexp_exp_i32_f32"});
+    require_instructions(code, "frexp_f64", {"v_frexp_mant_f64", "v_frexp_exp_i32_f64"});
+    for (int round = 0; round < 4; ++round) {
+      check_frexp(code, "frexp_f32", draw<float>(rng, kItems, -149, 128));
+      check_frexp(code, "frexp_f64", draw<double>(rng, kItems, -1074, 1024));
+    }
+  }
+}
+
+TEST_CASE("f64 floor, ceil, trunc, rint and fract on both targets") {
+  std::mt19937 rng(std::random_device{}());
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(arch_name(arch));
+    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, arch_name(arch)));
+    require_instructions(code, "round_f64", {"v_floor_f64", "v_ceil_f64", "v_trunc_f64", "v_rndne_f64", "v_fract_f64"});
+    for (int round = 0; round < 4; ++round) {
+      // Magnitudes around 2^-60 .. 2^60 put both integers and fractions in play.
+      const auto a = draw<double>(rng, kItems, -60, 60);
+      const auto out = values_of<double>(run(code, "round_f64", {bytes_of(a), poisoned<double>(5 * kItems)})[1]);
+      for (size_t i = 0; i < kItems; ++i) {
+        // OpenCL's fract: the largest double below 1 where x - floor(x) rounds to 1.
+        const double fraction = a[i] - std::floor(a[i]);
+        const double fract = std::isnan(fraction) ? fraction : std::fmin(fraction, 0x1.fffffffffffffp-1);
+        const double want[5] = {std::floor(a[i]), std::ceil(a[i]), std::trunc(a[i]), std::nearbyint(a[i]), fract};
+        for (int k = 0; k < 5; ++k) REQUIRE_MESSAGE(same(out[5 * i + k], want[k]), a[i] << " op " << k << ": got " << out[5 * i + k]);
+      }
     }
   }
 }
