@@ -239,7 +239,7 @@ bool valid_scalar_widths(const Inst& in) {
       default: continue;
     }
     if (misaligned_pair(code, op.width)) return false;
-    if (in.family == Family::VOP3 && op.field == Field::Dst && reserved_source(code)) return false;
+    if (in.family == Family::VOP3 && op.field == Field::Dst && (reserved_source(code) || code == 249 || code == 250)) return false;
   }
   return true;
 }
@@ -269,6 +269,12 @@ bool valid_vop3_modifiers(const Inst& in) {
     const std::string_view m(info.mnemonic);
     if (m.find("mfma") != std::string_view::npos) {
       // With acc_cd (word 0 bit 15) C and D are AGPRs, which may not run past a255.
+      // A and B tuples of VGPRs or AGPRs may not run past register 255.
+      for (const OperandSpec& op : operand_specs(info)) {
+        const int i = op.field == Field::Src0 ? 0 : op.field == Field::Src1 ? 1 : -1;
+        const uint32_t code = i < 0 ? 0 : (w1 >> (9 * i)) & 0x1FF;
+        if (code >= 256 && code - 256 + op.width > 256) return false;
+      }
       if ((w0 >> 15) & 1)
         for (const OperandSpec& op : operand_specs(info)) {
           const uint32_t reg = op.field == Field::Dst ? (w0 & 0xFF) : op.field == Field::Src2 ? ((w1 >> 18) & 0x1FF) : 0;
@@ -359,6 +365,13 @@ bool valid_wide_sources(const Inst& in) {
         if (op.field == Field::SAddr && saddr != 0x7f && invalid_scalar_tuple(saddr, op.width)) return false;
         const uint32_t reg = op.field == Field::Dst ? in.word[1] >> 24 : (in.word[1] >> 8) & 0xff;
         if (agpr_past_end(in, op, reg)) return false;
+        // A returning atomic (sc0) also writes vdst, as wide as its data (half of cmpswap's).
+        const std::string_view m(in.info->mnemonic);
+        if (op.field == Field::Src0 && m.find("atomic") != std::string_view::npos && ((in.word[0] >> 16) & 1)) {
+          OperandSpec value = op;
+          value.width = static_cast<uint8_t>(m.find("cmpswap") != std::string_view::npos ? op.width / 2 : op.width);
+          if (agpr_past_end(in, value, in.word[1] >> 24)) return false;
+        }
         break;
       }
       case Family::MUBUF: case Family::MTBUF:

@@ -599,7 +599,8 @@ struct AccOperand {
 std::optional<std::string> mai_source(const Printer& p, uint32_t code, const OperandSpec& op, bool agprs) {
   const AccOperand acc(op, agprs);
   if (code >= 256) return vector_reg(code - 256, agprs ? 'a' : 'v', op.width, &acc.spec);
-  return source(p.in, code, 'v', op.width, ValType::B32, &acc.spec);
+  const ValType type = p.mnemonic.starts_with("v_mfma_f64") ? ValType::F64 : ValType::B32;  // f64 constants
+  return source(p.in, code, 'v', op.width, type, &acc.spec);
 }
 
 // v_mfma_*_f8f6f4 reads A in the format cbsz names and B in the one blgp names: fp8/bf8 (0, 1)
