@@ -269,11 +269,12 @@ bool valid_vop3_modifiers(const Inst& in) {
     const std::string_view m(info.mnemonic);
     if (m.find("mfma") != std::string_view::npos) {
       // With acc_cd (word 0 bit 15) C and D are AGPRs, which may not run past a255.
-      // A and B tuples of VGPRs or AGPRs may not run past register 255.
+      // A and B tuples that start on an odd register may not run past register 255 (an even
+      // start past it prints as it is).
       for (const OperandSpec& op : operand_specs(info)) {
         const int i = op.field == Field::Src0 ? 0 : op.field == Field::Src1 ? 1 : -1;
         const uint32_t code = i < 0 ? 0 : (w1 >> (9 * i)) & 0x1FF;
-        if (code >= 256 && code - 256 + op.width > 256) return false;
+        if (code >= 256 && ((code - 256) & 1) && code - 256 + op.width > 256) return false;  // odd and past v255
       }
       if ((w0 >> 15) & 1)
         for (const OperandSpec& op : operand_specs(info)) {

@@ -67,6 +67,7 @@ std::optional<std::string> vector_reg(uint32_t index, char kind, int width, cons
 // Scalar register names 0..127 (SGPRs and the special registers of the operand encoding).
 std::optional<std::string> scalar_reg(uint32_t v, int width) {
   width = std::min(width, 16);  // LLVM's widest scalar tuple: a 1024-bit operand prints 16 SGPRs
+  if (width == 6) width = 5;    // and a 192-bit one (an fp6 vector) five, as llvm-objdump-22 does
   if (v <= 101) {
     // A misaligned SGPR tuple is read from the aligned register below it; llvm-objdump prints it
     // so, with a warning after the instruction.
