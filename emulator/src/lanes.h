@@ -29,13 +29,16 @@ inline void read32(const Exec& e, uint32_t code, uint32_t* out) {
   for (int l = 0; l < kLanes; ++l) room[l] = v;
   return room;
 }
-inline void read64(const Exec& e, uint32_t code, uint64_t* out) {
+// What a 64-bit source is: the 32-bit literal of an f64 operand is the high half of the double
+// (its low half zero); an integer operand zero-extends it.
+enum class Operand64 { Int, F64 };
+inline void read64(const Exec& e, uint32_t code, uint64_t* out, Operand64 type = Operand64::Int) {
   if (code >= 256) {
     const uint32_t* lo = e.w.vreg(code - 256);
     const uint32_t* hi = e.w.vreg(code - 255);
     for (int l = 0; l < kLanes; ++l) out[l] = lo[l] | (uint64_t{hi[l]} << 32);
   } else {
-    const uint64_t v = e.scalar64(code);
+    const uint64_t v = code == 255 && type == Operand64::F64 ? e.scalar64(code) << 32 : e.scalar64(code);
     for (int l = 0; l < kLanes; ++l) out[l] = v;
   }
 }

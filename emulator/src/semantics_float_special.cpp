@@ -65,7 +65,7 @@ void float_sources(const Exec& e, const VectorOperands& o, int n, T (*x)[kLanes]
   constexpr Bits sign = Bits{1} << (8 * sizeof(T) - 1);
   for (int i = 0; i < n; ++i) {
     Bits v[kLanes];
-    if constexpr (sizeof(T) == 8) read64(e, o.src[i], v);
+    if constexpr (sizeof(T) == 8) read64(e, o.src[i], v, Operand64::F64);
     else read32(e, o.src[i], v);
     const Bits clear = ((o.abs >> i) & 1) ? ~sign : ~Bits{0}, flip = ((o.neg >> i) & 1) ? sign : 0;
     for (int l = 0; l < kLanes; ++l) x[i][l] = std::bit_cast<T>((v[l] & clear) ^ flip);
@@ -271,7 +271,7 @@ int class_bit(uint64_t v) {
 // The tested value's bits with abs / neg applied (VOP3); f16 takes the low half.
 template <int Bits>
 void class_values(const Exec& e, const VectorOperands& o, uint64_t* v) {
-  if constexpr (Bits == 64) read64(e, o.src[0], v);
+  if constexpr (Bits == 64) read64(e, o.src[0], v, Operand64::F64);
   else {
     uint32_t x[kLanes];
     read32(e, o.src[0], x);

@@ -219,7 +219,7 @@ uint64_t as_u64(double d) { return std::bit_cast<uint64_t>(d); }
 void double_sources(const Exec& e, const VectorOperands& o, int n, double (*x)[kLanes]) {
   for (int i = 0; i < n; ++i) {
     uint64_t v[kLanes];
-    read64(e, o.src[i], v);
+    read64(e, o.src[i], v, Operand64::F64);
     const uint64_t clear = ((o.abs >> i) & 1) ? ~(uint64_t{1} << 63) : ~uint64_t{0};
     const uint64_t flip = ((o.neg >> i) & 1) ? uint64_t{1} << 63 : 0;
     for (int l = 0; l < kLanes; ++l) x[i][l] = as_d((v[l] & clear) ^ flip);

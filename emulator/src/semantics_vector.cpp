@@ -311,8 +311,9 @@ void v_cmp(Exec& e, const Inst& in) {
   uint64_t mask = 0;
   if constexpr (sizeof(T) == 8) {
     uint64_t a[kLanes], b[kLanes];
-    read64(e, o.src[0], a);
-    read64(e, o.src[1], b);
+    constexpr Operand64 type = std::is_floating_point_v<T> ? Operand64::F64 : Operand64::Int;
+    read64(e, o.src[0], a, type);
+    read64(e, o.src[1], b, type);
     if constexpr (std::is_floating_point_v<T>) {
       double_modifiers(o, 0, a);
       double_modifiers(o, 1, b);

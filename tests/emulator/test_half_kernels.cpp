@@ -4,12 +4,14 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include "kernel_io.h"
 #include "listing_check.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/kernel_args.h"
+#include "weft/emulator/listing.h"
 
 using namespace weft::emu;
 using weft::testing::download;
@@ -112,6 +114,19 @@ define amdgpu_kernel void @double_math(ptr addrspace(1) %a, ptr addrspace(1) %b,
   store float %r, ptr addrspace(1) %po
   ret void
 }
+; out[i] = fma(a, 3.0, c) in f64: 3.0 is not an inline constant, so it becomes a 32-bit literal
+; of v_fmac_f64_e32, which the hardware reads as the high half of the double
+define amdgpu_kernel void @double_literal(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %out) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr double, ptr addrspace(1) %a, i32 %i
+  %pc = getelementptr double, ptr addrspace(1) %c, i32 %i
+  %va = load double, ptr addrspace(1) %pa
+  %vc = load double, ptr addrspace(1) %pc
+  %f = call double @llvm.fma.f64(double %va, double 3.0, double %vc)
+  %po = getelementptr double, ptr addrspace(1) %out, i32 %i
+  store double %f, ptr addrspace(1) %po
+  ret void
+}
 )";
 
 using Half = _Float16;
@@ -199,6 +214,19 @@ TEST_CASE("f16, <2 x half>, <2 x float> and f64 kernels on both targets") {
         const float want = static_cast<float>(std::fma(a[i], b[i], c[i]) * a[i] + i);
         REQUIRE_MESSAGE(out[static_cast<size_t>(i)] == want, "lane " << i);
       }
+    }
+    {
+      std::ostringstream listing;
+      write_listing(code, listing);
+      const std::string text = listing.str();
+      const size_t literal = text.find(", 0x40080000, v[");  // the instruction under test
+      REQUIRE(literal != std::string::npos);
+      const size_t mnemonic = text.rfind("v_fmac_f64_e32", literal);
+      REQUIRE(mnemonic != std::string::npos);
+      REQUIRE(text.find('\n', mnemonic) > literal);  // on the same line
+      const auto a = random_values<double>(rng, 64), b = random_values<double>(rng, 64), c = random_values<double>(rng, 64);
+      const auto out = run(code, "double_literal", a, b, c, 64, 8);
+      for (int i = 0; i < 64; ++i) REQUIRE_MESSAGE(out[static_cast<size_t>(i)] == std::fma(a[i], 3.0, c[i]), "lane " << i);
     }
   }
 }
