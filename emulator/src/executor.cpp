@@ -186,8 +186,9 @@ uint32_t Exec::scalar(uint32_t code) const {
     case 252: return w.exec() == 0;
     case 253: return w.scc;
     case 255: return step->inst.literal;
-    case 235: case 236: case 237: case 238:
-      fail("aperture registers (src_shared_base, src_private_base) are not modelled: generic pointers to LDS or scratch are not supported");
+    // As 32-bit operands the apertures read as their high halves (what LLVM uses of them).
+    case 235: case 236: return kSharedApertureHi;
+    case 237: case 238: return kPrivateApertureHi;
     default: fail("operand code " + std::to_string(code) + " cannot be read");
   }
 }
@@ -195,6 +196,10 @@ uint32_t Exec::scalar(uint32_t code) const {
 uint64_t Exec::scalar64(uint32_t code) const {
   if (code < 102) code &= ~1u;  // an odd SGPR pair reads the aligned one below it
   if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
+  if (code >= 235 && code <= 238) {  // an aperture's base (low half 0) or limit (low half all ones)
+    const uint64_t hi = uint64_t{code <= 236 ? kSharedApertureHi : kPrivateApertureHi} << 32;
+    return code == 235 || code == 237 ? hi : hi | 0xffffffffu;
+  }
   const uint32_t lo = scalar(code);
   if (code >= 128 && code <= 208) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(lo)));
   if (code >= 240 && code <= 248) {  // the same constants as doubles

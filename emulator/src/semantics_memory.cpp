@@ -68,9 +68,21 @@ uint8_t* scratch_at(const Exec& e, uint64_t offset, uint32_t bytes, int lane) {
   return e.w.scratch.data() + static_cast<size_t>(lane) * e.w.private_size + offset;
 }
 
-uint8_t* lane_memory(const Exec& e, const Inst& in, int l, uint32_t bytes) {
+// Whether an access reads memory (a load) or writes it (a store or an atomic); LDS tracks writes.
+enum class Access { Read, Write };
+
+// The bytes lane l of a vector memory instruction accesses. A FLAT address in the shared or
+// private aperture reaches the workgroup's LDS or the lane's scratch.
+uint8_t* lane_memory(const Exec& e, const Inst& in, int l, uint32_t bytes, Access access) {
   if (in.family == Family::SCRATCH) return scratch_at(e, scratch_offset(e, in, l), bytes, l);
-  return e.global(flat_address(e, in, l), bytes, l);
+  const uint64_t address = flat_address(e, in, l);
+  if (in.family == Family::FLAT) {
+    const uint32_t aperture = static_cast<uint32_t>(address >> 32), offset = static_cast<uint32_t>(address);
+    if (aperture == kSharedApertureHi)
+      return access == Access::Read ? const_cast<uint8_t*>(e.lds_read(offset, bytes, l)) : e.lds_write(offset, bytes, l);
+    if (aperture == kPrivateApertureHi) return scratch_at(e, offset, bytes, l);
+  }
+  return e.global(address, bytes, l);
 }
 
 // Loads `Bytes` per lane into consecutive VGPRs (or AGPRs), extending sub-dword loads.
@@ -80,7 +92,7 @@ void flat_load(Exec& e, const Inst& in) {
   const uint64_t exec = e.w.exec();
   for (uint64_t m = exec; m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    load_into_registers<Bytes, X>(e.w, dst, l, lane_memory(e, in, l, Bytes));
+    load_into_registers<Bytes, X>(e.w, dst, l, lane_memory(e, in, l, Bytes, Access::Read));
   }
 }
 
@@ -92,7 +104,7 @@ void global_load_lds(Exec& e, const Inst& in) {
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     uint32_t value[4];
-    extend_loaded<Bytes, X>(lane_memory(e, in, l, Bytes), value);
+    extend_loaded<Bytes, X>(lane_memory(e, in, l, Bytes, Access::Read), value);
     const uint64_t lds_address = (e.w.s[kM0] & 0x3ffff) + static_cast<uint64_t>(static_cast<int64_t>(inst_offset)) + static_cast<uint64_t>(l) * size;
     std::memcpy(e.lds_write(lds_address, size, l), value, size);
   }
@@ -103,7 +115,7 @@ void flat_store(Exec& e, const Inst& in) {
   const uint32_t src = flat_data(in) + (flat_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t* p = lane_memory(e, in, l, Bytes);
+    uint8_t* p = lane_memory(e, in, l, Bytes, Access::Write);
     if constexpr (Bytes >= 4) {
       for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
     } else {
@@ -141,7 +153,7 @@ void flat_atomic(Exec& e, const Inst& in) {
   const bool returns = flat_sc0(in);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t* p = lane_memory(e, in, l, 4);
+    uint8_t* p = lane_memory(e, in, l, 4, Access::Write);
     if (reinterpret_cast<uintptr_t>(p) % 4) e.fail("misaligned atomic at lane " + std::to_string(l));
     std::atomic_ref<uint32_t> cell(*reinterpret_cast<uint32_t*>(p));
     const uint32_t v = e.w.vreg(data)[l];

@@ -63,6 +63,12 @@ struct Workgroup {
   std::vector<uint8_t> lds_written;  // one flag per LDS byte, when reads of unwritten LDS are checked
 };
 
+// The generic (FLAT) address space: a 64-bit address whose high half is one of these apertures
+// points into the workgroup's LDS or the lane's scratch at its low half (what src_shared_base /
+// src_private_base return; anything else is a global address). weft's global buffers live far
+// below them.
+inline constexpr uint32_t kSharedApertureHi = 0x10000, kPrivateApertureHi = 0x20000;
+
 // What an instruction handler sees.
 struct Exec {
   Wave& w;

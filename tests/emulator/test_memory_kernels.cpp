@@ -1,15 +1,18 @@
 // Memory behaviour through compiled kernels on both targets: direct-to-LDS buffer loads (dword,
 // and dwordx4 on gfx950), a private scratch segment per wave, global and LDS atomics from many
-// waves and host threads, unaligned dword accesses. Fresh random inputs, poisoned outputs.
+// waves and host threads, unaligned dword accesses, generic pointers into LDS, scratch and
+// global memory. Fresh random inputs, poisoned outputs.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "kernel_io.h"
 #include "listing_check.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
+#include "weft/emulator/listing.h"
 #include "weft/dsl/error.h"
 #include "weft/emulator/kernel_args.h"
 
@@ -181,6 +184,46 @@ define amdgpu_kernel void @lds_dma16(ptr addrspace(1) %in, ptr addrspace(1) %out
 }
 )";
 
+// Generic (FLAT) pointers: one pointer per lane into LDS, the lane's scratch or global memory,
+// chosen at run time, so LLVM must emit flat_load/flat_store with the apertures. out[i] = the
+// value read through it; then 1000 + i is stored through it and read back from where it points.
+const char* kGeneric = R"(target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+@shared = internal addrspace(3) global [64 x i32] undef
+define amdgpu_kernel void @generic_pointers(ptr addrspace(1) %in, ptr addrspace(1) %out, ptr addrspace(1) %back, i32 %space) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %priv = alloca [16 x i32], align 4, addrspace(5)
+  %pl = getelementptr [64 x i32], ptr addrspace(3) @shared, i32 0, i32 %i
+  %l3 = mul i32 %i, 3
+  store i32 %l3, ptr addrspace(3) %pl
+  %k = and i32 %i, 15
+  %pp = getelementptr [16 x i32], ptr addrspace(5) %priv, i32 0, i32 %k
+  %l5 = mul i32 %i, 5
+  store volatile i32 %l5, ptr addrspace(5) %pp
+  %pg = getelementptr i32, ptr addrspace(1) %in, i32 %i
+  %fl = addrspacecast ptr addrspace(3) %pl to ptr
+  %fp = addrspacecast ptr addrspace(5) %pp to ptr
+  %fg = addrspacecast ptr addrspace(1) %pg to ptr
+  %is_lds = icmp eq i32 %space, 0
+  %is_priv = icmp eq i32 %space, 1
+  %q = select i1 %is_priv, ptr %fp, ptr %fg
+  %p = select i1 %is_lds, ptr %fl, ptr %q
+  %v = load volatile i32, ptr %p
+  %po = getelementptr i32, ptr addrspace(1) %out, i32 %i
+  store i32 %v, ptr addrspace(1) %po
+  %w = add i32 %i, 1000
+  store volatile i32 %w, ptr %p
+  %bl = load volatile i32, ptr addrspace(3) %pl
+  %bp = load volatile i32, ptr addrspace(5) %pp
+  %bg = load volatile i32, ptr addrspace(1) %pg
+  %b1 = select i1 %is_priv, i32 %bp, i32 %bg
+  %b = select i1 %is_lds, i32 %bl, i32 %b1
+  %pb = getelementptr i32, ptr addrspace(1) %back, i32 %i
+  store i32 %b, ptr addrspace(1) %pb
+  ret void
+}
+)";
+
 std::mt19937& rng() {
   static std::mt19937 r(std::random_device{}());
   return r;
@@ -312,5 +355,36 @@ TEST_CASE("a read of LDS the workgroup never wrote is reported when asked for") 
     INFO(m);
     CHECK(m.find("read of LDS this workgroup never wrote: lane 5, address 0x14") != std::string::npos);
     CHECK(m.find("kernel stale_lds") != std::string::npos);
+  }
+}
+
+TEST_CASE("generic pointers reach LDS, scratch and global memory through the apertures") {
+  for (Arch arch : kArchs) {
+    INFO(std::string(arch_name(arch)));
+    const auto bytes = weft::testing::compile_ll(kGeneric, arch_name(arch));
+    weft::testing::check_listing_matches_objdump(bytes, arch);
+    const CodeObject code = CodeObject::load(bytes);
+    std::ostringstream listing;
+    write_listing(code, listing);
+    for (const char* m : {"flat_load_dword", "flat_store_dword", "src_shared_base", "src_private_base"})
+      REQUIRE_MESSAGE(listing.str().find(m) != std::string::npos, "the kernel lacks " << m);
+    for (uint32_t space = 0; space < 3; ++space) {
+      INFO("space " << space);
+      GlobalMemory mem;
+      const auto in = random_words(64);
+      const uint64_t pin = upload(mem, in, "in"), pout = upload(mem, std::vector<uint32_t>(64, kPoison), "out");
+      const uint64_t pback = upload(mem, std::vector<uint32_t>(64, kPoison), "back");
+      LaunchOptions o = launch(code, "generic_pointers", {1, 1, 1}, {64, 1, 1},
+                               {ArgValue::pointer(pin), ArgValue::pointer(pout), ArgValue::pointer(pback), ArgValue::u32(space)});
+      o.check_lds_reads = true;
+      run_kernel(code, "generic_pointers", mem, o);
+      const auto out = download(mem, pout, 64), back = download(mem, pback, 64);
+      for (uint32_t t = 0; t < 64; ++t) {
+        const uint32_t want = space == 0 ? 3 * t : space == 1 ? 5 * t : in[t];
+        REQUIRE_MESSAGE(out[t] == want, "lane " << t);
+        REQUIRE_MESSAGE(back[t] == 1000 + t, "lane " << t);
+        if (space == 2) REQUIRE(download(mem, pin, 64)[t] == 1000 + t);  // the store went to global memory
+      }
+    }
   }
 }
