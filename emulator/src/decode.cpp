@@ -253,6 +253,12 @@ uint32_t sources_used(const OpcodeInfo& info) {
   return used;
 }
 
+// Whether a VOP3 opcode's destination field names scalar registers (v_cmp*_e64).
+bool scalar_destination(const OpcodeInfo& info) {
+  for (const OperandSpec& op : operand_specs(info)) if (op.field == Field::Dst && op.kind == 's') return true;
+  return false;
+}
+
 bool has_sdst(const OpcodeInfo& info) {
   for (const OperandSpec& op : operand_specs(info)) if (op.field == Field::SDst) return true;
   return false;
@@ -269,12 +275,12 @@ bool valid_vop3_modifiers(const Inst& in) {
     const std::string_view m(info.mnemonic);
     if (m.find("mfma") != std::string_view::npos) {
       // With acc_cd (word 0 bit 15) C and D are AGPRs, which may not run past a255.
-      // A and B tuples that start on an odd register may not run past register 255 (an even
-      // start past it prints as it is).
+      // A and B tuples of AGPRs (acc bits, word 1 bits 27-28) may not run past a255 (VGPR ones
+      // past v255 print as they are).
       for (const OperandSpec& op : operand_specs(info)) {
         const int i = op.field == Field::Src0 ? 0 : op.field == Field::Src1 ? 1 : -1;
         const uint32_t code = i < 0 ? 0 : (w1 >> (9 * i)) & 0x1FF;
-        if (code >= 256 && ((code - 256) & 1) && code - 256 + op.width > 256) return false;  // odd and past v255
+        if (code >= 256 && ((w1 >> (27 + i)) & 1) && code - 256 + op.width > 256) return false;
       }
       if ((w0 >> 15) & 1)
         for (const OperandSpec& op : operand_specs(info)) {
@@ -551,9 +557,10 @@ std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {
     in.size = 8;
     if (!valid_sources(in)) return std::nullopt;
     if (in.family == Family::VOP3 || in.family == Family::VOP3P) {
-      // LLVM 22 decodes a literal dword after VOP3/VOP3P when a source field the opcode has holds 255.
+      // LLVM 22 decodes a literal dword after VOP3/VOP3P when a source field the opcode has holds
+      // 255, or a scalar destination does (v_cmp*_e64's sdst, printed as an invalid immediate).
       const uint32_t sources = sources_used(*in.info);
-      bool literal = false;
+      bool literal = scalar_destination(*in.info) && (in.word[0] & 0xFF) == 255;
       for (int i = 0; i < 3; ++i) literal |= ((sources >> i) & 1) && ((in.word[1] >> (9 * i)) & 0x1FF) == 255;
       if (literal) {
         if (bytes.size() < 12) return std::nullopt;
