@@ -467,6 +467,7 @@ bool valid_sources(const Inst& in) {
       const uint32_t w1 = in.word[1];
       if ((!has[0] && (w1 >> 24)) || (!has[1] && (w1 & 0xff)) || (!has[2] && ((w1 >> 8) & 0xff)) || (!has[3] && ((w1 >> 16) & 0xff)))
         return false;
+      if (((w >> 16) & 1) && !accepts(*in.info, 'G')) return false;  // gds, where LLVM has none (ds_bpermute_b32)
       return !((w >> 25) & 1) || accepts(*in.info, 'A');
     }
     case Family::FLAT:  // no scalar address: saddr must be 0

@@ -124,8 +124,8 @@ std::string literal_text(uint32_t lit, ValType t) {
     case ValType::F16:
     case ValType::BF16:
       return f16_bits_inline(lit & 0xffff) ? "lit(" + hex(lit) + ")" : hex(lit & 0xffff);
-    case ValType::B16:
-      return is_inline_int(static_cast<int16_t>(lit & 0xffff)) ? "lit(" + hex(lit) + ")" : hex(lit & 0xffff);
+    case ValType::B16:  // lit(...) when the whole dword is an inline integer; else its low half
+      return is_inline_int(static_cast<int32_t>(lit)) ? "lit(" + hex(lit) + ")" : hex(lit & 0xffff);
     default:
       return f32_bits_inline(lit) ? "lit(" + hex(lit) + ")" : hex(lit);
   }

@@ -143,7 +143,7 @@ MODIFIER_PROBES = {
     'VOP3': [('n', 1, 29), ('a', 0, 8), ('c', 0, 15), ('o', 1, 27), ('s', 0, 11)],
     # S: LLVM accepts op_sel at all; B: an MFMA takes abid (v_mfma_*_f8f6f4 does not)
     'VOP3P': [('c', 0, 15), ('n', 1, 29), ('S', 0, 11), ('B', 0, 11)],
-    'DS': [('A', 0, 25), ('g', 0, 16)],
+    'DS': [('A', 0, 25), ('g', 0, 16), ('G', 0, 16)],  # g: gds printed, G: accepted at all
     # T: AGPR data with sc0, U: with sc0 and sc1 (LLVM lacks some returning FP atomics on AGPRs)
     'FLAT': [('A', 1, 23), ('T', 1, 23, 0, 16), ('U', 1, 23, 0, 16, 0, 25)], 'SCRATCH': [('A', 1, 23)],
     'GLOBAL': [('A', 1, 23), ('T', 1, 23, 0, 16), ('U', 1, 23, 0, 16, 0, 25)],

@@ -89,7 +89,7 @@ std::optional<std::string> disassemble(const Inst& inst, Arch arch);
 std::span<const OperandSpec> operand_specs(const OpcodeInfo& info);
 
 // The modifiers a VOP3/VOP3P/memory opcode accepts, as letters: n neg, a abs, c clamp, o omod,
-// s op_sel, B abid (MFMA), A AGPR data (acc), T AGPR data with sc0, U with sc0 and sc1 (FLAT/GLOBAL), g gds, L lds; z (SOPP) an immediate of 0 is not printed;
+// s op_sel, B abid (MFMA), A AGPR data (acc), T AGPR data with sc0, U with sc0 and sc1 (FLAT/GLOBAL), g gds printed, G gds accepted, L lds; z (SOPP) an immediate of 0 is not printed;
 // I (SMEM without an offset operand) the imm bit must be clear; Z (VOP1) the vdst field must be 0. An encoding that sets another one is invalid.
 std::string_view modifier_flags(const OpcodeInfo& info);
 inline bool accepts(const OpcodeInfo& info, char flag) { return modifier_flags(info).find(flag) != std::string_view::npos; }
