@@ -380,6 +380,33 @@ const char* sdwa_sel_name(uint32_t sel) {
   return sel < 7 ? names[sel] : nullptr;
 }
 
+// An operand read as another register class than the table's probe saw (AGPRs for VGPRs, a
+// narrower MFMA operand, DPP's VGPR-only src0): a copy of its spec whose notes are rewritten.
+// It owns the rewritten texts, which its spec points into, so it is neither copied nor moved.
+class RenotedOperand {
+ public:
+  OperandSpec spec;
+  explicit RenotedOperand(const OperandSpec& op) : spec(op) {}
+  RenotedOperand(const RenotedOperand&) = delete;
+  RenotedOperand& operator=(const RenotedOperand&) = delete;
+  // Replaces each note the operand has (tuple and source) with `rename(old class name)`.
+  template <class Rename>
+  void rename_classes(Rename rename) {
+    rename_one(spec.tuple_note, spec.tuple_note_size, tuple_note_, rename);
+    rename_one(spec.source_note, spec.source_note_size, source_note_, rename);
+  }
+
+ private:
+  std::string tuple_note_, source_note_;
+  template <class Rename>
+  static void rename_one(const char*& text, uint8_t& size, std::string& owned, Rename rename) {
+    if (!text) return;
+    owned = rename(std::string(text, size));
+    text = owned.c_str();
+    size = static_cast<uint8_t>(owned.size());
+  }
+};
+
 // A source of an SDWA or DPP word with its modifiers: -|x| for float sources (neg(c) for a
 // negated integer constant, as in VOP3), sext(x) for integer ones.
 std::optional<std::string> modified(std::optional<std::string> s, SourceModifiers kind, bool neg, bool abs, bool sext,
@@ -413,13 +440,9 @@ void extended_operands(Printer& p) {
           p.operand(modified(source(p.in, code, op.kind, 1, t, &op), kind(0), sdwa_neg(p.in, 0), sdwa_abs(p.in, 0), sdwa_sext(p.in, 0), code));
         } else {
           // DPP's src0 is a VGPR: where the e32 form notes VS_64_Align2, DPP notes VReg_64_Align2.
-          OperandSpec vgpr = op;
-          std::string note(op.tuple_note ? op.tuple_note : "", op.tuple_note_size);
-          if (note.starts_with("VS_")) note.replace(0, 3, "VReg_");
-          vgpr.tuple_note = note.c_str();
-          vgpr.tuple_note_size = static_cast<uint8_t>(note.size());
-          if (!op.tuple_note) vgpr.tuple_note = nullptr;
-          p.operand(modified(vector_reg(dpp_src0(p.in), op.kind, op.width, &vgpr), kind(0), dpp_neg(p.in, 0), dpp_abs(p.in, 0), false));
+          RenotedOperand vgpr(op);
+          vgpr.rename_classes([](std::string note) { return note.starts_with("VS_") ? note.replace(0, 3, "VReg_") : note; });
+          p.operand(modified(vector_reg(dpp_src0(p.in), op.kind, op.width, &vgpr.spec), kind(0), dpp_neg(p.in, 0), dpp_abs(p.in, 0), false));
         }
         break;
       case Field::Src1:
@@ -576,29 +599,20 @@ void print_vop3(Printer& p) {
 
 bool is_mfma(std::string_view m) { return m.rfind("v_mfma", 0) == 0 || m.rfind("v_smfmac", 0) == 0; }
 
-// An MFMA operand whose registers are AGPRs by the instruction's acc bits: the note LLVM names
-// for an odd tuple or a scalar register is then the AReg_ class where the VGPR probe read VReg_.
-struct AccOperand {
-  OperandSpec spec;
-  std::string tuple_note, source_note;
-  AccOperand(const OperandSpec& op, bool agprs) : spec(op) {
-    if (!agprs) return;
-    spec.kind = 'a';
-    auto swap = [](const char* text, uint8_t size, std::string& out, const char*& ptr, uint8_t& out_size) {
-      if (!text) return;
-      out.assign(text, size);
-      if (out.rfind("VReg_", 0) == 0) out[0] = 'A';
-      ptr = out.c_str();
-      out_size = static_cast<uint8_t>(out.size());
-    };
-    swap(op.tuple_note, op.tuple_note_size, tuple_note, spec.tuple_note, spec.tuple_note_size);
-    swap(op.source_note, op.source_note_size, source_note, spec.source_note, spec.source_note_size);
-  }
-};
+// An MFMA operand whose registers are AGPRs by the instruction's acc bits: LLVM's notes then name
+// the AReg_ class where the VGPR probe read VReg_.
+void read_as_agprs(RenotedOperand& op) {
+  op.spec.kind = 'a';
+  op.rename_classes([](std::string note) {
+    if (note.starts_with("VReg_")) note[0] = 'A';
+    return note;
+  });
+}
 
 // An MFMA source: VGPRs or AGPRs (by `agprs`), or a scalar register or constant with LLVM's note.
 std::optional<std::string> mai_source(const Printer& p, uint32_t code, const OperandSpec& op, bool agprs) {
-  const AccOperand acc(op, agprs);
+  RenotedOperand acc(op);
+  if (agprs) read_as_agprs(acc);
   if (code >= 256) return vector_reg(code - 256, agprs ? 'a' : 'v', op.width, &acc.spec);
   const ValType type = p.mnemonic.starts_with("v_mfma_f64") ? ValType::F64 : ValType::B32;  // f64 constants
   return source(p.in, code, 'v', op.width, type, &acc.spec);
@@ -606,17 +620,10 @@ std::optional<std::string> mai_source(const Printer& p, uint32_t code, const Ope
 
 // v_mfma_*_f8f6f4 reads A in the format cbsz names and B in the one blgp names: fp8/bf8 (0, 1)
 // take 8 registers, fp6/bf6 (2, 3) 6, fp4 (4) 4; LLVM reads other codes as 8.
-struct f8f6f4_operand {
-  OperandSpec spec;
-  std::string note;
-  f8f6f4_operand(const OperandSpec& op, uint32_t format, std::string_view mnemonic) : spec(op) {
-    if (!mnemonic.ends_with("_f8f6f4")) return;
-    spec.width = format == 2 || format == 3 ? 6 : format == 4 ? 4 : 8;
-    note = "AV_" + std::to_string(32 * spec.width) + "_Align2";
-    if (spec.tuple_note) spec.tuple_note = note.c_str(), spec.tuple_note_size = static_cast<uint8_t>(note.size());
-    if (spec.source_note) spec.source_note = note.c_str(), spec.source_note_size = static_cast<uint8_t>(note.size());
-  }
-};
+void size_f8f6f4_operand(RenotedOperand& op, uint32_t format) {
+  op.spec.width = format == 2 || format == 3 ? 6 : format == 4 ? 4 : 8;
+  op.rename_classes([&](const std::string&) { return "AV_" + std::to_string(32 * op.spec.width) + "_Align2"; });
+}
 
 // MFMA (D, A, B, C) and smfmac (D, A, B, the sparsity index; C is D).
 void print_mai(Printer& p) {
@@ -624,13 +631,15 @@ void print_mai(Printer& p) {
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     switch (op.field) {
       case Field::Dst: {
-        const AccOperand acc(op, mai_acc_cd(p.in));
+        RenotedOperand acc(op);
+        if (mai_acc_cd(p.in)) read_as_agprs(acc);
         p.operand(vector_reg(vop3_vdst(p.in), acc.spec.kind, op.width, &acc.spec));
         break;
       }
       case Field::Src0: case Field::Src1: {
         const int i = op.field == Field::Src0 ? 0 : 1;
-        const f8f6f4_operand sized(op, i == 0 ? mai_cbsz(p.in) : mai_blgp(p.in), p.mnemonic);
+        RenotedOperand sized(op);
+        if (p.mnemonic.ends_with("_f8f6f4")) size_f8f6f4_operand(sized, i == 0 ? mai_cbsz(p.in) : mai_blgp(p.in));
         p.operand(mai_source(p, vop3_src(p.in, i), sized.spec, (mai_acc(p.in) >> i) & 1));
         break;
       }
