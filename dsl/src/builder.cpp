@@ -72,7 +72,7 @@ void check_same_dtype(Op op, const UOp& a, const UOp& b) {
 }
 
 void check_value(Op op, const UOp& x) {
-  if (x.is_effect() || x.dtype().is_void())
+  if ((x.is_effect() && !x.is_valued_effect()) || x.dtype().is_void())
     fail(op_name(op), "operand " + std::string(op_name(x.op())) + " is an effect, not a value");
   if (x.op() == Op::PLACEHOLDER || opsets::movement.contains(x.op()) || x.op() == Op::UNSHARD)
     fail(op_name(op), "operand is a buffer; index and load it first");
@@ -163,6 +163,20 @@ UOp UOp::store(const UOp& value) const {
   if (!(value.dtype() == dtype()))
     fail("STORE", "value of dtype " + value.dtype().name() + " stored into a buffer of " + dtype().name());
   return make(Op::STORE, dtypes::void_, {*this, value});
+}
+
+UOp UOp::load(const UOp& valid, const UOp& fill) const {
+  (void)load();  // the checks of an unmasked load
+  if (!(valid.dtype() == dtypes::bool_)) fail("LOAD", "a mask is a bool, got " + valid.dtype().name() + " " + expr_string(valid));
+  check_value(Op::LOAD, fill);
+  if (!(fill.dtype() == dtype())) fail("LOAD", "fill value of dtype " + fill.dtype().name() + " for a load of " + dtype().name());
+  return make(Op::LOAD, dtype(), {*this, valid, fill});
+}
+
+UOp UOp::store(const UOp& value, const UOp& valid) const {
+  (void)store(value);  // the checks of an unmasked store
+  if (!(valid.dtype() == dtypes::bool_)) fail("STORE", "a mask is a bool, got " + valid.dtype().name() + " " + expr_string(valid));
+  return make(Op::STORE, dtypes::void_, {*this, value, valid});
 }
 
 UOp UOp::end(std::vector<UOp> ranges) const {
@@ -363,8 +377,10 @@ UOp range(const UOp& end, int64_t id, AxisType axis) {
 UOp special(int64_t end, const std::string& name) { return special(constant(Wide(end)), name); }
 
 UOp special(const UOp& end, const std::string& name) {
-  static const std::set<std::string> kNames{"gidx0", "gidx1", "gidx2", "lidx0", "lidx1", "lidx2"};
-  if (!kNames.count(name)) fail("SPECIAL", "unknown hardware index '" + name + "' (expected gidx0-2 or lidx0-2)");
+  // widx: a work-item id along a dimension whose threads below fill whole waves (a WARP range),
+  // so that it is the same in every lane of a wave.
+  static const std::set<std::string> kNames{"gidx0", "gidx1", "gidx2", "lidx0", "lidx1", "lidx2", "widx0", "widx1", "widx2"};
+  if (!kNames.count(name)) fail("SPECIAL", "unknown hardware index '" + name + "' (expected gidx0-2, lidx0-2 or widx0-2)");
   return UOp::make(Op::SPECIAL, dtypes::index, {as_index(end, "SPECIAL")}, name);
 }
 
@@ -433,13 +449,138 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
   return reg.unshard(axes, thread_ranges);
 }
 
-UOp barrier() { return UOp::make(Op::BARRIER, dtypes::void_); }
+// One counter for every identity the builder hands out (LOCAL/REG allocation ids and effect
+// sites), renumbered canonically by the pipeline (lower::canonical_allocations).
+int64_t fresh_id() { return next_alloc_id++; }
+
+namespace {
+
+void check_predecessors(std::string_view what, const std::vector<UOp>& after) {
+  for (const UOp& e : after)
+    if (!e.is_effect()) fail(what, "comes after effects (stores, barriers, ends), got " + std::string(op_name(e.op())) + " " + expr_string(e));
+}
+
+}  // namespace
+
+UOp barrier(const std::vector<UOp>& after) {
+  check_predecessors("BARRIER", after);
+  return UOp::make(Op::BARRIER, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});
+}
 
 UOp wave_priority(int64_t level, const std::vector<UOp>& after) {
   if (level < 0 || level > 3) fail("PRIORITY", "wave priority " + std::to_string(level) + " is not 0, 1, 2 or 3");
-  for (const UOp& e : after)
-    if (!e.is_effect()) fail("PRIORITY", "comes after effects, got " + std::string(op_name(e.op())));
-  return UOp::make(Op::PRIORITY, dtypes::void_, after, Wide(level));
+  check_predecessors("PRIORITY", after);
+  return UOp::make(Op::PRIORITY, dtypes::void_, after, EffectArg{fresh_id(), level, {}});
+}
+
+UOp when(const UOp& cond, const std::vector<UOp>& effects) {
+  check_value(Op::WHEN, cond);
+  if (!(cond.dtype() == dtypes::bool_)) fail("WHEN", "the condition is a bool, got " + cond.dtype().name() + " " + expr_string(cond));
+  if (effects.empty()) fail("WHEN", "guards at least one effect");
+  std::vector<UOp> src{cond};
+  for (const UOp& e : effects) {
+    if (!e.is_effect()) fail("WHEN", "guards effects, got " + std::string(op_name(e.op())));
+    src.push_back(e);
+  }
+  return UOp::make(Op::WHEN, dtypes::void_, std::move(src));
+}
+
+namespace {
+
+bool atomic_dtype_ok(AtomicOp op, DType d) {
+  const bool int32_64 = d == dtypes::int32 || d == dtypes::uint32 || d == dtypes::int64 || d == dtypes::uint64;
+  switch (op) {
+    case AtomicOp::Add:
+      return int32_64 || d == dtypes::float32 || d == dtypes::float16.vec(2) || d == dtypes::bfloat16.vec(2);
+    case AtomicOp::Exchange: return int32_64 || d == dtypes::float32;
+    default: return int32_64;
+  }
+}
+
+UOp make_atomic(AtomicOp op, const UOp& index, std::vector<UOp> values, Scope scope) {
+  const std::string what = "ATOMIC " + std::string(atomic_op_name(op));
+  if (index.op() != Op::INDEX) fail(what, "works through an index into a buffer, got " + std::string(op_name(index.op())));
+  for (const UOp& v : values) check_value(Op::ATOMIC, v);
+  const DType d = values.back().dtype();
+  if (!atomic_dtype_ok(op, d)) fail(what, "is not defined for " + d.name());
+  if (!(d.element() == index.dtype())) fail(what, "of " + d.name() + " into a buffer of " + index.dtype().name());
+  for (const UOp& v : values)
+    if (!(v.dtype() == d)) fail(what, "operands of dtypes " + values[0].dtype().name() + " and " + d.name());
+  std::vector<UOp> src{index};
+  src.insert(src.end(), values.begin(), values.end());
+  return UOp::make(Op::ATOMIC, d, std::move(src), AtomicArg{op, scope, fresh_id()});
+}
+
+void check_width(std::string_view what, int64_t width) {
+  if (width < 1 || width > 64 || (width & (width - 1)) != 0)
+    fail(what, "lane groups of " + std::to_string(width) + "; a width is a power of two up to 64");
+}
+
+UOp lane_op(LaneOp op, const UOp& x, const UOp& operand, int64_t width) {
+  const std::string what = "SHUFFLE " + std::string(lane_op_name(op));
+  check_value(Op::SHUFFLE, x);
+  if (x.dtype().is_vector()) fail(what, "moves scalars, got " + x.dtype().name());
+  check_width(what, width);
+  return UOp::make(Op::SHUFFLE, x.dtype(), {x, operand}, LaneArg{op, width});
+}
+
+UOp vote(LaneOp op, const UOp& pred, int64_t wave) {
+  check_value(Op::VOTE, pred);
+  if (!(pred.dtype() == dtypes::bool_)) fail("VOTE", "votes on a bool, got " + pred.dtype().name());
+  check_width("VOTE", wave);
+  return UOp::make(Op::VOTE, op == LaneOp::Ballot ? dtypes::uint64 : dtypes::bool_, {pred}, LaneArg{op, wave});
+}
+
+UOp lane_number(std::string_view what, int64_t v, int64_t width) {
+  if (v < 0 || v >= width) fail(what, std::to_string(v) + " is not a lane offset within a group of " + std::to_string(width));
+  return constant(Wide(v), dtypes::int32);
+}
+
+}  // namespace
+
+UOp atomic(AtomicOp op, const UOp& index, const UOp& value, Scope scope) {
+  if (op == AtomicOp::CompareSwap) fail("ATOMIC", "compare_swap takes a comparand: use atomic_compare_swap");
+  return make_atomic(op, index, {value}, scope);
+}
+
+UOp atomic_compare_swap(const UOp& index, const UOp& compare, const UOp& value, Scope scope) {
+  return make_atomic(AtomicOp::CompareSwap, index, {compare, value}, scope);
+}
+
+UOp shuffle_xor(const UOp& x, int64_t mask, int64_t width) { return lane_op(LaneOp::Xor, x, lane_number("SHUFFLE xor", mask, width), width); }
+UOp shuffle_up(const UOp& x, int64_t delta, int64_t width) { return lane_op(LaneOp::Up, x, lane_number("SHUFFLE up", delta, width), width); }
+UOp shuffle_down(const UOp& x, int64_t delta, int64_t width) {
+  return lane_op(LaneOp::Down, x, lane_number("SHUFFLE down", delta, width), width);
+}
+UOp shuffle(const UOp& x, const UOp& lane, int64_t width) {
+  if (!(lane.dtype() == dtypes::int32)) fail("SHUFFLE index", "the source lane is an int32, got " + lane.dtype().name());
+  return lane_op(LaneOp::Index, x, lane, width);
+}
+
+UOp broadcast(const UOp& x) {
+  check_value(Op::BROADCAST, x);
+  if (x.dtype().is_vector()) fail("BROADCAST", "moves scalars, got " + x.dtype().name());
+  return UOp::make(Op::BROADCAST, x.dtype(), {x});
+}
+
+UOp broadcast(const UOp& x, const UOp& lane) {
+  check_value(Op::BROADCAST, x);
+  if (x.dtype().is_vector()) fail("BROADCAST", "moves scalars, got " + x.dtype().name());
+  if (!(lane.dtype() == dtypes::int32)) fail("BROADCAST", "the source lane is an int32, got " + lane.dtype().name());
+  return UOp::make(Op::BROADCAST, x.dtype(), {x, lane});
+}
+
+UOp ballot(const UOp& pred, int64_t wave) { return vote(LaneOp::Ballot, pred, wave); }
+UOp any(const UOp& pred, int64_t wave) { return vote(LaneOp::Any, pred, wave); }
+UOp all(const UOp& pred, int64_t wave) { return vote(LaneOp::All, pred, wave); }
+
+UOp wave_reduce(const UOp& x, Op op, int64_t width) {
+  if (op != Op::ADD && op != Op::MUL && op != Op::MAX && op != Op::MIN)
+    fail("wave_reduce", "reduces with ADD, MUL, MAX or MIN, not " + std::string(op_name(op)));
+  check_width("wave_reduce", width);
+  UOp v = x;
+  for (int64_t m = 1; m < width; m *= 2) v = v.alu(op, {shuffle_xor(v, m, width)});
+  return v;
 }
 
 UOp group(const std::vector<UOp>& effects) {
@@ -515,15 +656,20 @@ UOp wmma(const UOp& a, const UOp& b, const UOp& acc, const WmmaArg& s) {
   return UOp::make(Op::WMMA, acc.dtype(), {a, b, acc}, s);
 }
 
-UOp custom(const std::string& text, const std::vector<UOp>& operands) {
+UOp custom(const std::string& text, const std::vector<UOp>& operands, const std::vector<UOp>& after) {
   if (text.empty()) fail("CUSTOM", "empty statement");
-  return UOp::make(Op::CUSTOM, dtypes::void_, operands, text);
+  for (const UOp& x : operands) check_value(Op::CUSTOM, x);
+  check_predecessors("CUSTOM", after);
+  std::vector<UOp> src = operands;
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::CUSTOM, dtypes::void_, std::move(src), EffectArg{fresh_id(), 0, text});
 }
 
 UOp customi(const std::string& text, DType dtype, const std::vector<UOp>& operands) {
   if (text.empty()) fail("CUSTOMI", "empty expression");
   if (dtype.is_void()) fail("CUSTOMI", "an inline expression needs a dtype");
-  return UOp::make(Op::CUSTOMI, dtype, operands, text);
+  for (const UOp& x : operands) check_value(Op::CUSTOMI, x);
+  return UOp::make(Op::CUSTOMI, dtype, operands, EffectArg{fresh_id(), 0, text});
 }
 
 // ---- operators --------------------------------------------------------------------------------
@@ -535,8 +681,9 @@ UOp operator/(const UOp& a, const UOp& b) { return binary(a.dtype().is_float() ?
 UOp operator%(const UOp& a, const UOp& b) { return binary(Op::MOD, a, b); }
 UOp operator<(const UOp& a, const UOp& b) { return binary(Op::CMPLT, a, b); }
 UOp operator>(const UOp& a, const UOp& b) { return binary(Op::CMPLT, b, a); }
-UOp operator<=(const UOp& a, const UOp& b) { return !(b < a); }
-UOp operator>=(const UOp& a, const UOp& b) { return !(a < b); }
+// For floats, !(b < a) would be true when either side is NaN; (a < b) | (a == b) is false then.
+UOp operator<=(const UOp& a, const UOp& b) { return a.dtype().is_float() ? (a < b) | a.eq(b) : !(b < a); }
+UOp operator>=(const UOp& a, const UOp& b) { return b <= a; }
 UOp operator&(const UOp& a, const UOp& b) { return binary(Op::AND, a, b); }
 UOp operator|(const UOp& a, const UOp& b) { return binary(Op::OR, a, b); }
 UOp operator^(const UOp& a, const UOp& b) { return binary(Op::XOR, a, b); }

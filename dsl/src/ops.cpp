@@ -38,6 +38,23 @@ bool axis_is_splittable(AxisType a) {
   return a == AxisType::WEAK || a == AxisType::REDUCE || a == AxisType::LOOP;
 }
 
+bool axis_is_thread(AxisType a) { return a == AxisType::LOCAL || a == AxisType::GROUP_REDUCE || a == AxisType::WARP; }
+
+std::string_view lane_op_name(LaneOp k) {
+  static constexpr std::array<std::string_view, 7> names{"xor", "up", "down", "index", "ballot", "any", "all"};
+  return names[static_cast<size_t>(k)];
+}
+
+std::string_view atomic_op_name(AtomicOp k) {
+  static constexpr std::array<std::string_view, 5> names{"add", "min", "max", "exchange", "compare_swap"};
+  return names[static_cast<size_t>(k)];
+}
+
+std::string_view scope_name(Scope s) {
+  static constexpr std::array<std::string_view, 3> names{"workgroup", "device", "system"};
+  return names[static_cast<size_t>(s)];
+}
+
 namespace opsets {
 const OpSet unary{Op::NEG, Op::RECIP, Op::SQRT, Op::EXP2, Op::LOG2, Op::SIN, Op::TRUNC, Op::CAST, Op::BITCAST};
 const OpSet binary{Op::ADD,   Op::SUB,   Op::MUL,   Op::IDIV, Op::MOD, Op::FDIV, Op::MAX, Op::MIN, Op::POW,
@@ -48,7 +65,9 @@ const OpSet commutative{Op::ADD, Op::MUL, Op::MAX, Op::MIN, Op::CMPNE, Op::CMPEQ
 const OpSet comparison{Op::CMPLT, Op::CMPNE, Op::CMPEQ};
 const OpSet movement{Op::RESHAPE, Op::PERMUTE, Op::SHRINK, Op::FLIP, Op::PAD, Op::EXPAND};
 const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFTER};
-const OpSet effect{Op::STORE, Op::ASYNC_COPY, Op::END, Op::BARRIER, Op::PRIORITY, Op::GROUP, Op::SINK, Op::CUSTOM};
+const OpSet effect{Op::STORE, Op::ASYNC_COPY, Op::END,  Op::BARRIER, Op::PRIORITY,
+                   Op::GROUP, Op::SINK,       Op::WHEN, Op::ATOMIC,  Op::CUSTOM};
+const OpSet lanes{Op::SHUFFLE, Op::BROADCAST, Op::VOTE};
 }  // namespace opsets
 
 }  // namespace weft

@@ -116,6 +116,16 @@ std::string arg_to_string(const Arg& arg) {
       return std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k) + " " + w.input.name() + "->" +
              w.accum.name() + " threads=" + std::to_string(w.threads);
     }
+    std::string operator()(const LaneArg& l) const { return std::string(lane_op_name(l.op)) + " width=" + std::to_string(l.width); }
+    std::string operator()(const AtomicArg& a) const {
+      return std::string(atomic_op_name(a.op)) + " " + std::string(scope_name(a.scope)) + " site=" + std::to_string(a.site);
+    }
+    std::string operator()(const EffectArg& e) const {
+      std::string out = "site=" + std::to_string(e.site);
+      if (e.value != 0) out += " value=" + wide_to_string(e.value);
+      if (!e.text.empty()) out += " \"" + e.text + "\"";
+      return out;
+    }
   };
   return std::visit(Visitor{}, arg);
 }

@@ -62,6 +62,13 @@ struct ArgHasher {
     h = mix(h, hash_dtype(w.accum));
     return mix(h, static_cast<uint64_t>(w.threads));
   }
+  uint64_t operator()(const LaneArg& l) const { return mix(mix(11, static_cast<uint64_t>(l.op)), static_cast<uint64_t>(l.width)); }
+  uint64_t operator()(const AtomicArg& a) const {
+    return mix(mix(mix(12, static_cast<uint64_t>(a.op)), static_cast<uint64_t>(a.scope)), static_cast<uint64_t>(a.site));
+  }
+  uint64_t operator()(const EffectArg& e) const {
+    return mix(mix(mix(10, static_cast<uint64_t>(e.site)), hash_wide(e.value)), hash_string(e.text));
+  }
 };
 
 // What identifies a node, without allocating one.

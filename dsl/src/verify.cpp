@@ -23,7 +23,7 @@ class Checker {
       case Op::CONST: return check_const(u);
       case Op::DEFINE_VAR: return check_var(u);
       case Op::PLACEHOLDER: return check_placeholder(u);
-      case Op::RANGE:
+      case Op::RANGE: check_axis(u); return check_loop_end(u);
       case Op::SPECIAL: return check_loop_end(u);
       case Op::UNSHARD: return check_unshard(u);
       case Op::INDEX: return check_index(u);
@@ -33,8 +33,16 @@ class Checker {
       case Op::END: return check_end(u);
       case Op::AFTER: return check_after(u);
       case Op::GROUP:
+      case Op::SINK: check_no_repeats(u); return check_effects(u, 0);
       case Op::PRIORITY:
-      case Op::SINK: return check_effects(u, 0);
+      case Op::BARRIER: check_site(u); return check_effects(u, 0);
+      case Op::CUSTOM:
+      case Op::CUSTOMI: return check_site(u);
+      case Op::WHEN: return check_when(u);
+      case Op::ATOMIC: return check_atomic(u);
+      case Op::SHUFFLE: expect_sources(u, 2); return;
+      case Op::BROADCAST: if (u.src().empty() || u.src().size() > 2) report("has a value and at most a lane"); return;
+      case Op::VOTE: expect_sources(u, 1); return;
       case Op::REDUCE:
       case Op::CONTRACT: return check_over_ranges(u);
       case Op::GEP: expect_sources(u, 1); return;
@@ -62,15 +70,22 @@ class Checker {
       case Op::DEFINE_VAR: want(std::holds_alternative<VarArg>(a), "a variable's name and bounds"); break;
       case Op::PLACEHOLDER: want(std::holds_alternative<BufferArg>(a), "a buffer slot"); break;
       case Op::RANGE: want(std::holds_alternative<RangeArg>(a), "a range id and axis"); break;
-      case Op::SPECIAL:
+      case Op::SPECIAL: want(std::holds_alternative<std::string>(a), "a string"); break;
+      case Op::BARRIER: want(std::holds_alternative<EffectArg>(a) || std::holds_alternative<std::monostate>(a), "a site"); break;
       case Op::CUSTOM:
-      case Op::CUSTOMI: want(std::holds_alternative<std::string>(a), "a string"); break;
+      case Op::CUSTOMI:
+        want(std::holds_alternative<EffectArg>(a) && !std::get<EffectArg>(a).text.empty(), "a site and the inline assembly");
+        break;
       case Op::SINK: want(std::holds_alternative<KernelInfo>(a), "kernel info"); break;
       case Op::REDUCE: want(std::holds_alternative<Op>(a), "the reduction op"); break;
       case Op::PRIORITY:
-        want(std::holds_alternative<Wide>(a) && std::get<Wide>(a) >= 0 && std::get<Wide>(a) <= 3, "a wave priority 0..3");
+        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 3,
+             "a site and a wave priority 0..3");
         break;
       case Op::WMMA: want(std::holds_alternative<WmmaArg>(a), "the wmma shape"); break;
+      case Op::SHUFFLE:
+      case Op::VOTE: want(std::holds_alternative<LaneArg>(a), "a lane operation and width"); break;
+      case Op::ATOMIC: want(std::holds_alternative<AtomicArg>(a), "an atomic operation, scope and site"); break;
       case Op::UNSHARD:
       case Op::GEP: want(std::holds_alternative<ShapeArg>(a), "a list of integers"); break;
       default:
@@ -149,13 +164,42 @@ class Checker {
     if (!(u.dtype().element() == u.src(0).dtype().element())) report("index dtype differs from its buffer's");
   }
 
+  // LOAD {index}, LOAD {index, valid, fill} (masked), or LOAD {index, fill} once the mask is the
+  // index's validity (after flatten_views).
   void check_load(const UOp& u) {
     if (u.src().empty() || u.src(0).op() != Op::INDEX)
       return report("loads through an INDEX, not " + (u.src().empty() ? std::string("nothing") : std::string(op_name(u.src(0).op()))));
+    if (u.src().size() > 3) return report("has " + std::to_string(u.src().size()) + " sources; a load has an index, a mask and a fill");
+    if (u.src().size() == 3 && !(u.src(1).dtype() == dtypes::bool_)) report("mask " + expr_string(u.src(1)) + " is not a bool");
+    if (u.src().size() > 1 && !(u.src().back().dtype() == u.dtype())) report("fill value's dtype differs from the load's");
+  }
+
+  void check_when(const UOp& u) {
+    if (u.src().size() < 2) return report("needs a condition and at least one effect");
+    if (!(u.src(0).dtype() == dtypes::bool_)) report("condition " + expr_string(u.src(0)) + " is not a bool");
+    check_effects(u, 1);
+  }
+
+  void check_atomic(const UOp& u) {
+    if (u.src().size() < 2 || u.src().size() > 3) return report("has an index, a value and (compare_swap) a comparand");
+    const auto buf = u.src(0).op() == Op::INDEX ? base_buffer(u.src(0)) : std::nullopt;
+    if (!buf || buf->space == AddrSpace::REG) report("works on a GLOBAL or LOCAL buffer through an INDEX");
+    const auto* a = std::get_if<AtomicArg>(&u.arg());
+    if (a && a->site == 0) report("has no site id: two identical atomics would be merged into one; build it with atomic()");
+    if (a && (a->op == AtomicOp::CompareSwap) != (u.src().size() == 3)) report("compare_swap, and only it, takes a comparand");
+  }
+
+  // Axes without a lowering are an error, never a silent loop.
+  void check_axis(const UOp& u) {
+    const auto* r = std::get_if<RangeArg>(&u.arg());
+    if (r && (r->axis == AxisType::THREAD || r->axis == AxisType::DEVICE))
+      report("range " + std::to_string(r->id) + " has axis " + std::string(axis_name(r->axis)) +
+             ", which weft cannot lower yet (use GLOBAL, LOCAL, WARP, LOOP or REDUCE)");
   }
 
   void check_store(const UOp& u) {
-    if (!expect_sources(u, 2)) return;
+    if (u.src().size() == 3 && !(u.src(2).dtype() == dtypes::bool_)) report("mask " + expr_string(u.src(2)) + " is not a bool");
+    if (u.src().size() != 3 && !expect_sources(u, 2)) return;
     const UOp& target = u.src(0);
     if (target.op() != Op::INDEX) {
       std::string what = opsets::alu.contains(target.op()) ? "an ALU value " : "";
@@ -203,6 +247,28 @@ class Checker {
         report("source " + std::to_string(i) + " is " + std::string(op_name(u.src(i).op())) + ", which is not an effect");
   }
 
+  // A position-sensitive statement without a site of its own would be merged with any identical
+  // one (hash-consing), so a second barrier or priority change would silently vanish.
+  void check_site(const UOp& u) {
+    const auto* e = std::get_if<EffectArg>(&u.arg());
+    const bool sited = e && e->site != 0;
+    if (sited) return;
+    if (u.op() == Op::BARRIER && !u.src().empty()) return;  // the pipeline's, shared by design
+    report("has no site id: two identical " + std::string(op_name(u.op())) +
+           " statements would be merged into one; build it with barrier(), wave_priority(), custom() or customi()");
+  }
+
+  // An effect listed twice in one GROUP or SINK is one node and runs once, not twice.
+  void check_no_repeats(const UOp& u) {
+    std::unordered_map<const Node*, size_t> first;
+    for (size_t i = 0; i < u.src().size(); ++i) {
+      auto [it, fresh] = first.emplace(u.src(i).node(), i);
+      if (!fresh)
+        return report("lists effect " + std::string(op_name(u.src(i).op())) + " " + expr_string(u.src(i), 80) + " twice (sources " +
+                      std::to_string(it->second) + " and " + std::to_string(i) + "): an effect is one node and runs once; build two");
+    }
+  }
+
   void check_over_ranges(const UOp& u) {
     if (u.src().empty()) return report("needs a value");
     for (size_t i = 1; i < u.src().size(); ++i)
@@ -213,7 +279,7 @@ class Checker {
     size_t n = opsets::unary.contains(u.op()) ? 1 : opsets::binary.contains(u.op()) ? 2 : 3;
     if (!expect_sources(u, n)) return;
     for (const UOp& s : u.src())
-      if (s.is_effect() || s.dtype().is_void() || s.is_buffer())
+      if ((s.is_effect() && !s.is_valued_effect()) || s.dtype().is_void() || s.is_buffer())
         return report("operand " + std::string(op_name(s.op())) + " is not a value");
     if (u.op() == Op::CAST || u.op() == Op::BITCAST) return;
     if (u.op() == Op::WHERE) {

@@ -1,10 +1,12 @@
 // Vector memory: GLOBAL / FLAT / SCRATCH loads, stores and atomics, LDS (DS), buffer loads and
-// stores through a V# (MUBUF) including the direct-to-LDS form. Memory completes at issue, so
+// stores through a V# (MUBUF) including the direct-to-LDS form; ds_permute/bpermute. Memory completes at issue, so
 // s_waitcnt has nothing to wait for; every access is bounds-checked.
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "isa_fields.h"
 #include "semantics.h"
@@ -124,44 +126,82 @@ void flat_store(Exec& e, const Inst& in) {
   }
 }
 
-// 32-bit atomics on global memory: atomic across the host threads running workgroups.
-enum class Atomic { Add, Sub, SMin, UMin, SMax, UMax, And, Or, Xor, Swap, CmpSwap, AddF32, Inc, Dec };
+// Atomics on global memory (32 and 64 bits): atomic across the host threads running
+// workgroups. Packed f16/bf16 adds treat a dword as two halves, each rounded to nearest even.
+enum class Atomic { Add, Sub, SMin, UMin, SMax, UMax, And, Or, Xor, Swap, CmpSwap, AddF32, Inc, Dec, PkAddF16, PkAddBF16 };
 
-uint32_t atomic_apply(Atomic op, uint32_t old, uint32_t v, uint32_t cmp) {
+uint32_t bf16_add(uint32_t a, uint32_t b) {
+  const float sum = std::bit_cast<float>(a << 16) + std::bit_cast<float>(b << 16);
+  const uint32_t bits = std::bit_cast<uint32_t>(sum);
+  if (std::isnan(sum)) return (bits >> 16) | 0x40;  // quiet
+  return (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+}
+
+uint32_t f16_add(uint32_t a, uint32_t b) {
+  const float sum = static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(a))) +
+                    static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(b)));
+  return std::bit_cast<uint16_t>(static_cast<_Float16>(sum));
+}
+
+template <class T>
+T atomic_apply(Atomic op, T old, T v, T cmp) {
+  using S = std::make_signed_t<T>;
   switch (op) {
     case Atomic::Add: return old + v;
     case Atomic::Sub: return old - v;
-    case Atomic::SMin: return static_cast<int32_t>(v) < static_cast<int32_t>(old) ? v : old;
+    case Atomic::SMin: return static_cast<S>(v) < static_cast<S>(old) ? v : old;
     case Atomic::UMin: return v < old ? v : old;
-    case Atomic::SMax: return static_cast<int32_t>(v) > static_cast<int32_t>(old) ? v : old;
+    case Atomic::SMax: return static_cast<S>(v) > static_cast<S>(old) ? v : old;
     case Atomic::UMax: return v > old ? v : old;
     case Atomic::And: return old & v;
     case Atomic::Or: return old | v;
     case Atomic::Xor: return old ^ v;
     case Atomic::Swap: return v;
     case Atomic::CmpSwap: return old == cmp ? v : old;
-    case Atomic::AddF32: return std::bit_cast<uint32_t>(std::bit_cast<float>(old) + std::bit_cast<float>(v));
     case Atomic::Inc: return old >= v ? 0 : old + 1;
     case Atomic::Dec: return (old == 0 || old > v) ? v : old - 1;
+    default: break;
+  }
+  if constexpr (sizeof(T) == 4) {
+    switch (op) {
+      case Atomic::AddF32: return std::bit_cast<uint32_t>(std::bit_cast<float>(old) + std::bit_cast<float>(v));
+      case Atomic::PkAddF16: return f16_add(old & 0xffff, v & 0xffff) | f16_add(old >> 16, v >> 16) << 16;
+      case Atomic::PkAddBF16: return bf16_add(old & 0xffff, v & 0xffff) | bf16_add(old >> 16, v >> 16) << 16;
+      default: break;
+    }
   }
   return old;
 }
 
-template <Atomic Op>
+// A T-sized value from consecutive registers from `r`, lane l (and back).
+template <class T>
+T lane_value(Wave& w, uint32_t r, int l) {
+  if constexpr (sizeof(T) == 8) return w.vreg(r)[l] | (uint64_t{w.vreg(r + 1)[l]} << 32);
+  else return w.vreg(r)[l];
+}
+template <class T>
+void set_lane_value(Wave& w, uint32_t r, int l, T v) {
+  w.vreg(r)[l] = static_cast<uint32_t>(v);
+  if constexpr (sizeof(T) == 8) w.vreg(r + 1)[l] = static_cast<uint32_t>(v >> 32);
+}
+
+// data = {value} or, for cmpswap, {value, comparand}, each T wide.
+template <Atomic Op, class T = uint32_t>
 void flat_atomic(Exec& e, const Inst& in) {
+  constexpr uint32_t words = sizeof(T) / 4;
   const uint32_t data = flat_data(in), dst = flat_vdst(in);
   const bool returns = flat_sc0(in);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t* p = lane_memory(e, in, l, 4, Access::Write);
-    if (reinterpret_cast<uintptr_t>(p) % 4) e.fail("misaligned atomic at lane " + std::to_string(l));
-    std::atomic_ref<uint32_t> cell(*reinterpret_cast<uint32_t*>(p));
-    const uint32_t v = e.w.vreg(data)[l];
-    const uint32_t cmp = Op == Atomic::CmpSwap ? e.w.vreg(data + 1)[l] : 0;
-    uint32_t old = cell.load();
-    while (!cell.compare_exchange_weak(old, atomic_apply(Op, old, v, cmp))) {
+    uint8_t* p = lane_memory(e, in, l, sizeof(T), Access::Write);
+    if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) e.fail("misaligned atomic at lane " + std::to_string(l));
+    std::atomic_ref<T> cell(*reinterpret_cast<T*>(p));
+    const T v = lane_value<T>(e.w, data, l);
+    const T cmp = Op == Atomic::CmpSwap ? lane_value<T>(e.w, data + words, l) : 0;
+    T old = cell.load();
+    while (!cell.compare_exchange_weak(old, atomic_apply<T>(Op, old, v, cmp))) {
     }
-    if (returns) e.w.vreg(dst)[l] = old;
+    if (returns) set_lane_value<T>(e.w, dst, l, old);
   }
 }
 
@@ -220,19 +260,43 @@ void ds_write2(Exec& e, const Inst& in) {
   }
 }
 
-template <Atomic Op, bool Return>
+// ds_cmpst: data0 is the comparand, data1 the value stored where memory equals it.
+template <Atomic Op, bool Return, class T = uint32_t>
 void ds_atomic(Exec& e, const Inst& in) {
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     const uint32_t address = ds_address(e, in, l);
-    uint32_t old;
-    std::memcpy(&old, e.lds_read(address, 4, l), 4);  // an atomic reads, then writes
-    uint8_t* p = e.lds_write(address, 4, l);
-    const uint32_t v = e.w.vreg(ds_data0(in))[l], cmp = Op == Atomic::CmpSwap ? e.w.vreg(ds_data1(in))[l] : 0;
+    T old;
+    std::memcpy(&old, e.lds_read(address, sizeof(T), l), sizeof(T));  // an atomic reads, then writes
+    uint8_t* p = e.lds_write(address, sizeof(T), l);
+    const T v = lane_value<T>(e.w, ds_data0(in), l), second = Op == Atomic::CmpSwap ? lane_value<T>(e.w, ds_data1(in), l) : 0;
     // LDS is private to the workgroup, whose waves run on one host thread: no host atomics needed.
-    const uint32_t r = Op == Atomic::CmpSwap ? (old == v ? cmp : old) : atomic_apply(Op, old, v, cmp);
-    std::memcpy(p, &r, 4);
-    if (Return) e.w.vreg(ds_vdst(in))[l] = old;
+    const T r = Op == Atomic::CmpSwap ? (old == v ? second : old) : atomic_apply<T>(Op, old, v, 0);
+    std::memcpy(p, &r, sizeof(T));
+    if (Return) set_lane_value<T>(e.w, ds_vdst(in), l, old);
+  }
+}
+
+// ds_bpermute_b32: lane l reads data0 of the lane its address names (address / 4, mod 64);
+// ds_permute_b32: lane l writes its data0 to that lane (the highest writer wins). A lane that
+// is inactive, or that nobody writes, reads 0.
+template <bool Backward>
+void ds_permute(Exec& e, const Inst& in) {
+  uint32_t out[kLanes] = {};
+  const uint64_t exec = e.w.exec();
+  const uint32_t* addr = e.w.vreg(ds_addr(in));
+  const uint32_t* data = e.w.vreg(ds_data0(in));
+  const uint32_t offset = ds_offset0(in) | (ds_offset1(in) << 8);
+  for (uint64_t m = exec; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const int other = static_cast<int>(((addr[l] + offset) >> 2) & (kLanes - 1));
+    if (Backward) out[l] = (exec >> other) & 1 ? data[other] : 0;
+    else out[other] = data[l];
+  }
+  uint32_t* dst = e.w.vreg(ds_vdst(in));
+  for (uint64_t m = exec; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    dst[l] = out[l];
   }
 }
 
@@ -333,6 +397,19 @@ void register_memory_semantics(SemanticsTable& t) {
     t[s + "atomic_add_f32"] = flat_atomic<Atomic::AddF32>;
     t[s + "atomic_inc"] = flat_atomic<Atomic::Inc>;
     t[s + "atomic_dec"] = flat_atomic<Atomic::Dec>;
+    t[s + "atomic_pk_add_f16"] = flat_atomic<Atomic::PkAddF16>;
+    t[s + "atomic_pk_add_bf16"] = flat_atomic<Atomic::PkAddBF16>;
+    t[s + "atomic_add_x2"] = flat_atomic<Atomic::Add, uint64_t>;
+    t[s + "atomic_sub_x2"] = flat_atomic<Atomic::Sub, uint64_t>;
+    t[s + "atomic_smin_x2"] = flat_atomic<Atomic::SMin, uint64_t>;
+    t[s + "atomic_umin_x2"] = flat_atomic<Atomic::UMin, uint64_t>;
+    t[s + "atomic_smax_x2"] = flat_atomic<Atomic::SMax, uint64_t>;
+    t[s + "atomic_umax_x2"] = flat_atomic<Atomic::UMax, uint64_t>;
+    t[s + "atomic_and_x2"] = flat_atomic<Atomic::And, uint64_t>;
+    t[s + "atomic_or_x2"] = flat_atomic<Atomic::Or, uint64_t>;
+    t[s + "atomic_xor_x2"] = flat_atomic<Atomic::Xor, uint64_t>;
+    t[s + "atomic_swap_x2"] = flat_atomic<Atomic::Swap, uint64_t>;
+    t[s + "atomic_cmpswap_x2"] = flat_atomic<Atomic::CmpSwap, uint64_t>;
   }
   t["ds_read_b32"] = ds_read<4, Ext::None>;
   t["ds_read_b64"] = ds_read<8, Ext::None>;
@@ -356,13 +433,40 @@ void register_memory_semantics(SemanticsTable& t) {
   t["ds_write2_b64"] = ds_write2<8, 1>;
   t["ds_write2st64_b32"] = ds_write2<4, 64>;
   t["ds_write2st64_b64"] = ds_write2<8, 64>;
+  t["ds_bpermute_b32"] = ds_permute<true>;
+  t["ds_permute_b32"] = ds_permute<false>;
   t["ds_add_u32"] = ds_atomic<Atomic::Add, false>;
   t["ds_add_rtn_u32"] = ds_atomic<Atomic::Add, true>;
+  t["ds_add_u64"] = ds_atomic<Atomic::Add, false, uint64_t>;
+  t["ds_add_rtn_u64"] = ds_atomic<Atomic::Add, true, uint64_t>;
   t["ds_add_f32"] = ds_atomic<Atomic::AddF32, false>;
   t["ds_add_rtn_f32"] = ds_atomic<Atomic::AddF32, true>;
+  t["ds_pk_add_f16"] = ds_atomic<Atomic::PkAddF16, false>;
+  t["ds_pk_add_rtn_f16"] = ds_atomic<Atomic::PkAddF16, true>;
+  t["ds_pk_add_bf16"] = ds_atomic<Atomic::PkAddBF16, false>;
+  t["ds_pk_add_rtn_bf16"] = ds_atomic<Atomic::PkAddBF16, true>;
   t["ds_max_u32"] = ds_atomic<Atomic::UMax, false>;
+  t["ds_max_rtn_u32"] = ds_atomic<Atomic::UMax, true>;
   t["ds_min_u32"] = ds_atomic<Atomic::UMin, false>;
+  t["ds_min_rtn_u32"] = ds_atomic<Atomic::UMin, true>;
+  t["ds_max_i32"] = ds_atomic<Atomic::SMax, false>;
+  t["ds_max_rtn_i32"] = ds_atomic<Atomic::SMax, true>;
+  t["ds_min_i32"] = ds_atomic<Atomic::SMin, false>;
+  t["ds_min_rtn_i32"] = ds_atomic<Atomic::SMin, true>;
+  t["ds_max_u64"] = ds_atomic<Atomic::UMax, false, uint64_t>;
+  t["ds_max_rtn_u64"] = ds_atomic<Atomic::UMax, true, uint64_t>;
+  t["ds_min_u64"] = ds_atomic<Atomic::UMin, false, uint64_t>;
+  t["ds_min_rtn_u64"] = ds_atomic<Atomic::UMin, true, uint64_t>;
+  t["ds_max_i64"] = ds_atomic<Atomic::SMax, false, uint64_t>;
+  t["ds_max_rtn_i64"] = ds_atomic<Atomic::SMax, true, uint64_t>;
+  t["ds_min_i64"] = ds_atomic<Atomic::SMin, false, uint64_t>;
+  t["ds_min_rtn_i64"] = ds_atomic<Atomic::SMin, true, uint64_t>;
+  t["ds_wrxchg_rtn_b32"] = ds_atomic<Atomic::Swap, true>;
+  t["ds_wrxchg_rtn_b64"] = ds_atomic<Atomic::Swap, true, uint64_t>;
+  t["ds_cmpst_b32"] = ds_atomic<Atomic::CmpSwap, false>;
   t["ds_cmpst_rtn_b32"] = ds_atomic<Atomic::CmpSwap, true>;
+  t["ds_cmpst_b64"] = ds_atomic<Atomic::CmpSwap, false, uint64_t>;
+  t["ds_cmpst_rtn_b64"] = ds_atomic<Atomic::CmpSwap, true, uint64_t>;
   t["buffer_load_ubyte"] = buffer_load<1, Ext::Zero>;
   t["buffer_load_sbyte"] = buffer_load<1, Ext::Sign>;
   t["buffer_load_ushort"] = buffer_load<2, Ext::Zero>;

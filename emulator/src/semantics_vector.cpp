@@ -33,6 +33,28 @@ void int_op(Exec& e, const Inst&) {
   if (!every_lane) store_active(e, d, r);
 }
 
+// gfx950 v_bitop3_b32 / _b16: any function of three bit vectors, given by its truth table (the
+// VOP3 neg, abs and omod fields hold bits 2:0, 5:3 and 7:6): result bit = table[a<<2 | b<<1 | c],
+// as LLVM's src0 = 0xF0, src1 = 0xCC, src2 = 0xAA tables say. _b16 writes the low half and
+// zeroes the high one.
+template <bool Half>
+void v_bitop3(Exec& e, const Inst& in) {
+  const VectorOperands& o = e.step->vop;
+  const uint32_t table = fields::vop3_neg(in) | (fields::vop3_abs(in) << 3) | (fields::vop3_omod(in) << 6);
+  uint32_t x[3][kLanes];
+  for (int i = 0; i < 3; ++i) read32(e, o.src[i], x[i]);
+  uint32_t r[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    uint32_t out = 0;
+    for (uint32_t bit = 0; bit < 32; ++bit) {
+      const uint32_t idx = ((x[0][l] >> bit) & 1) << 2 | ((x[1][l] >> bit) & 1) << 1 | ((x[2][l] >> bit) & 1);
+      out |= ((table >> idx) & 1) << bit;
+    }
+    r[l] = Half ? out & 0xffff : out;
+  }
+  store_active(e, e.w.vreg(o.vdst), r);
+}
+
 // 32-bit float op with source and output modifiers.
 template <float (*F)(float, float, float)>
 void float_op(Exec& e, const Inst&) {
@@ -319,6 +341,20 @@ void v_cmp(Exec& e, const Inst& in) {
       double_modifiers(o, 1, b);
     }
     each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, std::bit_cast<T>(a[l]), std::bit_cast<T>(b[l]))} << l; });
+  } else if constexpr (sizeof(T) == 2) {
+    // 16-bit compares: each source's low half, or its high half where VOP3 op_sel says so;
+    // f16 neg/abs act on bit 15. Compared as wider values (exact for every 16-bit value).
+    uint32_t x[2][kLanes];
+    for (int i = 0; i < 2; ++i) {
+      read32(e, o.src[i], x[i]);
+      const uint32_t shift = (o.opsel >> i) & 1 ? 16 : 0;
+      const uint32_t clear = std::is_same_v<T, _Float16> && ((o.abs >> i) & 1) ? 0x7fffu : 0xffffu;
+      const uint32_t flip = std::is_same_v<T, _Float16> && ((o.neg >> i) & 1) ? 0x8000u : 0;
+      for (int l = 0; l < kLanes; ++l) x[i][l] = (((x[i][l] >> shift) & 0xffffu) & clear) ^ flip;
+    }
+    using Wider = std::conditional_t<std::is_same_v<T, _Float16>, float, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>>;
+    auto widen = [](uint32_t h) { return static_cast<Wider>(std::bit_cast<T>(static_cast<uint16_t>(h))); };
+    each_lane(e, [&](int l) { mask |= uint64_t{compare<Wider>(C, widen(x[0][l]), widen(x[1][l]))} << l; });
   } else {
     uint32_t a[kLanes], b[kLanes];
     read32(e, o.src[0], a);
@@ -530,6 +566,8 @@ void register_vector_semantics(SemanticsTable& t) {
   t["v_mad_u64_u32"] = v_mad_64_32<false>;
   t["v_mad_i64_i32"] = v_mad_64_32<true>;
   t["v_readlane_b32"] = v_readlane_b32;
+  t["v_bitop3_b32"] = v_bitop3<false>;
+  t["v_bitop3_b16"] = v_bitop3<true>;
   t["v_mbcnt_lo_u32_b32"] = v_mbcnt<false>;
   t["v_mbcnt_hi_u32_b32"] = v_mbcnt<true>;
   t["v_writelane_b32"] = v_writelane_b32;
@@ -561,6 +599,9 @@ void register_vector_semantics(SemanticsTable& t) {
   WEFT_INT_CMPS("u64", uint64_t)
   WEFT_FLOAT_CMPS("f32", float)
   WEFT_FLOAT_CMPS("f64", double)
+  WEFT_INT_CMPS("i16", int16_t)
+  WEFT_INT_CMPS("u16", uint16_t)
+  WEFT_FLOAT_CMPS("f16", _Float16)
 #undef WEFT_FLOAT_CMPS
 #undef WEFT_INT_CMPS
 #undef WEFT_CMP

@@ -19,18 +19,22 @@ const std::vector<Pass>& passes() {
        [](const UOp& g, PassContext&) { verify(g); return g; }},
       {"resolve_unshard", "fragments: indices into UNSHARD views become indices into each thread's shard",
        [](const UOp& g, PassContext&) { return resolve_unshard(g); }},
-      {"flatten_views", "views and multi-dimensional indices become flat indices (padding adds validity)",
+      {"flatten_views", "views and multi-dimensional indices become flat indices (padding and masks add validity)",
        [](const UOp& g, PassContext&) { return flatten_views(g); }},
+      {"resolve_when", "when(cond, effects): cond guards every access in the region",
+       [](const UOp& g, PassContext&) { return resolve_when(g); }},
       {"split_ranges", "WEAK/REDUCE/LOOP ranges used only as r//c and r%c become two ranges",
        [](const UOp& g, PassContext&) { return split_ranges(g); }},
       {"simplify", "symbolic simplification and range simplification",
        [](const UOp& g, PassContext&) { return simplify_kernel(g); }},
       {"expand", "UPCAST/UNROLL ranges unrolled; CONTRACT to vectors",
        [](const UOp& g, PassContext&) { return simplify_kernel(expand_ranges(g)); }},
+      {"reduce_across_threads", "REDUCE over thread ranges: shuffles within a wave, shared memory across waves",
+       [](const UOp& g, PassContext& c) { return reduce_across_threads(g, c.wave_size); }},
       {"reduce_to_accumulators", "REDUCE becomes a register accumulator",
        [](const UOp& g, PassContext&) { return reduce_to_accumulators(g); }},
       {"ranges_to_hardware", "GLOBAL/LOCAL ranges become workgroup/work-item ids; launch dimensions",
-       [](const UOp& g, PassContext& c) { return ranges_to_hardware(g, c.launch); }},
+       [](const UOp& g, PassContext& c) { return ranges_to_hardware(g, c.launch, c.wave_size); }},
       {"coalesce_stores", "devectorize; consecutive scalar stores merge into vector stores (aliased ones stay)",
        [](const UOp& g, PassContext&) { return coalesce_stores(simplify_kernel(g)); }},
       {"lower_index_dtype", "index arithmetic to int32 where ranges prove it safe, else int64",
@@ -54,10 +58,17 @@ void check_pass_name(std::string_view name) {
 }
 
 UOp canonical_allocations(const UOp& kernel) {
-  // One walk, each placeholder replaced once (a substitution to a fixed point could rename a
-  // buffer twice when a new number is an old one).
+  // One walk, each placeholder and each effect site replaced once (a substitution to a fixed
+  // point could rename one twice when a new number is an old one). Sites count from 1: 0 means
+  // "no site" (a pipeline-inserted barrier).
   std::map<AddrSpace, int64_t> next;
+  std::map<int64_t, int64_t> sites;
   return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
+    if (const auto* e = std::get_if<EffectArg>(&old.arg()); e && e->site != 0) {
+      EffectArg renamed = *e;
+      renamed.site = sites.emplace(e->site, static_cast<int64_t>(sites.size()) + 1).first->second;
+      return u.with_arg(std::move(renamed));
+    }
     if (old.op() != Op::PLACEHOLDER || old.arg_as<BufferArg>().space == AddrSpace::GLOBAL) return std::nullopt;
     const AddrSpace space = old.arg_as<BufferArg>().space;
     return u.with_arg(BufferArg{next[space]++, space});
@@ -108,6 +119,7 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   out.name = kernel.arg_as<KernelInfo>().name;
   out.params = kernel_params(kernel);
   PassContext ctx;
+  ctx.wave_size = options.wave_size;
   UOp g = kernel;
   // WEFT_DUMP=PASS (or "all") prints the graph after that pass to stderr.
   std::function<void(std::string_view, const UOp&)> after = options.after_pass;

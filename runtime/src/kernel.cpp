@@ -73,9 +73,11 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   CompiledKernel k;
   auto t = std::chrono::steady_clock::now();
   const UOp kernel = lower::canonical_allocations(authored);
-  k.lowered_ = lower::lower(kernel);
-  k.times_.lower = seconds_since(t);
   const std::string target = device.arch();
+  lower::LowerOptions options;
+  options.wave_size = target.starts_with("sm_") ? 32 : 64;
+  k.lowered_ = lower::lower(kernel, options);
+  k.times_.lower = seconds_since(t);
   bool compiled = false;
   std::function<std::vector<uint8_t>()> build;
   if (target.starts_with("sm_")) {

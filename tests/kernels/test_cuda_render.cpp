@@ -61,6 +61,43 @@ TEST_CASE("CUDA: cp.async for global-to-shared copies, wave priority as a commen
   compiles(sink({"pad"}, {o[i].store(v[i].load() + 1.0).end({i})}), " ? ");
 }
 
+// Lowered for 32-lane warps, as CompiledKernel does for a CUDA device.
+void compiles_for_warps(const UOp& kernel, const std::vector<const char*>& must_contain) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  auto lowered = lower::lower(kernel, options);
+  const std::string src = cuda::render_cuda(lowered, 90);
+  INFO(src);
+  for (const char* m : must_contain) CHECK(src.find(m) != std::string::npos);
+  CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+}
+
+TEST_CASE("CUDA: lane operations, thread reductions, WARP ranges, atomics, masks, when and inline PTX compile") {
+  if (!have_nvrtc()) return;
+  UOp in = placeholder({256}, dtypes::int32, 1), out = placeholder({1024}, dtypes::int32, 0);
+  UOp h = placeholder({4}, dtypes::bfloat16, 2), f = placeholder({4}, dtypes::float32, 3), wide = placeholder({4}, dtypes::int64, 4);
+  UOp lane = range(32, 0, AxisType::LOCAL), w = range(8, 1, AxisType::WARP);
+  UOp t = w * 32 + lane;
+  UOp x = in[t].load();
+  UOp zero = constant(Wide(0));
+  std::vector<UOp> effects{
+      out[t].store(shuffle_xor(x, 1, 32) + shuffle_up(x, 2, 16) + shuffle_down(x, 1, 8) + shuffle(x, x & 7, 32)),
+      out[t + 256].store(broadcast(x) + broadcast(x, constant(Wide(5), dtypes::int32)) + wave_reduce(x, Op::MAX, 32)),
+      out[t + 512].store(ballot(x > 0, 32).cast(dtypes::int32) + any(x > 9, 32).cast(dtypes::int32) + all(x > 9, 32).cast(dtypes::int32)),
+      out[t + 768].store(x.reduce(Op::ADD, {lane, w}), x > 3),
+      atomic(AtomicOp::Add, h[zero], vectorize({x.cast(dtypes::bfloat16), x.cast(dtypes::bfloat16)}), Scope::Device),
+      atomic(AtomicOp::Add, f[zero], x.cast(dtypes::float32), Scope::System),
+      atomic(AtomicOp::Max, wide[zero], x.cast(dtypes::int64), Scope::Workgroup),
+      atomic_compare_swap(wide[constant(Wide(1))], constant(Wide(0), dtypes::int64), x.cast(dtypes::int64)),
+      when(x < 100, {out[t].store(in[t].load(x > 5, constant(Wide(-1), dtypes::int32)) * 2)}),
+      custom("membar.cta;"),
+      out[t].store(customi("add.s32 {out}, {0}, {1};", dtypes::int32, {x, x})),
+  };
+  compiles_for_warps(sink({"cross_thread"}, {group(effects).end({lane, w})}),
+                     {"__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__any_sync", "atomicAdd_system",
+                      "atomicMax_block", "atomicCAS", "atom.relaxed.gpu.add.noftz.bf16x2", "membar.cta;", "add.s32"});
+}
+
 TEST_CASE("CUDA: an unsupported node is an error naming it") {
   UOp a = placeholder({16}, dtypes::float32, 1), out = placeholder({16}, dtypes::float32, 0);
   UOp lane = range(16, 0, AxisType::LOCAL);

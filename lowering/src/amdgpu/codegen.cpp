@@ -46,6 +46,7 @@ const llvm::Target& amdgpu_target() {
     LLVMInitializeAMDGPUTarget();
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
+    LLVMInitializeAMDGPUAsmParser();  // inline assembly (custom/customi) is parsed when the object is emitted
     std::string error;
     const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), error);
     if (!t) throw Error("LLVM has no AMDGPU target: " + error);

@@ -7,10 +7,15 @@
 // intrinsics; a barrier is a release fence, s_barrier and an acquire fence at workgroup scope.
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/Support/Error.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -226,9 +231,15 @@ class Renderer {
       case Op::LOAD: {
         const UOp& idx = u.src(0);
         llvm::Value* v = b_.CreateAlignedLoad(type(u.dtype()), get(idx), alignment(idx));
-        if (idx.src().size() > 2) v = b_.CreateSelect(get(idx.src(2)), v, llvm::Constant::getNullValue(v->getType()));
+        llvm::Value* fill = u.src().size() > 1 ? get(u.src(1)) : llvm::Constant::getNullValue(v->getType());
+        if (idx.src().size() > 2) v = b_.CreateSelect(get(idx.src(2)), v, fill);
         return v;
       }
+      case Op::SHUFFLE: return shuffle(u);
+      case Op::BROADCAST: return broadcast(u);
+      case Op::VOTE: return vote(u);
+      case Op::ATOMIC: return guarded_atomic(u);
+      case Op::CUSTOMI: return inline_asm(u);
       case Op::VECTORIZE: {
         llvm::Value* v = llvm::PoisonValue::get(type(u.dtype()));
         for (size_t i = 0; i < u.src().size(); ++i) v = b_.CreateInsertElement(v, get(u.src(i)), b_.getInt32(static_cast<uint32_t>(i)));
@@ -261,7 +272,84 @@ class Renderer {
     static const llvm::Intrinsic::ID item[] = {llvm::Intrinsic::amdgcn_workitem_id_x, llvm::Intrinsic::amdgcn_workitem_id_y,
                                                llvm::Intrinsic::amdgcn_workitem_id_z};
     llvm::Value* id = b_.CreateIntrinsic(name[0] == 'g' ? group[dim] : item[dim], llvm::ArrayRef<llvm::Type*>{}, llvm::ArrayRef<llvm::Value*>{});
+    // A WARP coordinate is the same in every lane of a wave: say so, so that it lives in an SGPR.
+    if (name[0] == 'w') id = b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_readfirstlane, {id->getType()}, {id});
     return b_.CreateZExtOrTrunc(id, type(u.dtype()));
+  }
+
+  // ---- across lanes ----
+
+  llvm::Value* lane_id() {
+    llvm::Value* lo = b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, llvm::ArrayRef<llvm::Type*>{}, {b_.getInt32(~0u), b_.getInt32(0)});
+    return b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, llvm::ArrayRef<llvm::Type*>{}, {b_.getInt32(~0u), lo});
+  }
+
+  // Applies a 32-bit cross-lane operation to a value of any scalar type, a dword at a time.
+  llvm::Value* by_dwords(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& op) {
+    llvm::Type* t = v->getType();
+    const unsigned bits = t->isIntegerTy(1) ? 1 : static_cast<unsigned>(t->getPrimitiveSizeInBits().getFixedValue());
+    llvm::Type* as_int = b_.getIntNTy(bits);
+    llvm::Value* x = bits == 1 ? v : b_.CreateBitCast(v, as_int);
+    llvm::Value* out = nullptr;
+    if (bits <= 32) {
+      out = b_.CreateTrunc(op(b_.CreateZExt(x, b_.getInt32Ty())), as_int);
+    } else {
+      llvm::Value* lo = op(b_.CreateTrunc(x, b_.getInt32Ty()));
+      llvm::Value* hi = op(b_.CreateTrunc(b_.CreateLShr(x, 32), b_.getInt32Ty()));
+      out = b_.CreateOr(b_.CreateZExt(lo, as_int), b_.CreateShl(b_.CreateZExt(hi, as_int), 32));
+    }
+    return bits == 1 ? out : b_.CreateBitCast(out, t);
+  }
+
+  void check_wave(const UOp& u, int64_t width) {
+    if (width > 64) unsupported(u, "a group of " + std::to_string(width) + " lanes; CDNA waves have 64");
+  }
+
+  // ds_bpermute: every lane reads the value of the lane it names.
+  llvm::Value* shuffle(const UOp& u) {
+    const auto& a = u.arg_as<LaneArg>();
+    check_wave(u, a.width);
+    llvm::Value* lane = lane_id();
+    llvm::Value* n = b_.CreateSExtOrTrunc(get(u.src(1)), b_.getInt32Ty());
+    llvm::Value* in_group = b_.CreateAnd(lane, b_.getInt32(static_cast<uint32_t>(a.width - 1)));
+    llvm::Value* from = nullptr;
+    switch (a.op) {
+      case LaneOp::Xor: from = b_.CreateXor(lane, n); break;
+      case LaneOp::Up: from = b_.CreateSelect(b_.CreateICmpUGE(in_group, n), b_.CreateSub(lane, n), lane); break;
+      case LaneOp::Down:
+        from = b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(in_group, n), b_.getInt32(static_cast<uint32_t>(a.width))), b_.CreateAdd(lane, n), lane);
+        break;
+      case LaneOp::Index:
+        from = b_.CreateOr(b_.CreateAnd(lane, b_.getInt32(~static_cast<uint32_t>(a.width - 1))),
+                           b_.CreateAnd(n, b_.getInt32(static_cast<uint32_t>(a.width - 1))));
+        break;
+      default: unsupported(u, "not a shuffle");
+    }
+    llvm::Value* address = b_.CreateShl(from, 2);
+    return by_dwords(get(u.src(0)), [&](llvm::Value* w) {
+      return b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, llvm::ArrayRef<llvm::Type*>{}, {address, w});
+    });
+  }
+
+  llvm::Value* broadcast(const UOp& u) {
+    return by_dwords(get(u.src(0)), [&](llvm::Value* w) -> llvm::Value* {
+      if (u.src().size() == 1) return b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_readfirstlane, {w->getType()}, {w});
+      llvm::Value* lane = b_.CreateSExtOrTrunc(get(u.src(1)), b_.getInt32Ty());
+      return b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_readlane, {w->getType()}, {w, lane});
+    });
+  }
+
+  llvm::Value* vote(const UOp& u) {
+    const auto& a = u.arg_as<LaneArg>();
+    if (a.width != 64) unsupported(u, "a vote over " + std::to_string(a.width) + " lanes; CDNA waves have 64");
+    auto ballot = [&](llvm::Value* p) { return b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_ballot, {b_.getInt64Ty()}, {p}); };
+    llvm::Value* mask = ballot(get(u.src(0)));
+    switch (a.op) {
+      case LaneOp::Ballot: return mask;
+      case LaneOp::Any: return b_.CreateICmpNE(mask, b_.getInt64(0));
+      case LaneOp::All: return b_.CreateICmpEQ(mask, ballot(b_.getTrue()));  // ballot(true): the active lanes
+      default: unsupported(u, "not a vote");
+    }
   }
 
   llvm::Value* cast(const UOp& u) {
@@ -338,8 +426,100 @@ class Renderer {
     return b_.CreateIntrinsic(m->id, llvm::ArrayRef<llvm::Type*>{}, {operand(a), operand(bv), get(u.src(2)), b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)});
   }
 
+  // ---- atomics: relaxed (monotonic) read-modify-write at the named scope ----
+
+  llvm::SyncScope::ID sync_scope(Scope s) {
+    switch (s) {
+      case Scope::Workgroup: return ctx_.getOrInsertSyncScopeID("workgroup");
+      case Scope::Device: return ctx_.getOrInsertSyncScopeID("agent");
+      case Scope::System: break;
+    }
+    return llvm::SyncScope::System;
+  }
+
+  // An atomic behind an index that may be invalid (a `when` region) runs only where it is valid.
+  llvm::Value* guarded_atomic(const UOp& u) {
+    const UOp& idx = u.src(0);
+    if (idx.src().size() <= 2) return atomic(u);
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* then = llvm::BasicBlock::Create(ctx_, "atomic", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "atomic.done", fn_);
+    b_.CreateCondBr(get(idx.src(2)), then, done);
+    b_.SetInsertPoint(then);
+    llvm::Value* old = atomic(u);
+    llvm::BasicBlock* then_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    llvm::PHINode* phi = b_.CreatePHI(old->getType(), 2);
+    phi->addIncoming(llvm::Constant::getNullValue(old->getType()), before);
+    phi->addIncoming(old, then_end);
+    return phi;
+  }
+
+  llvm::Value* atomic(const UOp& u) {
+    const auto& a = u.arg_as<AtomicArg>();
+    const DType d = u.dtype();
+    llvm::Value* ptr = get(u.src(0));
+    const llvm::MaybeAlign align(static_cast<uint64_t>(d.itemsize()));
+    const auto order = llvm::AtomicOrdering::Monotonic;
+    llvm::Instruction* inst = nullptr;
+    llvm::Value* old = nullptr;
+    if (a.op == AtomicOp::CompareSwap) {
+      auto* x = b_.CreateAtomicCmpXchg(ptr, get(u.src(1)), get(u.src(2)), align, order, order, sync_scope(a.scope));
+      inst = x;
+      old = b_.CreateExtractValue(x, 0);
+    } else {
+      using Bin = llvm::AtomicRMWInst::BinOp;
+      const bool fl = d.is_float(), sg = d.is_signed();
+      Bin op = Bin::Xchg;
+      switch (a.op) {
+        case AtomicOp::Add: op = fl ? Bin::FAdd : Bin::Add; break;
+        case AtomicOp::Min: op = sg ? Bin::Min : Bin::UMin; break;
+        case AtomicOp::Max: op = sg ? Bin::Max : Bin::UMax; break;
+        default: break;
+      }
+      auto* rmw = b_.CreateAtomicRMW(op, ptr, get(u.src(1)), align, order, sync_scope(a.scope));
+      inst = rmw;
+      old = rmw;
+    }
+    // weft's buffers are ordinary device memory: no fine-grained or remote (peer) memory, which
+    // lets LLVM use the hardware's float atomics instead of a compare-and-swap loop.
+    inst->setMetadata("amdgpu.no.fine.grained.memory", llvm::MDNode::get(ctx_, {}));
+    inst->setMetadata("amdgpu.no.remote.memory", llvm::MDNode::get(ctx_, {}));
+    return old;
+  }
+
+  // ---- inline assembly: {0}, {1}, ... name the operands (VGPRs), {out} customi's result ----
+
+  llvm::Value* inline_asm(const UOp& u) {
+    const bool has_result = u.op() == Op::CUSTOMI;
+    std::vector<llvm::Value*> args;
+    std::vector<llvm::Type*> types;
+    std::string constraints = has_result ? "=v" : "";
+    for (const UOp& x : u.src()) {
+      if (x.is_effect() && !x.is_valued_effect()) continue;  // a predecessor, not an operand
+      if (x.dtype().is_bool() || x.dtype().is_vector()) unsupported(u, "inline assembly operands are scalars of 8 to 64 bits, not " + x.dtype().name());
+      args.push_back(get(x));
+      types.push_back(args.back()->getType());
+      constraints += std::string(constraints.empty() ? "" : ",") + "v";
+    }
+    std::string text = u.arg_as<EffectArg>().text;
+    const size_t shift = has_result ? 1 : 0;
+    for (size_t i = args.size(); i-- > 0;) replace_all(text, "{" + std::to_string(i) + "}", "$" + std::to_string(i + shift));
+    if (has_result) replace_all(text, "{out}", "$0");
+    if (text.find('{') != std::string::npos) unsupported(u, "the text names an operand it does not have: " + text);
+    auto* fty = llvm::FunctionType::get(has_result ? type(u.dtype(), &u) : b_.getVoidTy(), types, false);
+    if (auto err = llvm::InlineAsm::verify(fty, constraints)) unsupported(u, "LLVM rejects the inline assembly's operands: " + llvm::toString(std::move(err)));
+    return b_.CreateCall(llvm::InlineAsm::get(fty, text, constraints, /*hasSideEffects=*/true), args);
+  }
+
+  static void replace_all(std::string& s, const std::string& from, const std::string& to) {
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  }
+
   void effect(const UOp& e) {
     switch (e.op()) {
+      case Op::CUSTOM: inline_asm(e); return;
       case Op::STORE: return store(e);
       case Op::BARRIER:
         b_.CreateFence(llvm::AtomicOrdering::Release, ctx_.getOrInsertSyncScopeID("workgroup"));
@@ -348,7 +528,7 @@ class Renderer {
         return;
       case Op::PRIORITY:
         b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_setprio, llvm::ArrayRef<llvm::Type*>{},
-                           {b_.getInt16(static_cast<uint16_t>(e.arg_as<Wide>()))});
+                           {b_.getInt16(static_cast<uint16_t>(e.arg_as<EffectArg>().value))});
         return;
       case Op::ASYNC_COPY: return async_copy(e);
       default: unsupported(e, "no AMDGPU lowering for this effect");
@@ -451,6 +631,17 @@ std::string module_text(const llvm::Module& m) {
   return text;
 }
 
+// LLVM's errors (an inline assembly statement it cannot parse, say) as text, instead of its
+// default of printing them and aborting the process.
+void collect_errors(const llvm::DiagnosticInfo* info, void* sink) {
+  if (info->getSeverity() != llvm::DS_Error) return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  info->print(printer);
+  *static_cast<std::string*>(sink) += (static_cast<std::string*>(sink)->empty() ? "" : "; ") + os.str();
+}
+
 }  // namespace
 
 KernelCode compile_kernel(const lower::LoweredKernel& kernel, std::string_view mcpu, std::string* ir_before, std::string* ir_after) {
@@ -458,6 +649,8 @@ KernelCode compile_kernel(const lower::LoweredKernel& kernel, std::string_view m
   auto machine = make_target_machine(mcpu);
   auto t = std::chrono::steady_clock::now();
   llvm::LLVMContext context;
+  std::string errors;
+  context.setDiagnosticHandlerCallBack(collect_errors, &errors);
   std::unique_ptr<llvm::Module> module = Renderer(kernel, mcpu, context).run();
   module->setTargetTriple(machine->getTargetTriple());
   module->setDataLayout(machine->createDataLayout());
@@ -470,6 +663,7 @@ KernelCode compile_kernel(const lower::LoweredKernel& kernel, std::string_view m
   out.times.optimize_seconds = seconds_since(t);
   t = std::chrono::steady_clock::now();
   const std::vector<char> object = emit_object(*module, *machine);
+  if (!errors.empty()) throw Error("LLVM could not compile kernel " + kernel.name + " for " + std::string(mcpu) + ": " + errors);
   out.times.llvm_seconds = seconds_since(t);
   t = std::chrono::steady_clock::now();
   out.code_object = link_shared(object);

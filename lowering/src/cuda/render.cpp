@@ -200,8 +200,13 @@ class Renderer {
       case Op::SPECIAL: {
         const std::string& s = u.arg_as<std::string>();
         const char dim = "xyz"[s.back() - '0'];
-        return "(" + scalar_type(d) + ")" + (s[0] == 'g' ? "blockIdx." : "threadIdx.") + dim;
+        return "(" + scalar_type(d) + ")" + (s[0] == 'g' ? "blockIdx." : "threadIdx.") + dim;  // lidx and widx alike
       }
+      case Op::SHUFFLE: return shuffle(u);
+      case Op::BROADCAST: return broadcast(u);
+      case Op::VOTE: return vote(u);
+      case Op::ATOMIC: return atomic(u, o);
+      case Op::CUSTOMI: return inline_ptx(u, o);
       case Op::INDEX: {
         std::string i = ref(u.src(1));
         if (u.src().size() > 2) i = "(" + ref(u.src(2)) + " ? " + i + " : 0)";
@@ -260,8 +265,126 @@ class Renderer {
     } else {
       v = "*" + p;
     }
-    if (idx.src().size() > 2) return ref(idx.src(2)) + " ? " + v + " : " + type(d) + "{}";
+    if (idx.src().size() > 2) return ref(idx.src(2)) + " ? " + v + " : " + (u.src().size() > 1 ? ref(u.src(1)) : type(d) + "{}");
     return v;
+  }
+
+  // ---- atomics: relaxed, at the named scope (CUDA's atomic*_block / atomic* / atomic*_system) ----
+
+  std::string atomic(const UOp& u, std::ostringstream& o) {
+    const auto& a = u.arg_as<AtomicArg>();
+    const DType d = u.dtype();
+    const UOp& idx = u.src(0);
+    const std::string old = "atom" + std::to_string(next_++);
+    o << indent_ << type(d) << " " << old << "{};\n";
+    std::string call;
+    if (d.is_vector()) {
+      call = packed_atomic_add(u, old);
+    } else {
+      static const char* const suffix[] = {"_block", "", "_system"};
+      static const char* const fn[] = {"atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS"};
+      // CUDA's 64-bit atomics take unsigned long long (signed for min and max).
+      std::string t = scalar_type(d);
+      if (d.bits() == 64 && (a.op == AtomicOp::Add || a.op == AtomicOp::Exchange || a.op == AtomicOp::CompareSwap || d.is_unsigned()))
+        t = "unsigned long long";
+      std::string args = "(" + t + "*)" + ref(idx);
+      for (size_t i = 1; i < u.src().size(); ++i) args += ", (" + t + ")" + ref(u.src(i));
+      call = old + " = (" + type(d) + ")" + fn[static_cast<int>(a.op)] + suffix[static_cast<int>(a.scope)] + "(" + args + ");";
+    }
+    if (idx.src().size() > 2) call = "if (" + ref(idx.src(2)) + ") { " + call + " }";
+    o << indent_ << call << "\n";
+    return old;
+  }
+
+  // Two packed halves: PTX's atom.add.noftz.f16x2 / .bf16x2 on the pair's 32 bits.
+  std::string packed_atomic_add(const UOp& u, const std::string& old) {
+    const auto& a = u.arg_as<AtomicArg>();
+    static const char* const scope[] = {".cta", ".gpu", ".sys"};
+    const std::string kind = u.dtype().element() == dtypes::float16 ? "f16x2" : "bf16x2";
+    const std::string v = ref(u.src(1)), word = "w" + std::to_string(next_++);
+    return "unsigned " + word + "; asm volatile(\"atom.relaxed" + scope[static_cast<int>(a.scope)] + ".add.noftz." + kind +
+           " %0, [%1], %2;\" : \"=r\"(" + word + ") : \"l\"(" + ref(u.src(0)) + "), \"r\"(weft_pack(" + v + ".v[0], " + v +
+           ".v[1])) : \"memory\"); " + old + ".v[0] = (unsigned short)" + word + "; " + old + ".v[1] = (unsigned short)(" + word +
+           " >> 16);";
+  }
+
+  // ---- inline PTX: {0}, {1}, ... name the operands, {out} customi's result ----
+
+  static std::string ptx_constraint(const UOp& u, DType d) {
+    if (d.is_vector()) unsupported(u, "inline PTX operands are scalars, not " + d.name());
+    if (d.scalar == Scalar::Float32) return "f";
+    if (d.scalar == Scalar::Float64) return "d";
+    if (d.bits() == 64) return "l";
+    if (d.bits() == 16) return "h";
+    return "r";
+  }
+
+  std::string inline_ptx(const UOp& u, std::ostringstream& o) {
+    const bool has_result = u.op() == Op::CUSTOMI;
+    std::string text = u.arg_as<EffectArg>().text, inputs;
+    size_t n = 0;
+    const size_t shift = has_result ? 1 : 0;
+    for (const UOp& x : u.src()) {
+      if (x.is_effect() && !x.is_valued_effect()) continue;  // a predecessor, not an operand
+      const std::string c = ptx_constraint(u, x.dtype());
+      const std::string operand = x.dtype().bits() < 16 || x.dtype().is_bool() ? "(unsigned)" + ref(x) : ref(x);
+      inputs += std::string(inputs.empty() ? "" : ", ") + "\"" + c + "\"(" + operand + ")";
+      replace_all(text, "{" + std::to_string(n) + "}", "%" + std::to_string(n + shift));
+      ++n;
+    }
+    std::string result;
+    if (has_result) {
+      result = "pi" + std::to_string(next_++);
+      replace_all(text, "{out}", "%0");
+      o << indent_ << type(u.dtype()) << " " << result << ";\n";
+    }
+    if (text.find('{') != std::string::npos) unsupported(u, "the text names an operand it does not have: " + text);
+    std::string escaped;
+    for (char c : text) escaped += c == '"' ? std::string("\\\"") : c == '\n' ? std::string("\\n") : std::string(1, c);
+    o << indent_ << "asm volatile(\"" << escaped << "\" : ";
+    if (has_result) o << "\"=" << ptx_constraint(u, u.dtype()) << "\"(" << result << ")";
+    o << " : " << inputs << " : \"memory\");\n";
+    return result;
+  }
+
+  static void replace_all(std::string& s, const std::string& from, const std::string& to) {
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  }
+
+  // ---- across the lanes of a warp (every lane active: weft never branches around them) ----
+
+  // The type __shfl_*_sync moves a value of dtype `d` as.
+  static std::string shuffle_carrier(DType d) {
+    if (d.bits() == 64) return d.is_float() ? "double" : "unsigned long long";
+    if (d.scalar == Scalar::Float32) return "float";
+    return "unsigned";
+  }
+
+  void check_warp(const UOp& u, int64_t width) {
+    if (width > 32) unsupported(u, "a group of " + std::to_string(width) + " lanes; NVIDIA warps have 32");
+  }
+
+  std::string shuffle(const UOp& u) {
+    const auto& a = u.arg_as<LaneArg>();
+    check_warp(u, a.width);
+    static const char* const fn[] = {"__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_sync"};
+    const DType d = u.dtype();
+    return "(" + type(d) + ")" + fn[static_cast<int>(a.op)] + "(__activemask(), (" + shuffle_carrier(d) + ")" + ref(u.src(0)) + ", " +
+           ref(u.src(1)) + ", " + std::to_string(a.width) + ")";
+  }
+
+  std::string broadcast(const UOp& u) {
+    const DType d = u.dtype();
+    const std::string lane = u.src().size() > 1 ? ref(u.src(1)) : "__ffs(__activemask()) - 1";
+    return "(" + type(d) + ")__shfl_sync(__activemask(), (" + shuffle_carrier(d) + ")" + ref(u.src(0)) + ", " + lane + ")";
+  }
+
+  std::string vote(const UOp& u) {
+    const auto& a = u.arg_as<LaneArg>();
+    if (a.width != 32) unsupported(u, "a vote over " + std::to_string(a.width) + " lanes; NVIDIA warps have 32");
+    const std::string p = ref(u.src(0));
+    if (a.op == LaneOp::Ballot) return "(unsigned long long)__ballot_sync(__activemask(), " + p + ")";
+    return std::string(a.op == LaneOp::Any ? "__any_sync" : "__all_sync") + "(__activemask(), " + p + ") != 0";
   }
 
   std::string cast(const UOp& u) {
@@ -346,13 +469,14 @@ class Renderer {
 
   void effect(const UOp& e, std::ostringstream& o) {
     switch (e.op()) {
+      case Op::CUSTOM: inline_ptx(e, o); return;
       case Op::STORE: return store(e, o);
       case Op::BARRIER:
         // The copies issued since the last barrier form one group; this barrier waits for it.
         if (has_async_) o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
         o << indent_ << "__syncthreads();\n";
         return;
-      case Op::PRIORITY: o << indent_ << "// wave priority " << wide_to_string(e.arg_as<Wide>()) << ": no NVIDIA equivalent\n"; return;
+      case Op::PRIORITY: o << indent_ << "// wave priority " << wide_to_string(e.arg_as<EffectArg>().value) << ": no NVIDIA equivalent\n"; return;
       case Op::ASYNC_COPY: return async_copy(e, o);
       default: unsupported(e, "no CUDA form for this effect");
     }

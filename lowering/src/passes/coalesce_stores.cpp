@@ -1,8 +1,13 @@
 // Pass 7: devectorize and coalesce. The expander leaves one scalar store per unrolled lane;
 // here, stores of one group into consecutive elements of one GLOBAL or LOCAL buffer merge into
-// vector stores of up to 16 bytes (register buffers are left to LLVM's SROA). A store whose
-// address another store of the group also writes (an aliased slot, e.g. a double-buffered LDS
-// tile written in a prologue and in a loop body) stays scalar, and every such store is kept.
+// vector stores of up to 16 bytes (register buffers are left to LLVM's SROA).
+//
+// A GROUP is ordered, and merging moves every store of a run to the position of its earliest
+// one. So a run merges only when each store it moves jumps over nothing but stores provably
+// disjoint from it (another buffer, a constant nonzero address difference, or value ranges
+// that do not meet); a barrier, a copy or a store that may alias keeps program order. A store
+// whose address another store of the group also writes (an aliased slot, e.g. a
+// double-buffered LDS tile written in a prologue and in a loop body) stays scalar.
 #include <algorithm>
 #include <map>
 
@@ -30,7 +35,46 @@ Address split_address(const UOp& idx) {
 struct Candidate {
   UOp store;
   Address address;
+  size_t position;  // in the group's order
 };
+
+// The elements [first, first + lanes) a store or copy writes.
+struct Written {
+  UOp root, first;
+  int64_t lanes;
+};
+
+std::optional<Written> written(const UOp& e) {
+  if (e.op() != Op::STORE && e.op() != Op::ASYNC_COPY) return std::nullopt;
+  const UOp& idx = e.src(0);
+  const int64_t lanes = e.op() == Op::STORE ? e.src(1).dtype().lanes : e.dtype().lanes;
+  return Written{buffer_root(idx.src(0)), idx.src(1), lanes};
+}
+
+// Whether two stores provably write no element in common.
+bool disjoint(const UOp& x, const UOp& y) {
+  const auto a = written(x), b = written(y);
+  if (!a || !b || !a->root.node() || !b->root.node()) return false;
+  if (!a->root.same(b->root)) return true;  // distinct buffers (GLOBAL parameters do not alias)
+  if (a->first.vmax() + a->lanes <= b->first.vmin() || b->first.vmax() + b->lanes <= a->first.vmin()) return true;
+  const UOp diff = simplify(a->first - b->first);
+  if (!diff.is_const()) return false;
+  const Wide d = diff.const_int();
+  return d >= b->lanes || -d >= a->lanes;
+}
+
+// Whether every store of the run can move to the position of the earliest one: nothing it
+// jumps over may be anything but a store disjoint from it.
+bool order_preserved(const std::vector<Candidate>& run, const std::vector<UOp>& effects) {
+  size_t start = run[0].position;
+  for (const Candidate& c : run) start = std::min(start, c.position);
+  for (const Candidate& c : run)
+    for (size_t p = start + 1; p < c.position; ++p) {
+      const bool in_run = std::any_of(run.begin(), run.end(), [&](const Candidate& r) { return r.position == p; });
+      if (!in_run && !disjoint(effects[p], c.store)) return false;
+    }
+  return true;
+}
 
 void flatten_group(const UOp& g, std::vector<UOp>& out) {
   for (const UOp& e : g.src()) {
@@ -80,14 +124,15 @@ std::optional<UOp> coalesce_group(const UOp& g) {
     if (!coalescable(e)) continue;
     writes[{e.src(0).src(0).node(), e.src(0).src(1).node()}]++;
   }
-  for (const UOp& e : effects) {
+  for (size_t p = 0; p < effects.size(); ++p) {
+    const UOp& e = effects[p];
     if (!coalescable(e) || writes[{e.src(0).src(0).node(), e.src(0).src(1).node()}] > 1) continue;
     const UOp& idx = e.src(0);
     Address a = split_address(idx.src(1));
     const Node* valid = idx.src().size() > 2 ? idx.src(2).node() : nullptr;
-    by_key[{idx.src(0).node(), valid, a.base ? a.base.node() : nullptr}].push_back({e, a});
+    by_key[{idx.src(0).node(), valid, a.base ? a.base.node() : nullptr}].push_back({e, a, p});
   }
-  std::map<const Node*, UOp> merged_into;  // first store of a run -> vector store; others -> null
+  std::map<const Node*, UOp> merged_into;  // earliest store of a run -> vector store; others -> null
   for (auto& [key, cands] : by_key) {
     std::sort(cands.begin(), cands.end(), [](const Candidate& x, const Candidate& y) { return x.address.offset < y.address.offset; });
     const int elem_bytes = cands[0].store.src(1).dtype().itemsize();
@@ -98,11 +143,14 @@ std::optional<UOp> coalesce_group(const UOp& g) {
       size_t width = n >= 4 ? 4 : n >= 2 ? 2 : 1;
       width = std::min(width, max_lanes);
       std::vector<Candidate> run(cands.begin() + static_cast<long>(i), cands.begin() + static_cast<long>(i + width));
-      if (width > 1 && !reads_written_buffer(run, effects)) {
-        merged_into[run[0].store.node()] = merge(run);
-        for (size_t k = 1; k < width; ++k) merged_into[run[k].store.node()] = UOp();
+      if (width > 1 && !reads_written_buffer(run, effects) && order_preserved(run, effects)) {
+        const auto earliest = std::min_element(run.begin(), run.end(), [](const Candidate& x, const Candidate& y) { return x.position < y.position; });
+        for (const Candidate& c : run) merged_into[c.store.node()] = UOp();
+        merged_into[earliest->store.node()] = merge(run);
+        i += width;
+      } else {
+        ++i;  // the next store may still start a run
       }
-      i += width;
     }
   }
   if (merged_into.empty()) return std::nullopt;

@@ -1,6 +1,8 @@
 // Pass 2: views to flat indices. An index into a view is rewritten, view by view from the
 // outside in, into an index into the view's source, down to the base buffer, where the
 // row-major strides give one flat index. PAD contributes a validity condition.
+#include <cmath>
+
 #include "graph_utils.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/print.h"
@@ -76,10 +78,33 @@ UOp rewrap(const std::vector<UOp>& afters, UOp base) {
   return base;
 }
 
+
+// An index whose access happens only where `valid` holds (and where it held before).
+UOp guarded(const UOp& index, const UOp& valid) {
+  std::vector<UOp> src = index.src();
+  if (src.size() > 2) src[2] = src[2] & valid;
+  else src.push_back(valid);
+  return index.with_src(std::move(src));
+}
+
+// A masked LOAD {index, mask, fill} or STORE {index, value, mask}: the mask joins the index's
+// validity; a load keeps its fill unless it is 0 (what an invalid index reads anyway).
+std::optional<UOp> fold_mask(const UOp& u) {
+  if (u.op() == Op::LOAD && u.src().size() == 3) {
+    const UOp index = guarded(u.src(0), u.src(1)), fill = u.src(2);
+    const bool zero = fill.is_const() && (fill.dtype().is_float() ? fill.const_float() == 0.0 && !std::signbit(fill.const_float())
+                                                                  : fill.const_int() == 0);
+    return zero ? UOp::make(Op::LOAD, u.dtype(), {index}) : UOp::make(Op::LOAD, u.dtype(), {index, fill});
+  }
+  if (u.op() == Op::STORE && u.src().size() == 3) return UOp::make(Op::STORE, dtypes::void_, {guarded(u.src(0), u.src(2)), u.src(1)});
+  return std::nullopt;
+}
+
 }  // namespace
 
 UOp flatten_views(const UOp& kernel) {
   return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
+    if (u.op() == Op::LOAD || u.op() == Op::STORE) return fold_mask(u);
     if (u.op() != Op::INDEX || (u.src().size() == 2 && u.src(0).op() == Op::PLACEHOLDER)) return std::nullopt;
     Indexed x{u.src(0), {u.src().begin() + 1, u.src().end()}, {}};
     std::vector<UOp> afters;

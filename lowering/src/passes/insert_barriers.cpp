@@ -19,8 +19,10 @@ bool is_local(const UOp& buffer) {
   return root && root.arg_as<BufferArg>().space == AddrSpace::LOCAL;
 }
 
-// A STORE or an ASYNC_COPY (global to LDS) into a LOCAL buffer.
-bool writes_local(const UOp& n) { return (n.op() == Op::STORE || n.op() == Op::ASYNC_COPY) && is_local(n.src(0).src(0)); }
+// A STORE, an ATOMIC or an ASYNC_COPY (global to LDS) into a LOCAL buffer.
+bool writes_local(const UOp& n) {
+  return (n.op() == Op::STORE || n.op() == Op::ATOMIC || n.op() == Op::ASYNC_COPY) && is_local(n.src(0).src(0));
+}
 
 bool stores_local(const UOp& effect) {
   for (const UOp& n : toposort(effect))
@@ -54,7 +56,7 @@ bool war_hazard(const UOp& body, const UOp& r, OpenRanges& open) {
   };
   for (const UOp& n : toposort(body)) {
     if (writes_local(n) && inside(n)) stored.push_back(buffer_root(n.src(0).src(0)));
-    if (n.op() == Op::LOAD && is_local(n.src(0).src(0)) && inside(n)) loaded.push_back(buffer_root(n.src(0).src(0)));
+    if ((n.op() == Op::LOAD || n.op() == Op::ATOMIC) && is_local(n.src(0).src(0)) && inside(n)) loaded.push_back(buffer_root(n.src(0).src(0)));
   }
   for (const UOp& s : stored)
     if (std::any_of(loaded.begin(), loaded.end(), [&](const UOp& l) { return l.same(s); })) return true;

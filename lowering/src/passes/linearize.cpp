@@ -76,8 +76,16 @@ class Linearizer {
       case Op::STORE:
       case Op::CUSTOM:
       case Op::ASYNC_COPY:
-        for (const UOp& s : e.src()) value(s);
+        for (const UOp& s : e.src()) {
+          if (s.is_effect() && !s.is_valued_effect()) effect(s);  // a statement's predecessors
+          else value(s);
+        }
         out_.push_back({LinearOp::Kind::Effect, e});
+        break;
+      case Op::ATOMIC:  // an effect with a value: written once, where the effects or a use reach it first
+        for (const UOp& s : e.src()) value(s);
+        scopes_.back().insert(e.node());
+        out_.push_back({LinearOp::Kind::Value, e});
         break;
       default: throw Error("linearize: unexpected effect " + std::string(op_name(e.op())));
     }
@@ -115,6 +123,7 @@ class Linearizer {
           if (v.src(i).is_effect()) effect(v.src(i));
         value(v.src(0));
         return;
+      case Op::ATOMIC: effect(v); return;
       default: break;
     }
     if (v.is_effect()) throw Error("linearize: an effect (" + std::string(op_name(v.op())) + ") used as a value");

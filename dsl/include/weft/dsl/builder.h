@@ -44,11 +44,16 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
                    const std::vector<UOp>& thread_ranges, std::optional<int64_t> id = std::nullopt);
 
 // ---- effects ----
-UOp barrier();
+// Every call makes a new effect (it gets a site id of its own), so two barriers stay two
+// barriers; `after` names effects it must follow (they are written before it). Within a GROUP
+// or SINK, effects run in the order listed.
+//
+// A workgroup barrier: every thread waits here until all have arrived; memory written before it
+// by one thread is visible after it to the others.
+UOp barrier(const std::vector<UOp>& after = {});
 // The issuing wave's scheduling priority from here on, 0 (lowest, the default) to 3: AMD's
 // s_setprio, which HipKittens-style kernels raise around their matrix-core bursts. A no-op on
-// targets without wave priorities. `after`: effects it comes after (nodes are hash-consed, so
-// two priority changes at different points of a kernel must name different predecessors).
+// targets without wave priorities.
 UOp wave_priority(int64_t level, const std::vector<UOp>& after = {});
 UOp group(const std::vector<UOp>& effects);
 UOp sink(const KernelInfo& info, const std::vector<UOp>& effects);
@@ -56,6 +61,39 @@ UOp sink(const KernelInfo& info, const std::vector<UOp>& effects);
 // (AMD buffer_load ... lds, NVIDIA cp.async). `dst` indexes a LOCAL buffer, `src` a GLOBAL one;
 // `elements` consecutive elements are copied per thread.
 UOp async_copy(const UOp& dst, const UOp& src, int64_t elements = 1);
+
+// Effects that run only where `cond` (a bool, per thread) holds; elsewhere they do nothing and
+// the loads they need are not made (they read 0). Stores, atomics and loops of them may be
+// guarded; a barrier, an async copy, a priority change or an inline statement inside `when` is
+// an error (not every thread would reach it). Renders without branches where the hardware masks.
+UOp when(const UOp& cond, const std::vector<UOp>& effects);
+
+// ---- atomics (relaxed ordering; `scope`: the threads they are atomic with respect to) ----
+// Each returns the value memory held before (an effect with a value: put it in the kernel's
+// effects, or use its value, or both). `index` points into a GLOBAL or LOCAL buffer.
+//   add:          int32, uint32, int64, uint64, float32; float16.vec2 / bfloat16.vec2 (two packed
+//                 elements at an even index) where the target has packed atomics
+//   min, max:     int32, uint32, int64, uint64
+//   exchange:     int32, uint32, int64, uint64, float32
+UOp atomic(AtomicOp op, const UOp& index, const UOp& value, Scope scope = Scope::Device);
+// Stores `value` where memory holds `compare`; returns the old value. Integers of 32 or 64 bits.
+UOp atomic_compare_swap(const UOp& index, const UOp& compare, const UOp& value, Scope scope = Scope::Device);
+
+// ---- across the lanes of a wave (64 lanes on CDNA) or warp (32 on NVIDIA) ----
+// Lanes form groups of `width` (a power of two up to the wave); every lane of the wave must run
+// the operation (not inside `when`). Values of any scalar dtype.
+UOp shuffle_xor(const UOp& x, int64_t mask, int64_t width);   // lane l reads lane l ^ mask
+UOp shuffle_up(const UOp& x, int64_t delta, int64_t width);   // lane l reads l - delta (its own value below delta)
+UOp shuffle_down(const UOp& x, int64_t delta, int64_t width); // lane l reads l + delta (its own value past the group)
+UOp shuffle(const UOp& x, const UOp& lane, int64_t width);    // lane l reads lane `lane` of its group (an int32)
+UOp broadcast(const UOp& x);                   // the first active lane's value, in every lane (readfirstlane)
+UOp broadcast(const UOp& x, const UOp& lane);  // lane `lane`'s value (a wave-uniform int32), in every lane (readlane)
+UOp ballot(const UOp& pred, int64_t wave);     // uint64: bit l set where lane l's predicate holds
+UOp any(const UOp& pred, int64_t wave);
+UOp all(const UOp& pred, int64_t wave);
+// The reduction (ADD, MUL, MAX, MIN) of x over each group of `width` lanes, in every lane: a
+// butterfly of log2(width) xor shuffles.
+UOp wave_reduce(const UOp& x, Op op, int64_t width);
 
 // ---- values ----
 UOp where(const UOp& cond, const UOp& if_true, const UOp& if_false);
@@ -76,10 +114,13 @@ UOp mod(const UOp& a, const UOp& b);
 // One warp-level D = A*B + C on fragments: A holds m*k/threads, B k*n/threads and C
 // m*n/threads elements per lane.
 UOp wmma(const UOp& a, const UOp& b, const UOp& acc, const WmmaArg& shape);
-// Escape hatches: one statement (custom) or one expression (customi) of target source text,
-// with operands referenced as {0}, {1}, ... Use sparingly; typed ops are the normal path.
-UOp custom(const std::string& text, const std::vector<UOp>& operands = {});
+// Escape hatches: one statement (custom) or one expression (customi) of inline assembly for
+// the target (AMDGPU assembly through LLVM, PTX on NVIDIA), with operands referenced as {0},
+// {1}, ... and customi's result as {out}. Use sparingly; typed ops are the normal path.
+UOp custom(const std::string& text, const std::vector<UOp>& operands = {}, const std::vector<UOp>& after = {});
 UOp customi(const std::string& text, DType dtype, const std::vector<UOp>& operands = {});
+// A fresh id from the builder's counter (allocation ids and effect sites share it).
+int64_t fresh_id();
 
 // ---- operators: IR arithmetic. Scalars adopt the other side's dtype. ----
 UOp operator+(const UOp& a, const UOp& b);

@@ -17,7 +17,9 @@ namespace weft {
   X(RESHAPE) X(PERMUTE) X(SHRINK) X(FLIP) X(PAD) X(EXPAND) X(UNSHARD)                      \
   /* memory and effects */                                                                 \
   X(INDEX) X(LOAD) X(STORE) X(ASYNC_COPY) X(END) X(AFTER) X(BARRIER) X(PRIORITY) X(GROUP)  \
-  X(SINK)                                                                                  \
+  X(SINK) X(WHEN) X(ATOMIC)                                                                \
+  /* across the lanes of a wave (warp) */                                                  \
+  X(SHUFFLE) X(BROADCAST) X(VOTE)                                                          \
   /* unary ALU */                                                                          \
   X(NEG) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(CAST) X(BITCAST)               \
   /* binary ALU */                                                                         \
@@ -68,7 +70,8 @@ extern const OpSet commutative;  // ADD MUL MAX MIN CMPNE CMPEQ AND OR XOR
 extern const OpSet comparison;   // CMPLT CMPNE CMPEQ (result is bool)
 extern const OpSet movement;     // RESHAPE PERMUTE SHRINK FLIP PAD EXPAND
 extern const OpSet buffer_like;  // nodes whose value is a buffer: PLACEHOLDER, views, UNSHARD, AFTER of one
-extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP SINK CUSTOM
+extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP SINK WHEN ATOMIC CUSTOM
+extern const OpSet lanes;        // SHUFFLE BROADCAST VOTE: values exchanged between the lanes of a wave
 }  // namespace opsets
 
 // Where a buffer lives.
@@ -98,5 +101,27 @@ std::string_view axis_name(AxisType a);
 std::optional<AxisType> parse_axis(std::string_view name);
 // Axes that map to hardware (launch dimensions, vector lanes) are never split or merged.
 bool axis_is_splittable(AxisType a);
+// LOCAL, GROUP_REDUCE and WARP: the threads of a workgroup. A REDUCE over them is a reduction
+// across threads.
+bool axis_is_thread(AxisType a);
+
+// What a SHUFFLE or VOTE does (its arg, a LaneArg).
+enum class LaneOp : uint8_t {
+  Xor,     // SHUFFLE: the value of lane (l ^ m)
+  Up,      // SHUFFLE: the value of lane l - d, or l's own where that leaves its group of `width`
+  Down,    // SHUFFLE: the value of lane l + d, or l's own where that leaves its group
+  Index,   // SHUFFLE: the value of lane i of l's group
+  Ballot,  // VOTE: a uint64 mask, bit l set where lane l's predicate holds
+  Any,     // VOTE: whether the predicate holds in any lane
+  All,     // VOTE: whether the predicate holds in every lane
+};
+std::string_view lane_op_name(LaneOp k);
+
+// Atomic read-modify-write operations (ATOMIC's arg, an AtomicArg).
+enum class AtomicOp : uint8_t { Add, Min, Max, Exchange, CompareSwap };
+std::string_view atomic_op_name(AtomicOp k);
+// Which threads an atomic is atomic with respect to (and a release/acquire would order).
+enum class Scope : uint8_t { Workgroup, Device, System };
+std::string_view scope_name(Scope s);
 
 }  // namespace weft

@@ -66,8 +66,34 @@ struct ShapeArg {  // RESHAPE, EXPAND, PERMUTE, FLIP, UNSHARD axes; SHRINK/PAD p
   bool operator==(const ShapeArg&) const = default;
 };
 
+// BARRIER, PRIORITY, CUSTOM, CUSTOMI: statements whose position matters. Hash-consing would make
+// two identical ones one node (a second barrier would vanish), so the builder gives each a `site`
+// of its own (a fresh id; `canonical_allocations` renumbers them so that cache keys do not depend
+// on build order). Site 0 is for barriers the pipeline inserts, which are shared on purpose by
+// every read after the same stores; the verifier rejects any other effect of these ops without
+// a site.
+struct EffectArg {
+  int64_t site = 0;
+  Wide value = 0;    // PRIORITY: the level 0..3
+  std::string text;  // CUSTOM / CUSTOMI: the inline assembly
+  bool operator==(const EffectArg&) const = default;
+};
+
+struct LaneArg {  // SHUFFLE, VOTE
+  LaneOp op;
+  int64_t width;  // lanes in a group: a power of two up to the wave (64 on CDNA, 32 on NVIDIA)
+  bool operator==(const LaneArg&) const = default;
+};
+
+struct AtomicArg {  // ATOMIC: relaxed ordering; `site` as in EffectArg
+  AtomicOp op;
+  Scope scope;
+  int64_t site;
+  bool operator==(const AtomicArg&) const = default;
+};
+
 using Arg = std::variant<std::monostate, Wide, FloatConst, std::string, ShapeArg, Op, RangeArg, BufferArg, VarArg,
-                         KernelInfo, WmmaArg>;
+                         KernelInfo, WmmaArg, EffectArg, LaneArg, AtomicArg>;
 
 uint64_t hash_arg(const Arg& arg);
 std::string arg_to_string(const Arg& arg);
@@ -102,7 +128,9 @@ class UOp {
   // The integer value of a CONST (throws for non-integral or non-const).
   Wide const_int() const;
   double const_float() const;
-  bool is_effect() const;  // a store, end, barrier, group, sink or custom statement
+  bool is_effect() const;  // a store, end, barrier, group, sink, when, atomic or custom statement
+  // An effect that also has a value (ATOMIC: the memory's old value), usable as an operand.
+  bool is_valued_effect() const { return op() == Op::ATOMIC; }
 
   // Shape of a buffer-like node (PLACEHOLDER, views, UNSHARD, AFTER of a buffer); empty for
   // others. Dimensions are index-typed nodes: constants, or expressions of variables.
@@ -126,6 +154,10 @@ class UOp {
   UOp operator()(const Ts&... idx) const { return index({to_index(idx)...}); }
   UOp load() const;
   UOp store(const UOp& value) const;
+  // Masked access: the load reads `fill` and the store does nothing where `valid` (a bool) is
+  // false; the address is not touched there.
+  UOp load(const UOp& valid, const UOp& fill) const;
+  UOp store(const UOp& value, const UOp& valid) const;
   UOp end(std::vector<UOp> ranges) const;
   UOp after(std::vector<UOp> deps) const;
   // store + end + after: the buffer as it is after `value` was stored at this index.

@@ -15,6 +15,10 @@ UOp resolve_unshard(const UOp& kernel);
 //    one flat index into the base buffer; padding adds a validity condition (INDEX's third
 //    source): loads outside read 0, stores outside are skipped.
 UOp flatten_views(const UOp& kernel);
+// 2b. when(cond, effects): cond joins the validity of every store, atomic and load in the
+//     region (no branch); a barrier, async copy, priority change or inline statement inside is
+//     an error.
+UOp resolve_when(const UOp& kernel);
 // 3a. A WEAK/REDUCE/LOOP range used only as r//c and r%c becomes two ranges. Ranges with
 //     hardware meaning (GLOBAL, LOCAL, ...) are never split.
 UOp split_ranges(const UOp& kernel);
@@ -23,12 +27,17 @@ UOp simplify_kernel(const UOp& kernel);
 // 4. UPCAST/UNROLL ranges: the stores they end are repeated for each value; CONTRACT becomes a
 //    VECTORIZE of the lanes; REDUCE over them an unrolled chain.
 UOp expand_ranges(const UOp& kernel);
+// 5a. REDUCE over thread ranges (LOCAL, GROUP_REDUCE, WARP) becomes a reduction across
+//     threads: xor shuffles within a wave, then shared memory across waves; every thread gets
+//     the result.
+UOp reduce_across_threads(const UOp& kernel, int64_t wave_size);
 // 5. REDUCE becomes a one-element REG accumulator: initialized inside the reduction's outer
 //    ranges, updated in its own, read after them.
 UOp reduce_to_accumulators(const UOp& kernel);
-// 6. GLOBAL ranges become workgroup ids (gidx), LOCAL ranges work-item ids (lidx), in range-id
-//    order; their sizes become the launch dimensions.
-UOp ranges_to_hardware(const UOp& kernel, LaunchDims& launch);
+// 6. GLOBAL ranges become workgroup ids (gidx), thread ranges work-item ids (lidx; widx for
+//    WARP ranges, wave-uniform) in thread_layout's order; their sizes become the launch
+//    dimensions. The threads below a WARP range must fill whole waves.
+UOp ranges_to_hardware(const UOp& kernel, LaunchDims& launch, int64_t wave_size = 64);
 // 7. Groups of scalar stores to consecutive addresses of one buffer become vector stores of
 //    2 or 4 lanes; stores that write one address from several sites stay scalar and are kept.
 UOp coalesce_stores(const UOp& kernel);

@@ -56,6 +56,7 @@ struct LoweredKernel {
 // What passes share: launch dimensions found by one and used by the renderer.
 struct PassContext {
   LaunchDims launch;
+  int64_t wave_size = 64;  // lanes of a wave (warp) on the target
 };
 
 struct Pass {
@@ -70,6 +71,9 @@ const std::vector<Pass>& passes();
 void check_pass_name(std::string_view name);
 
 struct LowerOptions {
+  // Lanes of a wave on the target: 64 on CDNA, 32 on NVIDIA (cross-thread reductions and WARP
+  // ranges depend on it).
+  int64_t wave_size = 64;
   // Called with each pass's name and the graph it produced.
   std::function<void(std::string_view pass, const UOp& graph)> after_pass;
 };

@@ -1,0 +1,98 @@
+// Pass 2b: conditional regions. `when(cond, effects)` becomes its effects with `cond` joined to
+// the validity of every access they make: each store and atomic, and each load their values
+// (and addresses) need, so that nothing is read or written where `cond` is false. No branch is
+// introduced; the renderers predicate (AMD: EXEC masking of a select or a guarded store; NVIDIA:
+// an `if` around a store). Effects that every thread must reach or that cannot be predicated
+// (barriers, async copies, priority changes, inline statements) are an error inside `when`.
+//
+// Effects the region depends on through AFTER lie outside it and keep their own guards.
+#include <unordered_map>
+
+#include "graph_utils.h"
+#include "weft/dsl/builder.h"
+#include "weft/dsl/print.h"
+#include "weft/lowering/passes.h"
+
+namespace weft::lower {
+namespace {
+
+class Guard {
+ public:
+  explicit Guard(UOp cond) : cond_(std::move(cond)) {}
+
+  UOp effect(const UOp& e) {
+    switch (e.op()) {
+      case Op::STORE: return UOp::make(Op::STORE, dtypes::void_, {access(e.src(0)), value(e.src(1))});
+      case Op::ATOMIC: return value(e);
+      case Op::END:
+      case Op::GROUP: {
+        std::vector<UOp> src = e.src();
+        const size_t effects = e.op() == Op::END ? 1 : src.size();
+        for (size_t i = 0; i < effects; ++i) src[i] = effect(src[i]);
+        return e.with_src(std::move(src));
+      }
+      default:
+        throw Error("resolve_when: " + std::string(op_name(e.op())) + " " + expr_string(e, 80) +
+                    " inside when(" + expr_string(cond_, 60) + ", ...): not every thread would reach it; move it out of the region");
+    }
+  }
+
+ private:
+  // The index with its address computed from guarded values and `cond` joined to its validity.
+  UOp access(const UOp& index) {
+    std::vector<UOp> src = index.src();
+    for (size_t i = 1; i < src.size(); ++i) src[i] = value(src[i]);
+    if (src.size() > 2) src[2] = src[2] & cond_;
+    else src.push_back(cond_);
+    return index.with_src(std::move(src));
+  }
+
+  // A value with every load (and atomic) below it guarded. Buffers and ranges are left alone;
+  // so are the effects an AFTER names (they are not part of the region).
+  UOp value(const UOp& v) {
+    if (auto it = memo_.find(v.node()); it != memo_.end()) return it->second;
+    UOp out = v;
+    switch (v.op()) {
+      case Op::CONST: case Op::DEFINE_VAR: case Op::RANGE: case Op::SPECIAL: case Op::PLACEHOLDER: case Op::AFTER: break;
+      case Op::LOAD:
+      case Op::ATOMIC: {
+        std::vector<UOp> src = v.src();
+        src[0] = access(src[0]);
+        for (size_t i = 1; i < src.size(); ++i) src[i] = value(src[i]);
+        out = v.with_src(std::move(src));
+        break;
+      }
+      case Op::REDUCE: {
+        std::vector<UOp> src = v.src();
+        src[0] = value(src[0]);
+        out = v.with_src(std::move(src));
+        break;
+      }
+      default: {
+        if (v.is_effect() || v.is_buffer()) break;
+        std::vector<UOp> src = v.src();
+        for (UOp& s : src) s = value(s);
+        out = v.with_src(std::move(src));
+      }
+    }
+    memo_.emplace(v.node(), out);
+    return out;
+  }
+
+  UOp cond_;
+  std::unordered_map<const Node*, UOp> memo_;
+};
+
+}  // namespace
+
+UOp resolve_when(const UOp& kernel) {
+  return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
+    if (u.op() != Op::WHEN) return std::nullopt;
+    Guard guard(u.src(0));
+    std::vector<UOp> effects;
+    for (size_t i = 1; i < u.src().size(); ++i) effects.push_back(guard.effect(u.src(i)));
+    return effects.size() == 1 ? effects[0] : group(effects);
+  });
+}
+
+}  // namespace weft::lower
