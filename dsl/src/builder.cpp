@@ -256,6 +256,19 @@ UOp UOp::pad(std::vector<std::pair<int64_t, int64_t>> padding) const {
   return view(*this, Op::PAD, flatten_pairs(padding));
 }
 
+UOp UOp::pad_to(std::vector<UOp> new_shape) const {
+  const auto& old = buffer_base_checked(*this, "PAD").shape();
+  if (new_shape.size() != old.size())
+    fail("PAD", std::to_string(new_shape.size()) + " sizes for the " + std::to_string(old.size()) + " axes of " + shape_text(*this));
+  std::vector<UOp> src{*this};
+  for (size_t i = 0; i < new_shape.size(); ++i) {
+    UOp d = as_index(new_shape[i], "PAD");
+    if (d.vmax() < 1) fail("PAD", "size " + std::to_string(i) + " (" + expr_string(d) + ") is never positive");
+    src.push_back(d);
+  }
+  return make(Op::PAD, dtype(), std::move(src), ShapeArg{});
+}
+
 UOp UOp::expand(std::vector<int64_t> new_shape) const {
   auto old = buffer_base_checked(*this, "EXPAND").static_shape();
   if (new_shape.size() != old.size())

@@ -32,6 +32,7 @@ std::vector<UOp> compute_shape(Op op, const std::vector<UOp>& src, const Arg& ar
   if (op == Op::PLACEHOLDER) return src;
   if (src.empty()) return {};
   if (op == Op::AFTER) return src[0].shape();
+  if (op == Op::PAD && src.size() > 1) return {src.begin() + 1, src.end()};  // pad_to: the new sizes
   if (!std::holds_alternative<ShapeArg>(arg)) return {};
   auto values = [&]() -> const std::vector<int64_t>& { return std::get<ShapeArg>(arg).values; };
   switch (op) {

@@ -136,7 +136,14 @@ class Checker {
 
   void check_view(const UOp& u) {
     check_buffer_source(u);
-    if (u.src().size() != 1) report("a view has one source, the buffer");
+    const bool pad_to = u.op() == Op::PAD && u.src().size() > 1;  // the buffer, then one size per axis
+    if (pad_to) {
+      if (u.src().size() != u.src(0).shape().size() + 1) report("pad_to gives one size per axis of its buffer");
+      for (size_t i = 1; i < u.src().size(); ++i)
+        if (!u.src(i).dtype().is_int() || u.src(i).dtype().is_vector()) report("size " + expr_string(u.src(i)) + " is not an integer");
+    } else if (u.src().size() != 1) {
+      report("a view has one source, the buffer");
+    }
     if (u.shape().empty()) report("its arguments do not fit the shape of its source");
   }
 

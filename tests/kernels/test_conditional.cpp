@@ -105,5 +105,40 @@ TEST_CASE("when(): effects not every thread would reach are an error naming them
   CHECK_THROWS_WITH_AS(lower::lower(k), doctest::Contains("BARRIER"), Error);
   CHECK_THROWS_WITH_AS(lower::lower(k), doctest::Contains("not every thread would reach it"), Error);
   CHECK_THROWS_WITH_AS(when(l, {st}), doctest::Contains("the condition is a bool"), Error);
+  UOp in = placeholder({64}, dtypes::float32, 1);
+  UOp shuffled = sink({"when_shuffle"}, {when(l < 32, {out[l].store(shuffle_xor(in[l].load(), 1, 64))}).end({l})});
+  CHECK_THROWS_WITH_AS(lower::lower(shuffled), doctest::Contains("a lane operation needs every lane of the wave"), Error);
+  UOp m = range(64, 1, AxisType::LOCAL);
+  UOp summed = sink({"when_sum"}, {when(l < 32, {out[l].store(in[m].load().reduce(Op::ADD, {m}))}).end({l})});
+  CHECK_THROWS_WITH_AS(lower::lower(summed), doctest::Contains("a reduction across threads needs every thread"), Error);
   CHECK_THROWS_WITH_AS(out[l].load(l < 3, constant(1.0, dtypes::float16)), doctest::Contains("fill value of dtype float16"), Error);
+}
+
+TEST_CASE("pad_to: a ragged tensor of run-time size seen as whole tiles reads zeros past its end") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    for (int64_t m : {1, 50, 128}) {
+      CAPTURE(m);
+      UOp rows = variable("m", 1, 128);
+      // a: m x 16, allocated at its exact size; out: 128 x 16, every element written.
+      UOp a = placeholder(std::vector<UOp>{rows, constant(Wide(16))}, dtypes::float32, 1);
+      UOp out = placeholder({128, 16}, dtypes::float32, 0);
+      UOp tile = a.pad_to({constant(Wide(128)), constant(Wide(16))});
+      CHECK(tile.static_shape() == std::vector<int64_t>{128, 16});
+      UOp r = range(128, 0, AxisType::LOCAL), c = range(16, 1, AxisType::LOOP);
+      UOp k = sink({"pad_to"}, {out[{r, c}].store(tile[{r, c}].load() + 1.0).end({r, c})});
+      auto compiled = rt::CompiledKernel::compile(*dev, k);
+      auto x = weft::testing::random_floats(static_cast<size_t>(m * 16));
+      const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, 128 * 16), put(*dev, dtypes::float32, x)};
+      compiled.launch(*dev, args, {{"m", m}});
+      auto y = get<float>(*dev, args[0]);
+      for (size_t q = 0; q < 128 * 16; ++q) {
+        CAPTURE(q);
+        REQUIRE(y[q] == (q < static_cast<size_t>(m * 16) ? x[q] + 1.0f : 1.0f));
+      }
+    }
+  }
+  UOp a = placeholder({4, 4}, dtypes::float32, 0);
+  CHECK_THROWS_WITH_AS(a.pad_to({constant(Wide(8))}), doctest::Contains("1 sizes for the 2 axes"), Error);
 }

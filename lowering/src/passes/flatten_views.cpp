@@ -7,6 +7,7 @@
 #include "weft/dsl/builder.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/passes.h"
+#include "weft/lowering/symbolic.h"
 
 namespace weft::lower {
 namespace {
@@ -51,6 +52,11 @@ Indexed step(const Indexed& x) {
       for (int64_t axis : a) in.idx[static_cast<size_t>(axis)] = dim(source, static_cast<size_t>(axis)) - 1 - x.idx[static_cast<size_t>(axis)];
       break;
     case Op::PAD:
+      if (v.src().size() > 1) {  // pad_to: the same index, valid below the source's size
+        for (size_t i = 0; i < x.idx.size(); ++i)
+          if (simplify(x.idx[i] < dim(source, i)).vmin() != 1) add_condition(in, x.idx[i] < dim(source, i));
+        break;
+      }
       for (size_t i = 0; i < x.idx.size(); ++i) {
         const int64_t before = a[2 * i], after = a[2 * i + 1];
         if (before == 0 && after == 0) continue;

@@ -3,7 +3,8 @@
 // (and addresses) need, so that nothing is read or written where `cond` is false. No branch is
 // introduced; the renderers predicate (AMD: EXEC masking of a select or a guarded store; NVIDIA:
 // an `if` around a store). Effects that every thread must reach or that cannot be predicated
-// (barriers, async copies, priority changes, inline statements) are an error inside `when`.
+// (barriers, async copies, priority changes, inline statements), and values that need every
+// lane (lane operations, reductions across threads), are an error inside `when`.
 //
 // Effects the region depends on through AFTER lie outside it and keep their own guards.
 #include <unordered_map>
@@ -62,7 +63,12 @@ class Guard {
         out = v.with_src(std::move(src));
         break;
       }
+      case Op::SHUFFLE:
+      case Op::BROADCAST:
+      case Op::VOTE: outside(v, "a lane operation needs every lane of the wave");
       case Op::REDUCE: {
+        for (size_t i = 1; i < v.src().size(); ++i)
+          if (axis_is_thread(v.src(i).arg_as<RangeArg>().axis)) outside(v, "a reduction across threads needs every thread");
         std::vector<UOp> src = v.src();
         src[0] = value(src[0]);
         out = v.with_src(std::move(src));
@@ -77,6 +83,11 @@ class Guard {
     }
     memo_.emplace(v.node(), out);
     return out;
+  }
+
+  [[noreturn]] void outside(const UOp& v, const std::string& why) {
+    throw Error("resolve_when: " + std::string(op_name(v.op())) + " " + expr_string(v, 80) + " inside when(" + expr_string(cond_, 60) +
+                ", ...): " + why + "; compute it outside the region");
   }
 
   UOp cond_;

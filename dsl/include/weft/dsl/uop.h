@@ -168,6 +168,10 @@ class UOp {
   UOp shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;
   UOp flip(std::vector<int64_t> axes) const;
   UOp pad(std::vector<std::pair<int64_t, int64_t>> padding) const;
+  // The buffer seen as `shape` (index expressions: constants or run-time sizes), padded at the
+  // end of each axis: elements past the buffer's own size read 0 and are not written. A ragged
+  // M x K tensor as whole 128 x 64 tiles: `a.pad_to({tiles_m * 128, k})`.
+  UOp pad_to(std::vector<UOp> shape) const;
   UOp expand(std::vector<int64_t> shape) const;
   UOp unshard(std::vector<int64_t> axes, std::vector<UOp> ranges) const;
 
