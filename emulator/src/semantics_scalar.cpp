@@ -259,13 +259,22 @@ void s_cbranch_execz(Exec& e, const Inst& in) { if (e.w.exec() == 0) jump(e, in)
 void s_cbranch_execnz(Exec& e, const Inst& in) { if (e.w.exec() != 0) jump(e, in); }
 void s_trap(Exec& e, const Inst& in) { e.fail("s_trap " + std::to_string(simm16(in)) + " (the kernel trapped, e.g. llvm.trap or a failed assert)"); }
 
+// The SMEM offset (GFX9 encoding): IMM=1 adds the 21-bit signed immediate, and SOE=1 also the
+// SGPR in the SOFFSET field (`s_load_dword s6, s[0:1], s6 offset:0x0`); IMM=0 takes one SGPR,
+// from SOFFSET when SOE=1, else from the low 7 bits of the offset field. The address's low two
+// bits are ignored (dword-aligned).
+int64_t smem_address_offset(const Exec& e, const Inst& in) {
+  if (!smem_imm(in)) return e.scalar(smem_soe(in) ? smem_soffset(in) : in.word[1] & 0x7f);
+  return int64_t{smem_offset(in)} + (smem_soe(in) ? int64_t{e.scalar(smem_soffset(in))} : 0);
+}
+
 // SMEM loads: sdata <- dwords at sbase + offset. s_buffer_load: sbase is a V# (base in its first 48 bits).
 template <int Dwords, bool Buffer>
 void s_load(Exec& e, const Inst& in) {
   uint64_t base = e.scalar64(smem_sbase(in));
   if (Buffer) base &= 0xffffffffffffull;
-  const int64_t off = smem_imm(in) ? smem_offset(in) : static_cast<int64_t>(e.scalar(smem_soffset(in)));
-  const uint8_t* p = e.global(base + static_cast<uint64_t>(off), 4 * Dwords, -1);
+  const uint64_t address = (base + static_cast<uint64_t>(smem_address_offset(e, in))) & ~uint64_t{3};
+  const uint8_t* p = e.global(address, 4 * Dwords, -1);
   const uint32_t dst = smem_sdata(in) & ~static_cast<uint32_t>(Dwords >= 4 ? 3 : Dwords == 2 ? 1 : 0);
   std::memcpy(&e.w.s[dst], p, 4 * Dwords);
 }

@@ -328,7 +328,7 @@ void double_modifiers(const VectorOperands& o, int i, uint64_t* x) {
 }
 
 template <typename T, Cmp C, bool X>
-void v_cmp(Exec& e, const Inst& in) {
+void v_cmp(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint64_t mask = 0;
   if constexpr (sizeof(T) == 8) {
@@ -365,7 +365,9 @@ void v_cmp(Exec& e, const Inst& in) {
     }
     each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, std::bit_cast<T>(a[l]), std::bit_cast<T>(b[l]))} << l; });
   }
-  const uint32_t dst = in.family == Family::VOPC ? kVcc : o.vdst;
+  // VCC for e32, the SGPR pair VOP3 or SDWA's SD field names otherwise (vector_operands and
+  // prepare_sdwa put it in vdst).
+  const uint32_t dst = o.vdst;
   e.set_scalar64(dst, mask);
   if (X) e.w.set_exec(mask);
 }
