@@ -118,6 +118,11 @@ uint32_t mul_hi_i(uint32_t a, uint32_t b, uint32_t) {
 uint32_t mul_u24(uint32_t a, uint32_t b, uint32_t) { return (a & 0xffffff) * (b & 0xffffff); }
 int32_t sext24(uint32_t x) { return static_cast<int32_t>(x << 8) >> 8; }
 uint32_t mul_i24(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>(sext24(a) * sext24(b)); }
+// The high 32 bits of the 48-bit product of the low 24 bits (v_mul_hi_u32_u24 / _i32_i24).
+uint32_t mul_hi_u24(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>((uint64_t{a & 0xffffff} * (b & 0xffffff)) >> 32); }
+uint32_t mul_hi_i24(uint32_t a, uint32_t b, uint32_t) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(int64_t{sext24(a)} * int64_t{sext24(b)}) >> 32);
+}
 uint32_t and_b(uint32_t a, uint32_t b, uint32_t) { return a & b; }
 uint32_t or_b(uint32_t a, uint32_t b, uint32_t) { return a | b; }
 uint32_t xor_b(uint32_t a, uint32_t b, uint32_t) { return a ^ b; }
@@ -503,6 +508,7 @@ void register_vector_semantics(SemanticsTable& t) {
       {"v_add_u32", int_op<add_u>}, {"v_sub_u32", int_op<sub_u>}, {"v_subrev_u32", int_op<subrev_u>},
       {"v_mul_lo_u32", int_op<mul_lo>}, {"v_mul_hi_u32", int_op<mul_hi_u>}, {"v_mul_hi_i32", int_op<mul_hi_i>},
       {"v_mul_u32_u24", int_op<mul_u24>}, {"v_mul_i32_i24", int_op<mul_i24>},
+      {"v_mul_hi_u32_u24", int_op<mul_hi_u24>}, {"v_mul_hi_i32_i24", int_op<mul_hi_i24>},
       {"v_and_b32", int_op<and_b>}, {"v_or_b32", int_op<or_b>}, {"v_xor_b32", int_op<xor_b>}, {"v_xnor_b32", int_op<xnor_b>},
       {"v_lshlrev_b32", int_op<lshlrev>}, {"v_lshrrev_b32", int_op<lshrrev>}, {"v_ashrrev_i32", int_op<ashrrev>},
       {"v_min_i32", int_op<min_i>}, {"v_max_i32", int_op<max_i>}, {"v_min_u32", int_op<min_u>}, {"v_max_u32", int_op<max_u>},

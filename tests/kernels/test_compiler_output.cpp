@@ -142,3 +142,30 @@ TEST_CASE("16-bit compares (v_cmp_*_u16/i16/f16) in a float16 where()") {
     }
   }
 }
+
+TEST_CASE("24-bit multiplies: the high half of a 48-bit product (v_mul_hi_u32_u24)") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    UOp a = placeholder({256}, dtypes::uint32, 1), b = placeholder({256}, dtypes::uint32, 2), out = placeholder({512}, dtypes::uint32, 0);
+    UOp l = range(256, 0, AxisType::LOCAL);
+    UOp mask = constant(Wide(0xffffff), dtypes::uint32);
+    UOp x = (a[l].load() & mask).cast(dtypes::uint64), y = (b[l].load() & mask).cast(dtypes::uint64);
+    UOp p = x * y;
+    UOp k = sink({"mul24"}, {group({out[l].store((p >> 32).cast(dtypes::uint32)), out[l + 256].store(p.cast(dtypes::uint32))}).end({l})});
+    auto compiled = rt::CompiledKernel::compile(*dev, k);
+    if (target.starts_with("emu:")) CHECK(has_line(listing_of(compiled), {"v_mul_hi_u32_u24"}));
+    auto xs = weft::testing::random_ints(512, INT32_MIN, INT32_MAX);
+    std::vector<uint32_t> av(256), bv(256);
+    for (size_t q = 0; q < 256; ++q) av[q] = static_cast<uint32_t>(xs[q]), bv[q] = static_cast<uint32_t>(xs[256 + q]);
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::uint32, 512), put(*dev, dtypes::uint32, av), put(*dev, dtypes::uint32, bv)};
+    compiled.launch(*dev, args);
+    auto r = get<uint32_t>(*dev, args[0]);
+    for (size_t q = 0; q < 256; ++q) {
+      const uint64_t prod = uint64_t{av[q] & 0xffffff} * (bv[q] & 0xffffff);
+      CAPTURE(q);
+      REQUIRE(r[q] == static_cast<uint32_t>(prod >> 32));
+      REQUIRE(r[q + 256] == static_cast<uint32_t>(prod));
+    }
+  }
+}
