@@ -141,7 +141,7 @@ TEST_CASE("tests keep compiled code in the build tree's cache directory, not the
   const auto dir = CompileCache::default_dir();
   REQUIRE(dir);
   const char* chosen = std::getenv("WEFT_CACHE_DIR");
-  REQUIRE(chosen);  // set by ctest and, for binaries run by hand, by tests/test_environment.cpp
+  REQUIRE(chosen);  // by the caller, or else by tests/test_environment.cpp
   CHECK(*dir == std::filesystem::path(chosen));
   if (const char* home = std::getenv("HOME"))
     CHECK_FALSE(dir->lexically_normal().string().starts_with((std::filesystem::path(home) / ".cache").lexically_normal().string()));
