@@ -7,6 +7,7 @@
 #include "weft/dsl/error.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/compiler_identity.h"
 #include "weft/runtime/nvrtc.h"
 #ifdef WEFT_HAVE_LLVM
 #include "weft/lowering/amdgpu_codegen.h"
@@ -106,8 +107,7 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
     throw Error("device " + device.name() + ": this build of weft has no AMDGPU code generator (configure with WEFT_LLVM=ON and LLVM 22)");
 #endif
   }
-  const std::string key = "weft-kernel-v1:" + std::to_string(kernel.hash());
-  k.code_object_ = cache ? cache->get(key, target, build) : build();
+  k.code_object_ = cache ? cache->get(kernel_cache_key(kernel, compiler_identity(target)), target, build) : build();
   k.times_.cached = !compiled;
   t = std::chrono::steady_clock::now();
   k.module_ = device.load(k.code_object_);

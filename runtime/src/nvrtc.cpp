@@ -19,6 +19,7 @@ struct NvrtcApi {
   nvrtcResult (*cubin)(nvrtcProgram, char*);
   nvrtcResult (*destroy)(nvrtcProgram*);
   const char* (*error_string)(nvrtcResult);
+  nvrtcResult (*version)(int*, int*);
 };
 
 void* open_library() {
@@ -46,6 +47,7 @@ const NvrtcApi& api() {
     resolve(lib, "nvrtcGetCUBIN", x.cubin);
     resolve(lib, "nvrtcDestroyProgram", x.destroy);
     resolve(lib, "nvrtcGetErrorString", x.error_string);
+    resolve(lib, "nvrtcVersion", x.version);
     return x;
   }();
   return a;
@@ -87,13 +89,24 @@ bool nvrtc_available() {
   }
 }
 
-std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string& kernel_name, const std::string& arch) {
-  Program program(source, kernel_name);
-  const std::string gpu = "--gpu-architecture=" + arch;
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  Program::check(api().version(&major, &minor), "reading NVRTC's version");
+  return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<std::string> nvrtc_options(const std::string& arch) {
   // --fmad=false: a multiply and an add stay two roundings, as the IR says (MULACC is the fused
   // form); weft's kernels write MULACC where they want an FMA.
-  const char* options[] = {gpu.c_str(), "-std=c++17", "--fmad=false", "--extra-device-vectorization"};
-  const nvrtcResult r = api().compile(program.get(), 4, options);
+  return {"--gpu-architecture=" + arch, "-std=c++17", "--fmad=false", "--extra-device-vectorization"};
+}
+
+std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string& kernel_name, const std::string& arch) {
+  Program program(source, kernel_name);
+  const std::vector<std::string> options = nvrtc_options(arch);
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+  const nvrtcResult r = api().compile(program.get(), static_cast<int>(argv.size()), argv.data());
   if (r != 0)
     throw Error("NVRTC could not compile kernel " + kernel_name + " for " + arch + " (" + api().error_string(r) + "):\n" + program.log());
   size_t n = 0;

@@ -1,5 +1,7 @@
-// Helpers for kernel tests on the emulator devices: fresh random inputs (the seed is printed
-// and WEFT_TEST_SEED replays it), outputs poisoned with 0xCD bytes before each launch.
+// Helpers for kernel tests on the emulator devices and NVIDIA GPUs: fresh random inputs (the
+// seed is printed and WEFT_TEST_SEED replays it), outputs poisoned with 0xCD bytes before each
+// launch, and one test case per device family (WEFT_DEVICE_TEST_CASE), skipped where the family
+// is absent.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +10,13 @@
 #include <iostream>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
+#include "skip.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/runtime/kernel.h"
 
@@ -69,37 +75,79 @@ inline std::vector<float> run_float_kernel(rt::Device& dev, const rt::CompiledKe
   return get<float>(dev, args[0]);
 }
 
-// The emulated AMD targets (for AMD-only kernels: MFMA, LDS DMA).
+// The emulated AMD targets (for AMD-only kernels: MFMA, LDS DMA); empty without LLVM.
 inline std::vector<std::string> emulators() {
 #ifdef WEFT_HAVE_LLVM
   return {"emu:gfx950", "emu:gfx942"};
 #else
-  static const bool said = (std::cerr << "kernel tests: built without LLVM; the emulator runs are skipped\n", true);
-  (void)said;
   return {};
 #endif
 }
 
-// Whether an NVIDIA GPU can be opened here (asked once; the reason is printed when not).
-inline bool cuda_present() {
-  static const bool present = [] {
+// Why no NVIDIA GPU can be opened here; empty when one can (asked once). WEFT_TEST_SKIP_CUDA=1
+// skips the NVIDIA runs on purpose (and tests/cli/skip_reporting.cmake checks how a skip is
+// reported).
+inline const std::string& cuda_missing() {
+  static const std::string reason = [] {
+    if (const char* s = std::getenv("WEFT_TEST_SKIP_CUDA"); s && std::string(s) == "1")
+      return std::string("the NVIDIA runs were turned off (WEFT_TEST_SKIP_CUDA=1)");
     try {
       auto d = rt::open_device("cuda");
-      std::cerr << "kernel tests: also running on " << d->name() << "\n";
-      return true;
+      std::cerr << "kernel tests: NVIDIA runs on " << d->name() << "\n";
+      return std::string();
     } catch (const std::exception& e) {
-      std::cerr << "kernel tests: CUDA runs skipped: " << e.what() << "\n";
-      return false;
+      return std::string("no NVIDIA GPU: ") + e.what();
     }
   }();
-  return present;
+  return reason;
+}
+inline bool cuda_present() { return cuda_missing().empty(); }
+
+// The device families a target-independent kernel test runs on, one test case each.
+enum class Family { Emulators, Cuda };
+
+inline std::string family_missing(Family f) {
+  if (f == Family::Cuda) return cuda_missing();
+  return emulators().empty() ? "built without LLVM 22 (WEFT_LLVM=OFF): no AMDGPU code generator for the emulators" : "";
 }
 
-// The devices every target-independent kernel test runs on.
+inline const Family*& current_family() {
+  static thread_local const Family* family = nullptr;
+  return family;
+}
+
+// The devices of the family the running WEFT_DEVICE_TEST_CASE runs on.
 inline std::vector<std::string> devices() {
-  std::vector<std::string> out = emulators();
-  if (cuda_present()) out.push_back("cuda");
-  return out;
+  const Family* f = current_family();
+  if (!f) throw std::logic_error("weft::testing::devices() is for the body of a WEFT_DEVICE_TEST_CASE");
+  return *f == Family::Emulators ? emulators() : std::vector<std::string>{"cuda"};
+}
+
+// Runs a WEFT_DEVICE_TEST_CASE body for one family, or reports the case skipped.
+inline void run_on(Family family, void (*body)()) {
+  if (const std::string why = family_missing(family); !why.empty()) WEFT_SKIP(why);
+  struct Scope {
+    explicit Scope(const Family* f) { current_family() = f; }
+    ~Scope() { current_family() = nullptr; }
+  } scope(&family);
+  body();
 }
 
 }  // namespace weft::testing
+
+// A kernel test that runs on every device family: one doctest case "NAME [emulator]" for
+// emu:gfx950 and emu:gfx942, one "NAME [cuda]" for an NVIDIA GPU; in the body, devices() lists
+// the family's devices. A family that is absent here is reported as a skip of its own case, so
+// the emulator runs count as passed even where no GPU is.
+#define WEFT_DEVICE_TEST_CASE(name) WEFT_DEVICE_TEST_CASE_(name, DOCTEST_ANONYMOUS(weft_device_case_))
+#define WEFT_DEVICE_TEST_CASE_(name, body)                                                           \
+  static void body();                                                                                \
+  TEST_CASE(name " [emulator]") { ::weft::testing::run_on(::weft::testing::Family::Emulators, body); } \
+  TEST_CASE(name " [cuda]") { ::weft::testing::run_on(::weft::testing::Family::Cuda, body); }         \
+  static void body()
+
+// For a test case that needs an NVIDIA GPU.
+#define WEFT_REQUIRE_CUDA()                                                                          \
+  do {                                                                                               \
+    if (!::weft::testing::cuda_present()) WEFT_SKIP(::weft::testing::cuda_missing());                \
+  } while (0)

@@ -26,7 +26,7 @@ rt::DeviceArray filled(rt::Device& dev, DType dt, size_t n, T value) {
 
 }  // namespace
 
-TEST_CASE("integer atomics: a histogram, per-bin min and max, 64-bit sums, on global memory") {
+WEFT_DEVICE_TEST_CASE("integer atomics: a histogram, per-bin min and max, 64-bit sums, on global memory") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -69,7 +69,7 @@ TEST_CASE("integer atomics: a histogram, per-bin min and max, 64-bit sums, on gl
   }
 }
 
-TEST_CASE("float atomics: float32 sums and packed float16/bfloat16 adds") {
+WEFT_DEVICE_TEST_CASE("float atomics: float32 sums and packed float16/bfloat16 adds") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -103,7 +103,7 @@ TEST_CASE("float atomics: float32 sums and packed float16/bfloat16 adds") {
   }
 }
 
-TEST_CASE("exchange and compare-and-swap: exactly one thread wins a slot, and it sees the old value") {
+WEFT_DEVICE_TEST_CASE("exchange and compare-and-swap: exactly one thread wins a slot, and it sees the old value") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -141,7 +141,7 @@ TEST_CASE("exchange and compare-and-swap: exactly one thread wins a slot, and it
   }
 }
 
-TEST_CASE("shared-memory atomics: per-workgroup counters, then one write per workgroup") {
+WEFT_DEVICE_TEST_CASE("shared-memory atomics: per-workgroup counters, then one write per workgroup") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -182,7 +182,7 @@ TEST_CASE("atomics check their operands") {
   CHECK_THROWS_WITH_AS(lower::lower(k), doctest::Contains("works on a GLOBAL or LOCAL buffer"), Error);
 }
 
-TEST_CASE("inline assembly: a statement and an expression with typed operands") {
+WEFT_DEVICE_TEST_CASE("inline assembly: a statement and an expression with typed operands") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);

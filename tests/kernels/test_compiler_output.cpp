@@ -35,7 +35,7 @@ bool has_line(const std::string& listing, std::initializer_list<std::string_view
 
 }  // namespace
 
-TEST_CASE("three-input bit functions (v_bitop3 on gfx950) match the host") {
+WEFT_DEVICE_TEST_CASE("three-input bit functions (v_bitop3 on gfx950) match the host") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -68,7 +68,7 @@ TEST_CASE("three-input bit functions (v_bitop3 on gfx950) match the host") {
 }
 
 
-TEST_CASE("byte compares (SDWA compares with an SGPR-pair destination) give every lane its own answer") {
+WEFT_DEVICE_TEST_CASE("byte compares (SDWA compares with an SGPR-pair destination) give every lane its own answer") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -95,7 +95,7 @@ TEST_CASE("byte compares (SDWA compares with an SGPR-pair destination) give ever
   }
 }
 
-TEST_CASE("scalar loads with a register and an immediate offset: in[r % 2] summed over a run-time trip count") {
+WEFT_DEVICE_TEST_CASE("scalar loads with a register and an immediate offset: in[r % 2] summed over a run-time trip count") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -116,7 +116,7 @@ TEST_CASE("scalar loads with a register and an immediate offset: in[r % 2] summe
   }
 }
 
-TEST_CASE("16-bit compares (v_cmp_*_u16/i16/f16) in a float16 where()") {
+WEFT_DEVICE_TEST_CASE("16-bit compares (v_cmp_*_u16/i16/f16) in a float16 where()") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -143,7 +143,7 @@ TEST_CASE("16-bit compares (v_cmp_*_u16/i16/f16) in a float16 where()") {
   }
 }
 
-TEST_CASE("24-bit multiplies: the high half of a 48-bit product (v_mul_hi_u32_u24)") {
+WEFT_DEVICE_TEST_CASE("24-bit multiplies: the high half of a 48-bit product (v_mul_hi_u32_u24)") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);

@@ -23,7 +23,7 @@ bool poison(float v) {
 
 }  // namespace
 
-TEST_CASE("masked loads read the fill value and masked stores skip, where the mask is false") {
+WEFT_DEVICE_TEST_CASE("masked loads read the fill value and masked stores skip, where the mask is false") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -46,7 +46,7 @@ TEST_CASE("masked loads read the fill value and masked stores skip, where the ma
   }
 }
 
-TEST_CASE("when(): a ragged edge with a run-time size touches nothing past the end") {
+WEFT_DEVICE_TEST_CASE("when(): a ragged edge with a run-time size touches nothing past the end") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -69,7 +69,7 @@ TEST_CASE("when(): a ragged edge with a run-time size touches nothing past the e
   }
 }
 
-TEST_CASE("when(): nested regions, a loop inside, and a gather whose index load is guarded too") {
+WEFT_DEVICE_TEST_CASE("when(): nested regions, a loop inside, and a gather whose index load is guarded too") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -114,7 +114,7 @@ TEST_CASE("when(): effects not every thread would reach are an error naming them
   CHECK_THROWS_WITH_AS(out[l].load(l < 3, constant(1.0, dtypes::float16)), doctest::Contains("fill value of dtype float16"), Error);
 }
 
-TEST_CASE("pad_to: a ragged tensor of run-time size seen as whole tiles reads zeros past its end") {
+WEFT_DEVICE_TEST_CASE("pad_to: a ragged tensor of run-time size seen as whole tiles reads zeros past its end") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);

@@ -78,7 +78,7 @@ void check_local_reduction(const std::vector<int64_t>& sizes, const std::vector<
 
 }  // namespace
 
-TEST_CASE("a REDUCE over a LOCAL range is a workgroup reduction that every thread receives") {
+WEFT_DEVICE_TEST_CASE("a REDUCE over a LOCAL range is a workgroup reduction that every thread receives") {
   SUBCASE("256 threads: across waves (the sum once came out as one thread's value)") { check_local_reduction({256}, {0}, Op::ADD); }
   SUBCASE("one wave") { check_local_reduction({64}, {0}, Op::MAX); }
   SUBCASE("32 threads, less than an AMD wave") { check_local_reduction({32}, {0}, Op::MIN); }
@@ -88,7 +88,7 @@ TEST_CASE("a REDUCE over a LOCAL range is a workgroup reduction that every threa
   SUBCASE("8 x 4 x 8: over two of three axes") { check_local_reduction({8, 4, 8}, {0, 2}, Op::MAX); }
 }
 
-TEST_CASE("the example that was silently serial: a 256-thread sum of 1..256 is 32896") {
+WEFT_DEVICE_TEST_CASE("the example that was silently serial: a 256-thread sum of 1..256 is 32896") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -101,7 +101,7 @@ TEST_CASE("the example that was silently serial: a 256-thread sum of 1..256 is 3
   }
 }
 
-TEST_CASE("float workgroup sums inside a loop over rows match a double reference") {
+WEFT_DEVICE_TEST_CASE("float workgroup sums inside a loop over rows match a double reference") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -122,7 +122,7 @@ TEST_CASE("float workgroup sums inside a loop over rows match a double reference
   }
 }
 
-TEST_CASE("GROUP_REDUCE: a reduction spread over the threads of a workgroup, with a loop in each thread") {
+WEFT_DEVICE_TEST_CASE("GROUP_REDUCE: a reduction spread over the threads of a workgroup, with a loop in each thread") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -135,7 +135,7 @@ TEST_CASE("GROUP_REDUCE: a reduction spread over the threads of a workgroup, wit
   }
 }
 
-TEST_CASE("WARP ranges are the waves of a workgroup; a REDUCE over them combines waves") {
+WEFT_DEVICE_TEST_CASE("WARP ranges are the waves of a workgroup; a REDUCE over them combines waves") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -160,7 +160,7 @@ TEST_CASE("WARP ranges are the waves of a workgroup; a REDUCE over them combines
   }
 }
 
-TEST_CASE("a WARP range over threads that do not fill whole waves is an error naming it") {
+WEFT_DEVICE_TEST_CASE("a WARP range over threads that do not fill whole waves is an error naming it") {
   auto dev_name = weft::testing::devices();
   if (dev_name.empty()) return;
   auto dev = rt::open_device(dev_name[0]);
@@ -177,7 +177,7 @@ TEST_CASE("THREAD and DEVICE ranges have no lowering: the verifier says so") {
   CHECK_THROWS_WITH_AS(lower::lower(k), doctest::Contains("axis DEVICE, which weft cannot lower yet"), Error);
 }
 
-TEST_CASE("shuffles, broadcasts and votes move values between lanes as the host model says") {
+WEFT_DEVICE_TEST_CASE("shuffles, broadcasts and votes move values between lanes as the host model says") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);

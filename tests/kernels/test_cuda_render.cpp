@@ -1,9 +1,10 @@
 // The CUDA renderer and NVRTC, without a GPU: every kernel of the kernel tests renders to CUDA
-// C++ that NVRTC compiles for sm_90 (and sm_80). Skipped, saying so, where NVRTC is absent.
+// C++ that NVRTC compiles for sm_90 (and sm_80). Reported to ctest as skipped where NVRTC is
+// absent.
 #include <doctest/doctest.h>
 
-#include <iostream>
 
+#include "skip.h"
 #include "weft/dsl/builder.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mma_tile.h"
@@ -14,14 +15,8 @@ using namespace weft;
 
 namespace {
 
-bool have_nvrtc() {
-  static const bool ok = [] {
-    const bool a = rt::nvrtc_available();
-    if (!a) std::cerr << "CUDA render tests: NVRTC (libnvrtc.so) not found; skipped\n";
-    return a;
-  }();
-  return ok;
-}
+bool have_nvrtc() { return rt::nvrtc_available(); }
+constexpr const char* kNoNvrtc = "NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here";
 
 void compiles(const UOp& kernel, const char* must_contain = nullptr) {
   auto lowered = lower::lower(kernel);
@@ -38,7 +33,7 @@ void compiles(const UOp& kernel, const char* must_contain = nullptr) {
 }  // namespace
 
 TEST_CASE("CUDA: matmul_relu (float32, float16) and the mma.sync tile render and compile with NVRTC") {
-  if (!have_nvrtc()) return;
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   compiles(gemm::matmul_relu(256, 256, 256, dtypes::float32), "__syncthreads();");
   compiles(gemm::matmul_relu(512, 384, 320, dtypes::float16), "weft_f2h");
   compiles(gemm::mma_tile(dtypes::float16), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
@@ -47,7 +42,7 @@ TEST_CASE("CUDA: matmul_relu (float32, float16) and the mma.sync tile render and
 }
 
 TEST_CASE("CUDA: cp.async for global-to-shared copies, wave priority as a comment, views with padding") {
-  if (!have_nvrtc()) return;
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   UOp in = placeholder({8, 256}, dtypes::float32, 1), out = placeholder({8, 256}, dtypes::float32, 0);
   UOp l = range(64, 0, AxisType::LOCAL), r = range(8, 1, AxisType::LOOP), r2 = range(8, 2, AxisType::LOOP);
   UOp lds = alloc_shared({8, 256}, dtypes::float32, 0);
@@ -109,7 +104,7 @@ TEST_CASE("CUDA: an unsupported node is an error naming it") {
 }
 
 TEST_CASE("NVRTC: a compile error names the kernel and shows NVRTC's log") {
-  if (!have_nvrtc()) return;
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   try {
     rt::nvrtc_compile("extern \"C\" __global__ void broken() { undeclared_thing = 1; }", "broken", "sm_90");
     FAIL("NVRTC accepted a broken kernel");

@@ -35,7 +35,7 @@ size_t count_in(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("coalescing keeps program order across a store that may alias: out[0]=a; out[n]=b; out[1]=c") {
+WEFT_DEVICE_TEST_CASE("coalescing keeps program order across a store that may alias: out[0]=a; out[n]=b; out[1]=c") {
   UOp in = placeholder({4}, dtypes::float32, 1), out = placeholder({4}, dtypes::float32, 0);
   UOp n = variable("n", 0, 3);
   auto at = [](Wide i) { return constant(i); };
@@ -82,7 +82,7 @@ TEST_CASE("coalescing still merges consecutive stores when what lies between is 
     if (u.op() == Op::STORE) CHECK_FALSE(u.src(1).dtype().is_vector());
 }
 
-TEST_CASE("two explicit barriers are two barriers") {
+WEFT_DEVICE_TEST_CASE("two explicit barriers are two barriers") {
   // Two waves: LLVM drops barriers in one-wave workgroups.
   UOp in = placeholder({128}, dtypes::float32, 1), out = placeholder({128}, dtypes::float32, 0);
   UOp l = range(128, 0, AxisType::LOCAL);
@@ -130,7 +130,7 @@ TEST_CASE("the verifier rejects statements that hash-consing would merge") {
   CHECK_THROWS_WITH_AS(verify(sink({"twice"}, {twice})), doctest::Contains("twice (sources 0 and 1)"), Error);
 }
 
-TEST_CASE("float <= and >= are false when either side is NaN") {
+WEFT_DEVICE_TEST_CASE("float <= and >= are false when either side is NaN") {
   UOp x = placeholder({64}, dtypes::float32, 1), y = placeholder({64}, dtypes::float32, 2);
   UOp out = placeholder({64}, dtypes::float32, 0);
   UOp l = range(64, 0, AxisType::LOCAL);

@@ -26,12 +26,12 @@ void check_matmul_relu(int64_t m, int64_t n, int64_t k, DType dtype) {
 
 }  // namespace
 
-TEST_CASE("matmul_relu 256x256x256, float32 and float16") {
+WEFT_DEVICE_TEST_CASE("matmul_relu 256x256x256, float32 and float16") {
   check_matmul_relu(256, 256, 256, dtypes::float32);
   check_matmul_relu(256, 256, 256, dtypes::float16);
 }
 
-TEST_CASE("matmul_relu at a non-square size, 512x384x320") { check_matmul_relu(512, 384, 320, dtypes::float32); }
+WEFT_DEVICE_TEST_CASE("matmul_relu at a non-square size, 512x384x320") { check_matmul_relu(512, 384, 320, dtypes::float32); }
 
 TEST_CASE("matmul_relu rejects shapes that do not divide into tiles") {
   CHECK_THROWS_WITH_AS(gemm::matmul_relu(100, 64, 64, dtypes::float32),
@@ -85,7 +85,7 @@ TEST_CASE("tile gemm through wmma (mfma_gemm): identity bit-exact, random agains
 }
 #endif  // WEFT_HAVE_LLVM
 
-TEST_CASE("tile copies: global -> shared -> fragment -> global, through the tile layer") {
+WEFT_DEVICE_TEST_CASE("tile copies: global -> shared -> fragment -> global, through the tile layer") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -113,7 +113,7 @@ TEST_CASE("tile copies: global -> shared -> fragment -> global, through the tile
 }
 
 TEST_CASE("mma.sync tile through wmma on an NVIDIA GPU: identity bit-exact, random against Eigen") {
-  if (!weft::testing::cuda_present()) return;
+  WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
   for (DType input : {dtypes::float16, dtypes::bfloat16}) {
     CAPTURE(input.name());
@@ -127,7 +127,7 @@ TEST_CASE("mma.sync tile through wmma on an NVIDIA GPU: identity bit-exact, rand
 }
 
 TEST_CASE("tiled bf16 GEMM through mma.sync and cp.async (mma_gemm) on an NVIDIA GPU") {
-  if (!weft::testing::cuda_present()) return;
+  WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
   for (DType input : {dtypes::bfloat16, dtypes::float16}) {
     CAPTURE(input.name());

@@ -49,19 +49,19 @@ void check_view(const std::function<UOp(const UOp&)>& view, const std::function<
 
 }  // namespace
 
-TEST_CASE("add one through views: reshape, permute, double permute") {
+WEFT_DEVICE_TEST_CASE("add one through views: reshape, permute, double permute") {
   check_view([](const UOp& x) { return x.reshape({16, 2}); }, [](int i) { return i; });
   check_view([](const UOp& x) { return x.reshape({4, 8}).permute({1, 0}); }, [](int i) { return (i % 4) * 8 + i / 4; });
   check_view([](const UOp& x) { return x.reshape({4, 8}).permute({1, 0}).permute({1, 0}); }, [](int i) { return i; });
 }
 
-TEST_CASE("add one through views: shrink, offset shrink, 2-D shrink") {
+WEFT_DEVICE_TEST_CASE("add one through views: shrink, offset shrink, 2-D shrink") {
   check_view([](const UOp& x) { return x.shrink({{0, 4}}); }, [](int i) { return i; });
   check_view([](const UOp& x) { return x.shrink({{4, 8}}); }, [](int i) { return i + 4; });
   check_view([](const UOp& x) { return x.reshape({4, 8}).shrink({{0, 4}, {2, 6}}); }, [](int i) { return (i / 4) * 8 + 2 + i % 4; });
 }
 
-TEST_CASE("add one through views: pad, flip, expand") {
+WEFT_DEVICE_TEST_CASE("add one through views: pad, flip, expand") {
   check_view([](const UOp& x) { return x.shrink({{0, 4}}).pad({{0, 4}}); }, [](int i) { return i < 4 ? i : -1; });
   check_view([](const UOp& x) { return x.flip({0}); }, [](int i) { return 31 - i; });
   check_view([](const UOp& x) { return x.reshape({16, 2}).shrink({{0, 16}, {0, 1}}).expand({16, 2}); }, [](int i) { return (i / 2) * 2; });

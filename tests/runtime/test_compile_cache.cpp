@@ -80,3 +80,69 @@ TEST_CASE("a memory-only cache and an unwritable directory still compile and ret
   CHECK(unwritable.get("k", "gfx942", compile) == std::vector<uint8_t>{9});
   CHECK(compiles == 2);
 }
+
+TEST_CASE("a corrupted code object in the cache is detected, compiled again and rewritten") {
+  const auto dir = fresh_dir();
+  int compiles = 0;
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<uint8_t> code = [&] {
+    std::vector<uint8_t> v(4096);
+    for (auto& b : v) b = static_cast<uint8_t>(rng());
+    return v;
+  }();
+  auto compile = [&] {
+    ++compiles;
+    return code;
+  };
+  CompileCache(dir).get("k", "gfx950", compile);
+  const auto path = CompileCache(dir).path_of("k", "gfx950");
+  REQUIRE(std::filesystem::exists(path));
+  // Flip one bit of one byte of the payload (the file's tail), at a random place.
+  const auto size = std::filesystem::file_size(path);
+  const auto at = size - 1 - std::uniform_int_distribution<uint64_t>(0, code.size() - 1)(rng);
+  CAPTURE(at);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(at));
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ (1 << std::uniform_int_distribution<int>(0, 7)(rng)));
+    f.seekp(static_cast<std::streamoff>(at));
+    f.write(&c, 1);
+  }
+  CompileCache again(dir);
+  CHECK(again.get("k", "gfx950", compile) == code);
+  CHECK(again.stats().disk_hits == 0);
+  CHECK(compiles == 2);
+  CompileCache third(dir);  // the entry was rewritten whole
+  CHECK(third.get("k", "gfx950", compile) == code);
+  CHECK(third.stats().disk_hits == 1);
+  CHECK(compiles == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a file whose name matches but whose key differs is a miss") {
+  const auto dir = fresh_dir();
+  int compiles = 0;
+  auto compile = [&] {
+    ++compiles;
+    return std::vector<uint8_t>{static_cast<uint8_t>(compiles)};
+  };
+  CompileCache cache(dir);
+  cache.get("key one", "gfx942", compile);
+  // Put the entry of "key one" where "key two" would be looked for (as a name-hash collision would).
+  std::filesystem::copy_file(cache.path_of("key one", "gfx942"), cache.path_of("key two", "gfx942"));
+  CHECK(CompileCache(dir).get("key two", "gfx942", compile) == std::vector<uint8_t>{2});
+  CHECK(compiles == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tests keep compiled code in the build tree's cache directory, not the user's") {
+  const auto dir = CompileCache::default_dir();
+  REQUIRE(dir);
+  const char* chosen = std::getenv("WEFT_CACHE_DIR");
+  REQUIRE(chosen);  // by the caller, or else by tests/test_environment.cpp
+  CHECK(*dir == std::filesystem::path(chosen));
+  if (const char* home = std::getenv("HOME"))
+    CHECK_FALSE(dir->lexically_normal().string().starts_with((std::filesystem::path(home) / ".cache").lexically_normal().string()));
+}

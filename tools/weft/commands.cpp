@@ -17,7 +17,10 @@
 #endif
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/lowering/pipeline.h"
+#include "weft/runtime/compiler_identity.h"
 #include "weft/runtime/device.h"
+#include "weft/runtime/nvrtc.h"
+#include "weft/version.h"
 
 namespace weft::cli {
 namespace {
@@ -152,6 +155,17 @@ int run_kernel(const std::vector<std::string>& args) {
   }
   print_times(r, device->name());
   return report(r);
+}
+
+int print_version() {
+  std::printf("weft %s\nbuild %s (SHA-256 of the compiler's sources)\n", WEFT_VERSION, rt::build_id());
+#ifdef WEFT_HAVE_LLVM
+  std::printf("AMD: %s (%s)\n", amdgpu::llvm_version().c_str(), amdgpu::compile_options().c_str());
+#else
+  std::printf("AMD: no code generator in this build (WEFT_LLVM=OFF)\n");
+#endif
+  std::printf("NVIDIA: %s\n", rt::nvrtc_available() ? rt::nvrtc_version().c_str() : "NVRTC not found");
+  return 0;
 }
 
 int dump_kernel(const std::vector<std::string>& args) {

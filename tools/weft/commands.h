@@ -14,6 +14,9 @@ struct UsageError : std::runtime_error {
 
 // weft run KERNEL [--device SPEC] [--size M,N,K] [--dtype float32|float16] [--seed N]
 int run_kernel(const std::vector<std::string>& args);
+// weft version: the version, the build identity (a hash of the compiler's sources) and the
+// back ends' versions.
+int print_version();
 // weft dump KERNEL --after=PASS|all|llvm|asm [--target gfx950|gfx942]
 int dump_kernel(const std::vector<std::string>& args);
 

@@ -28,7 +28,8 @@ commands:
                                       CUDA C++ for NVRTC: cuda)
   ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
   kernels                             list the example kernels
-  version                             print weft's version
+  version                             print weft's version, its build identity and the
+                                      compilers it uses (the compile cache's key holds them)
   help                                print this help
 
 options:
@@ -90,8 +91,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "--version" || cmd == "version") {
-      std::cout << "weft " << WEFT_VERSION << "\n";
-      return 0;
+      return weft::cli::print_version();
     }
     if (cmd == "kernels") return list_kernels();
     if (cmd == "ir") return print_ir(rest);

@@ -12,6 +12,7 @@
 
 #include <lld/Common/Driver.h>
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -35,6 +36,12 @@ namespace weft::amdgpu {
 namespace {
 
 constexpr const char* kTriple = "amdgcn-amd-amdhsa";
+
+// The options of every compile; compile_options() spells them out for the compile cache's key.
+const llvm::OptimizationLevel& module_pipeline() { return llvm::OptimizationLevel::O3; }
+constexpr llvm::CodeGenOptLevel kCodeGenLevel = llvm::CodeGenOptLevel::Default;
+constexpr llvm::Reloc::Model kRelocation = llvm::Reloc::PIC_;
+constexpr const char* kLinkFlag = "-shared";
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -138,7 +145,7 @@ std::vector<uint8_t> link_shared(const std::vector<char>& object) {
   const MemoryFile in("weft-object"), out("weft-code-object");
   in.write_all(object);
   const std::string in_path = in.path();
-  const char* args[] = {"ld.lld", "-shared", in_path.c_str(), "-o", "-"};
+  const char* args[] = {"ld.lld", kLinkFlag, in_path.c_str(), "-o", "-"};
   std::string messages;
   llvm::raw_string_ostream os(messages);
   lld::Result r;
@@ -156,7 +163,7 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string_view mcpu) 
   llvm::TargetOptions options;
   const llvm::StringRef cpu(mcpu.data(), mcpu.size());
   std::unique_ptr<llvm::TargetMachine> machine(
-      amdgpu_target().createTargetMachine(triple, cpu, "", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
+      amdgpu_target().createTargetMachine(triple, cpu, "", options, kRelocation, std::nullopt, kCodeGenLevel));
   if (!machine) throw Error("LLVM cannot create a target machine for " + std::string(mcpu));
   if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpu))
     throw Error("unknown AMDGPU target '" + std::string(mcpu) + "' (weft targets gfx942 and gfx950)");
@@ -182,7 +189,7 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(module_pipeline());
   passes.run(module, mam);
 }
 
@@ -196,6 +203,15 @@ std::vector<char> emit_object(llvm::Module& module, llvm::TargetMachine& machine
     throw Error("LLVM cannot emit an object file for " + machine.getTargetCPU().str());
   passes.run(module);
   return {object.begin(), object.end()};
+}
+
+std::string llvm_version() { return std::string("LLVM ") + LLVM_VERSION_STRING; }
+
+std::string compile_options() {
+  static_assert(kRelocation == llvm::Reloc::PIC_, "compile_options() names the relocation model");
+  return "module pipeline O" + std::to_string(module_pipeline().getSpeedupLevel()) + " (size level " +
+         std::to_string(module_pipeline().getSizeLevel()) + "), code generator level " +
+         std::to_string(static_cast<int>(kCodeGenLevel)) + ", relocation PIC, lld " + kLinkFlag;
 }
 
 std::vector<uint8_t> compile_ir(std::string_view ir, std::string_view mcpu, CompileTimes* times) {

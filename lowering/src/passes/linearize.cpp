@@ -6,6 +6,7 @@
 // loop, writes its body and closes it; a value is written where it is first used in each loop
 // scope and reused inside that scope. Effects a loop body depends on that do not lie in the loop
 // are written before the loop opens.
+#include <algorithm>
 #include <unordered_set>
 
 #include "graph_utils.h"
@@ -27,15 +28,35 @@ UOp nest_loops(const UOp& kernel) {
 
 namespace {
 
+// The walk is a machine over an explicit stack of frames, not recursion: a chain of 100,000
+// values or effects must not exhaust the thread's stack. Each frame is one call of the
+// recursive description in the header comment, resumed at `step` once the call it made returns,
+// so the program comes out in exactly the order the recursion would write it.
 class Linearizer {
  public:
   std::vector<LinearOp> run(const UOp& sink) {
     scopes_.emplace_back();
-    effect(sink);
+    call(Frame::Kind::Effect, sink);
+    while (!stack_.empty()) {
+      switch (stack_.back().kind) {
+        case Frame::Kind::Effect: resume_effect(); break;
+        case Frame::Kind::Loop: resume_loop(); break;
+        case Frame::Kind::Value: resume_value(); break;
+      }
+    }
     return std::move(out_);
   }
 
  private:
+  struct Frame {
+    enum class Kind { Effect, Loop, Value };
+    Kind kind = Kind::Effect;
+    UOp node;
+    int step = 0;          // where the call resumes
+    size_t next = 0;       // the next source (or dependency) to visit
+    std::vector<UOp> deps;  // Loop: the effects its body depends on
+  };
+
   bool defined(const UOp& v) const {
     for (const auto& s : scopes_)
       if (s.count(v.node())) return true;
@@ -48,91 +69,138 @@ class Linearizer {
     return true;
   }
 
-  // Effects the body of an effect depends on through AFTER (not its own sub-effects).
-  static void dependencies(const UOp& x, std::vector<UOp>& deps, std::unordered_set<const Node*>& seen) {
-    if (!seen.insert(x.node()).second) return;
-    if (x.op() == Op::AFTER) {
-      for (size_t i = 1; i < x.src().size(); ++i)
-        if (x.src(i).is_effect()) deps.push_back(x.src(i));
-      dependencies(x.src(0), deps, seen);
-      return;
+  // Effects the body of an effect depends on through AFTER (not its own sub-effects), in the
+  // order of a depth-first walk that visits a node's sources in order (an AFTER: only its buffer).
+  static std::vector<UOp> dependencies(const UOp& body) {
+    std::vector<UOp> deps, todo{body};
+    std::unordered_set<const Node*> seen;
+    while (!todo.empty()) {
+      const UOp x = todo.back();
+      todo.pop_back();
+      if (!seen.insert(x.node()).second) continue;
+      if (x.op() == Op::AFTER) {
+        for (size_t i = 1; i < x.src().size(); ++i)
+          if (x.src(i).is_effect()) deps.push_back(x.src(i));
+        todo.push_back(x.src(0));
+        continue;
+      }
+      for (size_t i = x.src().size(); i-- > 0;) todo.push_back(x.src(i));
     }
-    for (const UOp& s : x.src()) dependencies(s, deps, seen);
+    return deps;
   }
 
-  void effect(const UOp& e) {
-    if (emitted_.count(e.node())) return;
-    switch (e.op()) {
-      case Op::SINK:
-      case Op::GROUP:
-        for (const UOp& s : e.src()) effect(s);
-        break;
-      case Op::END: loop(e); break;
-      case Op::BARRIER:
-      case Op::PRIORITY:
-        for (const UOp& s : e.src()) effect(s);
-        out_.push_back({LinearOp::Kind::Effect, e});
-        break;
-      case Op::STORE:
-      case Op::CUSTOM:
-      case Op::ASYNC_COPY:
-        for (const UOp& s : e.src()) {
-          if (s.is_effect() && !s.is_valued_effect()) effect(s);  // a statement's predecessors
-          else value(s);
-        }
-        out_.push_back({LinearOp::Kind::Effect, e});
-        break;
-      case Op::ATOMIC:  // an effect with a value: written once, where the effects or a use reach it first
-        for (const UOp& s : e.src()) value(s);
-        scopes_.back().insert(e.node());
-        out_.push_back({LinearOp::Kind::Value, e});
-        break;
-      default: throw Error("linearize: unexpected effect " + std::string(op_name(e.op())));
+  void call(Frame::Kind kind, const UOp& node) {
+    Frame f;
+    f.kind = kind;
+    f.node = node;
+    stack_.push_back(std::move(f));
+  }
+
+  // An effect is written once, after what it uses.
+  void resume_effect() {
+    Frame& f = stack_.back();
+    const UOp e = f.node;
+    if (f.step == 0) {
+      if (emitted_.count(e.node())) return stack_.pop_back();
+      switch (e.op()) {
+        case Op::SINK: case Op::GROUP: case Op::BARRIER: case Op::PRIORITY: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY:
+        case Op::ATOMIC:
+          break;
+        case Op::END:
+          f.step = 1;
+          return call(Frame::Kind::Loop, e);
+        default: throw Error("linearize: unexpected effect " + std::string(op_name(e.op())));
+      }
+      f.step = 1;
+    }
+    if (e.op() != Op::END && f.next < e.src().size()) {
+      const UOp s = e.src(f.next++);
+      // A statement's effect sources are its predecessors (CUSTOM's follow its operands).
+      const bool effect_sources = e.op() == Op::SINK || e.op() == Op::GROUP || e.op() == Op::BARRIER || e.op() == Op::PRIORITY ||
+                                  (s.is_effect() && !s.is_valued_effect());
+      return call(effect_sources ? Frame::Kind::Effect : Frame::Kind::Value, s);
+    }
+    if (e.op() == Op::ATOMIC) {  // an effect with a value: written once, where the effects or a use reach it first
+      scopes_.back().insert(e.node());
+      out_.push_back({LinearOp::Kind::Value, e});
+    } else if (e.op() != Op::SINK && e.op() != Op::GROUP && e.op() != Op::END) {
+      out_.push_back({LinearOp::Kind::Effect, e});
     }
     emitted_.insert(e.node());
+    stack_.pop_back();
   }
 
-  void loop(const UOp& end) {
-    if (end.src().size() != 2) throw Error("linearize: END of " + std::to_string(end.src().size() - 1) + " ranges (nest_loops runs first)");
-    const UOp& r = end.src(1);
-    std::vector<UOp> deps;
-    std::unordered_set<const Node*> seen;
-    dependencies(end.src(0), deps, seen);
-    for (const UOp& d : deps)
-      if (in_open_loops(d)) effect(d);
-    value(r.src(0));
-    out_.push_back({LinearOp::Kind::LoopBegin, r});
-    loops_.push_back(r);
-    scopes_.emplace_back();
-    scopes_.back().insert(r.node());
-    effect(end.src(0));
-    scopes_.pop_back();
-    loops_.pop_back();
-    out_.push_back({LinearOp::Kind::LoopEnd, r});
-  }
-
-  void value(const UOp& v) {
-    if (defined(v)) return;
-    switch (v.op()) {
-      case Op::PLACEHOLDER: return;  // buffers are the renderer's, declared up front
-      case Op::RANGE:
-        throw Error("linearize: range " + std::to_string(range_id(v)) + " (" + std::string(axis_name(range_axis(v))) +
-                    ") is used outside the loop of the END that closes it; end it around every store that uses it");
-      case Op::AFTER:
-        for (size_t i = 1; i < v.src().size(); ++i)
-          if (v.src(i).is_effect()) effect(v.src(i));
-        value(v.src(0));
-        return;
-      case Op::ATOMIC: effect(v); return;
-      default: break;
+  // An END opens its loop (after the effects its body depends on that lie outside it), writes
+  // its body in a scope of its own and closes it.
+  void resume_loop() {
+    Frame& f = stack_.back();
+    const UOp end = f.node;
+    const UOp r = end.src().size() == 2 ? end.src(1) : UOp();
+    switch (f.step) {
+      case 0:
+        if (end.src().size() != 2)
+          throw Error("linearize: END of " + std::to_string(end.src().size() - 1) + " ranges (nest_loops runs first)");
+        f.deps = dependencies(end.src(0));
+        f.step = 1;
+        [[fallthrough]];
+      case 1:
+        while (f.next < f.deps.size()) {
+          const UOp d = f.deps[f.next++];
+          if (in_open_loops(d)) return call(Frame::Kind::Effect, d);
+        }
+        f.step = 2;
+        return call(Frame::Kind::Value, r.src(0));
+      case 2:
+        out_.push_back({LinearOp::Kind::LoopBegin, r});
+        loops_.push_back(r);
+        scopes_.emplace_back();
+        scopes_.back().insert(r.node());
+        f.step = 3;
+        return call(Frame::Kind::Effect, end.src(0));
+      default:
+        scopes_.pop_back();
+        loops_.pop_back();
+        out_.push_back({LinearOp::Kind::LoopEnd, r});
+        stack_.pop_back();
     }
-    if (v.is_effect()) throw Error("linearize: an effect (" + std::string(op_name(v.op())) + ") used as a value");
-    for (const UOp& s : v.src()) value(s);
+  }
+
+  // A value is written where it is first used in a loop scope, after its sources.
+  void resume_value() {
+    Frame& f = stack_.back();
+    const UOp v = f.node;
+    if (f.step == 0) {
+      if (defined(v)) return stack_.pop_back();
+      switch (v.op()) {
+        case Op::PLACEHOLDER: return stack_.pop_back();  // buffers are the renderer's, declared up front
+        case Op::RANGE:
+          throw Error("linearize: range " + std::to_string(range_id(v)) + " (" + std::string(axis_name(range_axis(v))) +
+                      ") is used outside the loop of the END that closes it; end it around every store that uses it");
+        case Op::AFTER: f.next = 1; break;
+        case Op::ATOMIC: stack_.pop_back(); return call(Frame::Kind::Effect, v);
+        default:
+          if (v.is_effect()) throw Error("linearize: an effect (" + std::string(op_name(v.op())) + ") used as a value");
+      }
+      f.step = 1;
+    }
+    if (v.op() == Op::AFTER) {
+      // The effects it names, then the buffer itself in this frame's place.
+      while (f.next < v.src().size()) {
+        const UOp s = v.src(f.next++);
+        if (s.is_effect()) return call(Frame::Kind::Effect, s);
+      }
+      const UOp buffer = v.src(0);
+      stack_.pop_back();
+      return call(Frame::Kind::Value, buffer);
+    }
+    if (f.next < v.src().size()) return call(Frame::Kind::Value, v.src(f.next++));
     scopes_.back().insert(v.node());
     out_.push_back({LinearOp::Kind::Value, v});
+    stack_.pop_back();
   }
 
   OpenRanges open_;
+  std::vector<Frame> stack_;
   std::vector<LinearOp> out_;
   std::unordered_set<const Node*> emitted_;
   std::vector<std::unordered_set<const Node*>> scopes_;

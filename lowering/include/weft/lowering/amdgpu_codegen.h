@@ -19,6 +19,12 @@ struct CompileTimes {
   double link_seconds = 0;   // lld: object to code object
 };
 
+// "LLVM 22.1.2": the LLVM this build links (LLVM_VERSION_STRING).
+std::string llvm_version();
+// The options every compile uses (LLVM's module pipeline, the code generator's level, the
+// relocation model, lld's flags), spelled out: part of the compile cache's key.
+std::string compile_options();
+
 // Throws weft::Error with LLVM's diagnostics (line and column for IR that does not parse, the
 // linker's messages) or naming an unknown target.
 std::vector<uint8_t> compile_ir(std::string_view ir, std::string_view mcpu, CompileTimes* times = nullptr);

@@ -15,4 +15,11 @@ std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string&
 // Whether libnvrtc can be loaded here.
 bool nvrtc_available();
 
+// "NVRTC 12.8": the version of the NVRTC loaded here (nvrtcVersion). Throws weft::Error where
+// NVRTC is not installed.
+std::string nvrtc_version();
+
+// The options nvrtc_compile passes for `arch` (part of the compile cache's key).
+std::vector<std::string> nvrtc_options(const std::string& arch);
+
 }  // namespace weft::rt

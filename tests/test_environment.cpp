@@ -1,0 +1,62 @@
+// Linked into every test binary: where compiled code goes, and how skipped tests are reported.
+//
+// Compiled code goes to the build tree's test cache (WEFT_TEST_CACHE_DIR), never to the user's
+// ~/.cache, unless the caller set WEFT_CACHE_DIR. ctest sets the same directory for every test
+// (tests/CMakeLists.txt); this covers binaries run by hand.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "skip.h"
+
+namespace weft::testing {
+namespace {
+
+[[maybe_unused]] const bool kTestCacheDir = [] { return setenv("WEFT_CACHE_DIR", WEFT_TEST_CACHE_DIR, 0) == 0; }();
+
+std::string& test_case_name() {
+  static std::string name;
+  return name;
+}
+
+// Keeps the running case's name for report_skip.
+struct TestCaseNames : doctest::IReporter {
+  explicit TestCaseNames(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData& data) override { test_case_name() = data.m_name; }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_LISTENER("weft_test_case_names", 1, TestCaseNames);
+
+}  // namespace
+
+const std::string& current_test_case() { return test_case_name(); }
+
+void report_skip(const std::string& reason) {
+  std::cout << "WEFT-SKIPPED: " << reason << std::endl;
+  const char* dir = std::getenv("WEFT_TEST_SKIP_DIR");
+  if (!dir || !*dir) return;
+  // One file per skip (tests run in parallel): the case's name, then the reason.
+  static std::atomic<int> n{0};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(std::filesystem::path(dir) / (std::to_string(getpid()) + "-" + std::to_string(n++) + ".skip"))
+      << test_case_name() << "\n" << reason << "\n";
+}
+
+}  // namespace weft::testing
