@@ -285,7 +285,7 @@ void class_values(const Exec& e, const VectorOperands& o, uint64_t* v) {
 // Lane l's result is the bit of the value's class in the mask src1[l]; e32 writes VCC, e64 the
 // SGPR pair it names; cmpx also writes EXEC. Inactive lanes read 0, as in the other compares.
 template <int Bits, int Mantissa, bool X>
-void v_cmp_class(Exec& e, const Inst& in) {
+void v_cmp_class(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint64_t v[kLanes];
   class_values<Bits>(e, o, v);
@@ -293,7 +293,7 @@ void v_cmp_class(Exec& e, const Inst& in) {
   const uint32_t* classes = source_lanes(e, o, 1, room);
   uint64_t mask = 0;
   each_lane(e, [&](int l) { mask |= uint64_t{(classes[l] >> class_bit<Bits, Mantissa>(v[l])) & 1} << l; });
-  e.set_scalar64(in.family == Family::VOPC ? kVcc : o.vdst, mask);
+  e.set_scalar64(o.vdst, mask);  // VCC for VOPC, SDWA's SD destination, VOP3's sdst
   if (X) e.w.set_exec(mask);
 }
 

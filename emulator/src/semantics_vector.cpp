@@ -306,7 +306,7 @@ void double_modifiers(const VectorOperands& o, int i, uint64_t* x) {
 }
 
 template <typename T, Cmp C, bool X>
-void v_cmp(Exec& e, const Inst& in) {
+void v_cmp(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint64_t mask = 0;
   if constexpr (sizeof(T) == 8) {
@@ -319,6 +319,16 @@ void v_cmp(Exec& e, const Inst& in) {
       double_modifiers(o, 1, b);
     }
     each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, std::bit_cast<T>(a[l]), std::bit_cast<T>(b[l]))} << l; });
+  } else if constexpr (sizeof(T) == 2) {  // u16 / i16 / f16: the low halves; VOP3 abs/neg on f16 sign bits
+    uint32_t a[kLanes], b[kLanes];
+    read32(e, o.src[0], a);
+    read32(e, o.src[1], b);
+    auto half = [&](const uint32_t* x, int i, int l) {
+      uint32_t h = x[l] & 0xFFFF;
+      if constexpr (!std::is_integral_v<T>) h = (h & (((o.abs >> i) & 1) ? 0x7FFFu : 0xFFFFu)) ^ (((o.neg >> i) & 1) ? 0x8000u : 0);
+      return std::bit_cast<T>(static_cast<uint16_t>(h));
+    };
+    each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, half(a, 0, l), half(b, 1, l))} << l; });
   } else {
     uint32_t a[kLanes], b[kLanes];
     read32(e, o.src[0], a);
@@ -329,7 +339,7 @@ void v_cmp(Exec& e, const Inst& in) {
     }
     each_lane(e, [&](int l) { mask |= uint64_t{compare<T>(C, std::bit_cast<T>(a[l]), std::bit_cast<T>(b[l]))} << l; });
   }
-  const uint32_t dst = in.family == Family::VOPC ? kVcc : o.vdst;
+  const uint32_t dst = o.vdst;  // VCC for VOPC, SDWA's SD destination, VOP3's sdst
   e.set_scalar64(dst, mask);
   if (X) e.w.set_exec(mask);
 }
@@ -555,10 +565,13 @@ void register_vector_semantics(SemanticsTable& t) {
   WEFT_CMP("nge", NGE, type, CTYPE) WEFT_CMP("nlg", NLG, type, CTYPE) WEFT_CMP("ngt", NGT, type, CTYPE)        \
   WEFT_CMP("nle", NLE, type, CTYPE) WEFT_CMP("neq", NEQ, type, CTYPE) WEFT_CMP("nlt", NLT, type, CTYPE)        \
   WEFT_CMP("tru", TRU, type, CTYPE)
+  WEFT_INT_CMPS("i16", int16_t)
+  WEFT_INT_CMPS("u16", uint16_t)
   WEFT_INT_CMPS("i32", int32_t)
   WEFT_INT_CMPS("u32", uint32_t)
   WEFT_INT_CMPS("i64", int64_t)
   WEFT_INT_CMPS("u64", uint64_t)
+  WEFT_FLOAT_CMPS("f16", _Float16)
   WEFT_FLOAT_CMPS("f32", float)
   WEFT_FLOAT_CMPS("f64", double)
 #undef WEFT_FLOAT_CMPS
