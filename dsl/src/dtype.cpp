@@ -110,7 +110,9 @@ double round_to(DType dtype, double value) {
   DType e = dtype.element();
   if (e == dtypes::float64) return value;
   if (e == dtypes::float32) return static_cast<double>(static_cast<float>(value));
-  if (auto fmt = e.float_format()) return decode_float(*fmt, encode_float(*fmt, value));
+  // A cast to fp8 saturates (docs/ir.md, CAST); float16 and bfloat16 overflow to inf.
+  const Overflow overflow = e.is_fp8() ? Overflow::Saturate : Overflow::NonFinite;
+  if (auto fmt = e.float_format()) return decode_float(*fmt, encode_float(*fmt, value, overflow));
   throw std::logic_error("round_to on non-float dtype " + e.name());
 }
 

@@ -414,6 +414,7 @@ bool valid_extension(const Inst& in) {
       if ((mods(i) == SourceModifiers::Float || std::string_view(in.info->mnemonic).starts_with("v_pk_")) && sdwa_sext(in, i)) return false;  // v_pk_*: no sext
       if (mods(i) == SourceModifiers::Int && (sdwa_neg(in, i) || sdwa_abs(in, i))) return false;
     }
+    if (fp8_decode(in.info->mnemonic)) return sdwa_dst_sel(in) == 6;  // DWORD only; clamp and omod apply to the f32 result
     if (in.family != Family::VOPC && !float_sources(in.info->mnemonic) && sdwa_omod(in)) return false;
     return true;
   }

@@ -425,7 +425,9 @@ void extended_operands(Printer& p) {
   const ValType t = source_type(p.mnemonic);
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
-    if (op.width != 1 && op.field != Field::Fixed && !(p.in.dpp && op.width == 2)) {  // 64-bit DPP (DP ALU) only
+    const bool pair_ok = (p.in.dpp && op.width == 2) ||  // 64-bit DPP (DP ALU)
+                         (p.in.sdwa && op.field == Field::Dst && fp8_decode(p.in.info->mnemonic));  // v_cvt_pk_f32_fp8/bf8
+    if (op.width != 1 && op.field != Field::Fixed && !pair_ok) {
       p.ok = false;
       return;
     }
@@ -482,6 +484,7 @@ void print_sdwa(Printer& p) {
   if (sdwa_clamp(p.in)) p.modifier("clamp");
   static const char* omod[] = {"", "mul:2", "mul:4", "div:2"};
   if (sdwa_omod(p.in)) p.modifier(omod[sdwa_omod(p.in)]);
+  if (fp8_decode(p.in.info->mnemonic)) return p.modifier(std::string("src0_sel:") + src0);  // no dst_sel, dst_unused
   std::string sels = std::string("dst_sel:") + dst + " dst_unused:" + unused[sdwa_dst_unused(p.in)] + " src0_sel:" + src0;
   if (p.in.family == Family::VOP2) sels += std::string(" src1_sel:") + src1;
   p.modifier(sels);

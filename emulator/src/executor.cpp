@@ -33,6 +33,7 @@ const SemanticsTable& semantics() {
     register_memory_semantics(t);
     register_half_semantics(t);
     register_float_special_semantics(t);
+    register_fp8_semantics(t);
     return t;
   }();
   return table;

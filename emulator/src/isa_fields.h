@@ -116,6 +116,14 @@ inline bool float_sources(std::string_view m) {
   return t == "f16" || t == "bf16" || t == "f32" || t == "f64";
 }
 
+// v_cvt_f32_fp8/bf8 and v_cvt_pk_f32_fp8/bf8, whose SDWA form has no dst_sel (it must be
+// DWORD), selects its source byte or word its own way, and takes clamp and omod on its float
+// result.
+inline bool fp8_decode(std::string_view m) {
+  return m.starts_with("v_cvt_f32_fp8") || m.starts_with("v_cvt_f32_bf8") || m.starts_with("v_cvt_pk_f32_fp8") ||
+         m.starts_with("v_cvt_pk_f32_bf8");
+}
+
 // What SDWA and DPP make of source i's modifier bits: float ones (neg, abs; sext must be clear),
 // integer ones (sext; neg and abs must be clear), or none (the bits are ignored): v_cndmask
 // takes float modifiers; v_ldexp's exponent takes sext in SDWA and nothing in DPP; the integer

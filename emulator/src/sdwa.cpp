@@ -74,6 +74,29 @@ void run_sdwa(Exec& e, const Inst& in) {
   each_lane(e, [&](int l) { dst[l] = place(result[l], dst[l], f.dst_sel, f.dst_unused); });
 }
 
+// The fp8 decodes read SDWA's src0_sel their own way (the ISA's pseudocode of
+// v_cvt_f32_fp8/bf8 and v_cvt_pk_f32_fp8/bf8): the scalar forms convert byte 1, 2 or 3 for
+// BYTE_1..BYTE_3 and byte 0 for anything else (WORD_1 included); the packed forms convert the
+// high word when src0_sel[1:0] is 1 (BYTE_1, WORD_1) and the low word otherwise. Their dst_sel
+// is always DWORD (the decoder rejects others, as LLVM does) and dst_unused means nothing.
+// The packed forms write a register pair: both dwords land in the destination.
+template <bool Pair>
+void run_sdwa_fp8_decode(Exec& e, const Inst& in) {
+  const SdwaFields f = fields_of(in);
+  uint32_t room[kLanes];
+  uint32_t* s0 = e.w.vreg(kSdwaSource0);
+  const uint32_t* a = f.src0_code >= 256 ? e.w.vreg(f.src0_code - 256) : (read32(e, f.src0_code, room), room);
+  const uint32_t shift = Pair ? ((f.src0_sel & 3) == 1 ? 16 : 0) : (f.src0_sel >= Byte1 && f.src0_sel <= Byte3 ? 8 * f.src0_sel : 0);
+  for (int l = 0; l < kLanes; ++l) s0[l] = a[l] >> shift;
+  e.step->inner(e, in);
+  const uint32_t *lo = e.w.vreg(kSdwaResult), *hi = e.w.vreg(kSdwaResult + 1);
+  uint32_t *dlo = e.w.vreg(f.vdst), *dhi = Pair ? e.w.vreg(f.vdst + 1) : nullptr;
+  each_lane(e, [&](int l) {
+    dlo[l] = lo[l];
+    if constexpr (Pair) dhi[l] = hi[l];
+  });
+}
+
 }  // namespace
 
 void prepare_sdwa(Step& step) {
@@ -100,6 +123,8 @@ void prepare_sdwa(Step& step) {
   (void)f;
   step.inner = step.handler;
   step.handler = run_sdwa;
+  if (fields::fp8_decode(in.info->mnemonic))
+    step.handler = std::string_view(in.info->mnemonic).starts_with("v_cvt_pk_") ? run_sdwa_fp8_decode<true> : run_sdwa_fp8_decode<false>;
 }
 
 }  // namespace weft::emu

@@ -8,9 +8,10 @@
 
 namespace weft::emu {
 
-// Scratch VGPR rows past the 512 architectural ones: the selected sources and the result.
+// Scratch VGPR rows past the 512 architectural ones: the selected sources and the result (two
+// rows: v_cvt_pk_f32_fp8/bf8 write a register pair).
 constexpr uint32_t kSdwaSource0 = 512, kSdwaSource1 = 513, kSdwaResult = 514;
-constexpr uint32_t kVgprRows = 515;
+constexpr uint32_t kVgprRows = 516;
 
 // Points the step's operands at the scratch rows, takes SDWA's modifiers, and wraps its
 // handler (kept in step.inner).

@@ -112,7 +112,7 @@ void global_load_lds(Exec& e, const Inst& in) {
   }
 }
 
-template <uint32_t Bytes>
+template <uint32_t Bytes, uint32_t FromByte = 0>
 void flat_store(Exec& e, const Inst& in) {
   const uint32_t src = flat_data(in) + (flat_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
@@ -120,8 +120,8 @@ void flat_store(Exec& e, const Inst& in) {
     uint8_t* p = lane_memory(e, in, l, Bytes, Access::Write);
     if constexpr (Bytes >= 4) {
       for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
-    } else {
-      std::memcpy(p, &e.w.vreg(src)[l], Bytes);
+    } else {  // a byte or a short from the low half, or from the high half (the *_d16_hi stores)
+      std::memcpy(p, reinterpret_cast<const uint8_t*>(&e.w.vreg(src)[l]) + FromByte, Bytes);
     }
   }
 }
@@ -369,6 +369,8 @@ void register_memory_semantics(SemanticsTable& t) {
     t[s + "load_dwordx4"] = flat_load<16, Ext::None>;
     t[s + "store_byte"] = flat_store<1>;
     t[s + "store_short"] = flat_store<2>;
+    t[s + "store_byte_d16_hi"] = flat_store<1, 2>;
+    t[s + "store_short_d16_hi"] = flat_store<2, 2>;
     t[s + "store_dword"] = flat_store<4>;
     t[s + "store_dwordx2"] = flat_store<8>;
     t[s + "store_dwordx3"] = flat_store<12>;

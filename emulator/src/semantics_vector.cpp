@@ -601,15 +601,15 @@ void register_vector_semantics(SemanticsTable& t) {
   WEFT_CMP("nge", NGE, type, CTYPE) WEFT_CMP("nlg", NLG, type, CTYPE) WEFT_CMP("ngt", NGT, type, CTYPE)        \
   WEFT_CMP("nle", NLE, type, CTYPE) WEFT_CMP("neq", NEQ, type, CTYPE) WEFT_CMP("nlt", NLT, type, CTYPE)        \
   WEFT_CMP("tru", TRU, type, CTYPE)
+  WEFT_INT_CMPS("i16", int16_t)
+  WEFT_INT_CMPS("u16", uint16_t)
   WEFT_INT_CMPS("i32", int32_t)
   WEFT_INT_CMPS("u32", uint32_t)
   WEFT_INT_CMPS("i64", int64_t)
   WEFT_INT_CMPS("u64", uint64_t)
+  WEFT_FLOAT_CMPS("f16", _Float16)
   WEFT_FLOAT_CMPS("f32", float)
   WEFT_FLOAT_CMPS("f64", double)
-  WEFT_INT_CMPS("i16", int16_t)
-  WEFT_INT_CMPS("u16", uint16_t)
-  WEFT_FLOAT_CMPS("f16", _Float16)
 #undef WEFT_FLOAT_CMPS
 #undef WEFT_INT_CMPS
 #undef WEFT_CMP

@@ -49,7 +49,7 @@ struct Wave {
   std::vector<uint8_t> scratch;  // private memory, lane-major: lane * private_size + offset
   uint32_t private_size = 0;
 
-  Wave() : v(515 * kLanes) {}
+  Wave() : v(516 * kLanes) {}  // sdwa.h's kVgprRows
   uint64_t exec() const { return s[kExec] | (uint64_t{s[kExec + 1]} << 32); }
   void set_exec(uint64_t e) { s[kExec] = static_cast<uint32_t>(e); s[kExec + 1] = static_cast<uint32_t>(e >> 32); }
   uint64_t vcc() const { return s[kVcc] | (uint64_t{s[kVcc + 1]} << 32); }

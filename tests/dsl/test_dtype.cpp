@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "weft/dsl/alu.h"
+#include "weft/dsl/builder.h"
 #include "weft/dsl/dtype.h"
 
 using namespace weft;
@@ -76,4 +77,16 @@ TEST_CASE("float ALU results are rounded to the dtype") {
   CHECK(*exec_float(Op::FDIV, dtypes::float64, third) == 1.0 / 3.0);
   CHECK(round_to(dtypes::bfloat16, 1.0 + 1.0 / 256) == 1.0);  // tie goes to even
   CHECK(round_to(dtypes::float16, 65520.0) == INFINITY);
+}
+
+TEST_CASE("rounding to fp8 saturates, as a cast to fp8 does") {
+  CHECK(round_to(dtypes::fp8e4m3, 1000.0) == 448.0);
+  CHECK(round_to(dtypes::fp8e4m3, -INFINITY) == -448.0);
+  CHECK(round_to(dtypes::fp8e5m2, INFINITY) == 57344.0);
+  CHECK(round_to(dtypes::fp8e4m3fnuz, 241.0) == 240.0);
+  CHECK(round_to(dtypes::fp8e5m2fnuz, -1e9) == -57344.0);
+  CHECK(std::isnan(round_to(dtypes::fp8e4m3, NAN)));
+  CHECK(round_to(dtypes::fp8e4m3, 0.5 + 1.0 / 32) == 0.5);  // tie between 0.5 and 0.5625 goes to even
+  CHECK(constant(1000.0, dtypes::fp8e5m2fnuz).const_float() == 1024.0);  // constants are stored rounded
+  CHECK(constant(1e6, dtypes::fp8e4m3).const_float() == 448.0);
 }

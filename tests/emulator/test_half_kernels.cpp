@@ -2,6 +2,7 @@
 // <2 x half> math (v_pk_*_f16, op_sel), <2 x float> math (v_pk_*_f32), f64 math and conversions.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -227,6 +228,115 @@ TEST_CASE("f16, <2 x half>, <2 x float> and f64 kernels on both targets") {
       const auto a = random_values<double>(rng, 64), b = random_values<double>(rng, 64), c = random_values<double>(rng, 64);
       const auto out = run(code, "double_literal", a, b, c, 64, 8);
       for (int i = 0; i < 64; ++i) REQUIRE_MESSAGE(out[static_cast<size_t>(i)] == std::fma(a[i], 3.0, c[i]), "lane " << i);
+    }
+  }
+}
+
+namespace {
+
+// 16-bit compares and the high-half store: out[i] = the compare bits of a[i] and b[i] as u16,
+// i16 and f16 (VOPC and VOP3 forms), of byte i of w, and of w[i]'s low byte in an SDWA compare
+// with an SGPR destination (inline assembly: llc picks that form only now and then); hi[i] =
+// the high half of w[i] (global_store_short_d16_hi).
+const char* kHalfCompares = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @half_compares(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %w, ptr addrspace(1) %out, ptr addrspace(1) %hi) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr i16, ptr addrspace(1) %a, i32 %i
+  %pb = getelementptr i16, ptr addrspace(1) %b, i32 %i
+  %pw2 = getelementptr i32, ptr addrspace(1) %w, i32 %i
+  %pc = getelementptr i8, ptr addrspace(1) %w, i32 %i
+  %vc = load i8, ptr addrspace(1) %pc
+  %eq8 = icmp eq i8 %vc, -128
+  %nz8 = icmp ne i8 %vc, 0
+  %va = load i16, ptr addrspace(1) %pa
+  %vb = load i16, ptr addrspace(1) %pb
+  %ult = icmp ult i16 %va, %vb
+  %slt = icmp slt i16 %va, %vb
+  %ne = icmp ne i16 %va, 128
+  %ha = bitcast i16 %va to half
+  %hb = bitcast i16 %vb to half
+  %uno = fcmp uno half %ha, %hb
+  %olt = fcmp olt half %ha, %hb
+  %b0 = zext i1 %ult to i32
+  %b1 = zext i1 %slt to i32
+  %ne2 = or i1 %ne, %eq8
+  %ne3 = or i1 %ne2, %nz8
+  %b2 = zext i1 %ne3 to i32
+  %b3 = zext i1 %uno to i32
+  %b4 = zext i1 %olt to i32
+  %s1 = shl i32 %b1, 1
+  %s2 = shl i32 %b2, 2
+  %s3 = shl i32 %b3, 3
+  %s4 = shl i32 %b4, 4
+  %o1 = or i32 %b0, %s1
+  %o2 = or i32 %o1, %s2
+  %o3 = or i32 %o2, %s3
+  %o4a = or i32 %o3, %s4
+  %vwi = load i32, ptr addrspace(1) %pw2
+  %mask = call i64 asm sideeffect "v_cmp_eq_u16_sdwa $0, $1, $2 src0_sel:BYTE_0 src1_sel:DWORD", "=s,v,s"(i32 %vwi, i32 128)
+  %i64 = zext i32 %i to i64
+  %mb = lshr i64 %mask, %i64
+  %mb1 = and i64 %mb, 1
+  %mb32 = trunc i64 %mb1 to i32
+  %s5 = shl i32 %mb32, 5
+  %o4 = or i32 %o4a, %s5
+  %po = getelementptr i32, ptr addrspace(1) %out, i32 %i
+  store i32 %o4, ptr addrspace(1) %po
+  %pw = getelementptr <2 x i16>, ptr addrspace(1) %w, i32 %i
+  %vw = load <2 x i16>, ptr addrspace(1) %pw
+  %h = extractelement <2 x i16> %vw, i32 1
+  %ph = getelementptr i16, ptr addrspace(1) %hi, i32 %i
+  store i16 %h, ptr addrspace(1) %ph
+  ret void
+}
+)";
+
+}  // namespace
+
+TEST_CASE("16-bit integer and f16 compares (VOPC, VOP3, SDWA with an SGPR destination) and d16_hi stores on both targets") {
+  // The forms under test are in the code (llc's choices can change).
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    std::ostringstream listing;
+    write_listing(CodeObject::load(weft::testing::compile_ll(kHalfCompares, arch_name(arch))), listing);
+    for (const char* form : {"v_cmp_lt_u16_e64", "v_cmp_lt_i16_e64", "v_cmp_u_f16_e64", "v_cmp_eq_u16_e32", "v_cmp_eq_u16_sdwa s[",
+                             "global_store_short_d16_hi"})
+      CHECK_MESSAGE(listing.str().find(form) != std::string::npos, form << " on " << arch_name(arch));
+  }
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<uint32_t> any;
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(std::string(arch_name(arch)));
+    const auto bytes = weft::testing::compile_ll(kHalfCompares, arch_name(arch));
+    weft::testing::check_listing_matches_objdump(bytes, arch);
+    const CodeObject code = CodeObject::load(bytes);
+    std::vector<uint16_t> a(64), b(64);
+    std::vector<uint32_t> w(64);
+    for (int i = 0; i < 64; ++i) {
+      // Some equal pairs, some 128s, some NaNs (0x7e00, 0xfc01), the rest random.
+      a[i] = i % 8 == 0 ? 128 : i % 8 == 1 ? 0x7e00 : static_cast<uint16_t>(any(rng));
+      b[i] = i % 8 == 2 ? a[i] : i % 8 == 3 ? 0xfc01 : static_cast<uint16_t>(any(rng));
+      w[i] = i % 4 == 0 ? (any(rng) & ~0xFFu) | 128 : i % 4 == 1 ? any(rng) & ~0xFFu : any(rng);
+    }
+    GlobalMemory mem;
+    const uint64_t pa = upload(mem, a, "a"), pb = upload(mem, b, "b"), pw = upload(mem, w, "w");
+    const uint64_t po = upload(mem, std::vector<uint8_t>(256, 0xCD), "out"), ph = upload(mem, std::vector<uint8_t>(128, 0xCD), "hi");
+    LaunchOptions o;
+    o.block = {64, 1, 1};
+    const ArgValue args[] = {ArgValue::pointer(pa), ArgValue::pointer(pb), ArgValue::pointer(pw), ArgValue::pointer(po), ArgValue::pointer(ph)};
+    o.kernarg = pack_kernel_args(code.kernel("half_compares"), args);
+    run_kernel(code, "half_compares", mem, o);
+    const auto out = download<uint32_t>(mem, po, 64);
+    const auto hi = download<uint16_t>(mem, ph, 64);
+    for (int i = 0; i < 64; ++i) {
+      const double ha = double(std::bit_cast<Half>(a[i])), hb = double(std::bit_cast<Half>(b[i]));
+      const uint8_t c = reinterpret_cast<const uint8_t*>(w.data())[i];
+      const uint32_t want = uint32_t{a[i] < b[i]} | uint32_t{int16_t(a[i]) < int16_t(b[i])} << 1 |
+                            uint32_t{a[i] != 128 || c == 128 || c != 0} << 2 | uint32_t{std::isnan(ha) || std::isnan(hb)} << 3 |
+                            uint32_t{ha < hb} << 4 | uint32_t{(w[static_cast<size_t>(i)] & 0xFF) == 128} << 5;
+      REQUIRE_MESSAGE(out[static_cast<size_t>(i)] == want, "lane " << i << ": a " << a[i] << ", b " << b[i]);
+      REQUIRE_MESSAGE(hi[static_cast<size_t>(i)] == (w[static_cast<size_t>(i)] >> 16), "lane " << i);
     }
   }
 }

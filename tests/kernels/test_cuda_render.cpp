@@ -68,7 +68,7 @@ void compiles_for_warps(const UOp& kernel, const std::vector<const char*>& must_
 }
 
 TEST_CASE("CUDA: lane operations, thread reductions, WARP ranges, atomics, masks, when and inline PTX compile") {
-  if (!have_nvrtc()) return;
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   UOp in = placeholder({256}, dtypes::int32, 1), out = placeholder({1024}, dtypes::int32, 0);
   UOp h = placeholder({4}, dtypes::bfloat16, 2), f = placeholder({4}, dtypes::float32, 3), wide = placeholder({4}, dtypes::int64, 4);
   UOp lane = range(32, 0, AxisType::LOCAL), w = range(8, 1, AxisType::WARP);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include <llvm/IR/Constants.h>
@@ -25,6 +26,7 @@
 #include "passes/graph_utils.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/amdgpu_codegen.h"
+#include "weft/lowering/fp8_casts.h"
 #include "weft/dsl/builder.h"
 #include "weft/lowering/symbolic.h"
 
@@ -258,7 +260,8 @@ class Renderer {
   llvm::Value* constant(const UOp& u) {
     llvm::Type* t = type(u.dtype());
     if (u.dtype().is_float()) {
-      if (u.dtype().is_fp8()) unsupported(u, "fp8 constants");
+      // An fp8 constant is its pattern (constants are stored rounded: the encoding is exact).
+      if (u.dtype().is_fp8()) return llvm::ConstantInt::get(t, fp8_pattern(u.dtype(), u.const_float()));
       return llvm::ConstantFP::get(t, u.const_float());
     }
     return llvm::ConstantInt::get(t, static_cast<uint64_t>(u.const_int()), u.dtype().is_signed());
@@ -356,7 +359,7 @@ class Renderer {
     const DType from = u.src(0).dtype().element(), to = u.dtype().element();
     llvm::Value* x = get(u.src(0));
     llvm::Type* t = type(u.dtype());
-    if (from.is_fp8() || to.is_fp8()) unsupported(u, "fp8 conversions are not rendered (fp8 values feed wmma as loaded)");
+    if (from.is_fp8() || to.is_fp8()) return fp8_cast(u);
     if (to.is_bool()) {
       if (from.is_float()) return b_.CreateFCmpUNE(x, llvm::Constant::getNullValue(x->getType()));
       return b_.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
@@ -365,6 +368,71 @@ class Renderer {
     if (from.is_float()) return to.is_unsigned() ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);
     if (to.is_float()) return from.is_signed() ? b_.CreateSIToFP(x, t) : b_.CreateUIToFP(x, t);
     return b_.CreateIntCast(x, t, from.is_signed());
+  }
+
+  static uint64_t fp8_pattern(DType fp8, double v) { return encode_float(*fp8.float_format(), v, Overflow::Saturate); }
+
+  // fp8 conversions (lowering/fp8_casts.h): float32 <-> fp8 with the target's instructions
+  // where it converts the format, in integer arithmetic where it does not and from float64;
+  // every other fp8 cast through those.
+  llvm::Value* fp8_cast(const UOp& u) {
+    if (!lower::is_fp8_conversion(u)) return emit_expansion(u, lower::fp8_cast_through_float32(u));
+    const DType fp8 = u.dtype().is_fp8() ? u.dtype() : u.src(0).dtype();
+    if (u.src(0).dtype() == dtypes::float64 || !converts_fp8_in_hardware(fp8))
+      return emit_expansion(u, lower::fp8_cast_in_software(u));
+    return u.dtype().is_fp8() ? fp8_from_f32(get(u.src(0)), fp8) : fp8_to_f32(get(u.src(0)), fp8);
+  }
+
+  // The v_cvt_*_fp8/bf8 instructions convert the fnuz formats on gfx942 (CDNA3) and the OCP
+  // formats on gfx950 (CDNA4).
+  bool converts_fp8_in_hardware(DType fp8) const {
+    const bool fnuz = float_format_info(*fp8.float_format()).fnuz;
+    return mcpu_ == "gfx950" ? !fnuz : mcpu_ == "gfx942" && fnuz;
+  }
+
+  // v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32 round to nearest even but do not saturate (an overflow
+  // becomes inf or NaN, and LLVM 22 takes no clamp bit for them on gfx942/gfx950): the input is
+  // clamped to the largest finite value first (exact: a larger magnitude rounds to it or
+  // beyond), and a NaN input gives the canonical NaN whatever the instruction makes of it.
+  llvm::Value* fp8_from_f32(llvm::Value* x, DType fp8) {
+    const FloatFormatInfo& f = float_format_info(*fp8.float_format());
+    llvm::Type* f32 = b_.getFloatTy();
+    llvm::Value* low = b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {f32}, {x, llvm::ConstantFP::get(f32, -f.max_finite)});
+    llvm::Value* clamped = b_.CreateIntrinsic(llvm::Intrinsic::minnum, {f32}, {low, llvm::ConstantFP::get(f32, f.max_finite)});
+    const auto id = f.mantissa_bits == 3 ? llvm::Intrinsic::amdgcn_cvt_pk_fp8_f32 : llvm::Intrinsic::amdgcn_cvt_pk_bf8_f32;
+    llvm::Value* packed = b_.CreateIntrinsic(id, llvm::ArrayRef<llvm::Type*>{}, {clamped, clamped, b_.getInt32(0), b_.getFalse()});
+    llvm::Value* bits = b_.CreateTrunc(packed, b_.getInt8Ty());
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    llvm::Value* negative = b_.CreateICmpSLT(b_.CreateBitCast(x, b_.getInt32Ty()), b_.getInt32(0));
+    llvm::Value* nan_bits = b_.CreateSelect(negative, b_.getInt8(static_cast<uint8_t>(fp8_pattern(fp8, -nan))),
+                                            b_.getInt8(static_cast<uint8_t>(fp8_pattern(fp8, nan))));
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), nan_bits, bits);
+  }
+
+  // v_cvt_f32_fp8 / v_cvt_f32_bf8 (byte 0): exact.
+  llvm::Value* fp8_to_f32(llvm::Value* q, DType fp8) {
+    const auto id = float_format_info(*fp8.float_format()).mantissa_bits == 3 ? llvm::Intrinsic::amdgcn_cvt_f32_fp8
+                                                                              : llvm::Intrinsic::amdgcn_cvt_f32_bf8;
+    return b_.CreateIntrinsic(id, llvm::ArrayRef<llvm::Type*>{}, {b_.CreateZExt(q, b_.getInt32Ty()), b_.getInt32(0)});
+  }
+
+  // Emits `expansion` (a graph equal to `u` over u's source, which is emitted already) and
+  // gives its value. Its nodes are emitted for this use only: the values of nodes it shares
+  // with the rest of the program are put back afterwards, so no later use, maybe in another
+  // block, refers to what was emitted here.
+  llvm::Value* emit_expansion(const UOp& u, const UOp& expansion) {
+    std::vector<std::pair<const Node*, llvm::Value*>> saved;
+    for (const UOp& n : lower::expansion_order(expansion, u.src(0))) {
+      auto it = values_.find(n.node());
+      saved.emplace_back(n.node(), it == values_.end() ? nullptr : it->second);
+      values_[n.node()] = value(n);
+    }
+    llvm::Value* result = get(expansion);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      if (it->second) values_[it->first] = it->second;
+      else values_.erase(it->first);
+    }
+    return result;
   }
 
   llvm::Value* alu(const UOp& u) {

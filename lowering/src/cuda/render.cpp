@@ -7,12 +7,15 @@
 #include "weft/lowering/cuda_codegen.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "weft/dsl/builder.h"
 #include "weft/dsl/print.h"
+#include "weft/lowering/fp8_casts.h"
 #include "weft/lowering/symbolic.h"
 
 namespace weft::cuda {
@@ -77,6 +80,7 @@ class Renderer {
     }
     std::ostringstream out;
     out << kPrelude;
+    for (const std::string& h : fp8_helpers_) out << h;
     for (const std::string& t : vector_types_) out << t;
     out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << ") " << k_.name << "(" << parameters << ") {\n";
     out << locals << body.str() << "}\n";
@@ -220,7 +224,7 @@ class Renderer {
       }
       case Op::GEP: return ref(u.src(0)) + ".v[" + std::to_string(u.arg_as<ShapeArg>().values[0]) + "]";
       case Op::WMMA: return mma(u, o);
-      case Op::CAST: return cast(u);
+      case Op::CAST: return cast(u, o);
       case Op::BITCAST: {
         if (d.is_vector() || u.src(0).dtype().is_vector()) unsupported(u, "bitcasts of vectors");
         return "__builtin_bit_cast(" + type(d) + ", " + ref(u.src(0)) + ")";
@@ -235,7 +239,8 @@ class Renderer {
     const DType d = u.dtype();
     if (d.is_bool()) return u.const_int() ? "true" : "false";
     if (d.is_float()) {
-      if (d.is_fp8()) unsupported(u, "fp8 constants");
+      // An fp8 constant is its pattern (constants are stored rounded: the encoding is exact).
+      if (d.is_fp8()) return "(unsigned char)" + std::to_string(fp8_pattern(d, u.const_float())) + "u";
       std::ostringstream s;
       s.precision(17);
       const double v = u.const_float();
@@ -387,14 +392,67 @@ class Renderer {
     return std::string(a.op == LaneOp::Any ? "__any_sync" : "__all_sync") + "(__activemask(), " + p + ") != 0";
   }
 
-  std::string cast(const UOp& u) {
+  std::string cast(const UOp& u, std::ostringstream& o) {
     const DType from = u.src(0).dtype(), to = u.dtype();
     if (from.is_vector()) unsupported(u, "casts of vectors");
-    if (from.is_fp8() || to.is_fp8()) unsupported(u, "fp8 conversions");
+    if (from.is_fp8() || to.is_fp8()) return fp8_cast(u, o);
     const std::string x = operand(u.src(0), from);
     if (to.is_bool()) return "(" + x + " != 0)";
     if (is_half(to)) return narrow(to, "(float)(" + x + ")");
     return "(" + type(to) + ")(" + x + ")";
+  }
+
+  static unsigned fp8_pattern(DType fp8, double v) { return encode_float(*fp8.float_format(), v, Overflow::Saturate); }
+
+  // fp8 conversions (lowering/fp8_casts.h): float32 <-> OCP e4m3/e5m2 with PTX cvt on sm_89
+  // and newer; fnuz formats, older targets and float64 sources in integer arithmetic; every
+  // other fp8 cast through those.
+  std::string fp8_cast(const UOp& u, std::ostringstream& o) {
+    if (!lower::is_fp8_conversion(u)) return emit_expansion(u, lower::fp8_cast_through_float32(u), o);
+    const DType fp8 = u.dtype().is_fp8() ? u.dtype() : u.src(0).dtype();
+    const FloatFormatInfo& f = float_format_info(*fp8.float_format());
+    if (u.src(0).dtype() == dtypes::float64 || f.fnuz || sm_ < 89) return emit_expansion(u, lower::fp8_cast_in_software(u), o);
+    const std::string format = f.mantissa_bits == 3 ? "e4m3" : "e5m2";
+    fp8_helpers_.insert(fp8_helpers(fp8, format));
+    return (u.dtype().is_fp8() ? "weft_f32_to_" : "weft_f32_from_") + format + "(" + ref(u.src(0)) + ")";
+  }
+
+  // The device functions for one OCP format. cvt.rn.satfinite rounds to nearest even; the clamp
+  // before it makes an infinity saturate whatever satfinite makes of it, and a NaN input gives
+  // the canonical NaN with its sign. fp8 -> f16 (cvt.rn.f16x2) and f16 -> f32 are exact.
+  static std::string fp8_helpers(DType fp8, const std::string& format) {
+    const std::string max = std::to_string(float_format_info(*fp8.float_format()).max_finite) + "f";  // an integer
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::ostringstream h;
+    h << "__device__ __forceinline__ unsigned char weft_f32_to_" << format << "(float x) {\n"
+      << "  unsigned short d;\n"
+      << "  asm(\"cvt.rn.satfinite." << format << "x2.f32 %0, %1, %1;\" : \"=h\"(d) : \"f\"(fminf(fmaxf(x, -" << max << "), " << max << ")));\n"
+      << "  return x != x ? (unsigned char)((__float_as_uint(x) >> 31) ? " << fp8_pattern(fp8, -nan) << "u : " << fp8_pattern(fp8, nan)
+      << "u) : (unsigned char)d;\n}\n"
+      << "__device__ __forceinline__ float weft_f32_from_" << format << "(unsigned char q) {\n"
+      << "  unsigned h;\n"
+      << "  asm(\"cvt.rn.f16x2." << format << "x2 %0, %1;\" : \"=r\"(h) : \"h\"((unsigned short)q));\n"
+      << "  return weft_h2f((unsigned short)h);\n}\n";
+    return h.str();
+  }
+
+  // Emits `expansion` (a graph equal to `u` over u's source, which is emitted already) and gives
+  // its name. Its nodes are emitted for this use only: the names of nodes it shares with the rest
+  // of the program are put back afterwards, so no later statement, maybe outside this block,
+  // refers to what was declared here.
+  std::string emit_expansion(const UOp& u, const UOp& expansion, std::ostringstream& o) {
+    std::vector<std::pair<const Node*, std::optional<std::string>>> saved;
+    for (const UOp& n : lower::expansion_order(expansion, u.src(0))) {
+      auto it = names_.find(n.node());
+      saved.emplace_back(n.node(), it == names_.end() ? std::nullopt : std::optional<std::string>(it->second));
+      value(n, o);
+    }
+    const std::string result = ref(expansion);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      if (it->second) names_[it->first] = *it->second;
+      else names_.erase(it->first);
+    }
+    return result;
   }
 
   std::string alu(const UOp& u) {
@@ -531,6 +589,7 @@ class Renderer {
   std::map<const Node*, std::string> names_;
   std::map<std::string, std::string> buffers_;
   std::set<std::string> declared_;
+  std::set<std::string> fp8_helpers_;  // device functions of the fp8 conversions used
   std::vector<std::string> vector_types_;
 };
 

@@ -90,7 +90,8 @@ std::optional<DType> parse_dtype(std::string_view name);
 Wide wrap_to(DType dtype, Wide value);
 
 // Rounds a double to the nearest value of a float element type (float32, float64, the narrow
-// formats), as a cast in a kernel would.
+// formats), as a cast in a kernel would: ties to even; float16 and bfloat16 overflow to inf,
+// the fp8 formats saturate to their largest finite value (Overflow::Saturate).
 double round_to(DType dtype, double value);
 
 std::string wide_to_string(Wide v);

@@ -20,8 +20,9 @@ enum class FloatFormat : uint8_t { Float16, BFloat16, Fp8E4M3, Fp8E5M2, Fp8E4M3F
 // What happens to a finite value whose rounded magnitude exceeds the largest finite value.
 //   NonFinite: it becomes inf where the format has inf, otherwise NaN (IEEE behaviour; what
 //              torch's .to(float8_e4m3fn) does).
-//   Saturate:  it becomes the largest finite value of that sign (CUDA's __NV_SATFINITE, the
-//              clamp bit of AMD's v_cvt_*_fp8). Infinite inputs saturate too; NaN stays NaN.
+//   Saturate:  it becomes the largest finite value of that sign (CUDA's __NV_SATFINITE, PTX's
+//              .satfinite; what a cast to fp8 does in a kernel). Infinite inputs saturate
+//              too; NaN stays NaN.
 enum class Overflow : uint8_t { NonFinite, Saturate };
 
 // The format's bit pattern (in the low 8 or 16 bits) nearest to `value`.
