@@ -17,7 +17,7 @@ step() {  # step NAME LOG COMMAND...
 step configure "$out/configure.log" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_LLVM=OFF
 step build "$out/build.log" cmake --build "$build" -j "$jobs"
 step tests "$out/tests.log" ctest --test-dir "$build" --output-on-failure -j 8
-cuda_tests='*mma*,*CUDA*,matmul_relu*,add one*,fragments*,reductions*,shared memory*,barriers*,coalescing*,split_ranges*,scalar*,LDS DMA*,tile copies*'
+cuda_tests='*cuda]*,*CUDA*,*NVIDIA*'  # every [cuda] case of WEFT_DEVICE_TEST_CASE, and the NVIDIA-only ones
 if command -v compute-sanitizer >/dev/null; then
   step memcheck "$out/memcheck.log" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/tests/weft_tests_kernels" -tc="$cuda_tests"
   step racecheck "$out/racecheck.log" compute-sanitizer --tool racecheck --error-exitcode 3 "$build/tests/weft_tests_kernels" -tc="$cuda_tests"
