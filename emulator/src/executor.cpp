@@ -58,6 +58,31 @@ uint64_t GlobalMemory::allocate(uint64_t bytes, std::string name) {
   return address;
 }
 
+void GlobalMemory::free(uint64_t address) {
+  const auto it = buffers_.find(address);
+  if (it == buffers_.end()) {
+    const auto old = freed_.find(address);
+    if (old != freed_.end()) throw Error("free of " + hex(address) + ": buffer '" + old->second.name + "' there was freed already");
+    throw Error("free of " + hex(address) + ", which is not the start of a buffer; " + describe_nearest(address));
+  }
+  // Keep the last few thousand frees for messages about stale addresses; older ones are forgotten.
+  constexpr size_t kFreedRecords = 4096;
+  if (freed_order_.size() == kFreedRecords) {
+    freed_.erase(freed_order_.front());
+    freed_order_.pop_front();
+  }
+  freed_[address] = {std::move(it->second.name), it->second.bytes.size()};
+  freed_order_.push_back(address);
+  buffers_.erase(it);
+}
+
+const GlobalMemory::Freed* GlobalMemory::freed_at(uint64_t address) const {
+  auto it = freed_.upper_bound(address);
+  if (it == freed_.begin()) return nullptr;
+  --it;
+  return address < it->first + std::max<uint64_t>(it->second.bytes, 1) ? &it->second : nullptr;
+}
+
 uint8_t* GlobalMemory::data(uint64_t address) {
   const auto it = buffers_.find(address);
   if (it == buffers_.end()) throw Error("no buffer at " + hex(address));
@@ -79,6 +104,10 @@ GlobalMemory::Buffer* GlobalMemory::find(uint64_t address, uint64_t n) {
 }
 
 std::string GlobalMemory::describe_nearest(uint64_t address) const {
+  if (const Freed* f = freed_at(address)) {
+    const uint64_t start = std::prev(freed_.upper_bound(address))->first;
+    return "the address lies in buffer '" + f->name + "' [" + hex(start) + ", " + hex(start + f->bytes) + "), which was freed";
+  }
   const Buffer* best = nullptr;
   uint64_t best_distance = ~0ull;
   for (const auto& [start, b] : buffers_) {
@@ -257,6 +286,31 @@ struct DispatchState {
   uint64_t packet = 0, kernarg = 0, queue = 0;
 };
 
+// The buffers one launch allocates (kernarg segment, dispatch packet, queue), freed when the
+// launch ends, however it ends.
+class LaunchBuffers {
+ public:
+  explicit LaunchBuffers(GlobalMemory& memory) : memory_(memory) {}
+  ~LaunchBuffers() {
+    for (uint64_t a : addresses_) {
+      try {
+        memory_.free(a);
+      } catch (const Error&) {  // cannot happen: nothing else frees them
+      }
+    }
+  }
+  LaunchBuffers(const LaunchBuffers&) = delete;
+  LaunchBuffers& operator=(const LaunchBuffers&) = delete;
+  uint64_t allocate(uint64_t bytes, const char* name) {
+    addresses_.push_back(memory_.allocate(bytes, name));
+    return addresses_.back();
+  }
+
+ private:
+  GlobalMemory& memory_;
+  std::vector<uint64_t> addresses_;
+};
+
 void fill_hidden_args(const Kernel& k, const LaunchOptions& o, std::vector<uint8_t>& kernarg) {
   auto put = [&](const KernelArg& a, uint64_t v) {
     if (a.offset + a.size <= kernarg.size()) std::memcpy(kernarg.data() + a.offset, &v, std::min<uint32_t>(a.size, 8));
@@ -395,9 +449,10 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   kernarg.resize(std::max<size_t>(kernarg.size(), std::max(k.kernarg_segment_size, k.descriptor.kernarg_size)), 0);
   fill_hidden_args(k, o, kernarg);
   DispatchState d;
-  d.kernarg = memory.allocate(kernarg.size(), "kernarg segment");
+  LaunchBuffers launch_buffers(memory);
+  d.kernarg = launch_buffers.allocate(kernarg.size(), "kernarg segment");
   std::memcpy(memory.data(d.kernarg), kernarg.data(), kernarg.size());
-  d.packet = memory.allocate(64, "dispatch packet");
+  d.packet = launch_buffers.allocate(64, "dispatch packet");
   {
     uint8_t* p = memory.data(d.packet);
     const uint16_t sizes[3] = {static_cast<uint16_t>(o.block.x), static_cast<uint16_t>(o.block.y), static_cast<uint16_t>(o.block.z)};
@@ -406,7 +461,7 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
     std::memcpy(p + 12, grid, 12);
     std::memcpy(p + 40, &d.kernarg, 8);
   }
-  d.queue = memory.allocate(256, "queue");
+  d.queue = launch_buffers.allocate(256, "queue");
 
   // LDS: what the kernel allocates; an access beyond it is reported (the target's limit bounds it).
   const uint32_t lds_bytes = std::max(k.group_segment_fixed_size, k.descriptor.group_segment_fixed_size);

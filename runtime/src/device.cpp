@@ -9,6 +9,13 @@ namespace weft::rt {
 
 Arg Arg::f32(float v) { return {Kind::F32, std::bit_cast<uint32_t>(v)}; }
 
+double time_on_device(Device& device, const std::function<void()>& work) {
+  const std::shared_ptr<Event> start = device.record_event();
+  work();
+  const std::shared_ptr<Event> end = device.record_event();
+  return device.elapsed_seconds(*start, *end);
+}
+
 std::unique_ptr<Device> open_device(std::string_view spec) {
   const size_t colon = spec.find(':');
   const std::string_view kind = spec.substr(0, colon), rest = colon == std::string_view::npos ? "" : spec.substr(colon + 1);

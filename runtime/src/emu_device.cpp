@@ -1,5 +1,6 @@
 // emu:gfx942 / emu:gfx950: the CDNA emulator as a device. Launches run to completion
 // (synchronize has nothing to wait for); the emulator's reports surface as weft::Error.
+#include <chrono>
 #include <cstring>
 
 #include "devices.h"
@@ -39,6 +40,19 @@ class EmuModule : public Module {
   emu::CodeObject code_;
 };
 
+// The emulator's launches run to completion in launch(), so the host's clock at record time
+// is the point in the device's work.
+class EmuEvent : public Event {
+ public:
+  explicit EmuEvent(const void* device) : device_(device), time_(std::chrono::steady_clock::now()) {}
+  const void* device() const { return device_; }
+  std::chrono::steady_clock::time_point time() const { return time_; }
+
+ private:
+  const void* device_;
+  std::chrono::steady_clock::time_point time_;
+};
+
 class EmuDevice : public Device {
  public:
   explicit EmuDevice(emu::Arch arch) : arch_(arch) {}
@@ -46,6 +60,13 @@ class EmuDevice : public Device {
   std::string arch() const override { return emu::arch_name(arch_); }
 
   Buffer allocate(size_t bytes, std::string label) override { return {memory_.allocate(bytes, std::move(label)), bytes}; }
+  void free(const Buffer& buffer) override {
+    try {
+      memory_.free(buffer.address);
+    } catch (const Error& e) {
+      throw Error("device " + name() + ": " + e.what());
+    }
+  }
 
   void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) override {
     check_range(dst, src.size(), "copy to");
@@ -76,9 +97,20 @@ class EmuDevice : public Device {
 
   void synchronize() override {}
 
+  std::shared_ptr<Event> record_event() override { return std::make_shared<EmuEvent>(this); }
+  double elapsed_seconds(const Event& start, const Event& end) override {
+    const auto* a = dynamic_cast<const EmuEvent*>(&start);
+    const auto* b = dynamic_cast<const EmuEvent*>(&end);
+    if (!a || !b || a->device() != this || b->device() != this) throw Error("device " + name() + ": an event recorded on another device");
+    return std::chrono::duration<double>(b->time() - a->time()).count();
+  }
+
  private:
   void check_range(const Buffer& b, size_t bytes, const char* what) const {
-    if (bytes > b.bytes || memory_.size(b.address) != b.bytes)
+    if (!memory_.live(b.address) || memory_.size(b.address) != b.bytes)
+      throw Error(std::string("device ") + name() + ": " + what + " a buffer this device does not hold: " +
+                  memory_.describe_nearest(b.address));
+    if (bytes > b.bytes)
       throw Error(std::string("device ") + name() + ": " + what + " a buffer of " + std::to_string(b.bytes) + " bytes: " +
                   std::to_string(bytes) + " bytes requested");
   }
