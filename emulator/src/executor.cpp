@@ -1,5 +1,6 @@
 // Running a kernel: the program is decoded once, workgroups are handed to host threads, and the
 // waves of a workgroup run round-robin from barrier to barrier.
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -341,6 +342,7 @@ void init_wave(Wave& w, const Kernel& k, const DispatchState& d, const Workgroup
   w.pc = 0;
   w.ended = w.at_barrier = false;
   w.id = wave_id;
+  w.executed = 0;
   int s = 0;
   auto put64 = [&](uint64_t v) {
     w.s[s++] = static_cast<uint32_t>(v);
@@ -405,14 +407,23 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
   uint64_t n = 0;
   Exec e{w, wg, mem, prog};
   const Step* steps = prog.steps.data();
+  // The instructions this wave may still execute; one compare per step enforces the budget.
+  const uint64_t allowed = o.max_wave_instructions ? o.max_wave_instructions - std::min(w.executed, o.max_wave_instructions) : ~0ull;
   while (!w.ended && !w.at_barrier) {
     const Step& s = steps[w.pc];
     e.step = &s;
+    if (n == allowed) {
+      w.executed += n;
+      e.fail("the wave reached its budget of " + std::to_string(o.max_wave_instructions) +
+             " instructions without ending (a loop that never exits?); raise or lift it with LaunchOptions::max_wave_instructions, "
+             "weft-emu --max-instructions N or WEFT_EMU_MAX_INSTRUCTIONS (0: no limit)");
+    }
     if constexpr (Observed) observe(s, w, wg, prog, o, stats);
     ++w.pc;  // a branch overwrites it
     s.handler(e, s.inst);
     ++n;
   }
+  w.executed += n;
   return n;
 }
 

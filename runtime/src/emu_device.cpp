@@ -55,7 +55,7 @@ class EmuEvent : public Event {
 
 class EmuDevice : public Device {
  public:
-  explicit EmuDevice(emu::Arch arch) : arch_(arch) {}
+  EmuDevice(emu::Arch arch, const EmulatorOptions& options) : arch_(arch), options_(options) {}
   std::string name() const override { return std::string("emu:") + emu::arch_name(arch_); }
   std::string arch() const override { return emu::arch_name(arch_); }
 
@@ -89,6 +89,9 @@ class EmuDevice : public Device {
     auto* m = dynamic_cast<EmuModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     emu::LaunchOptions o;
+    if (options_.max_wave_instructions) o.max_wave_instructions = *options_.max_wave_instructions;
+    o.check_lds_reads = options_.check_lds_reads;
+    o.host_threads = options_.host_threads;
     o.grid = {grid.x, grid.y, grid.z};
     o.block = {block.x, block.y, block.z};
     o.kernarg = pack_args(m->code().kernel(kernel), args);
@@ -116,14 +119,15 @@ class EmuDevice : public Device {
   }
 
   emu::Arch arch_;
+  EmulatorOptions options_;
   emu::GlobalMemory memory_;
 };
 
 }  // namespace
 
-std::unique_ptr<Device> open_emulator(std::string_view target) {
-  if (target == "gfx950") return std::make_unique<EmuDevice>(emu::Arch::Gfx950);
-  if (target == "gfx942") return std::make_unique<EmuDevice>(emu::Arch::Gfx942);
+std::unique_ptr<Device> open_emulator(std::string_view target, const EmulatorOptions& options) {
+  if (target == "gfx950") return std::make_unique<EmuDevice>(emu::Arch::Gfx950, options);
+  if (target == "gfx942") return std::make_unique<EmuDevice>(emu::Arch::Gfx942, options);
   throw Error("the emulator runs gfx942 and gfx950, not '" + std::string(target) + "'");
 }
 

@@ -35,7 +35,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 }  // namespace
 
-WEFT_DEVICE_TEST_CASE("Device::free: a freed buffer is gone; freeing it again is an error") {
+WEFT_DEVICE_TEST_CASE("Device::free: a freed buffer is gone, and freeing it again is an error") {
   for (const std::string& target : testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);

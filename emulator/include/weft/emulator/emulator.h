@@ -67,6 +67,12 @@ struct LaunchOptions {
   bool trace = false;    // print every executed instruction of every wave to stderr
   bool stats = false;    // count executions per opcode
   bool check_lds_reads = false;  // report a read of LDS the workgroup has not written
+  // The most instructions one wave may execute (0: no limit). A wave that reaches it is reported
+  // as a weft::Error naming the kernel, workgroup, wave and PC, so a kernel that never ends (a
+  // loop whose exit condition never holds) fails instead of hanging. The default is far above
+  // what real kernels execute per wave (a 4096^3 tiled GEMM: well under 10^6).
+  uint64_t max_wave_instructions = kDefaultMaxWaveInstructions;
+  static constexpr uint64_t kDefaultMaxWaveInstructions = uint64_t{1} << 28;
 };
 
 struct RunReport {

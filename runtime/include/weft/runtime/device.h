@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -80,8 +81,27 @@ class Device {
 // after it.
 double time_on_device(Device& device, const std::function<void()>& work);
 
+// How the emulator devices (emu:gfx942, emu:gfx950) run launches; other devices ignore it.
+struct EmulatorOptions {
+  // The most instructions one wave may execute before its launch fails with an error naming
+  // the kernel, workgroup, wave and PC (a kernel that never ends); 0: no limit; nullopt: the
+  // emulator's default (emu::LaunchOptions::kDefaultMaxWaveInstructions, 2^28).
+  std::optional<uint64_t> max_wave_instructions;
+  // Report a read of LDS the workgroup never wrote (out-of-bounds accesses are always reported).
+  bool check_lds_reads = false;
+  int host_threads = 0;  // host threads running workgroups; 0: all
+
+  // The defaults, changed by the environment:
+  //   WEFT_EMU_MAX_INSTRUCTIONS=N   max_wave_instructions (0: no limit)
+  //   WEFT_EMU_CHECKS=lds-reads     check_lds_reads (a comma-separated list; "none" for none)
+  // Throws weft::Error naming the variable for a value it cannot read.
+  static EmulatorOptions from_environment();
+};
+
 // "emu:gfx950", "emu:gfx942", "hip", "hip:N", "cuda", "cuda:N". Throws weft::Error naming the problem (unknown
 // kind, unknown target, no HIP runtime, no such GPU).
 std::unique_ptr<Device> open_device(std::string_view spec);
+// The same, with the emulator's options given (the environment is not read).
+std::unique_ptr<Device> open_device(std::string_view spec, const EmulatorOptions& emulator);
 
 }  // namespace weft::rt
