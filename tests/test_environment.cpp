@@ -30,7 +30,14 @@ struct TestCaseNames : doctest::IReporter {
   explicit TestCaseNames(const doctest::ContextOptions&) {}
   void report_query(const doctest::QueryData&) override {}
   void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
+  // A filter that matches no case is an error, not an empty success: ctest cuts a case's name at
+  // a ';', and the cut name would run nothing and pass.
+  void test_run_end(const doctest::TestRunStats& stats) override {
+    if (stats.numTestCases > 0 && stats.numTestCasesPassingFilters == 0) {
+      std::cerr << "weft tests: no test case matches the filters (a name with ';' is cut by ctest: avoid ';' in names)\n";
+      std::exit(1);
+    }
+  }
   void test_case_start(const doctest::TestCaseData& data) override { test_case_name() = data.m_name; }
   void test_case_reenter(const doctest::TestCaseData&) override {}
   void test_case_end(const doctest::CurrentTestCaseStats&) override {}

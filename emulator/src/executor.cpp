@@ -1,5 +1,6 @@
 // Running a kernel: the program is decoded once, workgroups are handed to host threads, and the
 // waves of a workgroup run round-robin from barrier to barrier.
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -59,6 +60,31 @@ uint64_t GlobalMemory::allocate(uint64_t bytes, std::string name) {
   return address;
 }
 
+void GlobalMemory::free(uint64_t address) {
+  const auto it = buffers_.find(address);
+  if (it == buffers_.end()) {
+    const auto old = freed_.find(address);
+    if (old != freed_.end()) throw Error("free of " + hex(address) + ": buffer '" + old->second.name + "' there was freed already");
+    throw Error("free of " + hex(address) + ", which is not the start of a buffer; " + describe_nearest(address));
+  }
+  // Keep the last few thousand frees for messages about stale addresses; older ones are forgotten.
+  constexpr size_t kFreedRecords = 4096;
+  if (freed_order_.size() == kFreedRecords) {
+    freed_.erase(freed_order_.front());
+    freed_order_.pop_front();
+  }
+  freed_[address] = {std::move(it->second.name), it->second.bytes.size()};
+  freed_order_.push_back(address);
+  buffers_.erase(it);
+}
+
+const GlobalMemory::Freed* GlobalMemory::freed_at(uint64_t address) const {
+  auto it = freed_.upper_bound(address);
+  if (it == freed_.begin()) return nullptr;
+  --it;
+  return address < it->first + std::max<uint64_t>(it->second.bytes, 1) ? &it->second : nullptr;
+}
+
 uint8_t* GlobalMemory::data(uint64_t address) {
   const auto it = buffers_.find(address);
   if (it == buffers_.end()) throw Error("no buffer at " + hex(address));
@@ -80,6 +106,10 @@ GlobalMemory::Buffer* GlobalMemory::find(uint64_t address, uint64_t n) {
 }
 
 std::string GlobalMemory::describe_nearest(uint64_t address) const {
+  if (const Freed* f = freed_at(address)) {
+    const uint64_t start = std::prev(freed_.upper_bound(address))->first;
+    return "the address lies in buffer '" + f->name + "' [" + hex(start) + ", " + hex(start + f->bytes) + "), which was freed";
+  }
   const Buffer* best = nullptr;
   uint64_t best_distance = ~0ull;
   for (const auto& [start, b] : buffers_) {
@@ -258,6 +288,31 @@ struct DispatchState {
   uint64_t packet = 0, kernarg = 0, queue = 0;
 };
 
+// The buffers one launch allocates (kernarg segment, dispatch packet, queue), freed when the
+// launch ends, however it ends.
+class LaunchBuffers {
+ public:
+  explicit LaunchBuffers(GlobalMemory& memory) : memory_(memory) {}
+  ~LaunchBuffers() {
+    for (uint64_t a : addresses_) {
+      try {
+        memory_.free(a);
+      } catch (const Error&) {  // cannot happen: nothing else frees them
+      }
+    }
+  }
+  LaunchBuffers(const LaunchBuffers&) = delete;
+  LaunchBuffers& operator=(const LaunchBuffers&) = delete;
+  uint64_t allocate(uint64_t bytes, const char* name) {
+    addresses_.push_back(memory_.allocate(bytes, name));
+    return addresses_.back();
+  }
+
+ private:
+  GlobalMemory& memory_;
+  std::vector<uint64_t> addresses_;
+};
+
 void fill_hidden_args(const Kernel& k, const LaunchOptions& o, std::vector<uint8_t>& kernarg) {
   auto put = [&](const KernelArg& a, uint64_t v) {
     if (a.offset + a.size <= kernarg.size()) std::memcpy(kernarg.data() + a.offset, &v, std::min<uint32_t>(a.size, 8));
@@ -288,6 +343,7 @@ void init_wave(Wave& w, const Kernel& k, const DispatchState& d, const Workgroup
   w.pc = 0;
   w.ended = w.at_barrier = false;
   w.id = wave_id;
+  w.executed = 0;
   int s = 0;
   auto put64 = [&](uint64_t v) {
     w.s[s++] = static_cast<uint32_t>(v);
@@ -352,14 +408,23 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
   uint64_t n = 0;
   Exec e{w, wg, mem, prog};
   const Step* steps = prog.steps.data();
+  // The instructions this wave may still execute; one compare per step enforces the budget.
+  const uint64_t allowed = o.max_wave_instructions ? o.max_wave_instructions - std::min(w.executed, o.max_wave_instructions) : ~0ull;
   while (!w.ended && !w.at_barrier) {
     const Step& s = steps[w.pc];
     e.step = &s;
+    if (n == allowed) {
+      w.executed += n;
+      e.fail("the wave reached its budget of " + std::to_string(o.max_wave_instructions) +
+             " instructions without ending (a loop that never exits?); raise or lift it with LaunchOptions::max_wave_instructions, "
+             "weft-emu --max-instructions N or WEFT_EMU_MAX_INSTRUCTIONS (0: no limit)");
+    }
     if constexpr (Observed) observe(s, w, wg, prog, o, stats);
     ++w.pc;  // a branch overwrites it
     s.handler(e, s.inst);
     ++n;
   }
+  w.executed += n;
   return n;
 }
 
@@ -396,9 +461,10 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   kernarg.resize(std::max<size_t>(kernarg.size(), std::max(k.kernarg_segment_size, k.descriptor.kernarg_size)), 0);
   fill_hidden_args(k, o, kernarg);
   DispatchState d;
-  d.kernarg = memory.allocate(kernarg.size(), "kernarg segment");
+  LaunchBuffers launch_buffers(memory);
+  d.kernarg = launch_buffers.allocate(kernarg.size(), "kernarg segment");
   std::memcpy(memory.data(d.kernarg), kernarg.data(), kernarg.size());
-  d.packet = memory.allocate(64, "dispatch packet");
+  d.packet = launch_buffers.allocate(64, "dispatch packet");
   {
     uint8_t* p = memory.data(d.packet);
     const uint16_t sizes[3] = {static_cast<uint16_t>(o.block.x), static_cast<uint16_t>(o.block.y), static_cast<uint16_t>(o.block.z)};
@@ -407,7 +473,7 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
     std::memcpy(p + 12, grid, 12);
     std::memcpy(p + 40, &d.kernarg, 8);
   }
-  d.queue = memory.allocate(256, "queue");
+  d.queue = launch_buffers.allocate(256, "queue");
 
   // LDS: what the kernel allocates; an access beyond it is reported (the target's limit bounds it).
   const uint32_t lds_bytes = std::max(k.group_segment_fixed_size, k.descriptor.group_segment_fixed_size);

@@ -101,8 +101,8 @@ RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, i
   } else {
     b_bytes = random_matrix(input, k, n, gen, eb);
   }
-  rt::DeviceArray a = rt::upload(device, input, a_bytes, "A"), b = rt::upload(device, input, b_bytes, "B");
-  rt::DeviceArray d = rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(m * n * 4), 0xCD), "D");
+  const rt::OwnedArray a(device, rt::upload(device, input, a_bytes, "A")), b(device, rt::upload(device, input, b_bytes, "B"));
+  const rt::OwnedArray d(device, rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(m * n * 4), 0xCD), "D"));
   auto t = std::chrono::steady_clock::now();
   const rt::DeviceArray args[] = {d, a, b};
   compiled.launch(device, args);

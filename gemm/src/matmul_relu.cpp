@@ -51,10 +51,10 @@ RunResult run_matmul_relu(rt::Device& device, int64_t m, int64_t n, int64_t k, D
   Eigen::MatrixXd ea, eb;
   auto a_bytes = random_matrix(dtype, m, k, gen, ea);
   auto b_bytes = random_matrix(dtype, k, n, gen, eb);
-  rt::DeviceArray a = rt::upload(device, dtype, a_bytes, "A");
-  rt::DeviceArray b = rt::upload(device, dtype, b_bytes, "B");
+  const rt::OwnedArray a(device, rt::upload(device, dtype, a_bytes, "A"));
+  const rt::OwnedArray b(device, rt::upload(device, dtype, b_bytes, "B"));
   std::vector<uint8_t> poison(static_cast<size_t>(m * n * dtype.itemsize()), 0xCD);
-  rt::DeviceArray c = rt::upload(device, dtype, poison, "C");
+  const rt::OwnedArray c(device, rt::upload(device, dtype, poison, "C"));
   auto t = std::chrono::steady_clock::now();
   const rt::DeviceArray args[] = {c, a, b};
   compiled.launch(device, args);

@@ -4,7 +4,10 @@
 // order, each at its own size.
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <initializer_list>
 #include <map>
+#include <unordered_set>
 
 #include "devices.h"
 #include "weft/dsl/error.h"
@@ -18,6 +21,7 @@ using CUcontext = void*;
 using CUmodule = void*;
 using CUfunction = void*;
 using CUdeviceptr = unsigned long long;
+using CUevent = void*;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;  // CUdevice_attribute
 
 struct CudaApi {
@@ -39,12 +43,25 @@ struct CudaApi {
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, void*);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
 };
 
 template <typename F>
 void resolve(void* lib, const char* name, F& fn) {
   fn = reinterpret_cast<F>(dlsym(lib, name));
   if (!fn) throw Error(std::string("device 'cuda': the CUDA driver lacks ") + name);
+}
+
+// The newest of several versions of an entry point (CUDA 13's headers name the _v2 one).
+template <typename F>
+void resolve_newest(void* lib, std::initializer_list<const char*> names, F& fn) {
+  for (const char* name : names)
+    if ((fn = reinterpret_cast<F>(dlsym(lib, name)))) return;
+  throw Error(std::string("device 'cuda': the CUDA driver lacks ") + *names.begin());
 }
 
 const CudaApi& cuda_api() {
@@ -73,9 +90,20 @@ const CudaApi& cuda_api() {
     resolve(lib, "cuModuleGetFunction", a.cuModuleGetFunction);
     resolve(lib, "cuLaunchKernel", a.cuLaunchKernel);
     resolve(lib, "cuGetErrorString", a.cuGetErrorString);
+    resolve(lib, "cuEventCreate", a.cuEventCreate);
+    resolve(lib, "cuEventRecord", a.cuEventRecord);
+    resolve(lib, "cuEventSynchronize", a.cuEventSynchronize);
+    resolve_newest(lib, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, a.cuEventElapsedTime);
+    resolve(lib, "cuEventDestroy_v2", a.cuEventDestroy);
     return a;
   }();
   return api;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 void check(CUresult r, const std::string& what) {
@@ -108,6 +136,23 @@ class CudaModule : public Module {
   CUmodule handle_;
   std::string arch_;
   std::map<std::string, CUfunction> functions_;
+};
+
+// A CUDA event on the default stream.
+class CudaEvent : public Event {
+ public:
+  explicit CudaEvent(const void* device) : device_(device) {
+    check(cuda_api().cuEventCreate(&event_, 0), "creating an event");
+  }
+  ~CudaEvent() override { cuda_api().cuEventDestroy(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  CUevent get() const { return event_; }
+  const void* device() const { return device_; }
+
+ private:
+  const void* device_;
+  CUevent event_ = nullptr;
 };
 
 class CudaDevice : public Device {
@@ -143,8 +188,13 @@ class CudaDevice : public Device {
   Buffer allocate(size_t bytes, std::string label) override {
     CUdeviceptr p = 0;
     check(cuda_api().cuMemAlloc(&p, bytes ? bytes : 1), "allocating " + std::to_string(bytes) + " bytes for " + label);
-    allocations_.push_back(p);
+    allocations_.insert(p);
     return {p, bytes};
+  }
+  void free(const Buffer& buffer) override {
+    if (allocations_.erase(buffer.address) == 0)
+      throw Error("device " + name() + ": free of a buffer it does not hold (at 0x" + hex(buffer.address) + "; freed already?)");
+    check(cuda_api().cuMemFree(buffer.address), "freeing a buffer");
   }
   void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) override {
     if (src.size() > dst.bytes) throw Error("copy of " + std::to_string(src.size()) + " bytes into a " + std::to_string(dst.bytes) + "-byte buffer");
@@ -174,12 +224,27 @@ class CudaDevice : public Device {
   }
   void synchronize() override { check(cuda_api().cuCtxSynchronize(), "synchronize (a kernel failed while running)"); }
 
+  std::shared_ptr<Event> record_event() override {
+    auto e = std::make_shared<CudaEvent>(this);
+    check(cuda_api().cuEventRecord(e->get(), nullptr), "recording an event");
+    return e;
+  }
+  double elapsed_seconds(const Event& start, const Event& end) override {
+    const auto* a = dynamic_cast<const CudaEvent*>(&start);
+    const auto* b = dynamic_cast<const CudaEvent*>(&end);
+    if (!a || !b || a->device() != this || b->device() != this) throw Error("device " + name() + ": an event recorded on another device");
+    check(cuda_api().cuEventSynchronize(b->get()), "waiting for an event (a kernel failed while running)");
+    float ms = 0;
+    check(cuda_api().cuEventElapsedTime(&ms, a->get(), b->get()), "reading the time between two events");
+    return ms * 1e-3;
+  }
+
  private:
   int index_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   std::string product_, arch_;
-  std::vector<CUdeviceptr> allocations_;
+  std::unordered_set<CUdeviceptr> allocations_;
 };
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 namespace weft::rt {
 
-std::unique_ptr<Device> open_emulator(std::string_view target);
+std::unique_ptr<Device> open_emulator(std::string_view target, const EmulatorOptions& options);
 std::unique_ptr<Device> open_hip(int index);
 std::unique_ptr<Device> open_cuda(int index);
 

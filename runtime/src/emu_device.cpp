@@ -1,5 +1,6 @@
 // emu:gfx942 / emu:gfx950: the CDNA emulator as a device. Launches run to completion
 // (synchronize has nothing to wait for); the emulator's reports surface as weft::Error.
+#include <chrono>
 #include <cstring>
 
 #include "devices.h"
@@ -39,13 +40,33 @@ class EmuModule : public Module {
   emu::CodeObject code_;
 };
 
+// The emulator's launches run to completion in launch(), so the host's clock at record time
+// is the point in the device's work.
+class EmuEvent : public Event {
+ public:
+  explicit EmuEvent(const void* device) : device_(device), time_(std::chrono::steady_clock::now()) {}
+  const void* device() const { return device_; }
+  std::chrono::steady_clock::time_point time() const { return time_; }
+
+ private:
+  const void* device_;
+  std::chrono::steady_clock::time_point time_;
+};
+
 class EmuDevice : public Device {
  public:
-  explicit EmuDevice(emu::Arch arch) : arch_(arch) {}
+  EmuDevice(emu::Arch arch, const EmulatorOptions& options) : arch_(arch), options_(options) {}
   std::string name() const override { return std::string("emu:") + emu::arch_name(arch_); }
   std::string arch() const override { return emu::arch_name(arch_); }
 
   Buffer allocate(size_t bytes, std::string label) override { return {memory_.allocate(bytes, std::move(label)), bytes}; }
+  void free(const Buffer& buffer) override {
+    try {
+      memory_.free(buffer.address);
+    } catch (const Error& e) {
+      throw Error("device " + name() + ": " + e.what());
+    }
+  }
 
   void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) override {
     check_range(dst, src.size(), "copy to");
@@ -68,6 +89,9 @@ class EmuDevice : public Device {
     auto* m = dynamic_cast<EmuModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     emu::LaunchOptions o;
+    if (options_.max_wave_instructions) o.max_wave_instructions = *options_.max_wave_instructions;
+    o.check_lds_reads = options_.check_lds_reads;
+    o.host_threads = options_.host_threads;
     o.grid = {grid.x, grid.y, grid.z};
     o.block = {block.x, block.y, block.z};
     o.kernarg = pack_args(m->code().kernel(kernel), args);
@@ -76,22 +100,34 @@ class EmuDevice : public Device {
 
   void synchronize() override {}
 
+  std::shared_ptr<Event> record_event() override { return std::make_shared<EmuEvent>(this); }
+  double elapsed_seconds(const Event& start, const Event& end) override {
+    const auto* a = dynamic_cast<const EmuEvent*>(&start);
+    const auto* b = dynamic_cast<const EmuEvent*>(&end);
+    if (!a || !b || a->device() != this || b->device() != this) throw Error("device " + name() + ": an event recorded on another device");
+    return std::chrono::duration<double>(b->time() - a->time()).count();
+  }
+
  private:
   void check_range(const Buffer& b, size_t bytes, const char* what) const {
-    if (bytes > b.bytes || memory_.size(b.address) != b.bytes)
+    if (!memory_.live(b.address) || memory_.size(b.address) != b.bytes)
+      throw Error(std::string("device ") + name() + ": " + what + " a buffer this device does not hold: " +
+                  memory_.describe_nearest(b.address));
+    if (bytes > b.bytes)
       throw Error(std::string("device ") + name() + ": " + what + " a buffer of " + std::to_string(b.bytes) + " bytes: " +
                   std::to_string(bytes) + " bytes requested");
   }
 
   emu::Arch arch_;
+  EmulatorOptions options_;
   emu::GlobalMemory memory_;
 };
 
 }  // namespace
 
-std::unique_ptr<Device> open_emulator(std::string_view target) {
-  if (target == "gfx950") return std::make_unique<EmuDevice>(emu::Arch::Gfx950);
-  if (target == "gfx942") return std::make_unique<EmuDevice>(emu::Arch::Gfx942);
+std::unique_ptr<Device> open_emulator(std::string_view target, const EmulatorOptions& options) {
+  if (target == "gfx950") return std::make_unique<EmuDevice>(emu::Arch::Gfx950, options);
+  if (target == "gfx942") return std::make_unique<EmuDevice>(emu::Arch::Gfx942, options);
   throw Error("the emulator runs gfx942 and gfx950, not '" + std::string(target) + "'");
 }
 

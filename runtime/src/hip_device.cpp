@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <map>
+#include <unordered_set>
 
 #include "devices.h"
 #include "weft/dsl/error.h"
@@ -16,6 +17,7 @@ namespace {
 using hipError_t = int;
 using hipModule_t = void*;
 using hipFunction_t = void*;
+using hipEvent_t = void*;
 constexpr int kHipMemcpyHostToDevice = 1, kHipMemcpyDeviceToHost = 2;
 // hipModuleLaunchKernel's `extra` keys (HIP_LAUNCH_PARAM_*).
 void* const kLaunchParamBufferPointer = reinterpret_cast<void*>(1);
@@ -38,6 +40,11 @@ struct HipApi {
                                       void**, void**);
   hipError_t (*hipDeviceSynchronize)();
   const char* (*hipGetErrorString)(hipError_t);
+  hipError_t (*hipEventCreate)(hipEvent_t*);
+  hipError_t (*hipEventRecord)(hipEvent_t, void*);
+  hipError_t (*hipEventSynchronize)(hipEvent_t);
+  hipError_t (*hipEventElapsedTime)(float*, hipEvent_t, hipEvent_t);
+  hipError_t (*hipEventDestroy)(hipEvent_t);
 };
 
 template <typename F>
@@ -67,6 +74,11 @@ const HipApi& hip_api() {
     resolve(lib, "hipModuleLaunchKernel", a.hipModuleLaunchKernel);
     resolve(lib, "hipDeviceSynchronize", a.hipDeviceSynchronize);
     resolve(lib, "hipGetErrorString", a.hipGetErrorString);
+    resolve(lib, "hipEventCreate", a.hipEventCreate);
+    resolve(lib, "hipEventRecord", a.hipEventRecord);
+    resolve(lib, "hipEventSynchronize", a.hipEventSynchronize);
+    resolve(lib, "hipEventElapsedTime", a.hipEventElapsedTime);
+    resolve(lib, "hipEventDestroy", a.hipEventDestroy);
     return a;
   }();
   return api;
@@ -113,6 +125,21 @@ class HipModule : public Module {
   std::map<std::string, hipFunction_t> functions_;
 };
 
+// A HIP event on the null stream.
+class HipEvent : public Event {
+ public:
+  explicit HipEvent(const void* device) : device_(device) { check(hip_api().hipEventCreate(&event_), "creating an event"); }
+  ~HipEvent() override { hip_api().hipEventDestroy(event_); }
+  HipEvent(const HipEvent&) = delete;
+  HipEvent& operator=(const HipEvent&) = delete;
+  hipEvent_t get() const { return event_; }
+  const void* device() const { return device_; }
+
+ private:
+  const void* device_;
+  hipEvent_t event_ = nullptr;
+};
+
 class HipDevice : public Device {
  public:
   explicit HipDevice(int index) : index_(index) {
@@ -139,8 +166,14 @@ class HipDevice : public Device {
   Buffer allocate(size_t bytes, std::string label) override {
     void* p = nullptr;
     check(hip_api().hipMalloc(&p, bytes), "allocating " + std::to_string(bytes) + " bytes for " + label);
-    allocations_.push_back(p);
+    allocations_.insert(p);
     return {reinterpret_cast<uint64_t>(p), bytes};
+  }
+  void free(const Buffer& buffer) override {
+    void* p = reinterpret_cast<void*>(buffer.address);
+    if (allocations_.erase(p) == 0)
+      throw Error("device " + name() + ": free of a buffer it does not hold (at " + std::to_string(buffer.address) + "; freed already?)");
+    check(hip_api().hipFree(p), "freeing a buffer");
   }
   void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) override {
     if (src.size() > dst.bytes) throw Error("copy of " + std::to_string(src.size()) + " bytes into a " + std::to_string(dst.bytes) + "-byte buffer");
@@ -170,10 +203,25 @@ class HipDevice : public Device {
   }
   void synchronize() override { check(hip_api().hipDeviceSynchronize(), "synchronize"); }
 
+  std::shared_ptr<Event> record_event() override {
+    auto e = std::make_shared<HipEvent>(this);
+    check(hip_api().hipEventRecord(e->get(), nullptr), "recording an event");
+    return e;
+  }
+  double elapsed_seconds(const Event& start, const Event& end) override {
+    const auto* a = dynamic_cast<const HipEvent*>(&start);
+    const auto* b = dynamic_cast<const HipEvent*>(&end);
+    if (!a || !b || a->device() != this || b->device() != this) throw Error("device " + name() + ": an event recorded on another device");
+    check(hip_api().hipEventSynchronize(b->get()), "waiting for an event (a kernel failed while running)");
+    float ms = 0;
+    check(hip_api().hipEventElapsedTime(&ms, a->get(), b->get()), "reading the time between two events");
+    return ms * 1e-3;
+  }
+
  private:
   int index_;
   std::string product_, arch_;
-  std::vector<void*> allocations_;
+  std::unordered_set<void*> allocations_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <utility>
 
 #include "weft/dsl/error.h"
 #include "weft/dsl/print.h"
@@ -68,6 +69,31 @@ std::vector<uint8_t> download(Device& device, const DeviceArray& array) {
   std::vector<uint8_t> out(array.buffer.bytes);
   device.copy_from_device(out, array.buffer);
   return out;
+}
+
+OwnedArray::~OwnedArray() {
+  try {
+    reset();
+  } catch (const Error&) {  // freed by hand already: nothing is left to free
+  }
+}
+
+OwnedArray::OwnedArray(OwnedArray&& other) noexcept : device_(std::exchange(other.device_, nullptr)), array_(other.array_) {}
+
+OwnedArray& OwnedArray::operator=(OwnedArray&& other) noexcept {
+  if (this != &other) {
+    try {
+      reset();
+    } catch (const Error&) {
+    }
+    device_ = std::exchange(other.device_, nullptr);
+    array_ = other.array_;
+  }
+  return *this;
+}
+
+void OwnedArray::reset() {
+  if (Device* d = std::exchange(device_, nullptr)) d->free(array_.buffer);
 }
 
 CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, CompileCache* cache) {

@@ -32,6 +32,27 @@ for arch in gfx942 gfx950; do
   grep -q 'out-of-bounds global access: lane 40' "$dir/err.txt" || fail "$arch: no out-of-bounds report: $(cat "$dir/err.txt")"
 done
 
+# a kernel that never ends: stopped at its instruction budget (exit 1), the report names it
+"$llc" -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 -filetype=obj "$data/spin.ll" -o "$dir/spin.o"
+"$lld" -shared "$dir/spin.o" -o "$dir/spin.hsaco"
+set +e
+"$emu" run "$dir/spin.hsaco" --kernel spin --grid 1 --block 64 --arg "out:4:$dir/spin.bin" --arg i32:7 --max-instructions 5000 2> "$dir/err.txt"
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "a kernel that never ends exited with $rc, not 1"
+grep -q 'kernel spin, PC 0x.*workgroup (0,0,0), wave 0: the wave reached its budget of 5000 instructions' "$dir/err.txt" ||
+  fail "no budget report: $(cat "$dir/err.txt")"
+# ... and by default too (the default budget), without hanging
+set +e
+timeout 600 "$emu" run "$dir/spin.hsaco" --kernel spin --grid 1 --block 64 --arg "out:4:$dir/spin.bin" --arg i32:7 2> "$dir/err.txt"
+rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "reached its budget of $("$emu" --help | sed -n 's/.*no limit. Default \([0-9]*\).*/\1/p') instructions" "$dir/err.txt" ||
+  fail "the default budget did not stop the kernel (status $rc): $(cat "$dir/err.txt")"
+# an even n ends: the same kernel runs to completion under the limit
+"$emu" run "$dir/spin.hsaco" --kernel spin --grid 1 --block 64 --arg "out:4:$dir/spin.bin" --arg i32:200 --max-instructions 5000 ||
+  fail "a kernel that ends within its budget failed"
+
 # usage errors: exit status 2 and a message naming the problem
 expect_usage() {
   set +e
@@ -46,6 +67,7 @@ pattern="unknown command 'frobnicate'" expect_usage frobnicate
 pattern='--kernel NAME is required' expect_usage run "$dir/k.hsaco" --grid 1 --block 1
 pattern="'x' is not a valid number" expect_usage run "$dir/k.hsaco" --kernel copy --grid x --block 1
 pattern="unknown kind 'q'" expect_usage run "$dir/k.hsaco" --kernel copy --grid 1 --block 1 --arg q:1
+pattern="--max-instructions: 'lots' is not a valid number" expect_usage run "$dir/k.hsaco" --kernel copy --grid 1 --block 1 --max-instructions lots
 # a wrong argument list is a failure of the run (exit 1), named precisely
 set +e
 "$emu" run "$dir/k.hsaco" --kernel copy --grid 1 --block 64 --arg i32:1 2> "$dir/err.txt"; rc=$?

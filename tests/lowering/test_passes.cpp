@@ -31,7 +31,7 @@ UOp upcast_copy() {
 
 }  // namespace
 
-TEST_CASE("expand_ranges repeats an UPCAST store per value; coalesce_stores merges them into one vector store") {
+TEST_CASE("expand_ranges repeats an UPCAST store per value, and coalesce_stores merges them into one vector store") {
   UOp g = simplify_kernel(flatten_views(upcast_copy()));
   UOp expanded = simplify_kernel(expand_ranges(g));
   CHECK(count(expanded, Op::STORE) == 4);
@@ -94,7 +94,7 @@ TEST_CASE("ranges_to_hardware: launch dimensions from GLOBAL and LOCAL ranges, a
   CHECK_THROWS_WITH_AS(ranges_to_hardware(wide, launch), doctest::Contains("2048 work-items per workgroup; at most 1024"), Error);
 }
 
-TEST_CASE("lower names the pass of an error; linearize names a range used outside its loop") {
+TEST_CASE("lower names the pass of an error, and linearize names a range used outside its loop") {
   UOp out = placeholder({8}, dtypes::float32, 0);
   UOp i = range(8, 0, AxisType::LOOP);
   UOp never_ended = sink({"unended"}, {out[i].store(constant(1.0, dtypes::float32))});

@@ -16,6 +16,7 @@
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/isa.h"
 #include "weft/emulator/kernel_args.h"
+#include "weft/version.h"
 
 namespace {
 
@@ -35,6 +36,7 @@ commands:
                                                  written to PATH after the run
                            inout:PATH:OUTPATH    a buffer from PATH, written to OUTPATH
                            i32:V u32:V i64:V u64:V f32:V   scalars
+  version                print weft's version
   help                   print this help
 
 run options:
@@ -43,6 +45,8 @@ run options:
   --trace                print every executed instruction of every wave (stderr)
   --threads N            host threads running workgroups (default: all)
   --check-lds            report reads of LDS the workgroup has not written
+  --max-instructions N   fail when one wave has executed N instructions without ending (a kernel
+                         that never ends); 0: no limit. Default @MAX_INSTRUCTIONS@
 
 exit status: 0 on success, 1 if loading or running failed, 2 on a usage error.
 )";
@@ -175,6 +179,7 @@ int run(const std::vector<std::string>& args) {
     else if (a == "--trace") o.trace = true;
     else if (a == "--check-lds") o.check_lds_reads = true;
     else if (a == "--threads") o.host_threads = parse_number<int>(value(), "--threads");
+    else if (a == "--max-instructions") o.max_wave_instructions = parse_number<uint64_t>(value(), "--max-instructions");
     else if (a.starts_with("-")) throw UsageError("run: unknown option '" + a + "'");
     else if (file.empty()) file = a;
     else throw UsageError("run: more than one file given ('" + file + "' and '" + a + "')");
@@ -204,7 +209,14 @@ int main(int argc, char** argv) {
     const std::string& cmd = args[0];
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
-      std::cout << kUsage;
+      std::string usage = kUsage;
+      const std::string placeholder = "@MAX_INSTRUCTIONS@";
+      usage.replace(usage.find(placeholder), placeholder.size(), std::to_string(LaunchOptions::kDefaultMaxWaveInstructions));
+      std::cout << usage;
+      return 0;
+    }
+    if (cmd == "--version" || cmd == "version") {
+      std::cout << "weft-emu " << WEFT_VERSION << "\n";
       return 0;
     }
     if (cmd == "disasm") return disasm(rest);

@@ -2,11 +2,13 @@
 
 #include "amdgpu/target.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
+#include <cerrno>
 #include <chrono>
-#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 
@@ -76,86 +78,62 @@ std::unique_ptr<llvm::Module> parse(std::string_view ir, llvm::LLVMContext& cont
   return module;
 }
 
-// An anonymous in-memory file that lld can open by path (/proc/self/fd/N).
-class MemoryFile {
+// A private temporary directory (mkdtemp: mode 0700, a fresh name under $TMPDIR or /tmp) for
+// lld's input and output, removed with its contents.
+class TempDir {
  public:
-  explicit MemoryFile(const char* name) : fd_(memfd_create(name, MFD_CLOEXEC)) {
-    if (fd_ < 0) throw Error("memfd_create failed: the linker needs an in-memory file");
+  TempDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/weft-link-XXXXXX";
+    if (!mkdtemp(pattern.data())) throw Error("cannot create a temporary directory for the linker (" + pattern + "): " + std::strerror(errno));
+    path_ = pattern;
   }
-  ~MemoryFile() { close(fd_); }
-  MemoryFile(const MemoryFile&) = delete;
-  MemoryFile& operator=(const MemoryFile&) = delete;
-  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
-  int fd() const { return fd_; }
-  void write_all(const std::vector<char>& bytes) const {
-    for (size_t done = 0; done < bytes.size();) {
-      const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-      if (n <= 0) throw Error("writing the object for the linker failed");
-      done += static_cast<size_t>(n);
-    }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
   }
-  std::vector<uint8_t> read_all() const {
-    std::vector<uint8_t> out;
-    uint8_t buf[65536];
-    for (off_t at = 0;;) {
-      const ssize_t n = ::pread(fd_, buf, sizeof buf, at);
-      if (n < 0) throw Error("reading the linked code object failed");
-      if (n == 0) return out;
-      out.insert(out.end(), buf, buf + n);
-      at += n;
-    }
-  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
 
  private:
-  int fd_;
+  std::filesystem::path path_;
 };
 
-// lld writes an output named "-" to file descriptor 1, and cannot write to a /proc/self/fd path
-// (it creates a temporary file beside the output and renames it). So, for the link only, fd 1
-// is pointed at an in-memory file: anything another thread writes to stdout in that window (a few
-// milliseconds) would land in the code object. weft prints nothing while it links.
-class StdoutRedirect {
- public:
-  explicit StdoutRedirect(int fd) {
-    std::fflush(stdout);
-    saved_ = dup(STDOUT_FILENO);
-    if (saved_ < 0 || dup2(fd, STDOUT_FILENO) < 0) throw Error("cannot point stdout at the linker's in-memory output");
-  }
-  ~StdoutRedirect() {
-    llvm::outs().flush();
-    std::fflush(stdout);
-    dup2(saved_, STDOUT_FILENO);
-    close(saved_);
-  }
-  StdoutRedirect(const StdoutRedirect&) = delete;
-  StdoutRedirect& operator=(const StdoutRedirect&) = delete;
+void write_file(const std::filesystem::path& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw Error("writing the object for the linker failed (" + path.string() + ")");
+}
 
- private:
-  int saved_ = -1;
-};
+std::vector<uint8_t> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("the linker wrote no code object (" + path.string() + ")");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error("reading the linked code object failed (" + path.string() + ")");
+  return bytes;
+}
 
 }  // namespace
 
-// lld keeps global state: one link at a time, and none after it says it cannot run again.
+// lld keeps global state: one link at a time, and none after it says it cannot run again. Its
+// input and output are real files in a private temporary directory; the process's standard
+// streams are never touched, so other threads may print while it links.
 std::vector<uint8_t> link_shared(const std::vector<char>& object) {
   static std::mutex lld_mutex;
   static bool lld_usable = true;
   std::lock_guard lock(lld_mutex);
   if (!lld_usable) throw Error("lld cannot link again in this process (an earlier link left it unusable)");
-  const MemoryFile in("weft-object"), out("weft-code-object");
-  in.write_all(object);
-  const std::string in_path = in.path();
-  const char* args[] = {"ld.lld", kLinkFlag, in_path.c_str(), "-o", "-"};
+  const TempDir dir;
+  const std::string in_path = (dir.path() / "kernel.o").string(), out_path = (dir.path() / "kernel.hsaco").string();
+  write_file(in_path, object);
+  const char* args[] = {"ld.lld", kLinkFlag, in_path.c_str(), "-o", out_path.c_str()};
   std::string messages;
   llvm::raw_string_ostream os(messages);
-  lld::Result r;
-  {
-    const StdoutRedirect redirect(out.fd());
-    r = lld::lldMain(args, os, os, {{lld::Gnu, &lld::elf::link}});
-  }
+  const lld::Result r = lld::lldMain(args, os, os, {{lld::Gnu, &lld::elf::link}});
   lld_usable = r.canRunAgain;
   if (r.retCode != 0) throw Error("lld could not link the code object: " + os.str());
-  return out.read_all();
+  return read_file(out_path);
 }
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string_view mcpu) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,13 +14,19 @@
 namespace weft::emu {
 
 // The device's global memory: buffers at distinct addresses with unmapped gaps between them,
-// so an access past one buffer's end never lands in the next one.
+// so an access past one buffer's end never lands in the next one. Addresses are never reused:
+// an access to a freed buffer is an out-of-bounds access (the report names the freed buffer).
 class GlobalMemory {
  public:
   // Allocates `bytes` (zero-filled) and returns its device address.
   uint64_t allocate(uint64_t bytes, std::string name);
+  // Frees the buffer at `address`. Throws weft::Error for an address that is not the start of a
+  // live buffer (naming it when it was freed already).
+  void free(uint64_t address);
   uint8_t* data(uint64_t address);  // start of the buffer at `address`
   uint64_t size(uint64_t address) const;
+  bool live(uint64_t address) const { return buffers_.count(address) != 0; }  // a buffer starts there
+  size_t live_buffers() const { return buffers_.size(); }
 
   struct Buffer {
     std::string name;
@@ -32,7 +39,16 @@ class GlobalMemory {
   std::string describe_nearest(uint64_t address) const;
 
  private:
+  struct Freed {
+    std::string name;
+    uint64_t bytes = 0;
+  };
+  const Freed* freed_at(uint64_t address) const;
+
   std::map<uint64_t, Buffer> buffers_;
+  // The most recently freed buffers (a bounded record, for error messages), by address.
+  std::map<uint64_t, Freed> freed_;
+  std::deque<uint64_t> freed_order_;
   uint64_t next_ = 0x100000000ull;
 };
 
@@ -51,6 +67,12 @@ struct LaunchOptions {
   bool trace = false;    // print every executed instruction of every wave to stderr
   bool stats = false;    // count executions per opcode
   bool check_lds_reads = false;  // report a read of LDS the workgroup has not written
+  // The most instructions one wave may execute (0: no limit). A wave that reaches it is reported
+  // as a weft::Error naming the kernel, workgroup, wave and PC, so a kernel that never ends (a
+  // loop whose exit condition never holds) fails instead of hanging. The default is far above
+  // what real kernels execute per wave (a 4096^3 tiled GEMM: well under 10^6).
+  uint64_t max_wave_instructions = kDefaultMaxWaveInstructions;
+  static constexpr uint64_t kDefaultMaxWaveInstructions = uint64_t{1} << 28;
 };
 
 struct RunReport {

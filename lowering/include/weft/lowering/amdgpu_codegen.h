@@ -1,6 +1,7 @@
 // LLVM IR to an HSA code object for gfx942 / gfx950, in this process: LLVM 22's AMDGPU
-// TargetMachine emits the object and lld links it into a shared code object, in memory, with no
-// temporary files and no subprocesses. Built when WEFT_LLVM is on.
+// TargetMachine emits the object and lld (as a library, no subprocess) links it into a shared
+// code object, through files in a private temporary directory (never the process's stdout).
+// Built when WEFT_LLVM is on.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,6 +37,13 @@ struct Arg {
   static Arg f32(float v);
 };
 
+// A point in a device's work, for timing launches: record one before and one after, then ask
+// the device for the seconds between them (Device::record_event, Device::elapsed_seconds).
+class Event {
+ public:
+  virtual ~Event() = default;
+};
+
 // A code object loaded on a device.
 class Module {
  public:
@@ -48,6 +57,9 @@ class Device {
   virtual std::string name() const = 0;  // "emu:gfx950", "hip:0 (gfx942)"
   virtual std::string arch() const = 0;  // the target to compile for: "gfx950", "sm_90"
   virtual Buffer allocate(size_t bytes, std::string label) = 0;
+  // Frees a buffer this device allocated. Throws weft::Error for one it did not allocate or
+  // freed already. On the emulator a later access to it is an out-of-bounds error.
+  virtual void free(const Buffer& buffer) = 0;
   virtual void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) = 0;
   virtual void copy_from_device(std::span<uint8_t> dst, const Buffer& src) = 0;
   // Throws weft::Error if the code object is not for this device's target.
@@ -55,10 +67,41 @@ class Device {
   // Arguments are checked against the kernel's metadata (count, buffer or scalar, size).
   virtual void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args) = 0;
   virtual void synchronize() = 0;
+
+  // Timing: an event marks the point in the device's work where it is recorded (after the
+  // launches before it, before those after it). CUDA and HIP events time on the GPU; the
+  // emulator, whose launches run to completion, reads the host's steady clock.
+  virtual std::shared_ptr<Event> record_event() = 0;
+  // Seconds from `start` to `end` (both recorded on this device), waiting for `end` to complete.
+  // Throws weft::Error for an event of another device.
+  virtual double elapsed_seconds(const Event& start, const Event& end) = 0;
+};
+
+// Seconds the device spends on `work` (its launches), timed with events recorded before and
+// after it.
+double time_on_device(Device& device, const std::function<void()>& work);
+
+// How the emulator devices (emu:gfx942, emu:gfx950) run launches; other devices ignore it.
+struct EmulatorOptions {
+  // The most instructions one wave may execute before its launch fails with an error naming
+  // the kernel, workgroup, wave and PC (a kernel that never ends); 0: no limit; nullopt: the
+  // emulator's default (emu::LaunchOptions::kDefaultMaxWaveInstructions, 2^28).
+  std::optional<uint64_t> max_wave_instructions;
+  // Report a read of LDS the workgroup never wrote (out-of-bounds accesses are always reported).
+  bool check_lds_reads = false;
+  int host_threads = 0;  // host threads running workgroups; 0: all
+
+  // The defaults, changed by the environment:
+  //   WEFT_EMU_MAX_INSTRUCTIONS=N   max_wave_instructions (0: no limit)
+  //   WEFT_EMU_CHECKS=lds-reads     check_lds_reads (a comma-separated list; "none" for none)
+  // Throws weft::Error naming the variable for a value it cannot read.
+  static EmulatorOptions from_environment();
 };
 
 // "emu:gfx950", "emu:gfx942", "hip", "hip:N", "cuda", "cuda:N". Throws weft::Error naming the problem (unknown
 // kind, unknown target, no HIP runtime, no such GPU).
 std::unique_ptr<Device> open_device(std::string_view spec);
+// The same, with the emulator's options given (the environment is not read).
+std::unique_ptr<Device> open_device(std::string_view spec, const EmulatorOptions& emulator);
 
 }  // namespace weft::rt

@@ -29,9 +29,35 @@ struct DeviceArray {
 };
 
 // Allocates an array on the device and copies `values` into it (their bytes as the dtype lays
-// them out).
+// them out). The array lives until Device::free(array.buffer) or the device's end; OwnedArray
+// frees it at the end of a scope.
 DeviceArray upload(Device& device, DType dtype, std::span<const uint8_t> bytes, std::string label);
 std::vector<uint8_t> download(Device& device, const DeviceArray& array);
+
+// A DeviceArray freed when it goes out of scope (move-only); it converts to the DeviceArray that
+// launch() and download() take. The device must outlive it.
+//
+//   rt::OwnedArray a(*dev, rt::upload(*dev, dtypes::float32, bytes, "A"));
+//   const rt::DeviceArray args[] = {a};
+class OwnedArray {
+ public:
+  OwnedArray() = default;
+  OwnedArray(Device& device, DeviceArray array) : device_(&device), array_(std::move(array)) {}
+  ~OwnedArray();
+  OwnedArray(OwnedArray&& other) noexcept;
+  OwnedArray& operator=(OwnedArray&& other) noexcept;
+  OwnedArray(const OwnedArray&) = delete;
+  OwnedArray& operator=(const OwnedArray&) = delete;
+
+  const DeviceArray& get() const { return array_; }
+  operator const DeviceArray&() const { return array_; }
+  // Frees the array now; throws weft::Error as Device::free does.
+  void reset();
+
+ private:
+  Device* device_ = nullptr;
+  DeviceArray array_;
+};
 
 using ScalarValue = std::variant<int64_t, float>;
 
