@@ -121,10 +121,12 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   PassContext ctx;
   ctx.wave_size = options.wave_size;
   UOp g = kernel;
-  // WEFT_DUMP=PASS (or "all") prints the graph after that pass to stderr.
+  // WEFT_DUMP=PASS (or "all") prints the graph after that pass to stderr. llvm, asm and cuda are
+  // the back end's stages: the runtime prints those (CompiledKernel::compile).
   std::function<void(std::string_view, const UOp&)> after = options.after_pass;
   const char* dump = std::getenv("WEFT_DUMP");
-  if (!after && dump && *dump) {
+  const bool backend_stage = dump && (std::string_view(dump) == "llvm" || std::string_view(dump) == "asm" || std::string_view(dump) == "cuda");
+  if (!after && dump && *dump && !backend_stage) {
     const std::string wanted = dump;
     check_pass_name(wanted);
     after = [wanted, name = out.name](std::string_view pass, const UOp& graph) {

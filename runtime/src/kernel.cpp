@@ -1,14 +1,17 @@
 #include "weft/runtime/kernel.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <utility>
 
 #include "weft/dsl/error.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/runtime/compiler_identity.h"
+#include "weft/runtime/inspect.h"
 #include "weft/runtime/nvrtc.h"
 #ifdef WEFT_HAVE_LLVM
 #include "weft/lowering/amdgpu_codegen.h"
@@ -96,7 +99,53 @@ void OwnedArray::reset() {
   if (Device* d = std::exchange(device_, nullptr)) d->free(array_.buffer);
 }
 
+namespace {
+
+// WEFT_DUMP=llvm|asm|cuda|all: which of the back end's stages to print to stderr (lower() prints
+// the passes' IR and the linear program for a pass name and for all).
+struct BackendDump {
+  bool llvm_ir = false, assembly = false, cuda_source = false;
+  static BackendDump from_environment() {
+    BackendDump d;
+    const char* v = std::getenv("WEFT_DUMP");
+    const std::string_view w = v ? v : "";
+    d.llvm_ir = w == "llvm" || w == "all";
+    d.assembly = w == "asm" || w == "all";
+    d.cuda_source = w == "cuda" || w == "all";
+    return d;
+  }
+
+  // The stages asked for, after a compile (`compiled`, the LLVM IR given) or a cache hit (the
+  // text is rendered again, for reading). The CUDA C++ of a compile was printed before NVRTC ran.
+  void print(const lower::LoweredKernel& k, const std::string& target, const std::vector<uint8_t>& code_object, bool compiled,
+             std::string& ir_before, std::string& ir_after) const;
+};
+
+void print_stage(const std::string& kernel, const std::string& what, const std::string& text) {
+  std::cerr << "# " << kernel << ": " << what << "\n" << text << (text.ends_with('\n') ? "" : "\n");
+}
+
+void BackendDump::print(const lower::LoweredKernel& k, const std::string& target, const std::vector<uint8_t>& code_object,
+                        bool compiled, std::string& ir_before, std::string& ir_after) const {
+  if (target.starts_with("sm_")) {
+    if (cuda_source && !compiled) print_stage(k.name, "CUDA C++ for " + target, cuda::render_cuda(k, std::stoi(target.substr(3))));
+    return;
+  }
+#ifdef WEFT_HAVE_LLVM
+  if (llvm_ir && !compiled) amdgpu::compile_kernel(k, target, &ir_before, &ir_after);
+#endif
+  if (llvm_ir) {
+    print_stage(k.name, "LLVM IR as rendered", ir_before);
+    print_stage(k.name, "LLVM IR after O3", ir_after);
+  }
+  if (assembly) print_stage(k.name, target + " code object", disassemble(code_object));
+}
+
+}  // namespace
+
 CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, CompileCache* cache) {
+  const BackendDump dump = BackendDump::from_environment();
+  std::string ir_before, ir_after;
   CompiledKernel k;
   auto t = std::chrono::steady_clock::now();
   const UOp kernel = lower::canonical_allocations(authored);
@@ -112,6 +161,7 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
       auto t0 = std::chrono::steady_clock::now();
       k.cuda_source_ = cuda::render_cuda(k.lowered_, std::stoi(target.substr(3)));
       k.times_.render = seconds_since(t0);
+      if (dump.cuda_source) print_stage(k.lowered_.name, "CUDA C++ for " + target, k.cuda_source_);  // before NVRTC can fail
       t0 = std::chrono::steady_clock::now();
       std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, target);
       k.times_.codegen = seconds_since(t0);
@@ -121,7 +171,7 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   } else {
 #ifdef WEFT_HAVE_LLVM
     build = [&] {
-      auto code = amdgpu::compile_kernel(k.lowered_, target);
+      auto code = amdgpu::compile_kernel(k.lowered_, target, dump.llvm_ir ? &ir_before : nullptr, dump.llvm_ir ? &ir_after : nullptr);
       k.times_.render = code.times.parse_seconds;
       k.times_.optimize = code.times.optimize_seconds;
       k.times_.codegen = code.times.llvm_seconds;
@@ -135,6 +185,7 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   }
   k.code_object_ = cache ? cache->get(kernel_cache_key(kernel, compiler_identity(target)), target, build) : build();
   k.times_.cached = !compiled;
+  dump.print(k.lowered_, target, k.code_object_, compiled, ir_before, ir_after);
   t = std::chrono::steady_clock::now();
   k.module_ = device.load(k.code_object_);
   k.times_.load = seconds_since(t);

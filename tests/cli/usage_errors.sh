@@ -21,6 +21,8 @@ expect 2 "unknown command 'frobnicate'" frobnicate
 expect 2 "which kernel" ir
 expect 2 "no kernel named 'nope'" ir nope
 expect 2 "unknown option '--bogus'" ir matmul_tiled --bogus
+expect 2 "needs an AMD target" dump matmul_relu --after=asm --target sm_90
+expect 2 "needs an NVIDIA target" dump matmul_relu --after=cuda
 if [ "${2:-}" = llvm ]; then
   expect 2 "no pass named 'bogus'" dump matmul_relu --after=bogus
   expect 2 "say what to print" dump matmul_relu

@@ -7,18 +7,16 @@
 #include <sstream>
 
 #include "example_kernels.h"
-#include "weft/dsl/print.h"
-#include "weft/emulator/listing.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
 #include "weft/gemm/mma_tile.h"
 #ifdef WEFT_HAVE_LLVM
 #include "weft/lowering/amdgpu_codegen.h"
 #endif
-#include "weft/lowering/cuda_codegen.h"
 #include "weft/lowering/pipeline.h"
 #include "weft/runtime/compiler_identity.h"
 #include "weft/runtime/device.h"
+#include "weft/runtime/inspect.h"
 #include "weft/runtime/nvrtc.h"
 #include "weft/version.h"
 
@@ -170,9 +168,10 @@ int print_version() {
 
 int dump_kernel(const std::vector<std::string>& args) {
   const Options o = parse(args, {"after", "target"}, "dump");
-  if (o.after.empty()) throw UsageError("dump: say what to print with --after=PASS|all|llvm|asm");
-  const bool all = o.after == "all", llvm = all || o.after == "llvm", assembly = all || o.after == "asm";
-  const bool cuda_source = o.after == "cuda" || (all && o.target.starts_with("sm_"));
+  if (o.after.empty()) throw UsageError("dump: say what to print with --after=PASS|all|llvm|asm|cuda");
+  const bool nvidia = o.target.starts_with("sm_");
+  const bool all = o.after == "all", llvm = o.after == "llvm" || (all && !nvidia), assembly = o.after == "asm" || (all && !nvidia);
+  const bool cuda_source = o.after == "cuda" || (all && nvidia);
   if (!llvm && !assembly && !cuda_source) {
     try {
       lower::check_pass_name(o.after);
@@ -180,31 +179,18 @@ int dump_kernel(const std::vector<std::string>& args) {
       throw UsageError(std::string("dump: ") + e.what());
     }
   }
-  const UOp kernel = examples::find(o.kernel)->build(o.target);
-  lower::LowerOptions options;
-  options.after_pass = [&](std::string_view pass, const UOp& g) {
-    if (all || o.after == pass) std::cout << "# " << o.kernel << " after " << pass << "\n" << graph_string(g) << "\n";
-  };
-  const lower::LoweredKernel lowered = lower::lower(kernel, options);
-  if (all || o.after == "linearize") std::cout << "# " << o.kernel << " after linearize\n" << lower::program_string(lowered) << "\n";
-  if (cuda_source) {
-    if (!o.target.starts_with("sm_")) throw UsageError("dump: --after=cuda needs an NVIDIA target (--target sm_90)");
-    std::cout << "# " << o.kernel << ": CUDA C++ for " << o.target << "\n" << cuda::render_cuda(lowered, std::stoi(o.target.substr(3)));
-    return 0;
-  }
-  if (!llvm && !assembly) return 0;
-#ifdef WEFT_HAVE_LLVM
-  std::string before, after;
-  const amdgpu::KernelCode code = amdgpu::compile_kernel(lowered, o.target, &before, &after);
-  if (llvm) std::cout << "# " << o.kernel << ": LLVM IR as rendered\n" << before << "\n# " << o.kernel << ": LLVM IR after O3\n" << after << "\n";
-  if (assembly) {
-    std::cout << "# " << o.kernel << ": " << o.target << " code object\n";
-    emu::write_listing(emu::CodeObject::load(code.code_object), std::cout);
-  }
+  if (cuda_source && !nvidia) throw UsageError("dump: --after=cuda needs an NVIDIA target (--target sm_90)");
+  if ((llvm || assembly) && nvidia) throw UsageError("dump: --after=" + o.after + " needs an AMD target (--target gfx950 or gfx942)");
+  const bool backend = llvm || assembly || cuda_source;
+  const rt::KernelStages st = rt::inspect(examples::find(o.kernel)->build(o.target), o.target,
+                                          backend ? rt::InspectDepth::Backend : rt::InspectDepth::Lowering);
+  for (const auto& [pass, ir] : st.passes)
+    if (all || o.after == pass) std::cout << "# " << o.kernel << " after " << pass << "\n" << ir << "\n";
+  if (all || o.after == "linearize") std::cout << "# " << o.kernel << " after linearize\n" << st.program << "\n";
+  if (cuda_source) std::cout << "# " << o.kernel << ": CUDA C++ for " << o.target << "\n" << st.cuda_source;
+  if (llvm) std::cout << "# " << o.kernel << ": LLVM IR as rendered\n" << st.llvm_ir << "\n# " << o.kernel << ": LLVM IR after O3\n" << st.llvm_ir_optimized << "\n";
+  if (assembly) std::cout << "# " << o.kernel << ": " << o.target << " code object\n" << st.assembly;
   return 0;
-#else
-  throw Error("dump --after=" + o.after + " needs the AMDGPU code generator; this build has none (WEFT_LLVM=OFF)");
-#endif
 }
 
 }  // namespace weft::cli

@@ -17,7 +17,7 @@ int run_kernel(const std::vector<std::string>& args);
 // weft version: the version, the build identity (a hash of the compiler's sources) and the
 // back ends' versions.
 int print_version();
-// weft dump KERNEL --after=PASS|all|llvm|asm [--target gfx950|gfx942]
+// weft dump KERNEL --after=PASS|all|llvm|asm|cuda [--target gfx950|gfx942|sm_90] (through rt::inspect)
 int dump_kernel(const std::vector<std::string>& args);
 
 }  // namespace weft::cli

@@ -37,9 +37,14 @@ options:
   --version                           print weft's version
 
 environment:
-  WEFT_DUMP=PASS|all                  print the IR after that pass (or all) to stderr
+  WEFT_DUMP=PASS|all|llvm|asm|cuda    print that stage of every kernel compiled (the IR after
+                                      a pass; all: every pass, the linear program, the LLVM IR
+                                      and the disassembly or the CUDA C++) to stderr
   WEFT_CACHE_DIR                      where compiled code objects are kept (default
                                       $XDG_CACHE_HOME/weft or ~/.cache/weft)
+  WEFT_EMU_MAX_INSTRUCTIONS=N         on emu devices, fail a wave after N instructions (a kernel
+                                      that never ends; default 2^28, 0: no limit)
+  WEFT_EMU_CHECKS=lds-reads           on emu devices, also report reads of LDS never written
 
 exit status: 0 on success, 1 if the work failed, 2 on a usage error.
 )";
