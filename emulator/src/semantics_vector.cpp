@@ -344,6 +344,16 @@ void v_cmp(Exec& e, const Inst&) {
   if (X) e.w.set_exec(mask);
 }
 
+// v_bitop3_b32 (lanes.h's bitop3): the modifier fields hold the table, so sources are read raw.
+void v_bitop3_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t room[3][kLanes], r[kLanes];
+  const uint32_t *a = source_lanes(e, o, 0, room[0]), *b = source_lanes(e, o, 1, room[1]), *c = source_lanes(e, o, 2, room[2]);
+  const uint32_t table = bitop3_table(o);
+  for (int l = 0; l < kLanes; ++l) r[l] = bitop3(table, a[l], b[l], c[l]);
+  store_active(e, e.w.vreg(o.vdst), r);
+}
+
 void v_lshl_add_u64(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint64_t a[kLanes], c[kLanes];
@@ -537,6 +547,7 @@ void register_vector_semantics(SemanticsTable& t) {
   t["v_fmamk_f32"] = v_fmamk_f32;
   t["v_fmaak_f32"] = v_fmaak_f32;
   t["v_lshl_add_u64"] = v_lshl_add_u64;
+  t["v_bitop3_b32"] = v_bitop3_b32;
   t["v_mad_u64_u32"] = v_mad_64_32<false>;
   t["v_mad_i64_i32"] = v_mad_64_32<true>;
   t["v_readlane_b32"] = v_readlane_b32;
