@@ -419,7 +419,7 @@ TEST_CASE("fp8: casts between fp8 and float16, bfloat16, float64, int32, bool an
   }
 }
 
-TEST_CASE("fp8: the CUDA renderer converts OCP formats with cvt on sm_89+, the rest in integer arithmetic; NVRTC compiles both") {
+TEST_CASE("fp8: the CUDA renderer converts OCP formats with cvt on sm_89+ and the rest in integer arithmetic, and NVRTC compiles both") {
   const bool nvrtc = rt::nvrtc_available();
   if (!nvrtc) std::cerr << "fp8 CUDA render test: NVRTC (libnvrtc.so) not found; sources checked, not compiled\n";
   for (DType fp8 : kFormats) {
