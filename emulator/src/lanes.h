@@ -144,6 +144,16 @@ template <class Body>
   }
 }
 
+// v_bitop3 (gfx950): each result bit is the truth table's entry for the sources' bits at index
+// S0:S1:S2; the 8-bit table is kept in the VOP3 omod (7:6), abs (5:3) and neg (2:0) fields.
+inline uint32_t bitop3_table(const VectorOperands& o) { return o.neg | o.abs << 3 | o.omod << 6; }
+inline uint32_t bitop3(uint32_t table, uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t r = 0;
+  for (uint32_t i = 0; i < 8; ++i)
+    if ((table >> i) & 1) r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? c : ~c);
+  return r;
+}
+
 // 64-bit VALU ops write the register pair vdst, vdst+1 with r(l) for every active lane.
 template <typename F>
 inline void store64(Exec& e, uint32_t vdst, F&& r) {

@@ -98,6 +98,17 @@ void v_cvt_f32_f16(Exec& e, const Inst&) {
   store_active(e, e.w.vreg(o.vdst), r);
 }
 
+// v_bitop3_b16 (gfx950; lanes.h's bitop3) on the halves op_sel picks, written by the gfx9 rule.
+void v_bitop3_b16(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t h[3][kLanes] = {};
+  half_sources(e, o, 3, false, h);  // the neg/abs fields hold the table: no float modifiers
+  const uint32_t table = bitop3_table(o);
+  uint32_t r[kLanes];
+  for (int l = 0; l < kLanes; ++l) r[l] = bitop3(table, h[0][l], h[1][l], h[2][l]) & 0xffff;
+  store_half(e, o, r, false);
+}
+
 // v_pack_b32_f16: d = src0.half | src1.half << 16 (halves chosen by op_sel).
 void v_pack_b32_f16(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
@@ -311,6 +322,7 @@ void register_half_semantics(SemanticsTable& t) {
     t[std::string(name) + "_e64"] = h;
   }
   t["v_pack_b32_f16"] = v_pack_b32_f16;
+  t["v_bitop3_b16"] = v_bitop3_b16;
   t["v_cvt_pkrtz_f16_f32"] = v_cvt_pkrtz_f16_f32;
   t["v_cvt_pk_f16_f32"] = v_cvt_pk_f16_f32;
   t["v_cvt_pkrtz_f16_f32_e32"] = v_cvt_pkrtz_f16_f32;

@@ -33,28 +33,6 @@ void int_op(Exec& e, const Inst&) {
   if (!every_lane) store_active(e, d, r);
 }
 
-// gfx950 v_bitop3_b32 / _b16: any function of three bit vectors, given by its truth table (the
-// VOP3 neg, abs and omod fields hold bits 2:0, 5:3 and 7:6): result bit = table[a<<2 | b<<1 | c],
-// as LLVM's src0 = 0xF0, src1 = 0xCC, src2 = 0xAA tables say. _b16 writes the low half and
-// zeroes the high one.
-template <bool Half>
-void v_bitop3(Exec& e, const Inst& in) {
-  const VectorOperands& o = e.step->vop;
-  const uint32_t table = fields::vop3_neg(in) | (fields::vop3_abs(in) << 3) | (fields::vop3_omod(in) << 6);
-  uint32_t x[3][kLanes];
-  for (int i = 0; i < 3; ++i) read32(e, o.src[i], x[i]);
-  uint32_t r[kLanes];
-  for (int l = 0; l < kLanes; ++l) {
-    uint32_t out = 0;
-    for (uint32_t bit = 0; bit < 32; ++bit) {
-      const uint32_t idx = ((x[0][l] >> bit) & 1) << 2 | ((x[1][l] >> bit) & 1) << 1 | ((x[2][l] >> bit) & 1);
-      out |= ((table >> idx) & 1) << bit;
-    }
-    r[l] = Half ? out & 0xffff : out;
-  }
-  store_active(e, e.w.vreg(o.vdst), r);
-}
-
 // 32-bit float op with source and output modifiers.
 template <float (*F)(float, float, float)>
 void float_op(Exec& e, const Inst&) {
@@ -377,6 +355,16 @@ void v_cmp(Exec& e, const Inst&) {
   if (X) e.w.set_exec(mask);
 }
 
+// v_bitop3_b32 (lanes.h's bitop3): the modifier fields hold the table, so sources are read raw.
+void v_bitop3_b32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  uint32_t room[3][kLanes], r[kLanes];
+  const uint32_t *a = source_lanes(e, o, 0, room[0]), *b = source_lanes(e, o, 1, room[1]), *c = source_lanes(e, o, 2, room[2]);
+  const uint32_t table = bitop3_table(o);
+  for (int l = 0; l < kLanes; ++l) r[l] = bitop3(table, a[l], b[l], c[l]);
+  store_active(e, e.w.vreg(o.vdst), r);
+}
+
 void v_lshl_add_u64(Exec& e, const Inst&) {
   const VectorOperands& o = e.step->vop;
   uint64_t a[kLanes], c[kLanes];
@@ -571,11 +559,10 @@ void register_vector_semantics(SemanticsTable& t) {
   t["v_fmamk_f32"] = v_fmamk_f32;
   t["v_fmaak_f32"] = v_fmaak_f32;
   t["v_lshl_add_u64"] = v_lshl_add_u64;
+  t["v_bitop3_b32"] = v_bitop3_b32;
   t["v_mad_u64_u32"] = v_mad_64_32<false>;
   t["v_mad_i64_i32"] = v_mad_64_32<true>;
   t["v_readlane_b32"] = v_readlane_b32;
-  t["v_bitop3_b32"] = v_bitop3<false>;
-  t["v_bitop3_b16"] = v_bitop3<true>;
   t["v_mbcnt_lo_u32_b32"] = v_mbcnt<false>;
   t["v_mbcnt_hi_u32_b32"] = v_mbcnt<true>;
   t["v_writelane_b32"] = v_writelane_b32;

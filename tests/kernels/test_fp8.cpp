@@ -7,6 +7,7 @@
 // the other fp8 formats. The CUDA renderer's fp8 code also compiles with NVRTC without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -192,6 +193,14 @@ UOp convert(DType from, DType to, int64_t n) {
   UOp g = range(n / kCols, 0, AxisType::GLOBAL), l = range(kCols, 1, AxisType::LOCAL);
   UOp i = g * kCols + l;
   return sink({"convert_" + from.name() + "_to_" + to.name()}, {out[i].store(in[i].load().cast(to)).end({l, g})});
+}
+
+// q[4i + u] = cast<fp8>(x[4i + u]), then y[4i + u] = cast<float32>(q[4i + u]), u an UPCAST range.
+UOp upcast_round_trip(DType fp8) {
+  UOp q = placeholder({1024}, fp8, 0), y = placeholder({1024}, dtypes::float32, 1), x = placeholder({1024}, dtypes::float32, 2);
+  UOp l = range(256, 0, AxisType::LOCAL), u = range(4, 1, AxisType::UPCAST), u2 = range(4, 2, AxisType::UPCAST);
+  UOp quantized = q[l * 4 + u].set(x[l * 4 + u].load().cast(fp8), {u});
+  return sink({"fp8_upcast_round_trip_" + fp8.name()}, {y[l * 4 + u2].store(quantized[l * 4 + u2].load().cast(dtypes::float32)).end({u2, l})});
 }
 
 std::vector<uint8_t> all_codes(size_t n) {
@@ -410,7 +419,7 @@ WEFT_DEVICE_TEST_CASE("fp8: casts between fp8 and float16, bfloat16, float64, in
   }
 }
 
-TEST_CASE("fp8: the CUDA renderer converts OCP formats with cvt on sm_89+, the rest in integer arithmetic; NVRTC compiles both") {
+TEST_CASE("fp8: the CUDA renderer converts OCP formats with cvt on sm_89+ and the rest in integer arithmetic, and NVRTC compiles both") {
   const bool nvrtc = rt::nvrtc_available();
   if (!nvrtc) std::cerr << "fp8 CUDA render test: NVRTC (libnvrtc.so) not found; sources checked, not compiled\n";
   for (DType fp8 : kFormats) {
@@ -418,7 +427,7 @@ TEST_CASE("fp8: the CUDA renderer converts OCP formats with cvt on sm_89+, the r
     const bool ocp = !float_format_info(format(fp8)).fnuz;
     const std::string cvt = float_format_info(format(fp8)).mantissa_bits == 3 ? "e4m3x2" : "e5m2x2";
     for (const UOp& k : {quantize(fp8, 4, true), dequantize(fp8, 4, false), convert(dtypes::float16, fp8, 256), convert(fp8, dtypes::float64, 256),
-                         convert(dtypes::float64, fp8, 256)}) {
+                         convert(dtypes::float64, fp8, 256), upcast_round_trip(fp8)}) {
       const auto lowered = lower::lower(k);
       for (int sm : {80, 90}) {
         CAPTURE(sm);
@@ -448,6 +457,34 @@ WEFT_DEVICE_TEST_CASE("fp8: constants of fp8 dtypes are their patterns on every 
       const auto qa = get<uint8_t>(*dev, args[0]), qb = get<uint8_t>(*dev, args[1]);
       for (size_t i = 0; i < 256; ++i) REQUIRE_SAME(hex(qa[i]), hex(encode(fp8, big)), "element " << i);
       for (size_t i = 0; i < 256; ++i) REQUIRE_SAME(hex(qb[i]), hex(encode(fp8, third)), "element " << i);
+    }
+  }
+}
+
+TEST_CASE("fp8: casts in an UPCAST range, whose fp8 values load and store as vectors") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    for (DType fp8 : {dtypes::fp8e4m3, dtypes::fp8e5m2fnuz}) {
+      CAPTURE(fp8.name());
+      auto compiled = rt::CompiledKernel::compile(*dev, upcast_round_trip(fp8));
+      std::vector<float> xs = special_values(fp8);
+      xs.resize(1024, 0.75f);
+      const rt::DeviceArray args[] = {poisoned(*dev, fp8, 1024), poisoned(*dev, dtypes::float32, 1024), put(*dev, dtypes::float32, xs)};
+      compiled.launch(*dev, args);
+      const auto qs = get<uint8_t>(*dev, args[0]);
+      const auto ys = get<float>(*dev, args[1]);
+      for (size_t i = 0; i < 1024; ++i) {
+        REQUIRE_CAST(target, fp8, qs[i], xs[i], "element " << i << " = " << xs[i]);
+        const double want = decode(fp8, qs[i]);
+        if (std::isnan(want)) REQUIRE_SAME(std::isnan(ys[i]), true, "element " << i);
+        else REQUIRE_SAME(hex(bits(ys[i])), hex(bits(static_cast<float>(want))), "element " << i);
+      }
+      // The fp8 values travel as vectors (the casts themselves are scalar by then).
+      const auto& program = compiled.lowered().program;
+      CHECK(std::any_of(program.begin(), program.end(), [&](const lower::LinearOp& s) {
+        return (s.op.op() == Op::LOAD && s.op.dtype() == fp8.vec(4)) || (s.op.op() == Op::STORE && s.op.src(1).dtype() == fp8.vec(4));
+      }));
     }
   }
 }
