@@ -135,7 +135,7 @@ WEFT_DEVICE_TEST_CASE("GROUP_REDUCE: a reduction spread over the threads of a wo
   }
 }
 
-WEFT_DEVICE_TEST_CASE("WARP ranges are the waves of a workgroup; a REDUCE over them combines waves") {
+WEFT_DEVICE_TEST_CASE("WARP ranges are the waves of a workgroup, and a REDUCE over them combines waves") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);

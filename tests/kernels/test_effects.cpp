@@ -35,7 +35,7 @@ size_t count_in(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-WEFT_DEVICE_TEST_CASE("coalescing keeps program order across a store that may alias: out[0]=a; out[n]=b; out[1]=c") {
+WEFT_DEVICE_TEST_CASE("coalescing keeps program order across a store that may alias: out[0]=a, out[n]=b, out[1]=c") {
   UOp in = placeholder({4}, dtypes::float32, 1), out = placeholder({4}, dtypes::float32, 0);
   UOp n = variable("n", 0, 3);
   auto at = [](Wide i) { return constant(i); };

@@ -461,7 +461,7 @@ WEFT_DEVICE_TEST_CASE("fp8: constants of fp8 dtypes are their patterns on every 
   }
 }
 
-TEST_CASE("fp8: casts in an UPCAST range, whose fp8 values load and store as vectors") {
+WEFT_DEVICE_TEST_CASE("fp8: casts in an UPCAST range, whose fp8 values load and store as vectors") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);

@@ -68,7 +68,7 @@ Layout::Coords by_definition(const std::vector<LayoutDim>& in, const std::vector
 
 }  // namespace
 
-TEST_CASE("layout: apply is the XOR of the images of the set bits; the header's example") {
+TEST_CASE("layout: apply is the XOR of the images of the set bits, and the header's example") {
   const std::vector<LayoutDim> in{{"register", 2}, {"lane", 3}}, out{{"row", 3}, {"col", 2}};
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<Layout::Coords> images;
@@ -103,7 +103,7 @@ TEST_CASE("layout: a * b concatenates dimensions, a's bits low in a shared one")
   }
 }
 
-TEST_CASE("layout: a.then(b) is b after a; mismatched dimensions are an error") {
+TEST_CASE("layout: a.then(b) is b after a, and mismatched dimensions are an error") {
   for (int trial = 0; trial < 20; ++trial) {
     Layout a = random_layout({{"lane", 3}, {"register", 2}}, {{"row", 2}, {"col", 3}});
     Layout b = random_layout({{"row", 2}, {"col", 3}}, {{"offset", 6}});
