@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "weft/dsl/error.h"
 #include "weft/emulator/emulator.h"
 
 namespace weft::testing {
@@ -20,6 +22,16 @@ std::vector<T> download(emu::GlobalMemory& mem, uint64_t address, size_t n) {
   std::vector<T> v(n);
   std::memcpy(v.data(), mem.data(address), n * sizeof(T));
   return v;
+}
+
+// The message of the weft::Error `f` throws, or "" when it throws none.
+inline std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const weft::Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace weft::testing

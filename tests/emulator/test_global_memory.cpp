@@ -13,6 +13,8 @@
 
 using namespace weft::emu;
 
+using weft::testing::error_of;
+
 namespace {
 
 const char* kCopy = R"(
@@ -40,15 +42,6 @@ LaunchOptions copy_launch(const CodeObject& code, uint64_t in, uint64_t out, int
   const ArgValue args[] = {ArgValue::pointer(in), ArgValue::pointer(out), ArgValue::i32(n)};
   o.kernarg = pack_kernel_args(code.kernel("copy"), args);
   return o;
-}
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const weft::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

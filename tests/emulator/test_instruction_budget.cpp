@@ -13,6 +13,8 @@
 
 using namespace weft::emu;
 
+using weft::testing::error_of;
+
 namespace {
 
 // i = 0, 2, 4, ... until i == n: an odd n never ends. `spin_barrier` waits at a barrier in
@@ -60,15 +62,6 @@ LaunchOptions launch(const CodeObject& code, const std::string& kernel, uint64_t
   const ArgValue args[] = {ArgValue::pointer(out), ArgValue::i32(n)};
   o.kernarg = pack_kernel_args(code.kernel(kernel), args);
   return o;
-}
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const weft::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
