@@ -151,6 +151,17 @@ UOp UOp::index(std::vector<UOp> idx) const {
   return make(Op::INDEX, dtype(), std::move(src));
 }
 
+UOp UOp::vec(int64_t lanes) const {
+  if (op() != Op::INDEX) fail("INDEX", "only an index widens to a vector, not " + std::string(op_name(op())));
+  if (dtype().is_vector()) fail("INDEX", "the index is a vector already (" + dtype().name() + ")");
+  if (lanes < 1 || lanes > 64 || (lanes & (lanes - 1)) != 0) fail("INDEX", "a vector of " + std::to_string(lanes) + " lanes; 1 to 64, a power of two");
+  UOp base = src(0);
+  while (base.op() == Op::AFTER) base = base.src(0);
+  if (base.op() != Op::PLACEHOLDER)
+    fail("INDEX", "a vector index into a view (" + std::string(op_name(base.op())) + "): consecutive elements are consecutive only in a buffer itself");
+  return lanes == 1 ? *this : make(Op::INDEX, dtype().vec(static_cast<int>(lanes)), src());
+}
+
 UOp UOp::load() const {
   if (op() != Op::INDEX) fail("LOAD", "can only load through an index into a buffer, got " + std::string(op_name(op())));
   return make(Op::LOAD, dtype(), {*this});

@@ -459,6 +459,10 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
 
   std::vector<uint8_t> kernarg = o.kernarg;
   kernarg.resize(std::max<size_t>(kernarg.size(), std::max(k.kernarg_segment_size, k.descriptor.kernarg_size)), 0);
+  // The segment is 16-byte aligned and allocated in 16-byte granules, as the HSA runtime does;
+  // LLVM relies on it and widens scalar loads of the last arguments up to the granule (three
+  // int32 after three pointers: an s_load_dwordx4 of bytes 24..39 of a 36-byte segment).
+  kernarg.resize((kernarg.size() + 15) / 16 * 16, 0);
   fill_hidden_args(k, o, kernarg);
   DispatchState d;
   LaunchBuffers launch_buffers(memory);

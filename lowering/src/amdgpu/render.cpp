@@ -222,7 +222,12 @@ class Renderer {
     return b_.CreateGEP(type(root.dtype()), buffer_pointer(index.src(0)), i);
   }
 
-  llvm::Align alignment(const UOp& index) { return llvm::Align(static_cast<uint64_t>(index.dtype().element().itemsize())); }
+  // A vector INDEX aligned to its whole vector says so, so that LLVM emits one wide access (one
+  // ds_read_b128 for 16 bytes of LDS) instead of splitting it; anything else, one element.
+  llvm::Align alignment(const UOp& index) {
+    const DType d = index.dtype();
+    return llvm::Align(static_cast<uint64_t>(lower::aligned_vector(index) ? d.itemsize() : d.element().itemsize()));
+  }
 
   llvm::Value* value(const UOp& u) {
     switch (u.op()) {
@@ -615,7 +620,7 @@ class Renderer {
     if (!(size == 1 || size == 2 || size == 4 || (gfx950 && (size == 12 || size == 16))))
       unsupported(e, std::to_string(size) + " bytes per lane; buffer_load ... lds moves 1, 2 or 4 bytes" +
                          (gfx950 ? std::string(", or 12 or 16") : std::string(" on gfx942 (12 and 16 on gfx950)")));
-    if (dst.src().size() > 2 || src.src().size() > 2) unsupported(e, "an async copy through a padded (conditional) view");
+    if (dst.src().size() > 2) unsupported(e, "a conditional LDS destination; guard the global source instead (its lanes then write zeros)");
     check_lane_linear(e);
     UOp root = src.src(0);
     while (root.op() == Op::AFTER) root = root.src(0);
@@ -632,6 +637,10 @@ class Renderer {
     rsrc = b_.CreateInsertElement(rsrc, b_.getInt32(0x00020000), b_.getInt32(3));  // raw buffer, 32-bit data format
     llvm::Value* voffset = b_.CreateMul(b_.CreateSExtOrTrunc(get(src.src(1)), b_.getInt32Ty()),
                                         b_.getInt32(static_cast<uint32_t>(root.dtype().itemsize())));
+    // A lane whose source is not valid (a ragged edge, a masked view) reads at an offset past
+    // every num_records: the buffer's range check makes it write zeros to its LDS bytes
+    // without touching memory (CDNA3/CDNA4 ISA, buffer range checking).
+    if (src.src().size() > 2) voffset = b_.CreateSelect(get(src.src(2)), voffset, b_.getInt32(0xFFFFFFFFu));
     // The wave's base: this lane's LDS address less lane * size, the same in every lane.
     llvm::Value* lane = b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, llvm::ArrayRef<llvm::Type*>{},
                                            {b_.getInt32(~0u), b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, llvm::ArrayRef<llvm::Type*>{},

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "passes/graph_utils.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/fp8_casts.h"
@@ -260,7 +261,7 @@ class Renderer {
     std::string p = ref(idx);
     std::string v;
     if (d.is_vector()) {
-      if (aligned_vector(idx, d)) {
+      if (lower::aligned_vector(idx)) {
         v = "*reinterpret_cast<const " + type(d) + "*>(" + p + ")";
       } else {
         v = type(d) + "{{";
@@ -540,23 +541,13 @@ class Renderer {
     }
   }
 
-  // Whether a vector access through `idx` is aligned to the whole vector (its flat index a
-  // multiple of the lane count, the vector a power of two of at most 16 bytes; buffers are
-  // aligned at least that far), so that it can be one wide access.
-  static bool aligned_vector(const UOp& idx, DType d) {
-    const int bytes = d.itemsize();
-    if (bytes > 16 || (bytes & (bytes - 1)) != 0) return false;
-    UOp rem = simplify(idx.src(1) % idx.src(1).const_like(Wide(d.lanes)));
-    return rem.is_const() && rem.const_int() == 0;
-  }
-
   void store(const UOp& e, std::ostringstream& o) {
     const UOp& idx = e.src(0);
     const DType d = e.src(1).dtype();
     std::string line;
     if (d.is_vector()) {
       // A vector store needs its address aligned to the whole vector; otherwise lane by lane.
-      if (aligned_vector(idx, d)) {
+      if (lower::aligned_vector(idx)) {
         line = "*reinterpret_cast<" + type(d) + "*>(" + ref(idx) + ") = " + ref(e.src(1)) + ";";
       } else {
         for (int i = 0; i < d.lanes; ++i) line += ref(idx) + "[" + std::to_string(i) + "] = " + ref(e.src(1)) + ".v[" + std::to_string(i) + "]; ";
@@ -576,9 +567,15 @@ class Renderer {
     if (sm_ < 80) unsupported(e, "cp.async needs sm_80 or newer");
     const UOp& dst = e.src(0);
     const UOp& src = e.src(1);
-    if (dst.src().size() > 2 || src.src().size() > 2) unsupported(e, "an async copy through a padded (conditional) view");
+    if (dst.src().size() > 2) unsupported(e, "a conditional shared-memory destination; guard the global source instead (it then copies zeros)");
+    // A source that is not valid copies 0 bytes: cp.async fills the destination with zeros
+    // (its src-size operand); the INDEX points at element 0 there, never read.
+    const bool guarded = src.src().size() > 2;
+    const std::string from = ref(src);
+    const std::string size = guarded ? "(" + ref(src.src(2)) + " ? " + std::to_string(bytes) + "u : 0u)" : std::to_string(bytes) + "u";
     o << indent_ << "asm volatile(\"cp.async." << (bytes == 16 ? "cg" : "ca") << ".shared.global [%0], [%1], " << bytes
-      << ";\" :: \"r\"((unsigned)__cvta_generic_to_shared(" << ref(dst) << ")), \"l\"(" << ref(src) << ") : \"memory\");\n";
+      << ", %2;\" :: \"r\"((unsigned)__cvta_generic_to_shared(" << ref(dst) << ")), \"l\"(" << from << "), \"r\"(" << size
+      << ") : \"memory\");\n";
   }
 
   const lower::LoweredKernel& k_;

@@ -99,6 +99,11 @@ bool reads_written_buffer(const std::vector<Candidate>& run, const std::vector<U
   return false;
 }
 
+bool multiple_of(const UOp& index, size_t n) {
+  const UOp rem = simplify(index % index.const_like(Wide(static_cast<int64_t>(n))));
+  return rem.is_const() && rem.const_int() == 0;
+}
+
 UOp merge(const std::vector<Candidate>& run) {
   const UOp& first = run[0].store.src(0);
   std::vector<UOp> values;
@@ -142,6 +147,9 @@ std::optional<UOp> coalesce_group(const UOp& g) {
       while (i + n < cands.size() && n < max_lanes && cands[i + n].address.offset == cands[i].address.offset + Wide(n)) ++n;
       size_t width = n >= 4 ? 4 : n >= 2 ? 2 : 1;
       width = std::min(width, max_lanes);
+      // A vector store is aligned to its whole width (docs/ir.md): the run's first index a
+      // multiple of it, or a narrower run.
+      while (width > 1 && !multiple_of(cands[i].store.src(0).src(1), width)) width /= 2;
       std::vector<Candidate> run(cands.begin() + static_cast<long>(i), cands.begin() + static_cast<long>(i + width));
       if (width > 1 && !reads_written_buffer(run, effects) && order_preserved(run, effects)) {
         const auto earliest = std::min_element(run.begin(), run.end(), [](const Candidate& x, const Candidate& y) { return x.position < y.position; });
@@ -191,11 +199,7 @@ std::optional<UOp> coalesce_loads(const UOp& vec) {
       }
     size_t width = 1;
     while (width * 2 <= n) width *= 2;
-    if (width > 1) {  // aligned to the run: the first index a multiple of its length
-      const UOp& first_index = lanes[i].src(0).src(1);
-      UOp rem = simplify(first_index % first_index.const_like(Wide(width)));
-      if (!rem.is_const() || rem.const_int() != 0) width = 1;
-    }
+    if (width > 1 && !multiple_of(lanes[i].src(0).src(1), width)) width = 1;  // aligned to the run
     if (width == 1) {
       out.push_back(lanes[i]);
       ++i;

@@ -1,5 +1,8 @@
 #include "graph_utils.h"
 
+#include "weft/dsl/builder.h"
+#include "weft/lowering/symbolic.h"
+
 #include <algorithm>
 
 namespace weft::lower {
@@ -79,6 +82,15 @@ int64_t fresh_buffer_slot(const UOp& root) {
   for (const UOp& u : toposort(root))
     if (u.op() == Op::PLACEHOLDER) next = std::max(next, u.arg_as<BufferArg>().slot + 1);
   return next;
+}
+
+bool aligned_vector(const UOp& index) {
+  const DType d = index.dtype();
+  const int bytes = d.itemsize();
+  if (!d.is_vector() || bytes > 16 || (bytes & (bytes - 1)) != 0 || index.src().size() < 2) return false;
+  const UOp& flat = index.src(1);
+  const UOp rem = simplify(flat % flat.const_like(Wide(d.lanes)));
+  return rem.is_const() && rem.const_int() == 0;
 }
 
 }  // namespace weft::lower

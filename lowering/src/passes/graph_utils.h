@@ -30,6 +30,12 @@ bool depends_on(const UOp& node, const UOp& target);
 // The PLACEHOLDER under views and AFTERs of a buffer; a null UOp if there is none.
 UOp buffer_root(const UOp& buffer);
 
+// Whether a flat INDEX (buffer, index[, validity]) of a vector dtype is aligned to the whole
+// vector: its index a provable multiple of the lane count (the tile layer writes vector indices
+// as `granule * lanes`), the vector a power of two of at most 16 bytes. Both renderers emit
+// one wide access for such an index and state its alignment; coalescing makes no other kind.
+bool aligned_vector(const UOp& index);
+
 int64_t range_id(const UOp& range);
 AxisType range_axis(const UOp& range);
 // Sorts ranges by id, outermost first.

@@ -158,6 +158,11 @@ class UOp {
   // false; the address is not touched there.
   UOp load(const UOp& valid, const UOp& fill) const;
   UOp store(const UOp& value, const UOp& valid) const;
+  // This INDEX widened to `lanes` consecutive elements along the buffer's last axis, loaded or
+  // stored as one vector access. The caller promises alignment: the flat index is a multiple of
+  // `lanes` (write it as `granule * lanes`, as the tile layer does from a layout, and the
+  // renderers see it). Only on a buffer itself (or AFTER of one), not on a view.
+  UOp vec(int64_t lanes) const;
   UOp end(std::vector<UOp> ranges) const;
   UOp after(std::vector<UOp> deps) const;
   // store + end + after: the buffer as it is after `value` was stored at this index.

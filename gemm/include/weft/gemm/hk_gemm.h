@@ -1,0 +1,33 @@
+// hk_gemm: HipKittens' bf16 GEMM (kernels/gemm/bf16fp32/mi350x in HipKittens) in weft's tile
+// layer. C[M, N] = A[M, K] * B[N, K]^T with bf16 inputs, fp32 accumulation and a bf16 or fp32
+// output (slot 0 C, 1 A, 2 B; M, N and K bound at launch).
+//
+// One 256 x 256 tile of C per workgroup; 8 waves as 2 x 4, each owning 128 x 64 of C in 16x16
+// MFMA sub-tiles (16x16x32 on gfx950, 16x16x16 on gfx942); A and B tiles in st_16x32-swizzled
+// shared memory, two stages filled direct-to-LDS while the other stage feeds the MFMAs.
+// Correct for any M, N >= 1 and K >= 8 a multiple of 8: whole tiles past the edges are read as
+// zeros through the buffers' range checks and the stores past them are masked.
+#pragma once
+
+#include <string_view>
+
+#include "weft/gemm/matmul_relu.h"
+
+namespace weft::gemm {
+
+struct HkGemmShape {
+  int64_t block_m, block_n, k_step, stages;
+  int64_t wave_rows, wave_cols;
+};
+// The schedule for `arch`: gfx950 steps K by 64 (2 x 64 KiB of LDS), gfx942 by 32 (its LDS is
+// 64 KiB). Throws weft::Error for other targets.
+HkGemmShape hk_gemm_shape(std::string_view arch);
+
+UOp hk_gemm(std::string_view arch, DType output = dtypes::bfloat16);
+
+// Random inputs (or with `identity_b` B = the N x K identity, N == K: then C must equal A bit
+// for bit), a poisoned C, a launch, and a check against A * B^T in double precision.
+RunResult run_hk_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed,
+                      rt::CompileCache* cache = nullptr);
+
+}  // namespace weft::gemm

@@ -1,0 +1,81 @@
+#include "weft/gemm/hk_gemm.h"
+
+#include <chrono>
+
+#include "host_matrix.h"
+#include "weft/kernels/tiles.h"
+
+namespace weft::gemm {
+
+using namespace tile;
+
+HkGemmShape hk_gemm_shape(std::string_view arch) {
+  if (arch == "gfx950") return {256, 256, 64, 2, 2, 4};
+  if (arch == "gfx942") return {256, 256, 32, 2, 2, 4};
+  throw Error("hk_gemm: no schedule for target '" + std::string(arch) + "' (gfx950, gfx942)");
+}
+
+UOp hk_gemm(std::string_view arch, DType output) {
+  if (output != dtypes::bfloat16 && output != dtypes::float32) throw Error("hk_gemm: the output is bfloat16 or float32, not " + output.name());
+  const HkGemmShape s = hk_gemm_shape(arch);
+  const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", 8, 1 << 20);
+  const gl c = global(0, m, n, output), a = global(1, m, k, dtypes::bfloat16), b = global(2, n, k, dtypes::bfloat16);
+  auto tiles = [](const UOp& dim, int64_t size) { return (dim.cast(dtypes::index) + (size - 1)) / size; };
+  Workgroup wg(std::string(arch), {tiles(n, s.block_n), tiles(m, s.block_m)}, s.wave_rows, s.wave_cols);
+  const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, SharedSwizzle::St16x32, s.stages);
+  const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, SharedSwizzle::St16x32, s.stages);
+  const UOp row0 = wg.block(1) * s.block_m, col0 = wg.block(0) * s.block_n;
+
+  // Prologue: stage 0 holds K step 0.
+  const UOp first = group({load(wg, as, constant(Wide(0)), a, row0, constant(Wide(0))), load(wg, bs, constant(Wide(0)), b, col0, constant(Wide(0)))});
+  // Step ks: fill the other stage with step ks + 1 (zeros past K), then compute on this one.
+  const UOp ks = wg.range(tiles(k, s.k_step), AxisType::LOOP);
+  const UOp here = ks % s.stages, next = (ks + 1) % s.stages, k_next = (ks + 1) * s.k_step;
+  const UOp prefetch = group({load(wg, as, next, a, row0, k_next), load(wg, bs, next, b, col0, k_next)});
+  const UOp ready = barrier({first, prefetch});
+  const tile::rt ar = load(wg, as.after({ready}), here, MatrixOperand::A, s.block_m / s.wave_rows, wg.wave_row());
+  const tile::rt br = load(wg, bs.after({ready}), here, MatrixOperand::B, s.block_n / s.wave_cols, wg.wave_col());
+  const acc sum = mma_ABt(wg, zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg), ar, br, {ks});
+
+  const UOp wave_row0 = row0 + wg.wave_row() * (s.block_m / s.wave_rows), wave_col0 = col0 + wg.wave_col() * (s.block_n / s.wave_cols);
+  return sink({"hk_gemm"}, {store(wg, c, sum, wave_row0, wave_col0)});
+}
+
+RunResult run_hk_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed, rt::CompileCache* cache) {
+  if (m < 1 || n < 1 || k < 8 || k % 8) throw Error("hk_gemm: M, N >= 1 and K >= 8 a multiple of 8; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+  if (identity_b && n != k) throw Error("run_hk_gemm: an identity B needs N == K");
+  RunResult r;
+  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, hk_gemm(device.arch(), output), cache);
+  r.compile = compiled.times();
+  std::mt19937_64 gen(seed);
+  Eigen::MatrixXd ea, eb;
+  const auto a_bytes = random_matrix(dtypes::bfloat16, m, k, gen, ea);
+  std::vector<uint8_t> b_bytes;
+  if (identity_b) {
+    eb = Eigen::MatrixXd::Identity(n, k);
+    b_bytes = matrix_bytes(dtypes::bfloat16, eb);
+  } else {
+    b_bytes = random_matrix(dtypes::bfloat16, n, k, gen, eb);
+  }
+  const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, b_bytes, "B"));
+  const rt::OwnedArray c(device, rt::upload(device, output, std::vector<uint8_t>(static_cast<size_t>(m * n * output.itemsize()), 0xCD), "C"));
+  auto t = std::chrono::steady_clock::now();
+  const rt::DeviceArray args[] = {c, a, b};
+  compiled.launch(device, args, {{"M", m}, {"N", n}, {"K", k}});
+  device.synchronize();
+  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  const Eigen::MatrixXd got = read_matrix(output, rt::download(device, c), m, n);
+  t = std::chrono::steady_clock::now();
+  const Eigen::MatrixXd want = ea * eb.transpose();
+  // Identity: exact. Random: fp32 accumulation of K products, then the output's rounding (bf16
+  // keeps 8 significant bits: half an ulp is 2^-8 of the value at most).
+  const double rounding = output == dtypes::bfloat16 ? std::ldexp(1.0, -8) : 0.0;
+  const Eigen::MatrixXd tolerance =
+      identity_b ? Eigen::MatrixXd::Zero(m, n)
+                 : Eigen::MatrixXd((1e-6 * (ea.cwiseAbs() * eb.cwiseAbs().transpose())).array() + rounding * want.cwiseAbs().array() + 1e-7);
+  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  r.check = compare(got, want, tolerance, "C");
+  return r;
+}
+
+}  // namespace weft::gemm

@@ -1,0 +1,136 @@
+// The HipKittens-style tile layer: a workgroup as a grid of waves, global tensors (gl), shared
+// tiles (st), register tiles of one wave (rt) and fp32 accumulators (acc), each a thin value
+// over DSL nodes plus a Layout that says where every element lives. Operations build DSL
+// graphs; those that write memory return the effect, those that read return values.
+//
+//   Workgroup wg(arch, {tiles_n, tiles_m}, /*wave_rows=*/2, /*wave_cols=*/4);
+//   gl a = global(1, m, k, dtypes::bfloat16);
+//   st as = shared(256, 64, dtypes::bfloat16, SharedSwizzle::St16x32, /*stages=*/2);
+//   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA
+//   rt ar = load(wg, as.after({fill, barrier}), stage, MatrixOperand::A, 128, wg.wave_row());
+//   acc c = mma_ABt(c, ar, br);
+//
+// docs/tiles.md walks through the types and the GEMM written with them.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "weft/dsl/builder.h"
+#include "weft/kernels/layouts.h"
+
+namespace weft::tile {
+
+// One workgroup: its place in the grid (GLOBAL ranges) and its waves as a wave_rows x
+// wave_cols grid (WARP ranges, the same in every lane of a wave), wave_size lanes each (the
+// LOCAL range `lane`). Fresh ranges for loops continue the ids.
+class Workgroup {
+ public:
+  Workgroup(std::string arch, const std::vector<UOp>& grid, int64_t wave_rows, int64_t wave_cols, int64_t wave_size = 64);
+
+  const std::string& arch() const { return arch_; }
+  UOp block(size_t axis) const { return blocks_.at(axis); }
+  UOp lane() const { return lane_; }
+  UOp wave_row() const { return wave_row_; }
+  UOp wave_col() const { return wave_col_; }
+  UOp wave() const { return wave_row_ * wave_cols_ + wave_col_; }  // 0 .. waves()-1, wave-uniform
+  UOp thread() const { return wave() * wave_size_ + lane_; }
+  int64_t wave_rows() const { return wave_rows_; }
+  int64_t wave_cols() const { return wave_cols_; }
+  int64_t waves() const { return wave_rows_ * wave_cols_; }
+  int64_t wave_size() const { return wave_size_; }
+  int64_t threads() const { return waves() * wave_size_; }
+
+  // A fresh range (the id counter is not part of the workgroup's value: operations taking a
+  // const Workgroup& still make their loops).
+  UOp range(int64_t size, AxisType axis) const;
+  UOp range(const UOp& size, AxisType axis) const;
+  // The ranges every statement of the kernel runs under: blocks, lanes, waves.
+  std::vector<UOp> hardware_ranges() const;
+
+ private:
+  std::string arch_;
+  std::vector<UOp> blocks_;
+  UOp lane_, wave_row_, wave_col_;
+  int64_t wave_rows_, wave_cols_, wave_size_;
+  mutable int64_t next_id_;
+};
+
+// A global tensor: rows x cols, row-major, sizes known at run time.
+struct gl {
+  UOp buffer;
+  UOp rows, cols;
+};
+gl global(int64_t slot, const UOp& rows, const UOp& cols, DType dtype);
+
+// A shared tile: `stages` copies of a rows x cols tile placed by `layout` ((row, col) ->
+// offset in elements), one LOCAL buffer of stages * rows * cols elements.
+struct st {
+  UOp buffer;
+  int64_t rows, cols, stages;
+  DType dtype;
+  Layout layout;
+  int64_t size() const { return rows * cols; }
+  // The tile as it is after `effects` (fills, barriers): what reads must go through.
+  st after(const std::vector<UOp>& effects) const;
+};
+st shared(int64_t rows, int64_t cols, DType dtype, SharedSwizzle swizzle, int64_t stages = 1);
+
+// A register tile of one wave: rows x cols as (rows/16) x (cols/k) MFMA operand sub-tiles.
+// `layout` places one sub-tile: ("register", "lane") -> ("row", "col") with rows = the
+// sub-tile's 16 rows (M for an A operand, N for a transposed B) and cols = its k. parts[i * kt
+// + j] is sub-tile (i, j): one vector value per lane.
+struct rt {
+  std::vector<UOp> parts;
+  int64_t rows, cols;
+  int64_t sub_rows, sub_cols;
+  Layout layout;
+  UOp part(int64_t i, int64_t j) const { return parts.at(static_cast<size_t>(i * (cols / sub_cols) + j)); }
+};
+
+// An fp32 accumulator of one wave: rows x cols in 16x16 MFMA C sub-tiles, a REG buffer
+// [tiles_m][tiles_n][elements] per lane.
+struct acc {
+  UOp buffer;
+  int64_t rows, cols, elements;
+  Layout layout;  // one sub-tile: ("register", "lane") -> ("row", "col")
+  int64_t tiles_m() const { return rows / 16; }
+  int64_t tiles_n() const { return cols / 16; }
+};
+acc accumulator(const Workgroup& wg, int64_t rows, int64_t cols);
+
+// The MFMA the tile layer uses for `input` on the workgroup's target: 16x16x32 on gfx950,
+// 16x16x16 on gfx942 (16-bit inputs).
+WmmaArg mma_shape(const Workgroup& wg, DType input);
+
+// ---- operations ----
+
+// global[row0 .., col0 ..] -> stage `stage` of `dst`, by every thread of the workgroup. On
+// CDNA, direct-to-LDS (buffer_load ... lds, 16 bytes a lane on gfx950, 4 on gfx942): the
+// destination is lane-linear, so each lane reads the global elements the shared layout puts
+// there (the swizzle moves to the global side). Elements outside the tensor read as zeros
+// (the buffer's range check). Returns the copy effect.
+UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
+
+// A wave's register tile from stage `stage` of `src`: rows [block*rows, (block+1)*rows) and
+// every column, in the layout of `operand` (A: rows are M, cols k; B: rows are N, cols k, the
+// transposed B of C = A * B^T). Each lane's vector is one aligned LDS read of up to 16 bytes,
+// its index and width taken from the layouts. `block` is wave-uniform.
+rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand operand, int64_t rows, const UOp& block);
+
+// c = 0. Returns the accumulator after the stores.
+acc zero(const acc& c, const Workgroup& wg);
+
+// c += a * b^T for register tiles a (M x K) and b (N x K), one MFMA per 16x16 sub-tile of c
+// and k step. `loops` are the ranges the update repeats in (the K loop): the accumulator is
+// read as it is after the previous iteration. Returns the accumulator after the update.
+acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops);
+
+// global[row0 + r, col0 + c] = epilogue(c[r, c]) cast to the tensor's dtype, where inside the
+// tensor (ragged edges are masked). The kernel's closing statement: ended over the hardware
+// ranges.
+UOp store(const Workgroup& wg, const gl& dst, const acc& c, const UOp& row0, const UOp& col0,
+          const std::function<UOp(const UOp&)>& epilogue = nullptr);
+
+}  // namespace weft::tile

@@ -1,0 +1,193 @@
+#include "weft/kernels/tiles.h"
+
+#include <bit>
+
+#include "weft/kernels/layout_expr.h"
+
+namespace weft::tile {
+namespace {
+
+int log2_exact(int64_t v, const std::string& what) {
+  if (v <= 0 || !std::has_single_bit(static_cast<uint64_t>(v))) throw Error(what + ": " + std::to_string(v) + " is not a power of two");
+  return std::countr_zero(static_cast<uint64_t>(v));
+}
+
+std::string shape_text(int64_t rows, int64_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+// (row, col) -> (col, row): a B operand (k x n) seen as the n x k tile C = A * B^T stores.
+Layout transposed(const Layout& l) {
+  const int rb = l.out_dims().at(0).bits, cb = l.out_dims().at(1).bits;
+  std::vector<Layout::Coords> images;
+  for (int b = 0; b < rb; ++b) images.push_back({{"col", int64_t{1} << b}});
+  for (int b = 0; b < cb; ++b) images.push_back({{"row", int64_t{1} << b}});
+  return l.then(Layout({{"row", rb}, {"col", cb}}, {{"row", cb}, {"col", rb}}, images));
+}
+
+// Bytes one lane moves into LDS per direct-to-LDS instruction: buffer_load_dwordx4 ... lds on
+// gfx950, a dword on gfx942 (CDNA3 has no wider LDS DMA).
+int64_t dma_bytes(const std::string& arch) { return arch == "gfx950" ? 16 : 4; }
+
+}  // namespace
+
+Workgroup::Workgroup(std::string arch, const std::vector<UOp>& grid, int64_t wave_rows, int64_t wave_cols, int64_t wave_size)
+    : arch_(std::move(arch)), wave_rows_(wave_rows), wave_cols_(wave_cols), wave_size_(wave_size) {
+  if (grid.empty() || grid.size() > 3) throw Error("Workgroup: a grid of 1 to 3 dimensions, got " + std::to_string(grid.size()));
+  if (wave_rows < 1 || wave_cols < 1 || wave_rows * wave_cols * wave_size > 1024)
+    throw Error("Workgroup: " + std::to_string(wave_rows) + " x " + std::to_string(wave_cols) + " waves of " + std::to_string(wave_size) +
+                " lanes; at most 1024 work-items");
+  int64_t id = 0;
+  for (const UOp& g : grid) blocks_.push_back(weft::range(g, id++, AxisType::GLOBAL));
+  lane_ = weft::range(wave_size, id++, AxisType::LOCAL);
+  wave_row_ = weft::range(wave_rows, id++, AxisType::WARP);
+  wave_col_ = weft::range(wave_cols, id++, AxisType::WARP);
+  next_id_ = id;
+}
+
+UOp Workgroup::range(int64_t size, AxisType axis) const { return weft::range(size, next_id_++, axis); }
+UOp Workgroup::range(const UOp& size, AxisType axis) const { return weft::range(size, next_id_++, axis); }
+
+std::vector<UOp> Workgroup::hardware_ranges() const {
+  std::vector<UOp> r{lane_, wave_row_, wave_col_};
+  r.insert(r.end(), blocks_.begin(), blocks_.end());
+  return r;
+}
+
+gl global(int64_t slot, const UOp& rows, const UOp& cols, DType dtype) {
+  const UOp r = rows.dtype() == dtypes::index ? rows : rows.cast(dtypes::index), c = cols.dtype() == dtypes::index ? cols : cols.cast(dtypes::index);
+  return {placeholder(std::vector<UOp>{r, c}, dtype, slot), r, c};
+}
+
+st st::after(const std::vector<UOp>& effects) const {
+  st out = *this;
+  out.buffer = buffer.after(effects);
+  return out;
+}
+
+st shared(int64_t rows, int64_t cols, DType dtype, SharedSwizzle swizzle, int64_t stages) {
+  if (stages < 1) throw Error("shared: a tile has at least one stage, got " + std::to_string(stages));
+  Layout layout = shared_tile(swizzle, rows, cols, dtype);
+  return {alloc_shared({stages * rows * cols}, dtype), rows, cols, stages, dtype, std::move(layout)};
+}
+
+WmmaArg mma_shape(const Workgroup& wg, DType input) {
+  if (input != dtypes::bfloat16 && input != dtypes::float16)
+    throw Error("mma_shape: the tile layer's MFMAs take bfloat16 or float16 inputs, not " + input.name());
+  if (wg.arch() != "gfx950" && wg.arch() != "gfx942") throw Error("mma_shape: no MFMA on target '" + wg.arch() + "' (gfx942, gfx950)");
+  return WmmaArg{16, 16, wg.arch() == "gfx950" ? 32 : 16, input, dtypes::float32, wg.wave_size()};
+}
+
+acc accumulator(const Workgroup& wg, int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16) throw Error("accumulator: a " + shape_text(rows, cols) + " tile is not made of 16x16 sub-tiles");
+  Layout layout = mfma_operand(wg.arch(), 16, 16, mma_shape(wg, dtypes::bfloat16).k, dtypes::bfloat16, MatrixOperand::C);
+  const int64_t elements = 16 * 16 / wg.wave_size();
+  return {placeholder({rows / 16, cols / 16, elements}, dtypes::float32, fresh_id(), AddrSpace::REG), rows, cols, elements, std::move(layout)};
+}
+
+UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0) {
+  if (!(src.buffer.dtype() == dst.dtype))
+    throw Error("load(st, gl): the shared tile holds " + dst.dtype.name() + ", the global tensor " + src.buffer.dtype().name());
+  const int64_t vec = dma_bytes(wg.arch()) / dst.dtype.itemsize();
+  const int64_t per_instruction = wg.threads() * vec;
+  if (dst.size() % per_instruction)
+    throw Error("load(st, gl): a " + shape_text(dst.rows, dst.cols) + " tile is not a whole number of direct-to-LDS rounds of " +
+                std::to_string(per_instruction) + " elements (" + std::to_string(wg.threads()) + " threads x " + std::to_string(vec) + ")");
+  const int64_t rounds = dst.size() / per_instruction;
+  // Lane-linear destination: element e of lane l of wave w in round i is at offset
+  // ((i * waves + w) * wave_size + l) * vec + e. The shared layout's inverse says which (row,
+  // col) lives there, so that is what the lane reads from global memory.
+  const Layout destination = Layout::identity("element", "offset", log2_exact(vec, "elements per lane")) *
+                             Layout::identity("lane", "offset", log2_exact(wg.wave_size(), "wave size")) *
+                             Layout::identity("wave", "offset", log2_exact(wg.waves(), "waves")) *
+                             Layout::identity("round", "offset", log2_exact(rounds, "rounds"));
+  const Layout to_tile = destination.then(dst.layout.invert());
+  if (to_tile.contiguous("element", "col") < vec)
+    throw Error("load(st, gl): the shared layout splits a lane's " + std::to_string(vec) + " consecutive elements across columns");
+  const UOp round = wg.range(rounds, AxisType::UNROLL);
+  const LayoutInputs at{{"element", constant(Wide(0))}, {"lane", wg.lane()}, {"wave", wg.wave()}, {"round", round}};
+  const UOp row = layout_index(to_tile, at, "row"), col = layout_index(to_tile, at, "col");
+  // Whole tiles past the tensor's end read zeros: the padded view's validity becomes the
+  // buffer range check of each lane.
+  const UOp padded_rows = (src.rows + (dst.rows - 1)) / dst.rows * dst.rows, padded_cols = (src.cols + (dst.cols - 1)) / dst.cols * dst.cols;
+  const UOp from = src.buffer.pad_to({padded_rows, padded_cols})[{row0 + row, col0 + col}];
+  const UOp to = dst.buffer[stage * dst.size() + ((round * wg.waves() + wg.wave()) * wg.wave_size() + wg.lane()) * vec];
+  return async_copy(to, from, vec).end({round});
+}
+
+rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand operand, int64_t rows, const UOp& block) {
+  const WmmaArg shape = mma_shape(wg, src.dtype);
+  if (operand == MatrixOperand::C) throw Error("load(rt, st): an accumulator is not loaded from shared memory");
+  if (rows % 16 || src.rows % rows || src.cols % shape.k)
+    throw Error("load(rt, st): " + std::to_string(rows) + " rows of a " + shape_text(src.rows, src.cols) + " tile in 16 x " +
+                std::to_string(shape.k) + " operand sub-tiles");
+  Layout sub = mfma_operand(wg.arch(), 16, 16, shape.k, src.dtype, operand);
+  if (operand == MatrixOperand::B) sub = transposed(sub);
+  // The whole tile: sub-tile rows and k steps above the operand's own bits, the wave's block of
+  // rows above those.
+  const Layout place = sub * Layout::identity("sub_row", "row", log2_exact(rows / 16, "sub-tile rows")) *
+                       Layout::identity("sub_col", "col", log2_exact(src.cols / shape.k, "k steps")) *
+                       Layout::identity("block", "row", log2_exact(src.rows / rows, "row blocks"));
+  const Layout to_offset = place.then(src.layout);
+  const int64_t registers = int64_t{1} << sub.in_dims().at(0).bits;
+  const int64_t width = aligned_vector_width(to_offset, "register", "offset", std::min<int64_t>(registers, 16 / src.dtype.itemsize()));
+  rt out{{}, rows, src.cols, 16, shape.k, sub};
+  for (int64_t i = 0; i < rows / 16; ++i)
+    for (int64_t j = 0; j < src.cols / shape.k; ++j) {
+      std::vector<UOp> reads, lanes;
+      for (int64_t r = 0; r < registers; r += width) {
+        const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
+                              {"sub_col", constant(Wide(j))}, {"block", block}};
+        const UOp granule = layout_granule(to_offset, at, "register", "offset", width);
+        reads.push_back(src.buffer[stage * src.size() + granule * width].vec(width).load());
+        for (int64_t e = 0; e < width; ++e) lanes.push_back(width == 1 ? reads.back() : reads.back().gep(e));
+      }
+      out.parts.push_back(reads.size() == 1 ? reads[0] : vectorize(lanes));
+    }
+  return out;
+}
+
+acc zero(const acc& c, const Workgroup& wg) {
+  (void)wg;
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j)
+      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].store(constant(0.0, dtypes::float32)));
+  acc out = c;
+  out.buffer = c.buffer.after({group(stores)});
+  return out;
+}
+
+acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops) {
+  const WmmaArg shape = mma_shape(wg, a.parts.empty() ? dtypes::bfloat16 : a.parts[0].dtype().element());
+  if (a.rows != c.rows || b.rows != c.cols || a.cols != b.cols || a.sub_cols != shape.k || b.sub_cols != shape.k)
+    throw Error("mma_ABt: A " + shape_text(a.rows, a.cols) + " and B " + shape_text(b.rows, b.cols) + " (as N x K) do not make the " +
+                shape_text(c.rows, c.cols) + " accumulator");
+  const UOp current = loops.empty() ? c.buffer : c.buffer.after(loops);
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j) {
+      std::vector<UOp> lanes;
+      for (int64_t e = 0; e < c.elements; ++e) lanes.push_back(current[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].load());
+      UOp d = vectorize(lanes);
+      for (int64_t kk = 0; kk < a.cols / shape.k; ++kk) d = wmma(a.part(i, kk), b.part(j, kk), d, shape);
+      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].store(d.gep(e)));
+    }
+  acc out = c;
+  out.buffer = c.buffer.after({group(stores).end(loops)});
+  return out;
+}
+
+UOp store(const Workgroup& wg, const gl& dst, const acc& c, const UOp& row0, const UOp& col0, const std::function<UOp(const UOp&)>& epilogue) {
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j)
+      for (int64_t e = 0; e < c.elements; ++e) {
+        const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
+        const UOp r = row0 + i * 16 + layout_index(c.layout, at, "row"), col = col0 + j * 16 + layout_index(c.layout, at, "col");
+        UOp v = c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].load();
+        if (epilogue) v = epilogue(v);
+        stores.push_back(dst.buffer[{r, col}].store(v.cast(dst.buffer.dtype()), (r < dst.rows) & (col < dst.cols)));
+      }
+  return group(stores).end(wg.hardware_ranges());
+}
+
+}  // namespace weft::tile
