@@ -169,3 +169,26 @@ WEFT_DEVICE_TEST_CASE("24-bit multiplies: the high half of a 48-bit product (v_m
     }
   }
 }
+
+WEFT_DEVICE_TEST_CASE("float32 to bfloat16 stores round to nearest even, masked or not") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    UOp n = variable("n", 1, 256);
+    UOp in = placeholder({256}, dtypes::float32, 1), out = placeholder({256}, dtypes::bfloat16, 0);
+    UOp l = range(256, 0, AxisType::LOCAL);
+    UOp v = in[l].load().cast(dtypes::bfloat16);
+    auto compiled = rt::CompiledKernel::compile(*dev, sink({"to_bf16"}, {out[l].store(v, l < n.cast(dtypes::index)).end({l})}));
+    auto x = weft::testing::random_floats(256, -4.0f, 4.0f);
+    const int64_t count = 200;
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::bfloat16, 256), put(*dev, dtypes::float32, x)};
+    compiled.launch(*dev, args, {{"n", count}});
+    auto y = get<uint16_t>(*dev, args[0]);
+    for (size_t q = 0; q < 256; ++q) {
+      CAPTURE(q);
+      CAPTURE(x[q]);
+      const uint16_t want = q < static_cast<size_t>(count) ? encode_float(*dtypes::bfloat16.float_format(), x[q]) : 0xCDCD;
+      REQUIRE(y[q] == want);
+    }
+  }
+}

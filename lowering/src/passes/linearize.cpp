@@ -69,8 +69,11 @@ class Linearizer {
     return true;
   }
 
-  // Effects the body of an effect depends on through AFTER (not its own sub-effects), in the
-  // order of a depth-first walk that visits a node's sources in order (an AFTER: only its buffer).
+  // Effects the body of an effect depends on (not its own sub-effects): those named through
+  // AFTER, and the predecessors a barrier, priority change or inline statement is ordered after
+  // (`barrier(after)`): a prologue a loop's barrier names is written before the loop, once, not
+  // in every iteration. In the order of a depth-first walk that visits a node's sources in order
+  // (an AFTER: only its buffer).
   static std::vector<UOp> dependencies(const UOp& body) {
     std::vector<UOp> deps, todo{body};
     std::unordered_set<const Node*> seen;
@@ -82,8 +85,15 @@ class Linearizer {
         for (size_t i = 1; i < x.src().size(); ++i)
           if (x.src(i).is_effect()) deps.push_back(x.src(i));
         todo.push_back(x.src(0));
+        // What those effects are ordered after may lie outside the loop too (a barrier naming
+        // the prologue's copies).
+        for (size_t i = x.src().size(); i-- > 1;)
+          if (x.src(i).op() == Op::BARRIER || x.src(i).op() == Op::PRIORITY || x.src(i).op() == Op::CUSTOM) todo.push_back(x.src(i));
         continue;
       }
+      if (x.op() == Op::BARRIER || x.op() == Op::PRIORITY || x.op() == Op::CUSTOM)
+        for (const UOp& s : x.src())
+          if (s.is_effect() && !s.is_valued_effect()) deps.push_back(s);
       for (size_t i = x.src().size(); i-- > 0;) todo.push_back(x.src(i));
     }
     return deps;
