@@ -98,6 +98,17 @@ std::string memory_picture(const Layout& l, const SvgOptions& o) {
   return draw(o.title + " (cell: offset; colour: bank of " + std::to_string(o.banks) + ")", down, across, cells);
 }
 
+// A wave grid: the grid of waves, each cell labelled with its wave and coloured by it.
+std::string wave_picture(const Layout& l, const SvgOptions& o) {
+  const int64_t rows = size_of(l.out_dims(), "wave_row"), cols = size_of(l.out_dims(), "wave_col"), waves = size_of(l.in_dims(), "wave");
+  std::vector<std::vector<Cell>> cells(static_cast<size_t>(rows), std::vector<Cell>(static_cast<size_t>(cols), Cell{"", "#eeeeee"}));
+  for (int64_t w = 0; w < waves; ++w) {
+    const Layout::Coords at = l.apply({{"wave", w}});
+    cells[static_cast<size_t>(at.at("wave_row"))][static_cast<size_t>(at.at("wave_col"))] = {"wave " + std::to_string(w), colour(w, waves)};
+  }
+  return draw(o.title, "wave_row", "wave_col", cells);
+}
+
 }  // namespace
 
 std::string layout_svg(const Layout& layout, const SvgOptions& options) {
@@ -106,7 +117,8 @@ std::string layout_svg(const Layout& layout, const SvgOptions& options) {
   if (has(in, "lane") && has(in, "register") && has(out, "row") && has(out, "col") && in.size() == 2 && out.size() == 2)
     return operand_picture(layout, options);
   if (out.size() == 1 && out[0].name == "offset") return memory_picture(layout, options);
-  throw Error("layout_svg: no picture for a layout that is neither (register, lane) -> (row, col) nor (..) -> (offset)");
+  if (in.size() == 1 && in[0].name == "wave" && has(out, "wave_row") && has(out, "wave_col") && out.size() == 2) return wave_picture(layout, options);
+  throw Error("layout_svg: no picture for a layout that is not (register, lane) -> (row, col), (..) -> (offset) or (wave) -> (wave_row, wave_col)");
 }
 
 }  // namespace weft::tile

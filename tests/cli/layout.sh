@@ -76,6 +76,8 @@ svg_ok() {  # svg_ok FILE RECTS
 svg_ok "$work/a.svg" $((16 * 32))
 svg_ok "$work/st.svg" $((16 * 32))
 grep -q '>16/0</text>' "$work/a.svg" || bad "a.svg does not label lane 16 register 0"
+"$weft" layout waves.2x4 --svg "$work/w.svg" >/dev/null || bad "waves.2x4 --svg exited $?"
+svg_ok "$work/w.svg" 8
 
 # Usage errors: status 2, the reason on stderr, nothing on stdout.
 expect2() {  # expect2 STDERR_REGEX ARGS...

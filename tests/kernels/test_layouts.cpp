@@ -373,5 +373,9 @@ TEST_CASE("layouts: SVG pictures have one rect per cell and label each cell with
   const std::string pic = weft::tile::layout_svg(st, {"st", 2, 64});
   CHECK(count(pic, "<rect") == 16 * 32);
   for (int64_t off = 0; off < 512; ++off) REQUIRE(count(pic, ">" + std::to_string(off) + "</text>") >= 1);
-  CHECK_THROWS_WITH_AS(weft::tile::layout_svg(weft::tile::wave_grid(2, 2), {"w", 1, 64}), doctest::Contains("no picture"), weft::Error);
+  const std::string waves = weft::tile::layout_svg(weft::tile::wave_grid(2, 4), {"w", 1, 64});
+  CHECK(count(waves, "<rect") == 8);
+  for (int w = 0; w < 8; ++w) CHECK(count(waves, ">wave " + std::to_string(w) + "</text>") == 1);
+  const Layout other = Layout::identity("lane", "row", 2) * Layout::identity("lane", "wave_col", 1);
+  CHECK_THROWS_WITH_AS(weft::tile::layout_svg(other, {"x", 1, 64}), doctest::Contains("no picture"), weft::Error);
 }

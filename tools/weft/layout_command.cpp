@@ -66,10 +66,11 @@ int layout_command(const std::vector<std::string>& args) {
       throw UsageError("layout: " + std::string(e.what()) + "; the catalog:" + known);
     }
   }();
+  // The picture first, so that a layout without one fails before anything is printed.
+  const std::string picture = svg.empty() ? "" : tile::layout_svg(found.layout, {found.name, found.element_bytes, 64});
   std::cout << "# " << found.name << ": " << dims_text(found.layout.in_dims()) << " -> " << dims_text(found.layout.out_dims()) << "\n"
             << table_of(found.layout);
   if (!svg.empty()) {
-    const std::string picture = tile::layout_svg(found.layout, {found.name, found.element_bytes, 64});
     std::ofstream out(svg, std::ios::binary);
     out << picture;
     if (!out) throw std::runtime_error("layout: cannot write " + svg);

@@ -4,6 +4,7 @@
 //   - A memory layout, (..) -> ("offset"): a grid of its two inputs ("row" down and "col"
 //     across for a shared tile; "lane" down and "byte" across for LDS DMA), each cell labelled
 //     with its offset and coloured by the 4-byte bank, offset * element_bytes / 4 % banks.
+//   - A wave grid, ("wave") -> ("wave_row", "wave_col"): the grid, each cell its wave.
 // Exactly one <rect> per cell, nothing else drawn as a rect.
 #pragma once
 
