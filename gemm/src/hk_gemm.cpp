@@ -22,8 +22,8 @@ UOp hk_gemm(std::string_view arch, DType output) {
   const gl c = global(0, m, n, output), a = global(1, m, k, dtypes::bfloat16), b = global(2, n, k, dtypes::bfloat16);
   auto tiles = [](const UOp& dim, int64_t size) { return (dim.cast(dtypes::index) + (size - 1)) / size; };
   Workgroup wg(std::string(arch), {tiles(n, s.block_n), tiles(m, s.block_m)}, s.wave_rows, s.wave_cols);
-  const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, SharedSwizzle::St16x32, s.stages);
-  const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, SharedSwizzle::St16x32, s.stages);
+  const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, SharedSwizzle::st_16x32, s.stages);
+  const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, SharedSwizzle::st_16x32, s.stages);
   const UOp row0 = wg.block(1) * s.block_m, col0 = wg.block(0) * s.block_n;
 
   // Prologue: stage 0 holds K step 0.

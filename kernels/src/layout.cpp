@@ -88,6 +88,34 @@ Layout Layout::zeros(const std::string& in, int bits, const std::string& out, in
   return Layout({{in, bits}}, {{out, out_bits}}, std::vector<Coords>(static_cast<size_t>(bits)));
 }
 
+Layout Layout::linear(std::vector<LayoutDim> in, std::vector<LayoutDim> out, const std::function<Coords(const Coords&)>& f) {
+  const int n = total(in);
+  if (n > 20) throw Error("layout: " + std::to_string(n) + " input bits are too many to check a function's linearity (at most 20)");
+  auto unpack = [&](uint64_t x) {
+    Coords c;
+    int at = 0;
+    for (const LayoutDim& d : in) {
+      c[d.name] = static_cast<int64_t>((x >> at) & ((uint64_t{1} << d.bits) - 1));
+      at += d.bits;
+    }
+    return c;
+  };
+  std::vector<Coords> images;
+  for (int i = 0; i < n; ++i) images.push_back(f(unpack(uint64_t{1} << i)));
+  Layout l(in, out, images);
+  for (uint64_t x = 0; x < (uint64_t{1} << n); ++x) {
+    const Coords want = l.apply(unpack(x));
+    Coords got = f(unpack(x));
+    for (const LayoutDim& d : out) got.try_emplace(d.name, 0);
+    if (got != want) {
+      std::string where;
+      for (const auto& [name, value] : unpack(x)) where += (where.empty() ? "" : ", ") + name + " " + std::to_string(value);
+      throw Error("layout: the function is not linear over GF(2) at (" + where + ")");
+    }
+  }
+  return l;
+}
+
 int Layout::in_bits() const { return total(in_); }
 int Layout::out_bits() const { return total(out_); }
 
@@ -214,6 +242,16 @@ int64_t Layout::contiguous(const std::string& in, const std::string& out) const 
 }
 
 std::string Layout::table() const {
+  return table(in_.empty() ? "" : in_[0].name, in_.size() > 1 ? in_[1].name : "");
+}
+
+std::string Layout::table(const std::string& rows_name, const std::string& cols_name) const {
+  auto dim = [&](const std::string& name) {
+    if (name.empty()) return LayoutDim{"", 0};
+    auto it = std::find_if(in_.begin(), in_.end(), [&](const LayoutDim& d) { return d.name == name; });
+    if (it == in_.end()) throw Error("layout: no input dimension " + name + " to tabulate");
+    return *it;
+  };
   auto cell = [&](const Coords& c) {
     std::string s = "(";
     bool first = true;
@@ -224,8 +262,7 @@ std::string Layout::table() const {
     return s + ")";
   };
   std::string out;
-  const LayoutDim rows = in_.empty() ? LayoutDim{"", 0} : in_[0];
-  const LayoutDim cols = in_.size() > 1 ? in_[1] : LayoutDim{"", 0};
+  const LayoutDim rows = dim(rows_name), cols = dim(cols_name);
   for (int64_t r = 0; r < (int64_t{1} << rows.bits); ++r) {
     out += rows.name + " " + std::to_string(r) + ":";
     for (int64_t c = 0; c < (int64_t{1} << cols.bits); ++c) {
@@ -243,10 +280,24 @@ int bank_conflicts(const Layout& lanes, int element_bytes, int vector_bytes, int
   auto lane = std::find_if(dims.begin(), dims.end(), [](const LayoutDim& d) { return d.name == "lane"; });
   if (lane == dims.end()) throw Error("bank_conflicts: the layout has no lane dimension");
   const int64_t count = int64_t{1} << lane->bits;
+  std::vector<std::vector<int64_t>> phases;
+  for (int64_t l = 0; l < count; ++l) {
+    if (l % lanes_per_phase == 0) phases.emplace_back();
+    phases.back().push_back(l);
+  }
+  return bank_conflicts(lanes, element_bytes, vector_bytes, banks, phases);
+}
+
+int bank_conflicts(const Layout& lanes, int element_bytes, int vector_bytes, int banks, const std::vector<std::vector<int64_t>>& phases) {
+  const auto& dims = lanes.in_dims();
+  auto lane = std::find_if(dims.begin(), dims.end(), [](const LayoutDim& d) { return d.name == "lane"; });
+  if (lane == dims.end()) throw Error("bank_conflicts: the layout has no lane dimension");
+  const int64_t count = int64_t{1} << lane->bits;
   int worst = 1;
-  for (int64_t phase = 0; phase < count; phase += lanes_per_phase) {
+  for (const std::vector<int64_t>& phase : phases) {
     std::map<int64_t, std::set<int64_t>> dwords_in_bank;
-    for (int64_t l = phase; l < std::min(count, phase + lanes_per_phase); ++l) {
+    for (int64_t l : phase) {
+      if (l < 0 || l >= count) throw Error("bank_conflicts: a phase names lane " + std::to_string(l) + " of " + std::to_string(count));
       const int64_t byte = lanes.apply({{"lane", l}}).at("offset") * element_bytes;
       for (int64_t b = byte / 4; b < (byte + vector_bytes + 3) / 4; ++b) dwords_in_bank[b % banks].insert(b);
     }

@@ -1,56 +1,179 @@
 #include "weft/kernels/layouts.h"
 
 #include <bit>
+#include <string>
 
 #include "weft/dsl/error.h"
-#include "weft/kernels/mfma_layout.h"
 
 namespace weft::tile {
 namespace {
 
-int log2_exact(int64_t v, const std::string& what) {
-  if (v <= 0 || !std::has_single_bit(static_cast<uint64_t>(v))) throw Error(what + ": " + std::to_string(v) + " is not a power of two");
-  return std::countr_zero(static_cast<uint64_t>(v));
+int log2_exact(int64_t v) { return std::countr_zero(static_cast<uint64_t>(v)); }
+bool power_of_two(int64_t v) { return v > 0 && std::has_single_bit(static_cast<uint64_t>(v)); }
+
+std::string shape_name(int64_t m, int64_t n, int64_t k) { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
+
+const char* operand_name(MatrixOperand which) { return which == MatrixOperand::A ? "A" : which == MatrixOperand::B ? "B" : "C"; }
+
+// The operand's (rows, cols) as a matrix and the elements each of `lanes` lanes holds.
+struct OperandShape {
+  int64_t rows, cols, per_lane;
+};
+
+OperandShape operand_shape(int64_t m, int64_t n, int64_t k, MatrixOperand which, int64_t lanes) {
+  const int64_t rows = which == MatrixOperand::B ? k : m, cols = which == MatrixOperand::A ? k : n;
+  return {rows, cols, rows * cols / lanes};
+}
+
+// A ("register", "lane") -> ("row", "col") layout from the formula `at(lane, e)`.
+template <typename F>
+Layout operand_layout(const OperandShape& s, int lane_bits, F at) {
+  return Layout::linear({{"register", log2_exact(s.per_lane)}, {"lane", lane_bits}}, {{"row", log2_exact(s.rows)}, {"col", log2_exact(s.cols)}},
+                        [&](const Layout::Coords& x) {
+                          const auto [row, col] = at(x.at("lane"), x.at("register"));
+                          return Layout::Coords{{"row", row}, {"col", col}};
+                        });
 }
 
 }  // namespace
 
 Layout mfma_operand(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input, MatrixOperand which) {
-  const MfmaLayout f = mfma_layout(arch, m, n, k, input);
-  if (m != 16 || n != 16) throw Error("mfma_operand: provisional catalog knows 16x16 shapes only");
-  const int regs = log2_exact(which == MatrixOperand::A ? f.a_elements : which == MatrixOperand::B ? f.b_elements : f.d_elements, "mfma_operand");
-  std::vector<Layout::Coords> images;
-  // A: register -> k (col), lane%16 -> row, lane/16 -> k above the registers. B the transpose.
-  // C: register -> row, lane%16 -> col, lane/16 -> row above the registers.
-  const std::string along = which == MatrixOperand::A ? "col" : "row", across = which == MatrixOperand::A ? "row" : "col";
-  const std::string c_along = "row", c_across = "col";
-  const std::string& a = which == MatrixOperand::C ? c_along : along;
-  const std::string& x = which == MatrixOperand::C ? c_across : across;
-  for (int b = 0; b < regs; ++b) images.push_back({{a, int64_t{1} << b}});
-  for (int b = 0; b < 4; ++b) images.push_back({{x, int64_t{1} << b}});
-  for (int b = 0; b < 2; ++b) images.push_back({{a, int64_t{1} << (regs + b)}});
-  const int rows = which == MatrixOperand::B ? log2_exact(k, "k") : 4, cols = which == MatrixOperand::A ? log2_exact(k, "k") : 4;
-  return Layout({{"register", regs}, {"lane", 6}}, {{"row", rows}, {"col", cols}}, images);
+  const std::string where = shape_name(m, n, k) + " " + input.name() + " MFMA on " + std::string(arch);
+  if (arch != "gfx942" && arch != "gfx950") throw Error("mfma_operand: unknown target for a " + where + " (gfx942, gfx950)");
+  const bool gfx950 = arch == "gfx950";
+  const DType fp8 = gfx950 ? dtypes::fp8e4m3 : dtypes::fp8e4m3fnuz;
+  const bool sixteen = input == dtypes::float16 || input == dtypes::bfloat16;
+  const bool known = sixteen ? (m == 16 && n == 16 && (k == 16 || (gfx950 && k == 32))) || (m == 32 && n == 32 && (k == 8 || (gfx950 && k == 16)))
+                     : input == fp8 ? (m == 16 && n == 16 && k == 32) || (m == 32 && n == 32 && k == 16)
+                                    : false;
+  if (!known) throw Error("mfma_operand: no " + where + " in the layout catalog");
+  const OperandShape s = operand_shape(m, n, k, which, 64);
+  switch (which) {
+    case MatrixOperand::A: return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{lane % m, (lane / m) * s.per_lane + e}; });
+    case MatrixOperand::B: return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{(lane / n) * s.per_lane + e, lane % n}; });
+    case MatrixOperand::C:
+      if (m == 16) return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{4 * (lane / 16) + e, lane % 16}; });
+      return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{8 * (e / 4) + 4 * (lane / 32) + e % 4, lane % 32}; });
+  }
+  throw Error("mfma_operand: unknown operand");
 }
 
+Layout mma_m16n8k16_operand(DType input, MatrixOperand which) {
+  if (input != dtypes::float16 && input != dtypes::bfloat16)
+    throw Error("mma_m16n8k16_operand: no m16n8k16 mma.sync with " + input.name() + " inputs in the layout catalog (float16, bfloat16)");
+  const OperandShape s = operand_shape(16, 8, 16, which, 32);
+  switch (which) {
+    case MatrixOperand::A:
+      return operand_layout(s, 5, [](int64_t lane, int64_t e) { return std::pair{lane / 4 + 8 * (e / 2 % 2), 2 * (lane % 4) + e % 2 + 8 * (e / 4)}; });
+    case MatrixOperand::B:
+      return operand_layout(s, 5, [](int64_t lane, int64_t e) { return std::pair{2 * (lane % 4) + e % 2 + 8 * (e / 2), lane / 4}; });
+    case MatrixOperand::C:
+      return operand_layout(s, 5, [](int64_t lane, int64_t e) { return std::pair{lane / 4 + 8 * (e / 2), 2 * (lane % 4) + e % 2}; });
+  }
+  throw Error("mma_m16n8k16_operand: unknown operand " + std::string(operand_name(which)));
+}
+
+std::string_view swizzle_name(SharedSwizzle kind) {
+  switch (kind) {
+    case SharedSwizzle::unswizzled: return "unswizzled";
+    case SharedSwizzle::st_16x32: return "st_16x32";
+    case SharedSwizzle::st_32x32: return "st_32x32";
+    case SharedSwizzle::st_8x32: return "st_8x32";
+    case SharedSwizzle::st_16x128: return "st_16x128";
+  }
+  return "?";
+}
+
+std::vector<SharedSwizzle> all_swizzles() {
+  return {SharedSwizzle::unswizzled, SharedSwizzle::st_16x32, SharedSwizzle::st_32x32, SharedSwizzle::st_8x32, SharedSwizzle::st_16x128};
+}
+
+std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind) {
+  switch (kind) {
+    case SharedSwizzle::unswizzled: return {1, 1};
+    case SharedSwizzle::st_16x32: return {16, 32};
+    case SharedSwizzle::st_32x32: return {32, 32};
+    case SharedSwizzle::st_8x32: return {8, 32};
+    case SharedSwizzle::st_16x128: return {16, 128};
+  }
+  return {1, 1};
+}
+
+bool swizzle_supports(SharedSwizzle kind, int itemsize) {
+  switch (kind) {
+    case SharedSwizzle::unswizzled: return itemsize >= 1;
+    case SharedSwizzle::st_16x128: return itemsize == 1;
+    default: return itemsize == 2 || itemsize == 4;
+  }
+}
+
+namespace {
+
+// HipKittens' swizzle of byte `b` within one subtile of `kind` with elements of `itemsize`.
+int64_t swizzle_byte(SharedSwizzle kind, int itemsize, int64_t b) {
+  switch (kind) {
+    case SharedSwizzle::st_16x32: return itemsize == 2 ? b ^ (((b % 1024) >> 9) << 5) : b;
+    case SharedSwizzle::st_32x32: return itemsize == 2 ? b ^ (((b % 1024) >> 9) << 5) ^ (((b % 2048) >> 10) << 4) : b;
+    case SharedSwizzle::st_16x128: return b ^ (((b % 2048) >> 8) << 4);
+    case SharedSwizzle::unswizzled:
+    case SharedSwizzle::st_8x32: return b;
+  }
+  return b;
+}
+
+}  // namespace
+
 Layout shared_tile(SharedSwizzle kind, int64_t rows, int64_t cols, DType dtype) {
-  const int rb = log2_exact(rows, "shared_tile rows"), cb = log2_exact(cols, "shared_tile cols");
-  std::vector<Layout::Coords> images;
-  if (kind == SharedSwizzle::None) {
-    for (int b = 0; b < rb; ++b) images.push_back({{"offset", int64_t{1} << (cb + b)}});
-    for (int b = 0; b < cb; ++b) images.push_back({{"offset", int64_t{1} << b}});
-    return Layout({{"row", rb}, {"col", cb}}, {{"offset", rb + cb}}, images);
+  const int itemsize = dtype.itemsize();
+  const std::string what = std::string(swizzle_name(kind)) + " " + dtype.name() + " tile of " + std::to_string(rows) + " x " + std::to_string(cols);
+  if (!swizzle_supports(kind, itemsize))
+    throw Error("shared_tile: a " + what + ": HipKittens defines " + std::string(swizzle_name(kind)) + " for " +
+                (kind == SharedSwizzle::st_16x128 ? "1-byte" : "2- and 4-byte") + " elements, not " + std::to_string(itemsize) + "-byte");
+  const auto [sub_rows, sub_cols] = subtile_shape(kind);
+  if (!power_of_two(rows) || !power_of_two(cols) || rows % sub_rows || cols % sub_cols)
+    throw Error("shared_tile: a " + what + ": rows and columns must be powers of two and multiples of the " + std::to_string(sub_rows) + " x " +
+                std::to_string(sub_cols) + " subtile");
+  const int64_t subtiles_per_row = cols / sub_cols, sub_elements = sub_rows * sub_cols;
+  return Layout::linear({{"row", log2_exact(rows)}, {"col", log2_exact(cols)}}, {{"offset", log2_exact(rows * cols)}}, [&](const Layout::Coords& x) {
+    const int64_t r = x.at("row"), c = x.at("col");
+    const int64_t subtile = (r / sub_rows) * subtiles_per_row + c / sub_cols;
+    const int64_t byte = itemsize * ((r % sub_rows) * sub_cols + c % sub_cols);
+    return Layout::Coords{{"offset", subtile * sub_elements + swizzle_byte(kind, itemsize, byte) / itemsize}};
+  });
+}
+
+Layout lds_dma_destination(int bytes_per_lane) {
+  if (bytes_per_lane != 1 && bytes_per_lane != 2 && bytes_per_lane != 4 && bytes_per_lane != 16)
+    throw Error("lds_dma_destination: LDS DMA moves 1, 2 or 4 bytes per lane (and 16 on gfx950) as a linear layout, not " +
+                std::to_string(bytes_per_lane));
+  const int bits = log2_exact(bytes_per_lane);
+  return Layout::linear({{"byte", bits}, {"lane", 6}}, {{"offset", bits + 6}},
+                        [&](const Layout::Coords& x) { return Layout::Coords{{"offset", x.at("lane") * bytes_per_lane + x.at("byte")}}; });
+}
+
+Layout wave_grid(int64_t rows, int64_t cols) {
+  if (!power_of_two(rows) || !power_of_two(cols))
+    throw Error("wave_grid: a " + std::to_string(rows) + " x " + std::to_string(cols) + " grid of waves; both must be powers of two");
+  return Layout::linear({{"wave", log2_exact(rows * cols)}}, {{"wave_row", log2_exact(rows)}, {"wave_col", log2_exact(cols)}},
+                        [&](const Layout::Coords& x) { return Layout::Coords{{"wave_row", x.at("wave") / cols}, {"wave_col", x.at("wave") % cols}}; });
+}
+
+int lds_banks(std::string_view arch) {
+  if (arch == "gfx950") return 64;
+  if (arch == "gfx942") return 32;
+  throw Error("lds_banks: unknown target '" + std::string(arch) + "' (gfx942, gfx950)");
+}
+
+std::vector<std::vector<int64_t>> lds_read_phases(std::string_view arch, int vector_bytes) {
+  if (arch != "gfx950" || (vector_bytes != 8 && vector_bytes != 16))
+    throw Error("lds_read_phases: the catalog knows gfx950's 8- and 16-byte LDS reads, not " + std::to_string(vector_bytes) + "-byte reads on " +
+                std::string(arch));
+  std::vector<std::vector<int64_t>> phases(vector_bytes == 8 ? 2 : 4);
+  for (int64_t l = 0; l < 64; ++l) {
+    if (vector_bytes == 8) phases[static_cast<size_t>(l / 32)].push_back(l);
+    else phases[static_cast<size_t>(2 * (l / 32) + std::popcount(static_cast<uint64_t>((l >> 2) & 7)) % 2)].push_back(l);
   }
-  if (dtype.itemsize() != 2 || rows % 16 || cols % 32) throw Error("shared_tile: st_16x32 holds 2-byte elements in 16x32 subtiles");
-  // Subtiles of 16 x 32 row-major; inside one, offset = r*32 + c with bit 4 of the offset
-  // flipped by bit 3 of the row (HipKittens' st_16x32: byte offset ^ ((offset % 1024) >> 9) << 5).
-  const int sub_cols = cb - 5;
-  for (int b = 0; b < rb; ++b) {
-    if (b < 4) images.push_back({{"offset", (int64_t{1} << (5 + b)) ^ (b == 3 ? 16 : 0)}});
-    else images.push_back({{"offset", int64_t{1} << (9 + sub_cols + (b - 4))}});
-  }
-  for (int b = 0; b < cb; ++b) images.push_back({{"offset", b < 5 ? int64_t{1} << b : int64_t{1} << (9 + (b - 5))}});
-  return Layout({{"row", rb}, {"col", cb}}, {{"offset", rb + cb}}, images);
+  return phases;
 }
 
 }  // namespace weft::tile

@@ -54,7 +54,7 @@ TEST_CASE("layout_index equals apply at every input: MFMA operands, swizzles and
       CAPTURE(arch);
       check_all_inputs(mfma_operand(arch, 16, 16, std::string(arch) == "gfx950" ? 32 : 16, dtypes::bfloat16, op));
     }
-  const Layout st = shared_tile(SharedSwizzle::St16x32, 64, 64, dtypes::bfloat16);
+  const Layout st = shared_tile(SharedSwizzle::st_16x32, 64, 64, dtypes::bfloat16);
   check_all_inputs(st);
   check_all_inputs(st.invert());
   const Layout a = mfma_operand("gfx950", 16, 16, 32, dtypes::bfloat16, MatrixOperand::A) * Layout::identity("sub_row", "row", 2) *
@@ -63,7 +63,7 @@ TEST_CASE("layout_index equals apply at every input: MFMA operands, swizzles and
 }
 
 TEST_CASE("layout_index folds constant inputs and checks its arguments") {
-  const Layout st = shared_tile(SharedSwizzle::St16x32, 32, 32, dtypes::bfloat16);
+  const Layout st = shared_tile(SharedSwizzle::st_16x32, 32, 32, dtypes::bfloat16);
   const UOp off = layout_index(st, {{"row", constant(Wide(9))}, {"col", constant(Wide(3))}}, "offset");
   REQUIRE(off.is_const());
   CHECK(off.const_int() == st.apply({{"row", 9}, {"col", 3}}).at("offset"));
@@ -73,7 +73,7 @@ TEST_CASE("layout_index folds constant inputs and checks its arguments") {
 }
 
 TEST_CASE("aligned vector widths and granules of a swizzled MFMA operand read") {
-  const Layout st = shared_tile(SharedSwizzle::St16x32, 32, 64, dtypes::bfloat16);
+  const Layout st = shared_tile(SharedSwizzle::st_16x32, 32, 64, dtypes::bfloat16);
   const Layout a = mfma_operand("gfx950", 16, 16, 32, dtypes::bfloat16, MatrixOperand::A) * Layout::identity("sub_row", "row", 1) *
                    Layout::identity("sub_col", "col", 1);
   const Layout to_offset = a.then(st);
@@ -92,7 +92,7 @@ TEST_CASE("aligned vector widths and granules of a swizzled MFMA operand read") 
       }
     }
   // An unswizzled 16-column tile of the 16x16x16 A operand still moves 4 elements per lane.
-  const Layout plain = shared_tile(SharedSwizzle::None, 16, 16, dtypes::bfloat16);
+  const Layout plain = shared_tile(SharedSwizzle::unswizzled, 16, 16, dtypes::bfloat16);
   CHECK(aligned_vector_width(mfma_operand("gfx942", 16, 16, 16, dtypes::bfloat16, MatrixOperand::A).then(plain), "register", "offset", 8) == 4);
   CHECK_THROWS_WITH_AS(layout_granule(to_offset, {}, "register", "offset", 16), doctest::Contains("at most 8 consecutive elements"), Error);
 }

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "example_kernels.h"
+#include "layout_command.h"
 #include "weft/dsl/print.h"
 #include "weft/dsl/verify.h"
 #include "weft/lowering/symbolic.h"
@@ -28,6 +29,8 @@ commands:
                                       CUDA C++ for NVRTC: cuda)
   ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
   kernels                             list the example kernels
+  layout [NAME [--svg FILE]]          list the layout catalog, or print a layout as a table
+                                      (one line per lane or row) and draw it as an SVG picture
   version                             print weft's version, its build identity and the
                                       compilers it uses (the compile cache's key holds them)
   help                                print this help
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
     if (cmd == "ir") return print_ir(rest);
     if (cmd == "run") return weft::cli::run_kernel(rest);
     if (cmd == "dump") return weft::cli::dump_kernel(rest);
+    if (cmd == "layout") return weft::cli::layout_command(rest);
     return usage_error("unknown command '" + cmd + "'");
   } catch (const weft::cli::UsageError& e) {
     return usage_error(e.what());

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,6 +58,12 @@ class Layout {
   static Layout identity(const std::string& in, const std::string& out, int bits);
   // `bits` input bits that select nothing (broadcast: every value maps to 0 of `out`).
   static Layout zeros(const std::string& in, int bits, const std::string& out, int out_bits = 0);
+  // The layout that `f` is, given f as a function over every input (a formula from a manual):
+  // the images are f at the single-bit inputs, and f is checked at every input against them.
+  // Throws weft::Error naming the first input where f is not linear over GF(2) (f(x) is not the
+  // XOR of f at x's bits), where f's value does not fit an output dimension, or when the inputs
+  // are more than 2^20 to check.
+  static Layout linear(std::vector<LayoutDim> in, std::vector<LayoutDim> out, const std::function<Coords(const Coords&)>& f);
 
   Layout operator*(const Layout& b) const;
   Layout then(const Layout& b) const;
@@ -77,6 +84,8 @@ class Layout {
   // One line per value of the first input dimension, one column per value of the second (if
   // any), each cell the output coordinates, as in the example above.
   std::string table() const;
+  // The same with input dimension `rows` down and `cols` across (all other inputs 0).
+  std::string table(const std::string& rows, const std::string& cols) const;
 
  private:
   Layout(std::vector<LayoutDim> in, std::vector<LayoutDim> out, std::vector<uint64_t> images)
@@ -95,5 +104,8 @@ class Layout {
 // offset. The hardware serves `lanes_per_phase` lanes at a time from `banks` banks of 4 bytes;
 // the result is the worst number of distinct dwords one bank serves in one phase (1: none).
 int bank_conflicts(const Layout& lanes, int element_bytes, int vector_bytes, int banks, int lanes_per_phase);
+// The same where the hardware's phases are given as sets of lanes (gfx950's ds_read_b128 serves
+// lanes 0-3, 12-15, 20-23 and 24-27 together: see layouts.h, lds_read_phases).
+int bank_conflicts(const Layout& lanes, int element_bytes, int vector_bytes, int banks, const std::vector<std::vector<int64_t>>& phases);
 
 }  // namespace weft::tile

@@ -1,22 +1,107 @@
-// The catalog of concrete layouts (provisional: the MFMA operands and the st_16x32 swizzle the
-// HipKittens GEMM needs).
+// The catalog of concrete layouts: where the hardware puts a matrix operand's elements (MFMA on
+// CDNA3/CDNA4, mma.sync on NVIDIA), how HipKittens lays a shared tile out (its XOR swizzles),
+// where LDS DMA writes, and how a workgroup's waves form a grid. Each is a `Layout` value
+// (layout.h), built from the formula its source gives and checked linear over GF(2) on every
+// input when built (Layout::linear). Tests: tests/kernels/test_layouts.cpp compares each with
+// an independent statement of its source, element by element.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "weft/dsl/dtype.h"
 #include "weft/kernels/layout.h"
 
 namespace weft::tile {
 
+// Which operand of D = A * B + C: A is m x k, B is k x n, C (and D) m x n.
 enum class MatrixOperand { A, B, C };
 
-// ("register", "lane") -> ("row", "col") of the operand as a matrix: A is m x k, B k x n, C m x n.
+// An MFMA operand on `arch` (gfx942, gfx950) with f32 accumulation: ("register", "lane") ->
+// ("row", "col") of the operand as a matrix (A: row = m index, col = k index; B: row = k,
+// col = n; C: row = m, col = n). "register" counts the elements a lane holds, in order (the
+// element e of the lane's vector, packed low to high in its VGPRs); "lane" has 64 values.
+// Shapes: f16 and bf16 16x16x16 and 32x32x8 on both targets, 16x16x32 and 32x32x16 on gfx950;
+// fp8 (the target's own: fp8e4m3fnuz on gfx942, fp8e4m3 on gfx950) 16x16x32 and 32x32x16.
+// Source: AMD's matrix instruction calculator for CDNA3 (../shared/reference/mfma-cdna3/,
+// "Register to matrix element mapping"), and the CDNA4 ISA guide's double-K forms, which keep
+// the CDNA3 pattern with twice the consecutive k values per lane:
+//   A: row = lane % m, col = (lane / m) * (m*k/64) + e
+//   B: row = (lane / n) * (k*n/64) + e, col = lane % n
+//   C: 16x16: row = 4 * (lane / 16) + e, col = lane % 16
+//      32x32: row = 8 * (e / 4) + 4 * (lane / 32) + e % 4, col = lane % 32 (groups of 4 rows
+//      8 apart: e's bits 0-1 are row bits 0-1, lane bit 5 is row bit 2, e's bits 2-3 are row
+//      bits 3-4, so the map is linear)
+// Example: gfx950 16x16x32 bf16 A, 8 registers, lanes 0-15 hold k 0-7, lanes 16-31 k 8-15:
+//            register 0  register 1  ...  register 7
+//   lane 0   (0, 0)      (0, 1)           (0, 7)        (row, col)
+//   lane 1   (1, 0)      (1, 1)           (1, 7)
+//   lane 16  (0, 8)      (0, 9)           (0, 15)
+//   lane 63  (15, 24)    (15, 25)         (15, 31)
+// Throws weft::Error naming the shape and target when either is unknown.
 Layout mfma_operand(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input, MatrixOperand which);
 
-enum class SharedSwizzle { None, St16x32 };
+// NVIDIA's mma.sync.aligned.m16n8k16 with f16 or bf16 inputs and f32 accumulation, a warp of 32
+// lanes: ("register", "lane") -> ("row", "col"); A 16 x 16 (8 registers), B 16 x 8 (4), C 16 x 8
+// (4). Source: PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type", with
+// group g = lane / 4 and t = lane % 4:
+//   A: row = g + 8 * (e / 2 % 2), col = 2t + e % 2 + 8 * (e / 4)
+//   B: row = 2t + e % 2 + 8 * (e / 2), col = g
+//   C: row = g + 8 * (e / 2), col = 2t + e % 2
+// Example, C:  lane 0: (0, 0) (0, 1) (8, 0) (8, 1);  lane 5: (1, 2) (1, 3) (9, 2) (9, 3).
+// Throws weft::Error for other inputs.
+Layout mma_m16n8k16_operand(DType input, MatrixOperand which);
 
-// ("row", "col") -> ("offset", in elements) of a rows x cols shared tile.
+// HipKittens' shared-tile shapes (include/types/shared/st_shape.cuh). A tile is a row-major grid
+// of subtiles of the kind's shape, each subtile contiguous; within a subtile the element at
+// (r, c) sits at byte b = itemsize * (r * cols + c), XOR-swizzled:
+//   unswizzled  any dtype, the whole tile row-major (no subtiles)
+//   st_16x32    2-byte: b ^ (((b % 1024) >> 9) << 5)   (row bit 3 flips column bit 4); 4-byte: b
+//   st_32x32    2-byte: b ^ (((b % 1024) >> 9) << 5) ^ (((b % 2048) >> 10) << 4)
+//               (row bit 3 flips column bit 4, row bit 4 flips column bit 3); 4-byte: b
+//   st_8x32     2- and 4-byte: b
+//   st_16x128   1-byte: b ^ (((b % 2048) >> 8) << 4)   (row bits 1-3 flip column bits 4-6)
+enum class SharedSwizzle { unswizzled, st_16x32, st_32x32, st_8x32, st_16x128 };
+
+std::string_view swizzle_name(SharedSwizzle kind);                // "st_16x32"
+std::vector<SharedSwizzle> all_swizzles();
+// The subtile's rows and columns (unswizzled: 1 x 1, any power-of-two tile).
+std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind);
+// Whether HipKittens defines the kind for elements of `itemsize` bytes.
+bool swizzle_supports(SharedSwizzle kind, int itemsize);
+
+// A rows x cols shared tile of `dtype`: ("row", "col") -> ("offset"), the element's offset in
+// ELEMENTS from the tile's start. Bijective. Example, st_16x32 bf16 16 x 32: rows 0-7 are
+// row-major (row r, col c at 32r + c); rows 8-15 swap their two 16-column halves (row 8, col 0
+// at 272 = 8*32 + 16; row 8, col 16 at 256).
+// Throws weft::Error when the dtype's size is not one the kind takes, or when rows and cols
+// are not powers of two that are multiples of the subtile's (a grid that is not a power of two
+// is not linear).
 Layout shared_tile(SharedSwizzle kind, int64_t rows, int64_t cols, DType dtype);
+
+// Where LDS DMA (buffer_load ... lds, global_load_lds) writes: ("byte", "lane") -> ("offset"),
+// in bytes from the instruction's LDS base: lane l's bytes at l * bytes_per_lane, in order.
+// Source: the CDNA3/CDNA4 ISA guides (LDS address = LDS_base + M0 + inst_offset + lane * size;
+// ../shared/reference/amdgpu-facts.md). Sizes 1, 2 and 4 (ubyte/ushort/dword) on both targets
+// and 16 (dwordx4) on gfx950; gfx950's 12-byte dwordx3 is not a power of two and so not a
+// linear layout. Example, 4 bytes: lane 0 -> 0-3, lane 1 -> 4-7, lane 63 -> 252-255.
+// Throws weft::Error for other sizes.
+Layout lds_dma_destination(int bytes_per_lane);
+
+// A workgroup's waves as a rows x cols grid, row-major: ("wave") -> ("wave_row", "wave_col").
+// Example, 2 x 4: wave 5 -> (1, 1). Throws weft::Error unless both are powers of two.
+Layout wave_grid(int64_t rows, int64_t cols);
+
+// LDS facts for bank-conflict counts (bank_conflicts in layout.h): the banks of 4 bytes, and
+// which lanes one LDS read of `vector_bytes` per lane serves together.
+// Source: HipKittens' measurements on gfx950 (analysis/paper_experiments/phases/ds_read_b128 and
+// ds_read_b64): 64 banks; ds_read_b64 in two phases of lanes 0-31 and 32-63; ds_read_b128 in
+// four phases of 16 lanes, a phase being one half of the wave and the lanes l whose bits 2-4
+// have even (or odd) parity: phase 0 = lanes 0-3, 12-15, 20-23, 24-27. gfx942: 32 banks (AMD's
+// CK-Tile LDS blog); its phases are not in the catalog.
+// Throws weft::Error for a target or width the catalog does not know.
+int lds_banks(std::string_view arch);
+std::vector<std::vector<int64_t>> lds_read_phases(std::string_view arch, int vector_bytes);
 
 }  // namespace weft::tile

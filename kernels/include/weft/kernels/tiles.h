@@ -5,7 +5,7 @@
 //
 //   Workgroup wg(arch, {tiles_n, tiles_m}, /*wave_rows=*/2, /*wave_cols=*/4);
 //   gl a = global(1, m, k, dtypes::bfloat16);
-//   st as = shared(256, 64, dtypes::bfloat16, SharedSwizzle::St16x32, /*stages=*/2);
+//   st as = shared(256, 64, dtypes::bfloat16, SharedSwizzle::st_16x32, /*stages=*/2);
 //   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA
 //   rt ar = load(wg, as.after({fill, barrier}), stage, MatrixOperand::A, 128, wg.wave_row());
 //   acc c = mma_ABt(c, ar, br);
