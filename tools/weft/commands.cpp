@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "example_kernels.h"
+#include "weft/gemm/hk_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
 #include "weft/gemm/mma_tile.h"
@@ -114,7 +115,7 @@ int run_kernel(const std::vector<std::string>& args) {
   const Options o = parse(args, {"device", "size", "dtype", "seed"}, "run");
   const examples::Example* e = examples::find(o.kernel);
   if (!e->runnable)
-    throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: matmul_relu, mfma_tile, mma_tile");
+    throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: matmul_relu, hk_gemm, mfma_tile, mma_tile");
   const DType dtype = parse_float_dtype(o.dtype);
   auto device = rt::open_device(o.device);
   rt::CompileCache cache(rt::CompileCache::default_dir());
@@ -127,6 +128,17 @@ int run_kernel(const std::vector<std::string>& args) {
                 static_cast<long long>(s[2]), dtype.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
     r = gemm::run_matmul_relu(*device, s[0], s[1], s[2], dtype, o.seed, &cache);
+  } else if (o.kernel == "hk_gemm") {
+    std::vector<int64_t> s = o.size.empty() ? std::vector<int64_t>{512, 512, 512} : o.size;
+    if (s.size() != 3) throw UsageError("run: --size is M,N,K");
+    const bool dtype_given = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.starts_with("--dtype"); });
+    const DType out = dtype_given ? dtype : dtypes::bfloat16;
+    if (out != dtypes::bfloat16 && out != dtypes::float32) throw UsageError("run: hk_gemm's output (--dtype) is bfloat16 or float32");
+    if (s[0] < 1 || s[1] < 1 || s[2] < 8 || s[2] % 8) throw UsageError("run: hk_gemm takes M, N >= 1 and K >= 8, a multiple of 8");
+    std::printf("hk_gemm %lldx%lldx%lld bfloat16 -> %s on %s (seed %llu)\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                static_cast<long long>(s[2]), out.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
+    std::fflush(stdout);
+    r = gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache);
   } else if (o.kernel == "mma_tile") {
     const DType in = o.dtype == "float32" ? dtypes::float16 : dtype;
     if (!o.size.empty()) throw UsageError("run: mma_tile is one m16n8k16 tile; it takes no --size");
