@@ -120,6 +120,29 @@ TEST_CASE("linearize: loops around their bodies, a reduction's accumulator reset
   CHECK(program_string(lk).find("loop int32") != std::string::npos);
 }
 
+TEST_CASE("linearize: a loop's barrier that names a prologue writes the prologue once, before the loop") {
+  UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp l = range(64, 0, AxisType::LOCAL), k = range(4, 1, AxisType::LOOP);
+  UOp s = alloc_shared({128}, dtypes::float32);
+  UOp prologue = s[l].store(in[l].load());                     // stage 0, once
+  UOp refill = s[l + 64].store(in[l].load() * k.cast(dtypes::float32));  // stage 1, every step
+  UOp ready = barrier({prologue, refill});
+  UOp sum = s.after({ready})[63 - l].load() + s.after({ready})[127 - l].load();
+  UOp kern = sink({"prologue"}, {out[l].store(sum).end({k, l})});
+  LoweredKernel lk = lower(kern);
+  int depth = 0, prologue_stores = 0, loop_stores = 0;
+  for (const LinearOp& op : lk.program) {
+    if (op.kind == LinearOp::Kind::LoopBegin) ++depth;
+    if (op.kind == LinearOp::Kind::LoopEnd) --depth;
+    if (op.kind != LinearOp::Kind::Effect || op.op.op() != Op::STORE) continue;
+    UOp buf = op.op.src(0).src(0);
+    while (buf.op() == Op::AFTER) buf = buf.src(0);
+    if (buf.arg_as<BufferArg>().space == AddrSpace::LOCAL) ++(depth == 0 ? prologue_stores : loop_stores);
+  }
+  CHECK(prologue_stores == 1);
+  CHECK(loop_stores == 1);
+}
+
 TEST_CASE("canonical_allocations: the same kernel built after other allocations hashes the same") {
   auto build = [] {
     UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
