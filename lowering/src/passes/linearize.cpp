@@ -103,20 +103,27 @@ class Linearizer {
     if (f.step == 0) {
       if (emitted_.count(e.node())) return stack_.pop_back();
       switch (e.op()) {
-        case Op::SINK: case Op::GROUP: case Op::BARRIER: case Op::PRIORITY: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY:
-        case Op::ATOMIC:
-          break;
+        case Op::SINK: case Op::GROUP: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY: case Op::ATOMIC: break;
+        case Op::WHEN: check_branch(e); break;
         case Op::END:
           f.step = 1;
           return call(Frame::Kind::Loop, e);
-        default: throw Error("linearize: unexpected effect " + std::string(op_name(e.op())));
+        default:
+          if (!opsets::sync.contains(e.op())) throw Error("linearize: unexpected effect " + std::string(op_name(e.op())));
       }
       f.step = 1;
     }
-    if (e.op() != Op::END && f.next < e.src().size()) {
+    if (e.op() == Op::WHEN) {
+      // A branch around one statement: the condition, then the statement's predecessors; the
+      // statement itself is written by the renderer inside the branch.
+      const UOp& statement = e.src(1);
+      if (f.next == 0) return ++f.next, call(Frame::Kind::Value, e.src(0));
+      if (f.next <= statement.src().size()) return call(Frame::Kind::Effect, statement.src(f.next++ - 1));
+      emitted_.insert(statement.node());
+    } else if (e.op() != Op::END && f.next < e.src().size()) {
       const UOp s = e.src(f.next++);
       // A statement's effect sources are its predecessors (CUSTOM's follow its operands).
-      const bool effect_sources = e.op() == Op::SINK || e.op() == Op::GROUP || e.op() == Op::BARRIER || e.op() == Op::PRIORITY ||
+      const bool effect_sources = e.op() == Op::SINK || e.op() == Op::GROUP || opsets::sync.contains(e.op()) ||
                                   (s.is_effect() && !s.is_valued_effect());
       return call(effect_sources ? Frame::Kind::Effect : Frame::Kind::Value, s);
     }
@@ -128,6 +135,16 @@ class Linearizer {
     }
     emitted_.insert(e.node());
     stack_.pop_back();
+  }
+
+  // resolve_when leaves WHEN only around one synchronization statement (a branch on a
+  // wave-uniform condition); anything else reaching here is a pipeline bug, reported as such.
+  void check_branch(const UOp& when) {
+    if (when.src().size() != 2 || !opsets::sync.contains(when.src(1).op()))
+      throw Error("linearize: WHEN " + expr_string(when, 80) + " is not a branch around one synchronization statement (resolve_when runs first)");
+    if (emitted_.count(when.src(1).node()))
+      throw Error("linearize: " + std::string(op_name(when.src(1).op())) + " is both conditional (inside when(" + expr_string(when.src(0), 60) +
+                  ", ...)) and unconditional (named elsewhere); build two statements");
   }
 
   // An END opens its loop (after the effects its body depends on that lie outside it), writes
