@@ -231,6 +231,15 @@ TEST_CASE("when(): a barrier needs a wave-uniform condition") {
       CHECK(opsets::sync.contains(s.op.src(1).op()));
     }
   CHECK(branches == 2);
+  // A barrier after a store of the region follows the guarded store: no store runs unguarded.
+  UOp ordered = sink({"ordered"}, {when(w.eq(1), {st, barrier({st})}).end({l, w})});
+  size_t stores = 0;
+  for (const auto& s : lower::lower(ordered).program)
+    if (s.op.op() == Op::STORE) {
+      ++stores;
+      CHECK(s.op.src(0).src().size() == 3);  // the INDEX carries the condition as its validity
+    }
+  CHECK(stores == 1);
 }
 
 WEFT_DEVICE_TEST_CASE("ping-pong: wave-group barriers before and after the loop pair the waves' loop barriers one apart") {

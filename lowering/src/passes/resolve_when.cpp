@@ -27,7 +27,17 @@ class Guard {
  public:
   explicit Guard(UOp cond) : cond_(std::move(cond)) {}
 
+  // Each effect of the region rewritten once; a statement that names an effect of the region as
+  // its predecessor (barrier({st})) then follows the guarded one, never the unguarded original.
   UOp effect(const UOp& e) {
+    if (auto it = effects_.find(e.node()); it != effects_.end()) return it->second;
+    UOp out = rewrite(e);
+    effects_.emplace(e.node(), out);
+    return out;
+  }
+
+ private:
+  UOp rewrite(const UOp& e) {
     switch (e.op()) {
       case Op::STORE: return UOp::make(Op::STORE, dtypes::void_, {access(e.src(0)), value(e.src(1))});
       case Op::ATOMIC: return value(e);
@@ -47,14 +57,16 @@ class Guard {
     }
   }
 
- private:
   // A branch around one synchronization statement, allowed only on a wave-uniform condition.
   UOp branch(const UOp& statement, const UOp& cond) {
     if (auto lane_varying = varying_part(cond))
       throw Error("resolve_when: " + std::string(op_name(statement.op())) + " inside when(" + expr_string(cond, 60) +
                   ", ...): not every thread would reach it; the condition is not wave-uniform (it depends on " + *lane_varying +
                   "); a synchronization statement may depend only on WARP ranges, workgroup ids, loop ranges, constants and kernel variables");
-    return UOp::make(Op::WHEN, dtypes::void_, {cond, statement});
+    std::vector<UOp> src = statement.src();
+    for (UOp& p : src)
+      if (auto it = effects_.find(p.node()); it != effects_.end()) p = it->second;
+    return UOp::make(Op::WHEN, dtypes::void_, {cond, statement.with_src(std::move(src))});
   }
 
   // What makes `cond` differ between the lanes of a wave, or nullopt where it is wave-uniform.
@@ -81,8 +93,6 @@ class Guard {
     return std::nullopt;
   }
 
- public:
- private:
   // The index with its address computed from guarded values and `cond` joined to its validity.
   UOp access(const UOp& index) {
     std::vector<UOp> src = index.src();
@@ -136,6 +146,7 @@ class Guard {
 
   UOp cond_;
   std::unordered_map<const Node*, UOp> memo_;
+  std::unordered_map<const Node*, UOp> effects_;
 };
 
 }  // namespace
