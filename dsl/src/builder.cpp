@@ -486,9 +486,42 @@ void check_predecessors(std::string_view what, const std::vector<UOp>& after) {
 
 }  // namespace
 
-UOp barrier(const std::vector<UOp>& after) {
+UOp barrier(const std::vector<UOp>& after, BarrierFence fence) {
   check_predecessors("BARRIER", after);
-  return UOp::make(Op::BARRIER, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});
+  return UOp::make(Op::BARRIER, dtypes::void_, after, EffectArg{fresh_id(), static_cast<Wide>(fence), {}});
+}
+
+UOp wait_counts(WaitCounts counts, const std::vector<UOp>& after) {
+  for (const auto& [name, n] : {std::pair{"vm", counts.vm}, std::pair{"lgkm", counts.lgkm}})
+    if (n && *n < 0) fail("WAIT", std::string(name) + " count " + std::to_string(*n) + " is negative");
+  if (!counts.vm && !counts.lgkm) fail("WAIT", "waits on no counter; give vm, lgkm or both");
+  check_predecessors("WAIT", after);
+  return UOp::make(Op::WAIT, dtypes::void_, after, WaitArg{fresh_id(), counts.vm.value_or(-1), counts.lgkm.value_or(-1)});
+}
+
+UOp async_commit(const std::vector<UOp>& after) {
+  check_predecessors("ASYNC_COMMIT", after);
+  return UOp::make(Op::ASYNC_COMMIT, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});
+}
+
+namespace {
+void check_sched_mask(std::string_view what, SchedMask mask) {
+  if ((static_cast<uint32_t>(mask) & ~kSchedMaskAll) != 0) fail(what, "mask " + std::to_string(static_cast<uint32_t>(mask)) + " has unknown bits");
+}
+}  // namespace
+
+UOp sched_barrier(SchedMask mask, const std::vector<UOp>& after) {
+  check_sched_mask("SCHED_BARRIER", mask);
+  check_predecessors("SCHED_BARRIER", after);
+  return UOp::make(Op::SCHED_BARRIER, dtypes::void_, after, SchedArg{fresh_id(), mask, 0, 0});
+}
+
+UOp sched_group_barrier(SchedMask mask, int64_t size, int64_t sync_id, const std::vector<UOp>& after) {
+  check_sched_mask("SCHED_GROUP_BARRIER", mask);
+  if (size < 1) fail("SCHED_GROUP_BARRIER", "a group of " + std::to_string(size) + " instructions; give at least 1");
+  if (sync_id < 0) fail("SCHED_GROUP_BARRIER", "sync id " + std::to_string(sync_id) + " is negative");
+  check_predecessors("SCHED_GROUP_BARRIER", after);
+  return UOp::make(Op::SCHED_GROUP_BARRIER, dtypes::void_, after, SchedArg{fresh_id(), mask, size, sync_id});
 }
 
 UOp wave_priority(int64_t level, const std::vector<UOp>& after) {

@@ -65,8 +65,8 @@ const OpSet commutative{Op::ADD, Op::MUL, Op::MAX, Op::MIN, Op::CMPNE, Op::CMPEQ
 const OpSet comparison{Op::CMPLT, Op::CMPNE, Op::CMPEQ};
 const OpSet movement{Op::RESHAPE, Op::PERMUTE, Op::SHRINK, Op::FLIP, Op::PAD, Op::EXPAND};
 const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFTER};
-const OpSet effect{Op::STORE, Op::ASYNC_COPY, Op::END,  Op::BARRIER, Op::PRIORITY,
-                   Op::GROUP, Op::SINK,       Op::WHEN, Op::ATOMIC,  Op::CUSTOM};
+const OpSet sync{Op::BARRIER, Op::PRIORITY, Op::WAIT, Op::ASYNC_COMMIT, Op::SCHED_BARRIER, Op::SCHED_GROUP_BARRIER};
+const OpSet effect = sync | OpSet{Op::STORE, Op::ASYNC_COPY, Op::END, Op::GROUP, Op::SINK, Op::WHEN, Op::ATOMIC, Op::CUSTOM};
 const OpSet lanes{Op::SHUFFLE, Op::BROADCAST, Op::VOTE};
 }  // namespace opsets
 

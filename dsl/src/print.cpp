@@ -126,6 +126,19 @@ std::string arg_to_string(const Arg& arg) {
       if (!e.text.empty()) out += " \"" + e.text + "\"";
       return out;
     }
+    std::string operator()(const WaitArg& w) const {
+      std::string out = "site=" + std::to_string(w.site);
+      if (w.vm >= 0) out += " vm=" + std::to_string(w.vm);
+      if (w.lgkm >= 0) out += " lgkm=" + std::to_string(w.lgkm);
+      return out;
+    }
+    std::string operator()(const SchedArg& a) const {
+      char mask[16];
+      std::snprintf(mask, sizeof mask, "0x%x", static_cast<unsigned>(a.mask));
+      std::string out = "site=" + std::to_string(a.site) + " mask=" + mask;
+      if (a.size != 0 || a.sync_id != 0) out += " size=" + std::to_string(a.size) + " sync=" + std::to_string(a.sync_id);
+      return out;
+    }
   };
   return std::visit(Visitor{}, arg);
 }

@@ -69,6 +69,13 @@ struct ArgHasher {
   uint64_t operator()(const EffectArg& e) const {
     return mix(mix(mix(10, static_cast<uint64_t>(e.site)), hash_wide(e.value)), hash_string(e.text));
   }
+  uint64_t operator()(const WaitArg& w) const {
+    return mix(mix(mix(13, static_cast<uint64_t>(w.site)), static_cast<uint64_t>(w.vm)), static_cast<uint64_t>(w.lgkm));
+  }
+  uint64_t operator()(const SchedArg& a) const {
+    uint64_t h = mix(mix(14, static_cast<uint64_t>(a.site)), static_cast<uint64_t>(a.mask));
+    return mix(mix(h, static_cast<uint64_t>(a.size)), static_cast<uint64_t>(a.sync_id));
+  }
 };
 
 // What identifies a node, without allocating one.
@@ -126,6 +133,13 @@ std::array<Shard, kShards>& shards() {
 bool FloatConst::operator==(const FloatConst& o) const { return std::memcmp(&value, &o.value, sizeof value) == 0; }
 
 uint64_t hash_arg(const Arg& arg) { return mix(arg.index(), std::visit(ArgHasher{}, arg)); }
+
+std::optional<int64_t> effect_site(const Arg& arg) {
+  if (const auto* e = std::get_if<EffectArg>(&arg)) return e->site;
+  if (const auto* w = std::get_if<WaitArg>(&arg)) return w->site;
+  if (const auto* a = std::get_if<SchedArg>(&arg)) return a->site;
+  return std::nullopt;
+}
 
 UOp UOp::make(Op op, DType dtype, std::vector<UOp> src, Arg arg) { return intern(op, dtype, src, std::move(arg)); }
 

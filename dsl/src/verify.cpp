@@ -35,7 +35,11 @@ class Checker {
       case Op::GROUP:
       case Op::SINK: check_no_repeats(u); return check_effects(u, 0);
       case Op::PRIORITY:
-      case Op::BARRIER: check_site(u); return check_effects(u, 0);
+      case Op::BARRIER:
+      case Op::WAIT:
+      case Op::ASYNC_COMMIT:
+      case Op::SCHED_BARRIER:
+      case Op::SCHED_GROUP_BARRIER: check_site(u); return check_effects(u, 0);
       case Op::CUSTOM:
       case Op::CUSTOMI: return check_site(u);
       case Op::WHEN: return check_when(u);
@@ -71,7 +75,28 @@ class Checker {
       case Op::PLACEHOLDER: want(std::holds_alternative<BufferArg>(a), "a buffer slot"); break;
       case Op::RANGE: want(std::holds_alternative<RangeArg>(a), "a range id and axis"); break;
       case Op::SPECIAL: want(std::holds_alternative<std::string>(a), "a string"); break;
-      case Op::BARRIER: want(std::holds_alternative<EffectArg>(a) || std::holds_alternative<std::monostate>(a), "a site"); break;
+      case Op::BARRIER: {
+        const auto* e = std::get_if<EffectArg>(&a);
+        want((e && (e->value == static_cast<Wide>(BarrierFence::Workgroup) || e->value == static_cast<Wide>(BarrierFence::None))) ||
+                 std::holds_alternative<std::monostate>(a),
+             "a site and a fence (0: workgroup, 1: none)");
+        break;
+      }
+      case Op::ASYNC_COMMIT: want(std::holds_alternative<EffectArg>(a), "a site"); break;
+      case Op::WAIT: {
+        const auto* w = std::get_if<WaitArg>(&a);
+        want(w && w->vm >= -1 && w->lgkm >= -1 && (w->vm >= 0 || w->lgkm >= 0), "a site and counts (-1: not waited on; at least one)");
+        break;
+      }
+      case Op::SCHED_BARRIER:
+      case Op::SCHED_GROUP_BARRIER: {
+        const auto* g = std::get_if<SchedArg>(&a);
+        const bool grouped = u.op() == Op::SCHED_GROUP_BARRIER;
+        want(g && (static_cast<uint32_t>(g->mask) & ~kSchedMaskAll) == 0 &&
+                 (grouped ? g->size >= 1 && g->sync_id >= 0 : g->size == 0 && g->sync_id == 0),
+             grouped ? "a site, an instruction mask, a group size >= 1 and a sync id >= 0" : "a site and an instruction mask");
+        break;
+      }
       case Op::CUSTOM:
       case Op::CUSTOMI:
         want(std::holds_alternative<EffectArg>(a) && !std::get<EffectArg>(a).text.empty(), "a site and the inline assembly");
@@ -257,12 +282,12 @@ class Checker {
   // A position-sensitive statement without a site of its own would be merged with any identical
   // one (hash-consing), so a second barrier or priority change would silently vanish.
   void check_site(const UOp& u) {
-    const auto* e = std::get_if<EffectArg>(&u.arg());
-    const bool sited = e && e->site != 0;
-    if (sited) return;
+    const auto site = effect_site(u.arg());
+    if (site && *site != 0) return;
     if (u.op() == Op::BARRIER && !u.src().empty()) return;  // the pipeline's, shared by design
     report("has no site id: two identical " + std::string(op_name(u.op())) +
-           " statements would be merged into one; build it with barrier(), wave_priority(), custom() or customi()");
+           " statements would be merged into one; build it with barrier(), wave_priority(), wait_counts(), async_commit(), sched_barrier(), "
+           "sched_group_barrier(), custom() or customi()");
   }
 
   // An effect listed twice in one GROUP or SINK is one node and runs once, not twice.

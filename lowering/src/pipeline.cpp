@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <type_traits>
 
 #include "weft/dsl/alu.h"
 #include "weft/dsl/print.h"
@@ -64,10 +65,20 @@ UOp canonical_allocations(const UOp& kernel) {
   std::map<AddrSpace, int64_t> next;
   std::map<int64_t, int64_t> sites;
   return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
-    if (const auto* e = std::get_if<EffectArg>(&old.arg()); e && e->site != 0) {
-      EffectArg renamed = *e;
-      renamed.site = sites.emplace(e->site, static_cast<int64_t>(sites.size()) + 1).first->second;
-      return u.with_arg(std::move(renamed));
+    if (const auto site = effect_site(old.arg()); site && *site != 0) {
+      const int64_t renamed = sites.emplace(*site, static_cast<int64_t>(sites.size()) + 1).first->second;
+      return u.with_arg(std::visit(
+          [&](const auto& a) -> Arg {
+            using A = std::decay_t<decltype(a)>;
+            if constexpr (std::is_same_v<A, EffectArg> || std::is_same_v<A, WaitArg> || std::is_same_v<A, SchedArg>) {
+              A r = a;
+              r.site = renamed;
+              return r;
+            } else {
+              return a;
+            }
+          },
+          old.arg()));
     }
     if (old.op() != Op::PLACEHOLDER || old.arg_as<BufferArg>().space == AddrSpace::GLOBAL) return std::nullopt;
     const AddrSpace space = old.arg_as<BufferArg>().space;

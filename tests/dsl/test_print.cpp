@@ -48,3 +48,17 @@ TEST_CASE("graph listings are stable and numbered in dependency order") {
   CHECK(graph_string(k) == expected);
   CHECK(graph_string(k) == graph_string(k));
 }
+
+TEST_CASE("synchronization statements print their sites, counts and masks") {
+  CHECK(arg_to_string(WaitArg{4, 3, 2}) == "site=4 vm=3 lgkm=2");
+  CHECK(arg_to_string(WaitArg{4, -1, 0}) == "site=4 lgkm=0");
+  CHECK(arg_to_string(SchedArg{5, SchedMask::MFMA, 1, 0}) == "site=5 mask=0x8 size=1 sync=0");
+  CHECK(arg_to_string(SchedArg{6, SchedMask::VALU | SchedMask::DSRead, 0, 0}) == "site=6 mask=0x102");
+  CHECK(arg_to_string(EffectArg{7, static_cast<Wide>(BarrierFence::None), {}}) == "site=7 value=1");
+  // Sinked, the statements list in order with their args.
+  UOp k = sink({"waits"}, {wait_counts({.vm = 0}), sched_barrier(SchedMask::None)});
+  const std::string g = graph_string(k);
+  CHECK(g.find("WAIT void site=") != std::string::npos);
+  CHECK(g.find(" vm=0\n") != std::string::npos);
+  CHECK(g.find("SCHED_BARRIER void site=") != std::string::npos);
+}

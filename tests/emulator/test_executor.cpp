@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 
 #include "kernel_io.h"
 #include "listing_check.h"
@@ -12,6 +13,7 @@
 #include "weft/dsl/error.h"
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/isa.h"
+#include "weft/emulator/listing.h"
 
 using namespace weft::emu;
 
@@ -81,6 +83,53 @@ w:
   store float %r, ptr addrspace(1) %po
   br label %end
 end:
+  ret void
+}
+)";
+
+// Barriers count the arrivals of the live waves, not program counters: wave 0 waits at one
+// s_barrier, waves 1 and 2 at another, and wave 3 ends (s_endpgm) without reaching either, so the
+// barrier is complete once waves 0 to 2 have arrived. Each wave then reads what another wave
+// wrote to LDS before the barrier.
+const char* kStaggered = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.readfirstlane.i32(i32)
+declare void @llvm.amdgcn.s.barrier()
+@slots = internal addrspace(3) global [192 x float] undef
+define amdgpu_kernel void @staggered(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %wv = lshr i32 %tid, 6
+  %w = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %wv)
+  %early = icmp eq i32 %w, 3
+  br i1 %early, label %done, label %work
+work:
+  %p = getelementptr float, ptr addrspace(1) %in, i32 %tid
+  %v = load float, ptr addrspace(1) %p
+  %l = getelementptr [192 x float], ptr addrspace(3) @slots, i32 0, i32 %tid
+  store float %v, ptr addrspace(3) %l
+  %first = icmp eq i32 %w, 0
+  br i1 %first, label %a, label %b
+a:
+  call void @llvm.amdgcn.s.barrier()
+  %ja = add i32 %tid, 64
+  %la = getelementptr [192 x float], ptr addrspace(3) @slots, i32 0, i32 %ja
+  %xa = load float, ptr addrspace(3) %la
+  br label %write
+b:
+  call void @llvm.amdgcn.s.barrier()
+  %jb0 = add i32 %tid, 128
+  %jb = urem i32 %jb0, 192
+  %lb = getelementptr [192 x float], ptr addrspace(3) @slots, i32 0, i32 %jb
+  %xb0 = load float, ptr addrspace(3) %lb
+  %xb = fmul float %xb0, 2.0
+  br label %write
+write:
+  %x = phi float [%xa, %a], [%xb, %b]
+  %po = getelementptr float, ptr addrspace(1) %out, i32 %tid
+  store float %x, ptr addrspace(1) %po
+  br label %done
+done:
   ret void
 }
 )";
@@ -158,6 +207,35 @@ TEST_CASE("an LDS tree reduction with barriers across four waves") {
       double want = 0;
       for (int i = 0; i < 256; ++i) want += in[static_cast<size_t>(g * 256 + i)];
       CHECK(std::abs(got[g] - want) <= 1e-5 * 256);
+    }
+  }
+}
+
+TEST_CASE("a barrier completes when every live wave arrives, at whichever s_barrier, with ended waves left out") {
+  for (Arch arch : kArchs) {
+    INFO(std::string(arch_name(arch)));
+    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kStaggered, arch_name(arch)));
+    std::ostringstream listing;
+    write_listing(code, listing);
+    INFO(listing.str());
+    size_t barriers = 0;
+    for (size_t at = listing.str().find("s_barrier"); at != std::string::npos; at = listing.str().find("s_barrier", at + 1)) ++barriers;
+    REQUIRE(barriers == 2);  // two barrier instructions, not one hoisted into the common path
+    const std::vector<float> in = random_floats(256);
+    GlobalMemory mem;
+    const uint64_t pin = upload(mem, in, "in");
+    const uint64_t pout = upload(mem, std::vector<float>(256, std::nanf("")), "out");  // poisoned
+    LaunchOptions o;
+    o.grid = {1, 1, 1};
+    o.block = {256, 1, 1};
+    o.kernarg = pack(pin, pout);
+    run_kernel(code, "staggered", mem, o);
+    const float* got = reinterpret_cast<const float*>(mem.data(pout));
+    for (size_t t = 0; t < 256; ++t) {
+      CAPTURE(t);
+      if (t < 64) CHECK(got[t] == in[t + 64]);
+      else if (t < 192) CHECK(got[t] == in[(t + 128) % 192] * 2.0f);
+      else CHECK(std::isnan(got[t]));  // wave 3 ended first and wrote nothing
     }
   }
 }

@@ -23,6 +23,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "amdgpu/target.h"
+#include "amdgpu/waitcnt.h"
 #include "passes/graph_utils.h"
 #include "weft/dsl/print.h"
 #include "weft/lowering/amdgpu_codegen.h"
@@ -594,18 +595,58 @@ class Renderer {
     switch (e.op()) {
       case Op::CUSTOM: inline_asm(e); return;
       case Op::STORE: return store(e);
-      case Op::BARRIER:
-        b_.CreateFence(llvm::AtomicOrdering::Release, ctx_.getOrInsertSyncScopeID("workgroup"));
-        b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, llvm::ArrayRef<llvm::Type*>{}, llvm::ArrayRef<llvm::Value*>{});
-        b_.CreateFence(llvm::AtomicOrdering::Acquire, ctx_.getOrInsertSyncScopeID("workgroup"));
+      case Op::BARRIER: {
+        // Barriers the pipeline inserts have no arg (monostate): fenced.
+        const auto* a = std::get_if<EffectArg>(&e.arg());
+        const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
+        if (fenced) b_.CreateFence(llvm::AtomicOrdering::Release, ctx_.getOrInsertSyncScopeID("workgroup"));
+        intrinsic(llvm::Intrinsic::amdgcn_s_barrier, {});
+        if (fenced) b_.CreateFence(llvm::AtomicOrdering::Acquire, ctx_.getOrInsertSyncScopeID("workgroup"));
         return;
-      case Op::PRIORITY:
-        b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_setprio, llvm::ArrayRef<llvm::Type*>{},
-                           {b_.getInt16(static_cast<uint16_t>(e.arg_as<EffectArg>().value))});
+      }
+      case Op::PRIORITY: intrinsic(llvm::Intrinsic::amdgcn_s_setprio, {b_.getInt16(static_cast<uint16_t>(e.arg_as<EffectArg>().value))}); return;
+      case Op::WAIT: return waitcnt(e);
+      case Op::ASYNC_COMMIT: return;  // vmcnt counts each copy; there are no groups to close
+      case Op::SCHED_BARRIER:
+        intrinsic(llvm::Intrinsic::amdgcn_sched_barrier, {b_.getInt32(static_cast<uint32_t>(e.arg_as<SchedArg>().mask))});
         return;
+      case Op::SCHED_GROUP_BARRIER: {
+        const auto& a = e.arg_as<SchedArg>();
+        intrinsic(llvm::Intrinsic::amdgcn_sched_group_barrier, {b_.getInt32(static_cast<uint32_t>(a.mask)),
+                                                                b_.getInt32(static_cast<uint32_t>(a.size)), b_.getInt32(static_cast<uint32_t>(a.sync_id))});
+        return;
+      }
+      case Op::WHEN: return branch(e);
       case Op::ASYNC_COPY: return async_copy(e);
       default: unsupported(e, "no AMDGPU lowering for this effect");
     }
+  }
+
+  void intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {
+    b_.CreateIntrinsic(id, llvm::ArrayRef<llvm::Type*>{}, args);
+  }
+
+  // s_waitcnt with the gfx9 immediate; counts above a counter's maximum are an error (a smaller
+  // wait would be wrong, a larger one cannot be encoded).
+  void waitcnt(const UOp& e) {
+    const auto& w = e.arg_as<WaitArg>();
+    if (w.vm > kMaxVmcnt) unsupported(e, "vm count " + std::to_string(w.vm) + " is above vmcnt's maximum of " + std::to_string(kMaxVmcnt) + " on " + mcpu_);
+    if (w.lgkm > kMaxLgkmcnt)
+      unsupported(e, "lgkm count " + std::to_string(w.lgkm) + " is above lgkmcnt's maximum of " + std::to_string(kMaxLgkmcnt) + " on " + mcpu_);
+    intrinsic(llvm::Intrinsic::amdgcn_s_waitcnt, {b_.getInt32(waitcnt_immediate(w.vm, w.lgkm))});
+  }
+
+  // A synchronization statement on a wave-uniform condition (resolve_when checked it): a real
+  // branch, since a scalar instruction like s_barrier runs whatever EXEC holds. The condition
+  // derives from SGPR values (widx, workgroup ids), so LLVM emits s_cbranch_scc.
+  void branch(const UOp& e) {
+    auto* then = llvm::BasicBlock::Create(ctx_, "when", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "when.done", fn_);
+    b_.CreateCondBr(get(e.src(0)), then, done);
+    b_.SetInsertPoint(then);
+    effect(e.src(1));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
   }
 
   // global -> LDS without registers: buffer_load ... lds. The hardware writes lane l's data at

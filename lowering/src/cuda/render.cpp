@@ -530,15 +530,45 @@ class Renderer {
     switch (e.op()) {
       case Op::CUSTOM: inline_ptx(e, o); return;
       case Op::STORE: return store(e, o);
-      case Op::BARRIER:
-        // The copies issued since the last barrier form one group; this barrier waits for it.
-        if (has_async_) o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
+      case Op::BARRIER: {
+        // A fenced barrier: the copies issued since the last barrier form one group, which it
+        // waits for. An unfenced one (BarrierFence::None) leaves copies to explicit waits;
+        // bar.sync still orders shared-memory accesses of the block, so it is __syncthreads().
+        const auto* a = std::get_if<EffectArg>(&e.arg());
+        const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
+        if (fenced && has_async_) o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
         o << indent_ << "__syncthreads();\n";
         return;
+      }
       case Op::PRIORITY: o << indent_ << "// wave priority " << wide_to_string(e.arg_as<EffectArg>().value) << ": no NVIDIA equivalent\n"; return;
+      case Op::WAIT: return wait_group(e, o);
+      case Op::ASYNC_COMMIT:
+        if (sm_ >= 80) o << indent_ << "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n";
+        else o << indent_ << "// async_commit: no cp.async before sm_80\n";
+        return;
+      case Op::SCHED_BARRIER:
+      case Op::SCHED_GROUP_BARRIER:
+        o << indent_ << "// " << op_name(e.op()) << " " << arg_to_string(e.arg()) << ": an AMD scheduling hint, no NVIDIA equivalent\n";
+        return;
+      case Op::WHEN:  // a synchronization statement on a warp-uniform condition (resolve_when)
+        o << indent_ << "if (" << ref(e.src(0)) << ") {\n";
+        indent_ += "  ";
+        effect(e.src(1), o);
+        indent_.resize(indent_.size() - 2);
+        o << indent_ << "}\n";
+        return;
       case Op::ASYNC_COPY: return async_copy(e, o);
       default: unsupported(e, "no CUDA form for this effect");
     }
+  }
+
+  // vm counts cp.async groups (committed with async_commit): wait until at most vm are pending.
+  // lgkm has no NVIDIA meaning (shared-memory accesses complete in order for the issuing thread).
+  void wait_group(const UOp& e, std::ostringstream& o) {
+    const auto& w = e.arg_as<WaitArg>();
+    if (w.vm >= 0 && sm_ >= 80) o << indent_ << "asm volatile(\"cp.async.wait_group " << w.vm << ";\" ::: \"memory\");\n";
+    else if (w.vm >= 0) o << indent_ << "// wait vm=" << w.vm << ": no cp.async before sm_80\n";
+    if (w.lgkm >= 0) o << indent_ << "// wait lgkm=" << w.lgkm << ": no NVIDIA counterpart\n";
   }
 
   void store(const UOp& e, std::ostringstream& o) {

@@ -4,7 +4,11 @@
 //   (the BARRIER node is hash-consed over its sorted dependencies).
 // - Write after read: a loop whose body both stores to and loads from one LOCAL buffer ends its
 //   body with a barrier, so no thread overwrites the buffer for the next iteration while others
-//   still read it. The innermost such loop gets it.
+//   still read it. The innermost such loop gets it. Exception: in a kernel with a conditional
+//   barrier (when(wave-uniform cond, {barrier()}): waves that execute different barrier sequences,
+//   HipKittens' ping-pong stagger), a loop whose body holds a barrier the author wrote is left
+//   alone. The author owns that schedule, and an extra barrier in every wave would shift how the
+//   waves' barriers pair.
 #include <algorithm>
 
 #include "graph_utils.h"
@@ -63,7 +67,29 @@ bool war_hazard(const UOp& body, const UOp& r, OpenRanges& open) {
   return false;
 }
 
-std::optional<UOp> write_after_read(const UOp& old, const UOp& end, OpenRanges& open) {
+// Whether the statements of a body (not the effects it names through AFTER, which lie before
+// the loop) hold a barrier built with barrier().
+bool has_explicit_barrier(const UOp& body) {
+  std::vector<UOp> todo{body};
+  while (!todo.empty()) {
+    const UOp e = todo.back();
+    todo.pop_back();
+    if (e.op() == Op::BARRIER && std::holds_alternative<EffectArg>(e.arg()) && e.arg_as<EffectArg>().site != 0) return true;
+    if (e.op() == Op::GROUP || e.op() == Op::END || e.op() == Op::WHEN)
+      for (const UOp& s : e.src())
+        if (s.is_effect()) todo.push_back(s);
+  }
+  return false;
+}
+
+bool has_conditional_barrier(const UOp& kernel) {
+  for (const UOp& n : toposort(kernel))
+    if (n.op() == Op::WHEN && n.src().size() == 2 && n.src(1).op() == Op::BARRIER) return true;
+  return false;
+}
+
+std::optional<UOp> write_after_read(const UOp& old, const UOp& end, OpenRanges& open, bool staggered) {
+  if (staggered && has_explicit_barrier(old.src(0))) return std::nullopt;
   std::vector<UOp> ranges(end.src().begin() + 1, end.src().end());
   std::vector<UOp> old_ranges(old.src().begin() + 1, old.src().end());
   std::optional<size_t> at;
@@ -81,9 +107,10 @@ std::optional<UOp> write_after_read(const UOp& old, const UOp& end, OpenRanges& 
 
 UOp insert_barriers(const UOp& kernel) {
   OpenRanges open;
+  const bool staggered = has_conditional_barrier(kernel);
   return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
     if (u.op() == Op::AFTER) return read_after_write(u);
-    if (u.op() == Op::END) return write_after_read(old, u, open);
+    if (u.op() == Op::END) return write_after_read(old, u, open, staggered);
     return std::nullopt;
   });
 }

@@ -70,7 +70,7 @@ class Linearizer {
   }
 
   // Effects the body of an effect depends on (not its own sub-effects): those named through
-  // AFTER, and the predecessors a barrier, priority change or inline statement is ordered after
+  // AFTER, and the predecessors a synchronization or inline statement is ordered after
   // (`barrier(after)`): a prologue a loop's barrier names is written before the loop, once, not
   // in every iteration. In the order of a depth-first walk that visits a node's sources in order
   // (an AFTER: only its buffer).
@@ -88,10 +88,10 @@ class Linearizer {
         // What those effects are ordered after may lie outside the loop too (a barrier naming
         // the prologue's copies).
         for (size_t i = x.src().size(); i-- > 1;)
-          if (x.src(i).op() == Op::BARRIER || x.src(i).op() == Op::PRIORITY || x.src(i).op() == Op::CUSTOM) todo.push_back(x.src(i));
+          if (opsets::sync.contains(x.src(i).op()) || x.src(i).op() == Op::CUSTOM) todo.push_back(x.src(i));
         continue;
       }
-      if (x.op() == Op::BARRIER || x.op() == Op::PRIORITY || x.op() == Op::CUSTOM)
+      if (opsets::sync.contains(x.op()) || x.op() == Op::CUSTOM)
         for (const UOp& s : x.src())
           if (s.is_effect() && !s.is_valued_effect()) deps.push_back(s);
       for (size_t i = x.src().size(); i-- > 0;) todo.push_back(x.src(i));
@@ -113,20 +113,27 @@ class Linearizer {
     if (f.step == 0) {
       if (emitted_.count(e.node())) return stack_.pop_back();
       switch (e.op()) {
-        case Op::SINK: case Op::GROUP: case Op::BARRIER: case Op::PRIORITY: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY:
-        case Op::ATOMIC:
-          break;
+        case Op::SINK: case Op::GROUP: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY: case Op::ATOMIC: break;
+        case Op::WHEN: check_branch(e); break;
         case Op::END:
           f.step = 1;
           return call(Frame::Kind::Loop, e);
-        default: throw Error("linearize: unexpected effect " + std::string(op_name(e.op())));
+        default:
+          if (!opsets::sync.contains(e.op())) throw Error("linearize: unexpected effect " + std::string(op_name(e.op())));
       }
       f.step = 1;
     }
-    if (e.op() != Op::END && f.next < e.src().size()) {
+    if (e.op() == Op::WHEN) {
+      // A branch around one statement: the condition, then the statement's predecessors; the
+      // statement itself is written by the renderer inside the branch.
+      const UOp& statement = e.src(1);
+      if (f.next == 0) return ++f.next, call(Frame::Kind::Value, e.src(0));
+      if (f.next <= statement.src().size()) return call(Frame::Kind::Effect, statement.src(f.next++ - 1));
+      emitted_.insert(statement.node());
+    } else if (e.op() != Op::END && f.next < e.src().size()) {
       const UOp s = e.src(f.next++);
       // A statement's effect sources are its predecessors (CUSTOM's follow its operands).
-      const bool effect_sources = e.op() == Op::SINK || e.op() == Op::GROUP || e.op() == Op::BARRIER || e.op() == Op::PRIORITY ||
+      const bool effect_sources = e.op() == Op::SINK || e.op() == Op::GROUP || opsets::sync.contains(e.op()) ||
                                   (s.is_effect() && !s.is_valued_effect());
       return call(effect_sources ? Frame::Kind::Effect : Frame::Kind::Value, s);
     }
@@ -138,6 +145,16 @@ class Linearizer {
     }
     emitted_.insert(e.node());
     stack_.pop_back();
+  }
+
+  // resolve_when leaves WHEN only around one synchronization statement (a branch on a
+  // wave-uniform condition); anything else reaching here is a pipeline bug, reported as such.
+  void check_branch(const UOp& when) {
+    if (when.src().size() != 2 || !opsets::sync.contains(when.src(1).op()))
+      throw Error("linearize: WHEN " + expr_string(when, 80) + " is not a branch around one synchronization statement (resolve_when runs first)");
+    if (emitted_.count(when.src(1).node()))
+      throw Error("linearize: " + std::string(op_name(when.src(1).op())) + " is both conditional (inside when(" + expr_string(when.src(0), 60) +
+                  ", ...)) and unconditional (named elsewhere); build two statements");
   }
 
   // An END opens its loop (after the effects its body depends on that lie outside it), writes

@@ -1,10 +1,16 @@
 // Pass 2b: conditional regions. `when(cond, effects)` becomes its effects with `cond` joined to
 // the validity of every access they make: each store and atomic, and each load their values
 // (and addresses) need, so that nothing is read or written where `cond` is false. No branch is
-// introduced; the renderers predicate (AMD: EXEC masking of a select or a guarded store; NVIDIA:
-// an `if` around a store). Effects that every thread must reach or that cannot be predicated
-// (barriers, async copies, priority changes, inline statements), and values that need every
-// lane (lane operations, reductions across threads), are an error inside `when`.
+// introduced for those; the renderers predicate (AMD: EXEC masking of a select or a guarded
+// store; NVIDIA: an `if` around a store).
+//
+// Synchronization statements (opsets::sync: barriers, waits, priority changes, scheduling hints)
+// cannot be predicated: a scalar instruction such as s_barrier runs whatever EXEC holds. Where
+// `cond` is wave-uniform (the same in every lane of a wave: it depends only on WARP ranges,
+// workgroup ids, loop ranges, constants and kernel variables) each becomes WHEN(cond, statement),
+// which the renderers turn into a real branch taken by whole waves (HipKittens' ping-pong
+// stagger). Elsewhere they are an error, as are async copies and inline statements, and values
+// that need every lane (lane operations, reductions across threads).
 //
 // Effects the region depends on through AFTER lie outside it and keep their own guards.
 #include <unordered_map>
@@ -21,7 +27,17 @@ class Guard {
  public:
   explicit Guard(UOp cond) : cond_(std::move(cond)) {}
 
+  // Each effect of the region rewritten once; a statement that names an effect of the region as
+  // its predecessor (barrier({st})) then follows the guarded one, never the unguarded original.
   UOp effect(const UOp& e) {
+    if (auto it = effects_.find(e.node()); it != effects_.end()) return it->second;
+    UOp out = rewrite(e);
+    effects_.emplace(e.node(), out);
+    return out;
+  }
+
+ private:
+  UOp rewrite(const UOp& e) {
     switch (e.op()) {
       case Op::STORE: return UOp::make(Op::STORE, dtypes::void_, {access(e.src(0)), value(e.src(1))});
       case Op::ATOMIC: return value(e);
@@ -32,13 +48,51 @@ class Guard {
         for (size_t i = 0; i < effects; ++i) src[i] = effect(src[i]);
         return e.with_src(std::move(src));
       }
+      case Op::WHEN:  // a synchronization statement under an inner uniform condition
+        return branch(e.src(1), e.src(0) & cond_);
       default:
+        if (opsets::sync.contains(e.op())) return branch(e, cond_);
         throw Error("resolve_when: " + std::string(op_name(e.op())) + " " + expr_string(e, 80) +
                     " inside when(" + expr_string(cond_, 60) + ", ...): not every thread would reach it; move it out of the region");
     }
   }
 
- private:
+  // A branch around one synchronization statement, allowed only on a wave-uniform condition.
+  UOp branch(const UOp& statement, const UOp& cond) {
+    if (auto lane_varying = varying_part(cond))
+      throw Error("resolve_when: " + std::string(op_name(statement.op())) + " inside when(" + expr_string(cond, 60) +
+                  ", ...): not every thread would reach it; the condition is not wave-uniform (it depends on " + *lane_varying +
+                  "); a synchronization statement may depend only on WARP ranges, workgroup ids, loop ranges, constants and kernel variables");
+    std::vector<UOp> src = statement.src();
+    for (UOp& p : src)
+      if (auto it = effects_.find(p.node()); it != effects_.end()) p = it->second;
+    return UOp::make(Op::WHEN, dtypes::void_, {cond, statement.with_src(std::move(src))});
+  }
+
+  // What makes `cond` differ between the lanes of a wave, or nullopt where it is wave-uniform.
+  static std::optional<std::string> varying_part(const UOp& cond) {
+    for (const UOp& n : toposort(cond)) {
+      switch (n.op()) {
+        case Op::RANGE: {
+          const AxisType a = range_axis(n);
+          if (a == AxisType::LOCAL || a == AxisType::GROUP_REDUCE || a == AxisType::THREAD || a == AxisType::DEVICE)
+            return "range " + std::to_string(range_id(n)) + " (" + std::string(axis_name(a)) + ")";
+          break;
+        }
+        case Op::SPECIAL: {
+          const auto& name = n.arg_as<std::string>();
+          if (name.rfind("gidx", 0) != 0 && name.rfind("widx", 0) != 0) return "the thread index " + name;
+          break;
+        }
+        case Op::LOAD: case Op::ATOMIC: case Op::AFTER: case Op::PLACEHOLDER: return "memory (" + expr_string(n, 40) + ")";
+        case Op::SHUFFLE: case Op::BROADCAST: case Op::VOTE: case Op::REDUCE: case Op::WMMA: case Op::CUSTOMI:
+          return std::string(op_name(n.op())) + " " + expr_string(n, 40);
+        default: break;
+      }
+    }
+    return std::nullopt;
+  }
+
   // The index with its address computed from guarded values and `cond` joined to its validity.
   UOp access(const UOp& index) {
     std::vector<UOp> src = index.src();
@@ -92,6 +146,7 @@ class Guard {
 
   UOp cond_;
   std::unordered_map<const Node*, UOp> memo_;
+  std::unordered_map<const Node*, UOp> effects_;
 };
 
 }  // namespace

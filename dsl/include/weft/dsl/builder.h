@@ -49,8 +49,31 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
 // or SINK, effects run in the order listed.
 //
 // A workgroup barrier: every thread waits here until all have arrived; memory written before it
-// by one thread is visible after it to the others.
-UOp barrier(const std::vector<UOp>& after = {});
+// by one thread is visible after it to the others. With BarrierFence::None it is only the
+// arrival (AMD: a bare s_barrier, no release/acquire fences and so no implied s_waitcnt); the
+// kernel then orders memory itself with wait_counts (HipKittens' explicit synchronization).
+UOp barrier(const std::vector<UOp>& after = {}, BarrierFence fence = BarrierFence::Workgroup);
+// Counts of outstanding memory operations of the issuing wave to wait for; an empty counter is
+// not waited on. vm: vector memory (AMD vmcnt 0..63: global loads and stores, LDS DMA; NVIDIA:
+// cp.async groups still in flight, `cp.async.wait_group vm`); lgkm: LDS and scalar memory (AMD
+// lgkmcnt 0..15; nothing on NVIDIA, whose shared-memory accesses complete in order).
+struct WaitCounts {
+  std::optional<int64_t> vm = std::nullopt;
+  std::optional<int64_t> lgkm = std::nullopt;
+};
+// Waits until at most the given numbers of operations are outstanding (AMD s_waitcnt). The
+// maxima are the target's and are checked when rendering.
+UOp wait_counts(WaitCounts counts, const std::vector<UOp>& after = {});
+// Closes the group of async copies issued so far (NVIDIA cp.async.commit_group, which
+// wait_counts{.vm = N} counts in groups; nothing on AMD, where vmcnt counts each copy).
+UOp async_commit(const std::vector<UOp>& after = {});
+// Scheduling hints for the AMD compiler (no instruction of their own; nothing on NVIDIA).
+// sched_barrier: only instructions of the mask's classes may be moved across this point
+// (SchedMask::None: nothing). sched_group_barrier: the next `size` instructions of the mask's
+// classes form a group placed here, in order with the other groups of the same `sync_id` (LLVM's
+// llvm.amdgcn.sched.group.barrier; a sequence of them interleaves, e.g. 1 MFMA, 2 DS reads).
+UOp sched_barrier(SchedMask mask, const std::vector<UOp>& after = {});
+UOp sched_group_barrier(SchedMask mask, int64_t size, int64_t sync_id, const std::vector<UOp>& after = {});
 // The issuing wave's scheduling priority from here on, 0 (lowest, the default) to 3: AMD's
 // s_setprio, which HipKittens-style kernels raise around their matrix-core bursts. A no-op on
 // targets without wave priorities.
@@ -64,8 +87,12 @@ UOp async_copy(const UOp& dst, const UOp& src, int64_t elements = 1);
 
 // Effects that run only where `cond` (a bool, per thread) holds; elsewhere they do nothing and
 // the loads they need are not made (they read 0). Stores, atomics and loops of them may be
-// guarded; a barrier, an async copy, a priority change or an inline statement inside `when` is
-// an error (not every thread would reach it). Renders without branches where the hardware masks.
+// guarded; an async copy or an inline statement inside `when` is an error (not every thread
+// would reach it). Renders without branches where the hardware masks. Synchronization statements
+// (barrier, wait_counts, wave_priority, async_commit, sched_*) are allowed only where `cond` is
+// wave-uniform (it depends on WARP ranges, workgroup ids, loop ranges, constants and kernel
+// variables, never on a LOCAL range or memory): they become a real branch around the statement,
+// taken by whole waves (the ping-pong stagger: when(wave_row == 1, {barrier()})).
 UOp when(const UOp& cond, const std::vector<UOp>& effects);
 
 // ---- atomics (relaxed ordering; `scope`: the threads they are atomic with respect to) ----

@@ -17,7 +17,7 @@ namespace weft {
   X(RESHAPE) X(PERMUTE) X(SHRINK) X(FLIP) X(PAD) X(EXPAND) X(UNSHARD)                      \
   /* memory and effects */                                                                 \
   X(INDEX) X(LOAD) X(STORE) X(ASYNC_COPY) X(END) X(AFTER) X(BARRIER) X(PRIORITY) X(GROUP)  \
-  X(SINK) X(WHEN) X(ATOMIC)                                                                \
+  X(SINK) X(WHEN) X(ATOMIC) X(WAIT) X(ASYNC_COMMIT) X(SCHED_BARRIER) X(SCHED_GROUP_BARRIER)  \
   /* across the lanes of a wave (warp) */                                                  \
   X(SHUFFLE) X(BROADCAST) X(VOTE)                                                          \
   /* unary ALU */                                                                          \
@@ -70,7 +70,12 @@ extern const OpSet commutative;  // ADD MUL MAX MIN CMPNE CMPEQ AND OR XOR
 extern const OpSet comparison;   // CMPLT CMPNE CMPEQ (result is bool)
 extern const OpSet movement;     // RESHAPE PERMUTE SHRINK FLIP PAD EXPAND
 extern const OpSet buffer_like;  // nodes whose value is a buffer: PLACEHOLDER, views, UNSHARD, AFTER of one
-extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP SINK WHEN ATOMIC CUSTOM
+extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP SINK WHEN ATOMIC CUSTOM,
+                                 // and the synchronization statements below
+// Statements of synchronization and scheduling: BARRIER PRIORITY WAIT ASYNC_COMMIT
+// SCHED_BARRIER SCHED_GROUP_BARRIER. Each has a site; they read and write no value, so a
+// wave-uniform `when` may branch around them (resolve_when).
+extern const OpSet sync;
 extern const OpSet lanes;        // SHUFFLE BROADCAST VOTE: values exchanged between the lanes of a wave
 }  // namespace opsets
 
@@ -123,5 +128,33 @@ std::string_view atomic_op_name(AtomicOp k);
 // Which threads an atomic is atomic with respect to (and a release/acquire would order).
 enum class Scope : uint8_t { Workgroup, Device, System };
 std::string_view scope_name(Scope s);
+
+// What a BARRIER orders besides the threads' arrival (its EffectArg::value).
+enum class BarrierFence : uint8_t {
+  Workgroup = 0,  // release and acquire fences at workgroup scope: memory written before it is visible after it
+  None = 1,       // the bare hardware barrier (AMD s_barrier); the kernel orders memory with explicit waits
+};
+
+// Instruction classes for SCHED_BARRIER and SCHED_GROUP_BARRIER (LLVM's sched.barrier and
+// sched.group.barrier masks, AMDGPUUsage / IntrinsicsAMDGPU.td). For sched_barrier the mask names
+// what may be scheduled across it (None: nothing); for sched_group_barrier what the group holds.
+enum class SchedMask : uint32_t {
+  None = 0,
+  ALU = 0x1,  // every non-memory instruction without side effects
+  VALU = 0x2,
+  SALU = 0x4,
+  MFMA = 0x8,  // MFMA/WMMA
+  VMEM = 0x10,  // every vector memory instruction
+  VMEMRead = 0x20,
+  VMEMWrite = 0x40,
+  DS = 0x80,  // every LDS instruction
+  DSRead = 0x100,
+  DSWrite = 0x200,
+  Transcendental = 0x400,
+};
+inline constexpr uint32_t kSchedMaskAll = 0x7FF;  // the bits above
+constexpr SchedMask operator|(SchedMask a, SchedMask b) {
+  return static_cast<SchedMask>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));
+}
 
 }  // namespace weft

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -66,7 +67,7 @@ struct ShapeArg {  // RESHAPE, EXPAND, PERMUTE, FLIP, UNSHARD axes; SHRINK/PAD p
   bool operator==(const ShapeArg&) const = default;
 };
 
-// BARRIER, PRIORITY, CUSTOM, CUSTOMI: statements whose position matters. Hash-consing would make
+// BARRIER, PRIORITY, ASYNC_COMMIT, CUSTOM, CUSTOMI: statements whose position matters. Hash-consing would make
 // two identical ones one node (a second barrier would vanish), so the builder gives each a `site`
 // of its own (a fresh id; `canonical_allocations` renumbers them so that cache keys do not depend
 // on build order). Site 0 is for barriers the pipeline inserts, which are shared on purpose by
@@ -74,9 +75,30 @@ struct ShapeArg {  // RESHAPE, EXPAND, PERMUTE, FLIP, UNSHARD axes; SHRINK/PAD p
 // a site.
 struct EffectArg {
   int64_t site = 0;
-  Wide value = 0;    // PRIORITY: the level 0..3
+  Wide value = 0;    // PRIORITY: the level 0..3; BARRIER: a BarrierFence (0: fenced, 1: none)
   std::string text;  // CUSTOM / CUSTOMI: the inline assembly
   bool operator==(const EffectArg&) const = default;
+};
+
+// WAIT: wait until at most `vm` vector-memory operations (AMD vmcnt; NVIDIA cp.async groups) and
+// at most `lgkm` LDS/scalar-memory operations (AMD lgkmcnt) of this wave are outstanding. -1: do
+// not wait on that counter. `site` as in EffectArg.
+struct WaitArg {
+  int64_t site = 0;
+  int64_t vm = -1;
+  int64_t lgkm = -1;
+  bool operator==(const WaitArg&) const = default;
+};
+
+// SCHED_BARRIER (mask only: what may cross it) and SCHED_GROUP_BARRIER (`size` instructions of
+// the mask's classes form a group, ordered with the other groups of `sync_id`). `site` as in
+// EffectArg.
+struct SchedArg {
+  int64_t site = 0;
+  SchedMask mask = SchedMask::None;
+  int64_t size = 0;
+  int64_t sync_id = 0;
+  bool operator==(const SchedArg&) const = default;
 };
 
 struct LaneArg {  // SHUFFLE, VOTE
@@ -93,7 +115,10 @@ struct AtomicArg {  // ATOMIC: relaxed ordering; `site` as in EffectArg
 };
 
 using Arg = std::variant<std::monostate, Wide, FloatConst, std::string, ShapeArg, Op, RangeArg, BufferArg, VarArg,
-                         KernelInfo, WmmaArg, EffectArg, LaneArg, AtomicArg>;
+                         KernelInfo, WmmaArg, EffectArg, LaneArg, AtomicArg, WaitArg, SchedArg>;
+
+// The site of a position-sensitive statement's arg (EffectArg, WaitArg, SchedArg), or nullopt.
+std::optional<int64_t> effect_site(const Arg& arg);
 
 uint64_t hash_arg(const Arg& arg);
 std::string arg_to_string(const Arg& arg);
