@@ -112,11 +112,13 @@ Occupancy occupancy(Arch arch, uint32_t vgprs, uint32_t sgprs, uint32_t lds_byte
   o.by_workgroup = waves_for_groups(groups, o.waves_per_workgroup);
   o.by_lds = lds_bytes == 0 ? kMaxWavesPerSimd
                             : waves_for_groups(static_cast<int>(o.lds_bytes_per_cu / lds_bytes), o.waves_per_workgroup);
-  const std::pair<int, const char*> limits[] = {{o.by_vgprs, "vgprs"}, {o.by_sgprs, "sgprs"}, {o.by_lds, "lds"}, {o.by_workgroup, "workgroup"}};
-  o.waves_per_simd = kMaxWavesPerSimd;
-  o.limited_by = "none";
+  o.waves_per_simd = std::min({kMaxWavesPerSimd, o.by_vgprs, o.by_sgprs, o.by_lds, o.by_workgroup});
+  // Every limit that binds, LDS and the workgroup first: LLVM raises a kernel's VGPR allocation
+  // to what the other limits allow, so a VGPR limit equal to another one is usually its echo.
+  const std::pair<int, const char*> limits[] = {{o.by_lds, "lds"}, {o.by_workgroup, "workgroup"}, {o.by_sgprs, "sgprs"}, {o.by_vgprs, "vgprs"}};
   for (const auto& [waves, name] : limits)
-    if (waves < o.waves_per_simd) o.waves_per_simd = waves, o.limited_by = name;
+    if (o.waves_per_simd < kMaxWavesPerSimd && waves == o.waves_per_simd) o.limited_by += (o.limited_by.empty() ? "" : ",") + std::string(name);
+  if (o.limited_by.empty()) o.limited_by = "none";
   return o;
 }
 

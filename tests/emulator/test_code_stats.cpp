@@ -194,6 +194,8 @@ TEST_CASE("the occupancy model at its edges") {
   CHECK(occupancy(Arch::Gfx950, 65, 16, 0, 256, 64).by_vgprs == 7);
   CHECK(occupancy(Arch::Gfx942, 512, 16, 0, 256, 64).by_vgprs == 1);
   CHECK(occupancy(Arch::Gfx942, 256, 16, 0, 256, 64).limited_by == "vgprs");
+  CHECK(occupancy(Arch::Gfx942, 16, 16, 0, 256, 64).limited_by == "none");
+  CHECK(occupancy(Arch::Gfx942, 200, 16, 32 * 1024, 256, 64).limited_by == "lds,vgprs");  // both allow 2
   // LDS: 64 KiB per CU on gfx942, 160 KiB on gfx950; a 256-thread workgroup is 4 waves, one per SIMD.
   const Occupancy g942 = occupancy(Arch::Gfx942, 32, 16, 64 * 1024, 256, 64), g950 = occupancy(Arch::Gfx950, 32, 16, 64 * 1024, 256, 64);
   CHECK(g942.by_lds == 1);

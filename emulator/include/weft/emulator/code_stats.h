@@ -30,7 +30,9 @@ struct Occupancy {
   int max_waves_per_simd = 0;      // the target's maximum
   uint32_t lds_bytes_per_cu = 0;   // 64 KiB on gfx942, 160 KiB on gfx950
   int waves_per_workgroup = 0;     // from .max_flat_workgroup_size and the wave size
-  std::string limited_by;          // "vgprs", "sgprs", "lds", "workgroup" or "none" (the maximum)
+  // The limits that bind, comma-separated in the order lds, workgroup, sgprs, vgprs ("lds,vgprs"),
+  // or "none" when the target's maximum is reached.
+  std::string limited_by;
 };
 
 // One decoded instruction of a kernel's code.
