@@ -72,7 +72,7 @@ struct KernelStats {
 };
 
 // The statistics of `kernel` of `code`. Throws weft::Error when the metadata and the kernel
-// descriptor disagree (LDS, scratch, VGPR blocks, AGPR base), naming the field.
+// descriptor disagree (LDS, scratch, fewer VGPRs allocated than used, AGPR base), naming the field.
 KernelStats kernel_stats(const CodeObject& code, const Kernel& kernel);
 // Every kernel of a code object, in its order.
 std::vector<KernelStats> code_object_stats(const CodeObject& code);
