@@ -93,6 +93,8 @@ void read_kernel_metadata(const msgpack::object& m, Kernel& k) {
   k.sgpr_count = get_u32(m, ".sgpr_count");
   k.vgpr_count = get_u32(m, ".vgpr_count");
   k.agpr_count = get_u32(m, ".agpr_count");
+  k.sgpr_spill_count = get_u32(m, ".sgpr_spill_count");
+  k.vgpr_spill_count = get_u32(m, ".vgpr_spill_count");
   k.wavefront_size = get_u32(m, ".wavefront_size", 64);
   k.max_flat_workgroup_size = get_u32(m, ".max_flat_workgroup_size");
   if (const msgpack::object* args = find_key(m, ".args")) {

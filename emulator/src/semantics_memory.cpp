@@ -1,6 +1,7 @@
 // Vector memory: GLOBAL / FLAT / SCRATCH loads, stores and atomics, LDS (DS), buffer loads and
-// stores through a V# (MUBUF) including the direct-to-LDS form; ds_permute/bpermute. Memory completes at issue, so
-// s_waitcnt has nothing to wait for; every access is bounds-checked.
+// stores and atomics through a V# (MUBUF) including the direct-to-LDS form; ds_permute/bpermute. Memory
+// completes at issue, so s_waitcnt has nothing to wait for. Every access is bounds-checked against
+// the allocated buffers; buffer instructions first apply the resource's range check (num_records).
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -307,16 +308,51 @@ struct BufferResource {
 };
 BufferResource resource(const Exec& e, const Inst& in) {
   const uint32_t r = mubuf_srsrc(in);
-  const uint32_t w0 = e.w.s[r], w1 = e.w.s[r + 1], w2 = e.w.s[r + 2];
+  const uint32_t w0 = e.w.s[r], w1 = e.w.s[r + 1], w2 = e.w.s[r + 2], w3 = e.w.s[r + 3];
+  // ADD_TID_ENABLE (word 3, bit 23) adds the lane id to the index and changes the range check;
+  // compilers use it only for scratch through buffers, which these targets do not need.
+  if ((w3 >> 23) & 1) e.fail("buffer resource with ADD_TID_ENABLE set (word 3 = " + std::to_string(w3) + "): not emulated");
   return {w0 | (uint64_t{w1 & 0xffff} << 32), (w1 >> 16) & 0x3fff, w2};
 }
-// The byte offset within the buffer of lane l (raw buffers: stride 0, idxen off).
-uint64_t buffer_offset(const Exec& e, const Inst& in, const BufferResource& v, int l) {
-  uint64_t off = mubuf_offset(in) + uint64_t{e.scalar(mubuf_soffset(in))};
+
+// Where lane l of a MUBUF instruction points, and what its range check compares.
+struct BufferLane {
+  uint64_t offset;  // from the base: index * stride + (voffset + inst_offset) mod 2^32 + soffset
+  uint32_t index;   // the VGPR index (IDXEN), else 0
+};
+BufferLane buffer_lane(const Exec& e, const Inst& in, const BufferResource& v, int l) {
   const uint32_t vaddr = mubuf_vaddr(in);
-  if (mubuf_idxen(in)) off += uint64_t{e.w.vreg(vaddr)[l]} * v.stride;
-  if (mubuf_offen(in)) off += e.w.vreg(vaddr + (mubuf_idxen(in) ? 1 : 0))[l];
-  return off;
+  const uint32_t index = mubuf_idxen(in) ? e.w.vreg(vaddr)[l] : 0;
+  const uint32_t voffset = mubuf_offen(in) ? e.w.vreg(vaddr + (mubuf_idxen(in) ? 1 : 0))[l] : 0;
+  const uint32_t offset = voffset + mubuf_offset(in);  // a 32-bit sum in hardware: it wraps
+  return {uint64_t{index} * v.stride + offset + e.scalar(mubuf_soffset(in)), index};
+}
+
+// How many leading `elem`-byte elements of a lane's `count` pass the range check of CDNA3/CDNA4
+// (the ISA guides' "Buffer Addressing", range checking; the same rule as LLVM's AMDGPUUsage
+// "buffer OOB" notes and AMD's rocjitsu model of gfx950): with IDXEN and a nonzero stride the
+// record index must be below num_records, all or nothing; otherwise element i is in range when
+// its last byte is, offset + (i + 1) * elem <= num_records, with soffset counted in the offset.
+// dwordx2/x3/x4 loads and stores are checked per dword (elem 4); atomics and sub-dword accesses
+// as one element.
+uint32_t elements_in_range(const Inst& in, const BufferResource& v, const BufferLane& a, uint32_t elem, uint32_t count) {
+  if (mubuf_idxen(in) && v.stride != 0) return a.index < v.num_records ? count : 0;
+  if (a.offset >= v.num_records) return 0;
+  return static_cast<uint32_t>(std::min<uint64_t>(count, (v.num_records - a.offset) / elem));
+}
+
+// A load's elements: dwords for loads of 8 bytes and more, else the one sub-dword value.
+constexpr uint32_t element_bytes(uint32_t bytes) { return bytes > 4 ? 4 : bytes; }
+
+// The bytes lane l loads: the in-range elements from memory (bounds-checked against the
+// allocations, so an access inside num_records but outside every buffer is still an error),
+// zeros for the rest.
+template <uint32_t Bytes>
+void buffer_read(const Exec& e, const Inst& in, const BufferResource& v, int l, uint8_t* out) {
+  const BufferLane a = buffer_lane(e, in, v, l);
+  const uint32_t elem = element_bytes(Bytes), n = elements_in_range(in, v, a, elem, Bytes / elem);
+  std::memset(out, 0, Bytes);
+  if (n) std::memcpy(out, e.global(v.base + a.offset, n * elem, l), n * elem);
 }
 
 template <uint32_t Bytes, Ext X>
@@ -326,31 +362,63 @@ void buffer_load(Exec& e, const Inst& in) {
   const bool to_lds = mubuf_lds(in);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    const uint64_t off = buffer_offset(e, in, v, l);
-    static const uint8_t zeros[16] = {};
-    // out of range: the load returns zeros
-    const uint8_t* p = off + Bytes <= v.num_records ? e.global(v.base + off, Bytes, l) : zeros;
-    if (to_lds) {  // LDS address = M0 + inst_offset + lane * size
+    uint8_t bytes[16];
+    buffer_read<Bytes>(e, in, v, l, bytes);
+    if (to_lds) {  // LDS address = M0 + inst_offset + lane * size; an out-of-range lane writes zeros
       uint32_t value[4];
-      extend_loaded<Bytes, X>(p, value);
+      extend_loaded<Bytes, X>(bytes, value);
       const uint32_t a = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in) + static_cast<uint32_t>(l) * std::max(Bytes, 4u);
       std::memcpy(e.lds_write(a, std::max(Bytes, 4u), l), value, std::max(Bytes, 4u));
     } else {
-      load_into_registers<Bytes, X>(e.w, dst, l, p);
+      load_into_registers<Bytes, X>(e.w, dst, l, bytes);
     }
   }
 }
 
-template <uint32_t Bytes>
+// Stores write the in-range elements and drop the rest; `FromByte` 2: the *_d16_hi stores.
+template <uint32_t Bytes, uint32_t FromByte = 0>
 void buffer_store(Exec& e, const Inst& in) {
   const BufferResource v = resource(e, in);
   const uint32_t src = mubuf_vdata(in) + (mubuf_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    const uint64_t off = buffer_offset(e, in, v, l);
-    if (off + Bytes > v.num_records) continue;  // dropped
-    uint8_t* p = e.global(v.base + off, Bytes, l);
-    for (uint32_t d = 0; d < (Bytes + 3) / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], std::min(4u, Bytes - 4 * d));
+    const BufferLane a = buffer_lane(e, in, v, l);
+    const uint32_t elem = element_bytes(Bytes), n = elements_in_range(in, v, a, elem, Bytes / elem);
+    if (n == 0) continue;  // dropped
+    uint8_t* p = e.global(v.base + a.offset, n * elem, l);
+    if constexpr (Bytes >= 4) {
+      for (uint32_t d = 0; d < n; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
+    } else {
+      std::memcpy(p, reinterpret_cast<const uint8_t*>(&e.w.vreg(src)[l]) + FromByte, Bytes);
+    }
+  }
+}
+
+// Buffer atomics: data in vdata (value, then the comparand for cmpswap); with sc0 the old value
+// comes back in vdata. Range-checked all or nothing: out of range, memory is untouched and a
+// returning atomic returns 0, as an out-of-range load does.
+template <Atomic Op, class T = uint32_t>
+void buffer_atomic(Exec& e, const Inst& in) {
+  constexpr uint32_t words = sizeof(T) / 4;
+  const BufferResource v = resource(e, in);
+  const uint32_t data = mubuf_vdata(in) + (mubuf_acc(in) ? 256 : 0);
+  const bool returns = mubuf_sc0(in);
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const BufferLane a = buffer_lane(e, in, v, l);
+    if (elements_in_range(in, v, a, sizeof(T), 1) == 0) {
+      if (returns) set_lane_value<T>(e.w, data, l, 0);
+      continue;
+    }
+    uint8_t* p = e.global(v.base + a.offset, sizeof(T), l);
+    if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) e.fail("misaligned buffer atomic at lane " + std::to_string(l));
+    std::atomic_ref<T> cell(*reinterpret_cast<T*>(p));
+    const T value = lane_value<T>(e.w, data, l);
+    const T cmp = Op == Atomic::CmpSwap ? lane_value<T>(e.w, data + words, l) : 0;
+    T old = cell.load();
+    while (!cell.compare_exchange_weak(old, atomic_apply<T>(Op, old, value, cmp))) {
+    }
+    if (returns) set_lane_value<T>(e.w, data, l, old);
   }
 }
 
@@ -479,10 +547,41 @@ void register_memory_semantics(SemanticsTable& t) {
   t["buffer_load_dwordx4"] = buffer_load<16, Ext::None>;
   t["buffer_store_byte"] = buffer_store<1>;
   t["buffer_store_short"] = buffer_store<2>;
+  t["buffer_store_byte_d16_hi"] = buffer_store<1, 2>;
+  t["buffer_store_short_d16_hi"] = buffer_store<2, 2>;
   t["buffer_store_dword"] = buffer_store<4>;
   t["buffer_store_dwordx2"] = buffer_store<8>;
   t["buffer_store_dwordx3"] = buffer_store<12>;
   t["buffer_store_dwordx4"] = buffer_store<16>;
+  t["buffer_atomic_add"] = buffer_atomic<Atomic::Add>;
+  t["buffer_atomic_sub"] = buffer_atomic<Atomic::Sub>;
+  t["buffer_atomic_smin"] = buffer_atomic<Atomic::SMin>;
+  t["buffer_atomic_umin"] = buffer_atomic<Atomic::UMin>;
+  t["buffer_atomic_smax"] = buffer_atomic<Atomic::SMax>;
+  t["buffer_atomic_umax"] = buffer_atomic<Atomic::UMax>;
+  t["buffer_atomic_and"] = buffer_atomic<Atomic::And>;
+  t["buffer_atomic_or"] = buffer_atomic<Atomic::Or>;
+  t["buffer_atomic_xor"] = buffer_atomic<Atomic::Xor>;
+  t["buffer_atomic_swap"] = buffer_atomic<Atomic::Swap>;
+  t["buffer_atomic_cmpswap"] = buffer_atomic<Atomic::CmpSwap>;
+  t["buffer_atomic_inc"] = buffer_atomic<Atomic::Inc>;
+  t["buffer_atomic_dec"] = buffer_atomic<Atomic::Dec>;
+  t["buffer_atomic_add_f32"] = buffer_atomic<Atomic::AddF32>;
+  t["buffer_atomic_pk_add_f16"] = buffer_atomic<Atomic::PkAddF16>;
+  t["buffer_atomic_pk_add_bf16"] = buffer_atomic<Atomic::PkAddBF16>;
+  t["buffer_atomic_add_x2"] = buffer_atomic<Atomic::Add, uint64_t>;
+  t["buffer_atomic_sub_x2"] = buffer_atomic<Atomic::Sub, uint64_t>;
+  t["buffer_atomic_smin_x2"] = buffer_atomic<Atomic::SMin, uint64_t>;
+  t["buffer_atomic_umin_x2"] = buffer_atomic<Atomic::UMin, uint64_t>;
+  t["buffer_atomic_smax_x2"] = buffer_atomic<Atomic::SMax, uint64_t>;
+  t["buffer_atomic_umax_x2"] = buffer_atomic<Atomic::UMax, uint64_t>;
+  t["buffer_atomic_and_x2"] = buffer_atomic<Atomic::And, uint64_t>;
+  t["buffer_atomic_or_x2"] = buffer_atomic<Atomic::Or, uint64_t>;
+  t["buffer_atomic_xor_x2"] = buffer_atomic<Atomic::Xor, uint64_t>;
+  t["buffer_atomic_swap_x2"] = buffer_atomic<Atomic::Swap, uint64_t>;
+  t["buffer_atomic_cmpswap_x2"] = buffer_atomic<Atomic::CmpSwap, uint64_t>;
+  t["buffer_atomic_inc_x2"] = buffer_atomic<Atomic::Inc, uint64_t>;
+  t["buffer_atomic_dec_x2"] = buffer_atomic<Atomic::Dec, uint64_t>;
 }
 
 }  // namespace weft::emu

@@ -32,7 +32,10 @@ UOp hk_gemm(std::string_view arch, DType output) {
   const UOp ks = wg.range(tiles(k, s.k_step), AxisType::LOOP);
   const UOp here = ks % s.stages, next = (ks + 1) % s.stages, k_next = (ks + 1) * s.k_step;
   const UOp prefetch = group({load(wg, as, next, a, row0, k_next), load(wg, bs, next, b, col0, k_next)});
-  const UOp ready = barrier({first, prefetch});
+  // This stage's fills (issued one step ago) are complete once at most the prefetch's are
+  // outstanding; the barrier then publishes every wave's.
+  const UOp landed = wait_counts({.vm = fill_instructions(wg, as) + fill_instructions(wg, bs)}, {prefetch});
+  const UOp ready = barrier({first, landed});
   const tile::rt ar = load(wg, as.after({ready}), here, MatrixOperand::A, s.block_m / s.wave_rows, wg.wave_row());
   const tile::rt br = load(wg, bs.after({ready}), here, MatrixOperand::B, s.block_n / s.wave_cols, wg.wave_col());
   const acc sum = mma_ABt(wg, zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg), ar, br, {ks});

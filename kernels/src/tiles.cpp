@@ -113,6 +113,8 @@ UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, co
   return async_copy(to, from, vec).end({round});
 }
 
+int64_t fill_instructions(const Workgroup& wg, const st& dst) { return dst.size() / (wg.threads() * (dma_bytes(wg.arch()) / dst.dtype.itemsize())); }
+
 rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand operand, int64_t rows, const UOp& block) {
   const WmmaArg shape = mma_shape(wg, src.dtype);
   if (operand == MatrixOperand::C) throw Error("load(rt, st): an accumulator is not loaded from shared memory");

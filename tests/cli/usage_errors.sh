@@ -23,6 +23,10 @@ expect 2 "no kernel named 'nope'" ir nope
 expect 2 "unknown option '--bogus'" ir matmul_tiled --bogus
 expect 2 "needs an AMD target" dump matmul_relu --after=asm --target sm_90
 expect 2 "needs an NVIDIA target" dump matmul_relu --after=cuda
+expect 2 "stats reads AMD code objects" stats matmul_relu --target sm_90
+expect 2 "has a fixed shape; it takes no --size" stats add_one_flat --size 64,64,64
+expect 2 "size is M,N,K" stats matmul_relu --size 64,64
+expect 2 "no kernel named 'nope'" stats nope
 if [ "${2:-}" = llvm ]; then
   expect 2 "no pass named 'bogus'" dump matmul_relu --after=bogus
   expect 2 "say what to print" dump matmul_relu
@@ -34,5 +38,6 @@ fi
 if [ "${2:-}" = llvm ]; then
   expect 1 "M, N and K must be positive multiples of the 64-wide tile" run matmul_relu --size 100,64,64
   expect 1 "unknown device|emulator runs gfx942 and gfx950" run matmul_relu --device emu:gfx1100
+  expect 1 "M, N and K must be positive multiples of the 64-wide tile" stats matmul_relu --size 100,64,64
 fi
 exit $fail

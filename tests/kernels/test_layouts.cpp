@@ -259,7 +259,7 @@ TEST_CASE("layouts: shared tiles are bijective and place every element as HipKit
   CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::st_32x32, 32, 16, dtypes::bfloat16), doctest::Contains("multiples of the 32 x 32"), weft::Error);
 }
 
-TEST_CASE("layouts: gfx950's LDS read phases cover every lane once; phase 0 of ds_read_b128 is HipKittens' measured set") {
+TEST_CASE("layouts: gfx950's LDS read phases cover every lane once, and phase 0 of ds_read_b128 is HipKittens' measured set") {
   for (int bytes : {8, 16}) {
     const auto phases = weft::tile::lds_read_phases("gfx950", bytes);
     std::multiset<int64_t> lanes;
@@ -306,7 +306,7 @@ TEST_CASE("layouts: the 16x16x32 bf16 A read from a st_16x32 tile is conflict-fr
   CHECK(weft::tile::bank_conflicts(swizzled, 2, 16, banks, phases) == 1);
 }
 
-TEST_CASE("layouts: LDS DMA writes lane-linearly; wave grids are row-major") {
+TEST_CASE("layouts: LDS DMA writes lane-linearly, and wave grids are row-major") {
   for (int bytes : {1, 2, 4, 16}) {
     const Layout l = weft::tile::lds_dma_destination(bytes);
     REQUIRE(l.bijective());
@@ -320,7 +320,7 @@ TEST_CASE("layouts: LDS DMA writes lane-linearly; wave grids are row-major") {
   CHECK_THROWS_WITH_AS(weft::tile::wave_grid(3, 2), doctest::Contains("3 x 2"), weft::Error);
 }
 
-TEST_CASE("layouts: every catalog name resolves to its layout; bad names say what is wrong") {
+TEST_CASE("layouts: every catalog name resolves to its layout, and bad names say what is wrong") {
   int fixed = 0;
   for (const std::string& line : weft::tile::layout_catalog()) {
     const std::string name = line.substr(0, line.find('\t'));

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "example_kernels.h"
+#include "stats_report.h"
+#include "weft/emulator/code_stats.h"
 #include "weft/gemm/hk_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
@@ -202,6 +204,30 @@ int dump_kernel(const std::vector<std::string>& args) {
   if (cuda_source) std::cout << "# " << o.kernel << ": CUDA C++ for " << o.target << "\n" << st.cuda_source;
   if (llvm) std::cout << "# " << o.kernel << ": LLVM IR as rendered\n" << st.llvm_ir << "\n# " << o.kernel << ": LLVM IR after O3\n" << st.llvm_ir_optimized << "\n";
   if (assembly) std::cout << "# " << o.kernel << ": " << o.target << " code object\n" << st.assembly;
+  return 0;
+}
+
+int print_stats(const std::vector<std::string>& args) {
+  std::vector<std::string> rest;
+  bool json = false;
+  for (const std::string& a : args) (a == "--json" ? json = true : (rest.push_back(a), false));
+  const Options o = parse(rest, {"target", "size"}, "stats");
+  if (o.target != "gfx950" && o.target != "gfx942")
+    throw UsageError("stats: --target '" + o.target + "': stats reads AMD code objects (gfx950 or gfx942)");
+  const examples::Example* e = examples::find(o.kernel);
+  UOp graph;
+  if (o.size.empty()) {
+    graph = e->build(o.target);
+  } else {
+    if (!e->build_sized) throw UsageError("stats: kernel '" + o.kernel + "' has a fixed shape; it takes no --size");
+    if (o.size.size() != 3) throw UsageError("stats: --size is M,N,K");
+    graph = e->build_sized(o.target, o.size);
+  }
+  const rt::KernelStages st = rt::inspect(graph, o.target);
+  for (const emu::KernelStats& s : emu::code_object_stats(emu::CodeObject::load(st.code_object))) {
+    if (json) write_stats_json(s, std::cout);
+    else write_stats_table(s, std::cout);
+  }
   return 0;
 }
 

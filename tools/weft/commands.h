@@ -20,4 +20,8 @@ int print_version();
 // weft dump KERNEL --after=PASS|all|llvm|asm|cuda [--target gfx950|gfx942|sm_90] (through rt::inspect)
 int dump_kernel(const std::vector<std::string>& args);
 
+// weft stats KERNEL [--target gfx950|gfx942] [--size M,N,K] [--json]: registers, LDS, scratch,
+// spills, occupancy and static instruction counts of the kernel's code object (emu::kernel_stats).
+int print_stats(const std::vector<std::string>& args);
+
 }  // namespace weft::cli

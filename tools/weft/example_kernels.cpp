@@ -55,11 +55,13 @@ UOp scale_n() {
 const std::vector<Example>& all() {
   static const std::vector<Example> examples{
       {"matmul_relu", "C = relu(A*B), 256x256x256 float32: 64x64 tiles, shared A/B, 8x4 fp32 fragments per thread (runnable)",
-       [](const std::string&) { return gemm::matmul_relu(256, 256, 256, dtypes::float32); }, true},
+       [](const std::string&) { return gemm::matmul_relu(256, 256, 256, dtypes::float32); }, true,
+       [](const std::string&, const std::vector<int64_t>& s) { return gemm::matmul_relu(s[0], s[1], s[2], dtypes::float32); }},
       {"hk_gemm", "C = A*B^T, bf16 in, fp32 accumulate, bf16 out, run-time M, N, K: HipKittens' 256x256 tile, 8 waves as 2x4, st_16x32 shared tiles filled direct-to-LDS in 2 stages (runnable on emu:gfx950/gfx942)",
        [](const std::string& target) { return gemm::hk_gemm(target, dtypes::bfloat16); }, true},
       {"mfma_tile", "D = A*B on one 16x16x16 float16 MFMA tile through wmma, one wave (runnable)",
-       [](const std::string& target) { return gemm::mfma_tile(target, 16, 16, 16, dtypes::float16); }, true},
+       [](const std::string& target) { return gemm::mfma_tile(target, 16, 16, 16, dtypes::float16); }, true,
+       [](const std::string& target, const std::vector<int64_t>& s) { return gemm::mfma_tile(target, s[0], s[1], s[2], dtypes::float16); }},
       {"mma_tile", "D = A*B on one m16n8k16 float16 mma.sync tile through wmma, one warp (runnable on cuda)",
        [](const std::string&) { return gemm::mma_tile(dtypes::float16); }, true},
       {"mma_gemm", "D = A*B, 1024^3 bfloat16 on NVIDIA tensor cores: mma.sync m16n8k16, 16-byte cp.async, 128x128 tiles",

@@ -16,6 +16,9 @@ struct Example {
   std::function<UOp(const std::string& target)> build;
   // Whether `weft run` can run it (it has a host entry point with inputs and a reference).
   bool runnable = false;
+  // For kernels with sizes (`--size M,N,K`): the graph at those sizes; empty for kernels whose
+  // shape is fixed.
+  std::function<UOp(const std::string& target, const std::vector<int64_t>& size)> build_sized = {};
 };
 
 const std::vector<Example>& all();

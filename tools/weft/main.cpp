@@ -27,6 +27,12 @@ commands:
                                       print the IR after a pass (or every pass, the linear
                                       program, the LLVM IR and the disassembly: all; the
                                       CUDA C++ for NVRTC: cuda)
+  stats KERNEL [--target gfx950|gfx942] [--size M,N,K] [--json]
+                                      compile a kernel (default gfx950) and print what its code
+                                      object says: VGPRs, AGPRs, SGPRs, LDS and scratch bytes,
+                                      spills, occupancy (waves per SIMD and what limits it) and
+                                      the static instruction counts by mnemonic; --json for
+                                      scripts
   ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
   kernels                             list the example kernels
   layout [NAME [--svg FILE]]          list the layout catalog, or print a layout as a table
@@ -106,6 +112,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return weft::cli::run_kernel(rest);
     if (cmd == "dump") return weft::cli::dump_kernel(rest);
     if (cmd == "layout") return weft::cli::layout_command(rest);
+    if (cmd == "stats") return weft::cli::print_stats(rest);
     return usage_error("unknown command '" + cmd + "'");
   } catch (const weft::cli::UsageError& e) {
     return usage_error(e.what());

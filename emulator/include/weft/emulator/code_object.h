@@ -61,7 +61,10 @@ struct Kernel {
   uint32_t kernarg_segment_align = 0;
   uint32_t group_segment_fixed_size = 0;
   uint32_t private_segment_fixed_size = 0;
+  // On gfx90a and later `.vgpr_count` counts the unified register file a wave allocates: the
+  // architectural VGPRs up to the AGPR base (accum_offset, a multiple of 4) plus the AGPRs.
   uint32_t sgpr_count = 0, vgpr_count = 0, agpr_count = 0;
+  uint32_t sgpr_spill_count = 0, vgpr_spill_count = 0;
   uint32_t wavefront_size = 64;
   uint32_t max_flat_workgroup_size = 0;
 };

@@ -112,6 +112,9 @@ WmmaArg mma_shape(const Workgroup& wg, DType input);
 // there (the swizzle moves to the global side). Elements outside the tensor read as zeros
 // (the buffer's range check). Returns the copy effect.
 UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
+// How many memory instructions (each counted by vmcnt) one load(st, gl) of `dst` issues per
+// wave: what a wait must leave outstanding to cover every earlier fill but not this one.
+int64_t fill_instructions(const Workgroup& wg, const st& dst);
 
 // A wave's register tile from stage `stage` of `src`: rows [block*rows, (block+1)*rows) and
 // every column, in the layout of `operand` (A: rows are M, cols k; B: rows are N, cols k, the
