@@ -38,7 +38,7 @@ UOp hk_gemm(std::string_view arch, DType output) {
   const UOp ready = barrier({first, landed});
   const tile::rt ar = load(wg, as.after({ready}), here, MatrixOperand::A, s.block_m / s.wave_rows, wg.wave_row());
   const tile::rt br = load(wg, bs.after({ready}), here, MatrixOperand::B, s.block_n / s.wave_cols, wg.wave_col());
-  const acc sum = mma_ABt(wg, zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg), ar, br, {ks});
+  const acc sum = mma_ABt(wg, zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg), ar, br, {ks}, /*priority=*/1);
 
   const UOp wave_row0 = row0 + wg.wave_row() * (s.block_m / s.wave_rows), wave_col0 = col0 + wg.wave_col() * (s.block_n / s.wave_cols);
   return sink({"hk_gemm"}, {store(wg, c, sum, wave_row0, wave_col0)});

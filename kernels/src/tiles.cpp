@@ -158,7 +158,7 @@ acc zero(const acc& c, const Workgroup& wg) {
   return out;
 }
 
-acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops) {
+acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
   const WmmaArg shape = mma_shape(wg, a.parts.empty() ? dtypes::bfloat16 : a.parts[0].dtype().element());
   if (a.rows != c.rows || b.rows != c.cols || a.cols != b.cols || a.sub_cols != shape.k || b.sub_cols != shape.k)
     throw Error("mma_ABt: A " + shape_text(a.rows, a.cols) + " and B " + shape_text(b.rows, b.cols) + " (as N x K) do not make the " +
@@ -173,6 +173,10 @@ acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const s
       for (int64_t kk = 0; kk < a.cols / shape.k; ++kk) d = wmma(a.part(i, kk), b.part(j, kk), d, shape);
       for (int64_t e = 0; e < c.elements; ++e) stores.push_back(c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].store(d.gep(e)));
     }
+  if (priority >= 0) {
+    stores.insert(stores.begin(), wave_priority(priority));
+    stores.push_back(wave_priority(0));
+  }
   acc out = c;
   out.buffer = c.buffer.after({group(stores).end(loops)});
   return out;

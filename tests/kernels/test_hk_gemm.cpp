@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include "kernel_harness.h"
+#include "weft/emulator/code_stats.h"
 #include "weft/gemm/hk_gemm.h"
+#include "weft/runtime/inspect.h"
 
 using namespace weft;
 
@@ -49,3 +51,34 @@ TEST_CASE("hk_gemm: sizes it cannot take are errors") {
   CHECK_THROWS_WITH_AS(gemm::hk_gemm("gfx90a"), doctest::Contains("no schedule for target 'gfx90a'"), Error);
   CHECK_THROWS_WITH_AS(gemm::hk_gemm("gfx950", dtypes::float16), doctest::Contains("bfloat16 or float32, not float16"), Error);
 }
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("hk_gemm's code object: no scratch, LDS within the CU, direct-to-LDS fills, s_setprio 1, 64 MFMAs a K step") {
+  struct Expect {
+    const char* target;
+    const char* mfma;
+    const char* fill;
+    uint64_t lds_limit;
+  };
+  for (const Expect& e : {Expect{"gfx950", "v_mfma_f32_16x16x32_bf16", "buffer_load_dwordx4 lds", 160 * 1024},
+                          Expect{"gfx942", "v_mfma_f32_16x16x16_bf16", "buffer_load_dword lds", 64 * 1024}}) {
+    CAPTURE(e.target);
+    const gemm::HkGemmShape shape = gemm::hk_gemm_shape(e.target);
+    const emu::KernelStats s = emu::kernel_stats(rt::inspect(gemm::hk_gemm(e.target), e.target).code_object);
+    CHECK(s.scratch_bytes == 0);
+    CHECK(s.vgpr_spills == 0);
+    // Two stages of A and B tiles, nothing else in LDS.
+    CHECK(s.lds_bytes == static_cast<uint64_t>(shape.stages * (shape.block_m + shape.block_n) * shape.k_step * 2));
+    CHECK(s.lds_bytes <= e.lds_limit);
+    // The prologue's fills and the loop's: 2 x (A + B) per wave, all direct-to-LDS.
+    const int64_t bytes_per_lane = std::string(e.target) == "gfx950" ? 16 : 4;
+    const int64_t fills = 2 * (shape.block_m + shape.block_n) * shape.k_step * 2 / (8 * 64 * bytes_per_lane);
+    CHECK(s.count(e.fill) == static_cast<uint64_t>(fills));
+    CHECK(s.count_text("s_setprio 1") >= 1);
+    // One K step: (128/16) x (64/16) sub-tiles of C, k_step / k MFMAs each; the loop is not unrolled.
+    const int64_t k = std::string(e.target) == "gfx950" ? 32 : 16;
+    CHECK(s.count(e.mfma) == static_cast<uint64_t>(8 * 4 * (shape.k_step / k)));
+    CHECK(s.vgprs < 212);  // tinygrad's version of the seed kernel: 212-240 VGPRs
+  }
+}
+#endif

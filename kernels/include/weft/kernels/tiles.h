@@ -128,7 +128,10 @@ acc zero(const acc& c, const Workgroup& wg);
 // c += a * b^T for register tiles a (M x K) and b (N x K), one MFMA per 16x16 sub-tile of c
 // and k step. `loops` are the ranges the update repeats in (the K loop): the accumulator is
 // read as it is after the previous iteration. Returns the accumulator after the update.
-acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops);
+// With `priority` >= 0, the wave runs its MFMAs at that priority (s_setprio; HipKittens raises
+// it to 1 around each MFMA cluster so that the other waves' memory instructions still issue)
+// and returns to 0 after them.
+acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
 
 // global[row0 + r, col0 + c] = epilogue(c[r, c]) cast to the tensor's dtype, where inside the
 // tensor (ragged edges are masked). The kernel's closing statement: ended over the hardware
