@@ -63,8 +63,10 @@ class Renderer {
   Renderer(const lower::LoweredKernel& k, int sm) : k_(k), sm_(sm) {}
 
   std::string run() {
-    for (const LinearOp& s : k_.program)
+    for (const LinearOp& s : k_.program) {
       if (s.op.op() == Op::ASYNC_COPY) has_async_ = true;
+      if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
+    }
     const std::string parameters = params(), locals = declarations();  // names the body refers to
     std::ostringstream body;
     indent_ = "  ";
@@ -537,7 +539,12 @@ class Renderer {
         const auto* a = std::get_if<EffectArg>(&e.arg());
         const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
         if (fenced && has_async_) o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
-        o << indent_ << "__syncthreads();\n";
+        // In a kernel with a conditional barrier (a wave group's stagger) the warps reach
+        // different barrier instructions: __syncthreads() is barrier.sync.aligned, which requires
+        // every thread of the block at the same instruction; the unaligned form pairs arrivals at
+        // any barrier 0 (PTX ISA, barrier{.cta}: .aligned). So every barrier of such a kernel is
+        // the unaligned one.
+        o << indent_ << (staggered_ ? "asm volatile(\"barrier.sync 0;\" ::: \"memory\");\n" : "__syncthreads();\n");
         return;
       }
       case Op::PRIORITY: o << indent_ << "// wave priority " << wide_to_string(e.arg_as<EffectArg>().value) << ": no NVIDIA equivalent\n"; return;
@@ -611,6 +618,7 @@ class Renderer {
   const lower::LoweredKernel& k_;
   int sm_;
   bool has_async_ = false;
+  bool staggered_ = false;  // a barrier under a condition: warps meet at different barriers
   std::string indent_;
   size_t next_ = 0;
   std::map<const Node*, std::string> names_;
