@@ -82,62 +82,6 @@ UOp TileBlock::copy_from_fragment(const UOp& frag, const UOp& global, const UOp&
   return global[{row0 + r, col0 + c}].store(v.cast(global.dtype())).end(ends);
 }
 
-MfmaAccumulator TileBlock::mfma_accumulator(int64_t rows, int64_t cols, const MfmaLayout& layout, int64_t id) {
-  if (threads_x_ != 16 || threads_y_ != 4)
-    throw Error("mfma_accumulator: the block must be one wave as 16 x 4 threads, not " + std::to_string(threads_x_) + " x " +
-                std::to_string(threads_y_));
-  if (layout.shape.m != 16 || layout.shape.n != 16)
-    throw Error("mfma_accumulator: the tile layer accumulates in 16x16 MFMA layouts, not " + std::to_string(layout.shape.m) + "x" +
-                std::to_string(layout.shape.n));
-  if (rows % 16 || cols % 16 || rows <= 0 || cols <= 0)
-    throw Error("mfma_accumulator: a " + std::to_string(rows) + "x" + std::to_string(cols) + " tile is not made of 16x16 sub-tiles");
-  MfmaAccumulator c{alloc_fragment({rows / 16, cols / 16, 16, 16}, dtypes::float32, {2, 3}, {ty_, tx_}, id), layout, rows / 16, cols / 16};
-  return c;
-}
-
-MfmaAccumulator TileBlock::clear(const MfmaAccumulator& c) {
-  UOp tm = range(c.tiles_m, AxisType::UNROLL), tn = range(c.tiles_n, AxisType::UNROLL), e = range(4, AxisType::UPCAST);
-  MfmaAccumulator out = c;
-  out.frag = c.frag[{tm, tn, ty_ * 4 + e, tx_}].set(constant(0.0, dtypes::float32), {tm, tn, e});
-  return out;
-}
-
-MfmaAccumulator TileBlock::gemm(const UOp& a, const UOp& b, const MfmaAccumulator& c, const std::vector<UOp>& outer) {
-  auto as = a.static_shape(), bs = b.static_shape();
-  const int64_t k = c.layout.shape.k;
-  if (as.size() != 2 || bs.size() != 2 || as[1] != bs[0] || as[0] != 16 * c.tiles_m || bs[1] != 16 * c.tiles_n || as[1] % k)
-    throw Error("gemm (wmma): A " + std::to_string(as.at(0)) + "x" + std::to_string(as.at(1)) + " and B " + std::to_string(bs.at(0)) + "x" +
-                std::to_string(bs.at(1)) + " do not chain into the " + std::to_string(16 * c.tiles_m) + "x" + std::to_string(16 * c.tiles_n) +
-                " accumulator in steps of k=" + std::to_string(k));
-  const UOp lane = tx_ + ty_ * 16;
-  UOp ks = range(as[1] / k, AxisType::LOOP);
-  UOp tm = range(c.tiles_m, AxisType::UNROLL), tn = range(c.tiles_n, AxisType::UNROLL);
-  UOp ea = range(c.layout.a_elements, AxisType::UPCAST), eb = range(c.layout.b_elements, AxisType::UPCAST);
-  auto [ar, ac] = c.layout.a(lane, ea);
-  auto [br, bc] = c.layout.b(lane, eb);
-  UOp a_frag = a[{tm * 16 + ar, ks * k + ac}].load().contract({ea});
-  UOp b_frag = b[{ks * k + br, tn * 16 + bc}].load().contract({eb});
-  const UOp acc = c.frag.after({ks});
-  std::vector<UOp> lanes;
-  for (int64_t e = 0; e < 4; ++e) lanes.push_back(acc[{tm, tn, ty_ * 4 + e, tx_}].load());
-  UOp d = wmma(a_frag, b_frag, vectorize(lanes), c.layout.shape);
-  std::vector<UOp> stores;
-  for (int64_t e = 0; e < 4; ++e) stores.push_back(c.frag[{tm, tn, ty_ * 4 + e, tx_}].store(d.gep(e)));
-  std::vector<UOp> ends{ks, tm, tn};
-  ends.insert(ends.end(), outer.begin(), outer.end());
-  MfmaAccumulator out = c;
-  out.frag = c.frag.after({group(stores).end(ends)});
-  return out;
-}
-
-UOp TileBlock::copy_from_fragment(const MfmaAccumulator& c, const UOp& global, const UOp& row0, const UOp& col0) {
-  UOp tm = range(c.tiles_m, AxisType::UNROLL), tn = range(c.tiles_n, AxisType::UNROLL), e = range(4, AxisType::UPCAST);
-  UOp v = c.frag[{tm, tn, ty_ * 4 + e, tx_}].load();
-  std::vector<UOp> ends{tm, tn, e, tx_, ty_};
-  ends.insert(ends.end(), blocks_.begin(), blocks_.end());
-  return global[{row0 + tm * 16 + ty_ * 4 + e, col0 + tn * 16 + tx_}].store(v.cast(global.dtype())).end(ends);
-}
-
 UOp relu(const UOp& x) { return max(x, x.const_like(0.0)); }
 
 }  // namespace weft::tile

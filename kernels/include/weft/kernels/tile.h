@@ -21,19 +21,8 @@
 #include <vector>
 
 #include "weft/dsl/builder.h"
-#include "weft/kernels/mfma_layout.h"
 
 namespace weft::tile {
-
-// An fp32 accumulator tile of (16*tiles_m) x (16*tiles_n) held by one wave in the 16x16 MFMA
-// D layout: a [tiles_m, tiles_n, 16, 16] fragment unsharded over the lane ranges (rows 4 per
-// lane group, one column per lane), so lane (tx, ty) holds rows 4*ty .. 4*ty+3, column tx of
-// every 16x16 sub-tile.
-struct MfmaAccumulator {
-  UOp frag;
-  MfmaLayout layout;
-  int64_t tiles_m = 1, tiles_n = 1;
-};
 
 class TileBlock {
  public:
@@ -68,15 +57,6 @@ class TileBlock {
   // ended over its own loops and the block's ranges (the kernel's last statement).
   UOp copy_from_fragment(const UOp& frag, const UOp& global, const UOp& row0, const UOp& col0,
                          const std::function<UOp(const UOp&)>& epilogue = nullptr);
-
-  // The matrix-core path. The block must be one wave as 16 x 4 threads (threads_x 16,
-  // threads_y 4) and the layout a 16x16xK one (mfma_layout).
-  MfmaAccumulator mfma_accumulator(int64_t rows, int64_t cols, const MfmaLayout& layout, int64_t id);
-  MfmaAccumulator clear(const MfmaAccumulator& c);
-  // C += A * B through wmma: A (rows x K) and B (K x cols) are shared tiles, K a multiple of the
-  // layout's k; each k-step issues one MFMA per 16x16 sub-tile of C. Ended over `outer` too.
-  MfmaAccumulator gemm(const UOp& a_shared, const UOp& b_shared, const MfmaAccumulator& c, const std::vector<UOp>& outer = {});
-  UOp copy_from_fragment(const MfmaAccumulator& c, const UOp& global, const UOp& row0, const UOp& col0);
 
  private:
   struct Ownership {
