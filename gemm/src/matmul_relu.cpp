@@ -6,13 +6,13 @@
 #include <cmath>
 
 #include "weft/dsl/builder.h"
-#include "weft/kernels/tile.h"
+#include "weft/kernels/fragments.h"
 
 namespace weft::gemm {
 namespace {
 
 constexpr int64_t kTile = kMatmulReluTile;
-constexpr int64_t kThreadsY = 8, kThreadsX = 16;
+constexpr int64_t kWaves = 2, kThreadsX = 16;  // 128 threads as an 8 x 16 grid
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -26,20 +26,24 @@ UOp matmul_relu(int64_t m, int64_t n, int64_t k, DType dtype) {
   if (m <= 0 || n <= 0 || k <= 0 || m % kTile || n % kTile || k % kTile)
     throw Error("matmul_relu: M, N and K must be positive multiples of the " + std::to_string(kTile) + "-wide tile; got M=" +
                 std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
-  UOp c = placeholder({m, n}, dtype, 0), a = placeholder({m, k}, dtype, 1), b = placeholder({k, n}, dtype, 2);
-  tile::TileBlock blk({n / kTile, m / kTile}, kThreadsY, kThreadsX);
-  UOp bx = blk.block(0), by = blk.block(1);
-  // Fixed ids for the shared tiles and the fragment: the graph (and its cache key) is the
-  // same however many kernels were built before.
-  UOp a_shared = alloc_shared({kTile, kTile}, dtype, 0), b_shared = alloc_shared({kTile, kTile}, dtype, 1);
-  UOp acc = alloc_fragment({kTile, kTile}, dtypes::float32, {0, 1}, {blk.ty(), blk.tx()}, 2);
-  acc = blk.clear(acc);
-  UOp ko = blk.range(k / kTile, AxisType::LOOP);
-  UOp a_copy = blk.copy_to_shared(a_shared, a, by * kTile, ko * kTile);
-  UOp b_copy = blk.copy_to_shared(b_shared, b, ko * kTile, bx * kTile);
-  acc = blk.gemm(a_shared.after({a_copy, b_copy}), b_shared.after({a_copy, b_copy}), acc, {ko});
-  UOp store = blk.copy_from_fragment(acc, c, by * kTile, bx * kTile, tile::relu);
-  return sink({"matmul_relu"}, {store});
+  using namespace tile;
+  auto size = [](int64_t v) { return constant(Wide(v)); };
+  const gl c = global(0, size(m), size(n), dtype), a = global(1, size(m), size(k), dtype), b = global(2, size(k), size(n), dtype);
+  // One workgroup of two waves per 64x64 tile of C. The kernel uses no MFMA and no LDS DMA, so
+  // its graph is the same on every target (it also renders for CUDA): the Workgroup names none.
+  Workgroup wg("", {size(n / kTile), size(m / kTile)}, kWaves, 1);
+  const UOp row0 = wg.block(1) * kTile, col0 = wg.block(0) * kTile, stage = size(0);
+  // Fixed ids for the shared tiles and the fragment: the graph (and its cache key) is the same
+  // however many kernels were built before.
+  auto tile_of = [&](int64_t id) { return st{alloc_shared({kTile * kTile}, dtype, id), kTile, kTile, 1, dtype, shared_tile(SharedSwizzle::unswizzled, kTile, kTile, dtype)}; };
+  const st as = tile_of(0), bs = tile_of(1);
+  rf acc = zero(fragment(wg, kTile, kTile, dtypes::float32, kThreadsX, 2));
+  const UOp ko = wg.range(k / kTile, AxisType::LOOP);
+  const UOp fill = group({copy(wg, as, stage, a, row0, ko * kTile), copy(wg, bs, stage, b, ko * kTile, col0)});
+  // T.gemm: the tiles as they are after both copies (insert_barriers adds the barrier after
+  // them and the one at the end of the ko body).
+  acc = fma_AB(wg, acc, as.after({fill}), bs.after({fill}), {ko});
+  return sink({"matmul_relu"}, {store(wg, c, acc, row0, col0, relu)});
 }
 
 RunResult run_matmul_relu(rt::Device& device, int64_t m, int64_t n, int64_t k, DType dtype, uint64_t seed, rt::CompileCache* cache) {

@@ -6,7 +6,7 @@
 #include "host_matrix.h"
 #include "weft/dsl/builder.h"
 #include "weft/kernels/mfma_layout.h"
-#include "weft/kernels/tile.h"
+#include "weft/kernels/fragments.h"
 
 namespace weft::gemm {
 
@@ -35,21 +35,27 @@ RunResult run_mfma_tile(rt::Device& device, int64_t m, int64_t n, int64_t k, DTy
 }
 
 UOp mfma_gemm(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input) {
+  using namespace tile;
   constexpr int64_t kTile = 32, kStep = 32;
   if (m <= 0 || n <= 0 || k <= 0 || m % kTile || n % kTile || k % kStep)
     throw Error("mfma_gemm: M and N must be positive multiples of " + std::to_string(kTile) + " and K of " + std::to_string(kStep) +
                 "; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
-  const tile::MfmaLayout layout = tile::mfma_layout(arch, 16, 16, arch == "gfx950" ? 32 : 16, input);
-  UOp d = placeholder({m, n}, dtypes::float32, 0), a = placeholder({m, k}, input, 1), b = placeholder({k, n}, input, 2);
-  tile::TileBlock blk({n / kTile, m / kTile}, 4, 16);
-  UOp bx = blk.block(0), by = blk.block(1);
-  UOp a_s = alloc_shared({kTile, kStep}, input, 0), b_s = alloc_shared({kStep, kTile}, input, 1);
-  tile::MfmaAccumulator acc = blk.clear(blk.mfma_accumulator(kTile, kTile, layout, 2));
-  UOp ko = blk.range(k / kStep, AxisType::LOOP);
-  UOp a_copy = blk.copy_to_shared(a_s, a, by * kTile, ko * kStep);
-  UOp b_copy = blk.copy_to_shared(b_s, b, ko * kStep, bx * kTile);
-  acc = blk.gemm(a_s.after({a_copy, b_copy}), b_s.after({a_copy, b_copy}), acc, {ko});
-  return sink({"mfma_gemm"}, {blk.copy_from_fragment(acc, d, by * kTile, bx * kTile)});
+  auto size = [](int64_t v) { return constant(Wide(v)); };
+  const gl d = global(0, size(m), size(n), dtypes::float32), a = global(1, size(m), size(k), input), b = global(2, size(k), size(n), input);
+  // One wave per 32 x 32 tile of D.
+  Workgroup wg(std::string(arch), {size(n / kTile), size(m / kTile)}, 1, 1);
+  const UOp row0 = wg.block(1) * kTile, col0 = wg.block(0) * kTile, first = size(0);
+  // A's 32 x 32 K step and B's 32 x 32 (K x N, as B is stored), one stage each.
+  const st as = shared(kTile, kStep, input, SharedSwizzle::st_16x32), bs = shared(kStep, kTile, input, SharedSwizzle::st_16x32);
+  const UOp ko = wg.range(k / kStep, AxisType::LOOP);
+  const UOp fills = group({load(wg, as, first, a, row0, ko * kStep), load(wg, bs, first, b, ko * kStep, col0)});
+  // The direct-to-LDS fills land (vmcnt 0), then the barrier publishes them; the pipeline ends
+  // the loop body with a barrier before the next step refills the tiles.
+  const UOp ready = barrier({wait_counts({.vm = 0}, {fills})});
+  const tile::rt ar = load(wg, as.after({ready}), first, MatrixOperand::A, kTile, first);
+  const tile::rt br = load_kn(wg, bs.after({ready}), first, kTile, first);
+  const acc sum = mma_ABt(wg, zero(accumulator(wg, kTile, kTile), wg), ar, br, {ko});
+  return sink({"mfma_gemm"}, {store(wg, d, sum, row0, col0)});
 }
 
 RunResult run_mfma_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,

@@ -1,5 +1,6 @@
 #include "weft/kernels/layout_catalog.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -49,20 +50,26 @@ std::optional<DType> short_dtype(const std::string& s, std::string_view arch) {
   return std::nullopt;
 }
 
-struct MfmaEntry {
-  const char* arch;
-  const char* shape;
-  std::vector<const char*> dtypes;
-};
+// The short name of an MFMA input dtype: f16, bf16, fp8 (either target's fp8).
+std::string short_name(DType d) {
+  if (d == dtypes::float16) return "f16";
+  if (d == dtypes::bfloat16) return "bf16";
+  return "fp8";
+}
 
-// The MFMA shapes mfma_operand takes, for the listing.
-const std::vector<MfmaEntry>& mfma_entries() {
-  static const std::vector<MfmaEntry> entries = {
-      {"gfx942", "16x16x16", {"f16", "bf16"}}, {"gfx942", "32x32x8", {"f16", "bf16"}}, {"gfx942", "16x16x32", {"fp8"}},
-      {"gfx942", "32x32x16", {"fp8"}},         {"gfx950", "16x16x16", {"f16", "bf16"}}, {"gfx950", "32x32x8", {"f16", "bf16"}},
-      {"gfx950", "16x16x32", {"f16", "bf16", "fp8"}}, {"gfx950", "32x32x16", {"f16", "bf16", "fp8"}},
-  };
-  return entries;
+// The MFMA names, from the registry (mfma_shapes): by target, then shape in registry order,
+// then dtype.
+std::vector<std::string> mfma_names() {
+  std::vector<std::string> names;
+  std::vector<std::string> seen;
+  for (const MfmaShape& s : mfma_shapes()) {
+    const std::string prefix = "mfma." + std::string(s.arch) + "." + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    if (std::find(seen.begin(), seen.end(), prefix) != seen.end()) continue;
+    seen.push_back(prefix);
+    for (const MfmaShape& t : mfma_shapes())
+      if (t.arch == s.arch && t.m == s.m && t.n == s.n && t.k == s.k) names.push_back(prefix + "." + short_name(t.input));
+  }
+  return names;
 }
 
 [[noreturn]] void bad(std::string_view name, const std::string& why) { throw Error("no layout named '" + std::string(name) + "': " + why); }
@@ -101,10 +108,9 @@ NamedLayout shared(std::string_view name, SharedSwizzle kind, const std::vector<
 
 std::vector<std::string> layout_catalog() {
   std::vector<std::string> lines;
-  for (const MfmaEntry& e : mfma_entries())
-    for (const char* d : e.dtypes)
-      for (const char* op : {"A", "B", "C"})
-        lines.push_back(std::string("mfma.") + e.arch + "." + e.shape + "." + d + "." + op + "\tMFMA " + op + " operand (register, lane) -> (row, col)");
+  for (const std::string& name : mfma_names())
+    for (const char* op : {"A", "B", "C"})
+      lines.push_back(name + "." + op + "\tMFMA " + op + " operand (register, lane) -> (row, col)");
   for (const char* d : {"f16", "bf16"})
     for (const char* op : {"A", "B", "C"})
       lines.push_back(std::string("mma.m16n8k16.") + d + "." + op + "\tmma.sync " + op + " operand (register, lane) -> (row, col)");

@@ -130,4 +130,9 @@ UOp layout_granule(const Layout& layout, const LayoutInputs& inputs, const std::
   return emit(layout, inputs, out, in, k, k);
 }
 
+std::pair<UOp, UOp> operand_index(const Layout& layout, const UOp& lane, const UOp& e) {
+  const LayoutInputs at{{"register", e}, {"lane", lane}};
+  return {layout_index(layout, at, "row"), layout_index(layout, at, "col")};
+}
+
 }  // namespace weft::tile

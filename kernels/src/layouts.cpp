@@ -37,15 +37,39 @@ Layout operand_layout(const OperandShape& s, int lane_bits, F at) {
 
 }  // namespace
 
+const std::vector<MfmaShape>& mfma_shapes() {
+  // Sources as for mfma_operand (layouts.h): f16 and bf16 16x16x16 and 32x32x8 on CDNA3 and
+  // CDNA4, CDNA4's double-K 16x16x32 and 32x32x16, and each target's own fp8 (CDNA3's fnuz
+  // e4m3, CDNA4's OCP e4m3) 16x16x32 and 32x32x16.
+  static const std::vector<MfmaShape> shapes = [] {
+    std::vector<MfmaShape> out;
+    for (std::string_view arch : {"gfx942", "gfx950"}) {
+      const bool gfx950 = arch == "gfx950";
+      for (DType d : {dtypes::float16, dtypes::bfloat16}) {
+        out.push_back({arch, 16, 16, 16, d});
+        out.push_back({arch, 32, 32, 8, d});
+        if (gfx950) {
+          out.push_back({arch, 16, 16, 32, d});
+          out.push_back({arch, 32, 32, 16, d});
+        }
+      }
+      const DType fp8 = gfx950 ? dtypes::fp8e4m3 : dtypes::fp8e4m3fnuz;
+      out.push_back({arch, 16, 16, 32, fp8});
+      out.push_back({arch, 32, 32, 16, fp8});
+    }
+    return out;
+  }();
+  return shapes;
+}
+
 Layout mfma_operand(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input, MatrixOperand which) {
   const std::string where = shape_name(m, n, k) + " " + input.name() + " MFMA on " + std::string(arch);
-  if (arch != "gfx942" && arch != "gfx950") throw Error("mfma_operand: unknown target for a " + where + " (gfx942, gfx950)");
-  const bool gfx950 = arch == "gfx950";
-  const DType fp8 = gfx950 ? dtypes::fp8e4m3 : dtypes::fp8e4m3fnuz;
-  const bool sixteen = input == dtypes::float16 || input == dtypes::bfloat16;
-  const bool known = sixteen ? (m == 16 && n == 16 && (k == 16 || (gfx950 && k == 32))) || (m == 32 && n == 32 && (k == 8 || (gfx950 && k == 16)))
-                     : input == fp8 ? (m == 16 && n == 16 && k == 32) || (m == 32 && n == 32 && k == 16)
-                                    : false;
+  bool target = false, known = false;
+  for (const MfmaShape& s : mfma_shapes()) {
+    target |= s.arch == arch;
+    known |= s.arch == arch && s.m == m && s.n == n && s.k == k && s.input == input;
+  }
+  if (!target) throw Error("mfma_operand: unknown target for a " + where + " (gfx942, gfx950)");
   if (!known) throw Error("mfma_operand: no " + where + " in the layout catalog");
   const OperandShape s = operand_shape(m, n, k, which, 64);
   switch (which) {

@@ -78,6 +78,12 @@ TEST_CASE("kernel stats of the tile GEMM and matmul_relu: LDS is the shared tile
     REQUIRE(mfmas > 0);
     CHECK(mfmas % per_step == 0);
     CHECK(steps % (mfmas / per_step) == 0);
+    // A and B reach LDS by direct-to-LDS loads only: two 32x32 bf16 tiles a step, 16 bytes a
+    // lane on gfx950 (2 + 2 loads), 4 on gfx942 (8 + 8), and no global load through registers.
+    const char* fill = target == "gfx942" ? "buffer_load_dword lds" : "buffer_load_dwordx4 lds";
+    const uint64_t fills_per_step = target == "gfx942" ? 16 : 4;
+    CHECK(s.count(fill) * per_step == mfmas * fills_per_step);
+    CHECK(s.count_prefix("global_load") == 0);
     CHECK(s.lds_bytes == shared_bytes(gemm));
     check_no_scratch(s);
     const UOp relu = gemm::matmul_relu(64 * (1 + weft::testing::rng()() % 3), 64, 64 * (1 + weft::testing::rng()() % 3), dtypes::float32);

@@ -1,12 +1,13 @@
-// matmul_relu (scalar FMA on fragments, shared tiles) and the one-tile MFMA kernel (wmma), on
-// both emulated targets, against double-precision Eigen references.
+// matmul_relu (scalar FMA on fragments, shared tiles), the MFMA kernels (wmma) and the tile
+// copies of kernels/fragments.h, on both emulated targets, against double-precision Eigen
+// references; the fragment operations' errors.
 #include <doctest/doctest.h>
 
 #include "kernel_harness.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
 #include "weft/gemm/mma_tile.h"
-#include "weft/kernels/tile.h"
+#include "weft/kernels/fragments.h"
 
 using namespace weft;
 
@@ -85,19 +86,35 @@ TEST_CASE("tile gemm through wmma (mfma_gemm): identity bit-exact, random agains
 }
 #endif  // WEFT_HAVE_LLVM
 
+TEST_CASE("fragment operations name the shapes they cannot take") {
+  tile::Workgroup wg("gfx950", {constant(Wide(1))}, 2, 1);
+  CHECK_THROWS_WITH_AS(tile::fragment(wg, 64, 64, dtypes::float32, 3), doctest::Contains("a 64x64 fragment over 128 threads, 3 across"), Error);
+  CHECK_THROWS_WITH_AS(tile::fragment(wg, 4, 64, dtypes::float32, 16), doctest::Contains("does not divide"), Error);
+  const tile::st s16 = tile::shared(64, 64, dtypes::float16, tile::SharedSwizzle::unswizzled);
+  const tile::st s32 = tile::shared(64, 32, dtypes::float32, tile::SharedSwizzle::unswizzled);
+  const tile::gl g32 = tile::global(0, constant(Wide(64)), constant(Wide(64)), dtypes::float32);
+  CHECK_THROWS_WITH_AS(tile::copy(wg, s16, constant(Wide(0)), g32, constant(Wide(0)), constant(Wide(0))),
+                       doctest::Contains("the shared tile holds float16, the global tensor float32"), Error);
+  const tile::rf c = tile::fragment(wg, 64, 64, dtypes::float32, 16);
+  CHECK_THROWS_WITH_AS(tile::fma_AB(wg, c, s16, s32, {}), doctest::Contains("A 64x64 and B 64x32 do not make the 64x64 tile"), Error);
+  CHECK_THROWS_WITH_AS(tile::load(wg, c, s32), doctest::Contains("a 64x32 shared tile into a 64x64 fragment"), Error);
+  CHECK_THROWS_WITH_AS(tile::load_kn(wg, s16, constant(Wide(0)), 24, constant(Wide(0))), doctest::Contains("24 columns of a 64x64 K x N tile"), Error);
+}
+
 WEFT_DEVICE_TEST_CASE("tile copies: global -> shared -> fragment -> global, through the tile layer") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
-    // out = 2 * in on a 64x32 matrix, two 32x32 tiles, 4 x 8 threads per tile.
-    UOp in = placeholder({64, 32}, dtypes::float16, 1), out = placeholder({64, 32}, dtypes::float32, 0);
-    tile::TileBlock blk({1, 2}, 4, 8);
-    UOp by = blk.block(1);
-    UOp shared = alloc_shared({32, 32}, dtypes::float16, 0);
-    UOp st = blk.copy_to_shared(shared, in, by * 32, constant(Wide(0)));
-    UOp frag = blk.fragment({32, 32}, dtypes::float32);
-    frag = blk.copy_to_fragment(frag, shared.after({st}), constant(Wide(0)), constant(Wide(0)));
-    UOp k = sink({"tile_copies"}, {blk.copy_from_fragment(frag, out, by * 32, constant(Wide(0)), [](const UOp& v) { return v * 2.0; })});
+    // out = 2 * in on a 64x32 matrix, two 32x32 tiles, one wave of 64 threads per tile (8
+    // across: each thread 4 rows x 4 columns of the fragment).
+    const tile::gl in = tile::global(1, constant(Wide(64)), constant(Wide(32)), dtypes::float16);
+    const tile::gl out = tile::global(0, constant(Wide(64)), constant(Wide(32)), dtypes::float32);
+    tile::Workgroup wg("", {constant(Wide(1)), constant(Wide(2))}, 1, 1);
+    const UOp row0 = wg.block(1) * 32, zero = constant(Wide(0));
+    const tile::st shared = tile::shared(32, 32, dtypes::float16, tile::SharedSwizzle::unswizzled);
+    const UOp fill = tile::copy(wg, shared, zero, in, row0, zero);
+    const tile::rf frag = tile::load(wg, tile::fragment(wg, 32, 32, dtypes::float32, 8), shared.after({fill}));
+    UOp k = sink({"tile_copies"}, {tile::store(wg, out, frag, row0, zero, [](const UOp& v) { return v * 2.0; })});
     auto compiled = rt::CompiledKernel::compile(*dev, k);
     std::vector<uint16_t> h(64 * 32);
     std::vector<float> expect(64 * 32);

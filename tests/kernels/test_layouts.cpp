@@ -1,9 +1,10 @@
 // The layout catalog (kernels/include/weft/kernels/layouts.h), each layout compared element by
-// element with an independent statement of its source: weft's MFMA and mma.sync index formulas
-// (mfma_layout.h, mma_layout.h, evaluated as expressions), AMD's matrix instruction calculator
+// element with an independent statement of its source: the MFMA formulas restated in this file
+// (and the MFMA registry against the shapes listed here), AMD's matrix instruction calculator
 // tables (../shared/reference/mfma-cdna3/), the PTX ISA's fragment formulas, and HipKittens'
-// swizzles written as bit flips. Also Layout::linear, table(rows, cols), bank_conflicts over
-// given phases, the name catalog and the SVG pictures.
+// swizzles written as bit flips; MfmaLayout's and MmaLayout's index expressions (mfma_layout.h,
+// mma_layout.h) are evaluated against the same statements. Also Layout::linear, table(rows,
+// cols), bank_conflicts over given phases, the name catalog and the SVG pictures.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -112,29 +113,68 @@ TEST_CASE("layouts: table(rows, cols) puts the named input down and the other ac
   CHECK_THROWS_WITH_AS(l.table("wave", "register"), doctest::Contains("no input dimension wave"), weft::Error);
 }
 
-TEST_CASE("layouts: MFMA operands agree with weft's MFMA formulas at every lane and element") {
+namespace {
+
+// The MFMA formulas of the CDNA3 matrix calculator and the CDNA4 ISA guide, restated here as
+// plain integer arithmetic (independent of the catalog's code): (row, col) of element e of lane l.
+std::pair<int64_t, int64_t> mfma_formula(const MfmaCase& c, MatrixOperand which, int64_t l, int64_t e) {
+  switch (which) {
+    case MatrixOperand::A: return {l % c.m, (l / c.m) * (c.m * c.k / 64) + e};
+    case MatrixOperand::B: return {(l / c.n) * (c.k * c.n / 64) + e, l % c.n};
+    case MatrixOperand::C:
+      if (c.m == 16) return {4 * (l / 16) + e, l % 16};
+      return {8 * (e / 4) + 4 * (l / 32) + e % 4, l % 32};
+  }
+  return {-1, -1};
+}
+
+}  // namespace
+
+TEST_CASE("layouts: the MFMA registry is exactly the shapes the CDNA3 and CDNA4 guides list") {
+  std::set<std::string> want, got;
+  auto key = [](std::string_view arch, int64_t m, int64_t n, int64_t k, weft::DType d) {
+    return std::string(arch) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + d.name();
+  };
+  for (const MfmaCase& c : mfma_cases()) want.insert(key(c.arch, c.m, c.n, c.k, c.input));
+  for (const weft::tile::MfmaShape& s : weft::tile::mfma_shapes()) CHECK(got.insert(key(s.arch, s.m, s.n, s.k, s.input)).second);
+  CHECK(got == want);
+}
+
+TEST_CASE("layouts: MFMA operands and MfmaLayout's index expressions follow the MFMA formulas at every lane and element") {
   for (const MfmaCase& c : mfma_cases()) {
     CAPTURE(c.arch);
     CAPTURE(c.m);
     CAPTURE(c.k);
     CAPTURE(c.input.name());
     const weft::tile::MfmaLayout formulas = weft::tile::mfma_layout(c.arch, c.m, c.n, c.k, c.input);
+    CHECK(formulas.shape == weft::WmmaArg{c.m, c.n, c.k, c.input, dtypes::float32, 64});
     const weft::UOp lane = weft::variable("lane", 0, 63, dtypes::index), e = weft::variable("e", 0, 15, dtypes::index);
     struct Operand {
       MatrixOperand which;
       int64_t elements;
       std::pair<weft::UOp, weft::UOp> rc;
     };
-    for (const Operand& op : {Operand{MatrixOperand::A, formulas.a_elements, formulas.a(lane, e)}, Operand{MatrixOperand::B, formulas.b_elements, formulas.b(lane, e)},
-                              Operand{MatrixOperand::C, formulas.d_elements, formulas.d(lane, e)}}) {
+    for (const Operand& op : {Operand{MatrixOperand::A, c.m * c.k / 64, formulas.a(lane, e)}, Operand{MatrixOperand::B, c.k * c.n / 64, formulas.b(lane, e)},
+                              Operand{MatrixOperand::C, c.m * c.n / 64, formulas.d(lane, e)}}) {
       const Layout l = weft::tile::mfma_operand(c.arch, c.m, c.n, c.k, c.input, op.which);
       REQUIRE(size(l, "register") == op.elements);
       REQUIRE(size(l, "lane") == 64);
       REQUIRE(l.bijective());
       for (int64_t ln = 0; ln < 64; ++ln)
-        for (int64_t el = 0; el < op.elements; ++el) REQUIRE(at(l, ln, el) == evaluate(op.rc, ln, el));
+        for (int64_t el = 0; el < op.elements; ++el) {
+          const auto want = mfma_formula(c, op.which, ln, el);
+          REQUIRE(at(l, ln, el) == want);
+          REQUIRE(evaluate(op.rc, ln, el) == want);
+        }
     }
+    CHECK(formulas.a_elements == c.m * c.k / 64);
+    CHECK(formulas.b_elements == c.k * c.n / 64);
+    CHECK(formulas.d_elements == c.m * c.n / 64);
   }
+  // mfma_layout validates through the catalog: the same errors.
+  CHECK_THROWS_WITH_AS(weft::tile::mfma_layout("gfx942", 16, 16, 32, dtypes::bfloat16), doctest::Contains("no 16x16x32 bfloat16 MFMA on gfx942"),
+                       weft::Error);
+  CHECK_THROWS_WITH_AS(weft::tile::mfma_layout("gfx1100", 16, 16, 16, dtypes::float16), doctest::Contains("unknown target"), weft::Error);
 }
 
 TEST_CASE("layouts: MFMA operands agree with AMD's matrix instruction calculator tables (CDNA3)") {
@@ -183,7 +223,7 @@ TEST_CASE("layouts: unknown MFMA shapes and targets are errors naming them") {
   CHECK_THROWS_WITH_AS(weft::tile::mfma_operand("gfx950", 16, 16, 16, dtypes::float32, MatrixOperand::A), doctest::Contains("float32"), weft::Error);
 }
 
-TEST_CASE("layouts: mma.m16n8k16 operands agree with weft's formulas and the PTX ISA's") {
+TEST_CASE("layouts: mma.m16n8k16 operands and MmaLayout's index expressions follow the PTX ISA's fragments") {
   for (weft::DType input : {dtypes::float16, dtypes::bfloat16}) {
     const weft::tile::MmaLayout formulas = weft::tile::mma_m16n8k16(input);
     const weft::UOp lane = weft::variable("lane", 0, 31, dtypes::index), e = weft::variable("e", 0, 7, dtypes::index);
@@ -198,20 +238,22 @@ TEST_CASE("layouts: mma.m16n8k16 operands agree with weft's formulas and the PTX
       // PTX: groupID = lane >> 2, threadID_in_group = lane % 4; element i of the fragment.
       const int64_t g = ln >> 2, t = ln % 4;
       for (int64_t i = 0; i < 8; ++i) {
-        REQUIRE(at(a, ln, i) == evaluate(formulas.a(lane, e), ln, i));
         const int64_t row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
         const int64_t col = t * 2 + (i & 1) + (i >= 4 ? 8 : 0);
         REQUIRE(at(a, ln, i) == std::pair{row, col});
+        REQUIRE(evaluate(formulas.a(lane, e), ln, i) == std::pair{row, col});
       }
       for (int64_t i = 0; i < 4; ++i) {
-        REQUIRE(at(b, ln, i) == evaluate(formulas.b(lane, e), ln, i));
-        REQUIRE(at(b, ln, i) == std::pair{t * 2 + (i & 1) + (i >= 2 ? 8 : 0), g});
-        REQUIRE(at(c, ln, i) == evaluate(formulas.d(lane, e), ln, i));
-        REQUIRE(at(c, ln, i) == std::pair{i < 2 ? g : g + 8, t * 2 + (i & 1)});
+        const std::pair<int64_t, int64_t> b_want{t * 2 + (i & 1) + (i >= 2 ? 8 : 0), g}, c_want{i < 2 ? g : g + 8, t * 2 + (i & 1)};
+        REQUIRE(at(b, ln, i) == b_want);
+        REQUIRE(evaluate(formulas.b(lane, e), ln, i) == b_want);
+        REQUIRE(at(c, ln, i) == c_want);
+        REQUIRE(evaluate(formulas.d(lane, e), ln, i) == c_want);
       }
     }
   }
   CHECK_THROWS_WITH_AS(weft::tile::mma_m16n8k16_operand(dtypes::float32, MatrixOperand::A), doctest::Contains("float32"), weft::Error);
+  CHECK_THROWS_WITH_AS(weft::tile::mma_m16n8k16(dtypes::float32), doctest::Contains("float32"), weft::Error);
 }
 
 namespace {

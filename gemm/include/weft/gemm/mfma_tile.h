@@ -17,10 +17,12 @@ UOp mfma_tile(std::string_view arch, int64_t m, int64_t n, int64_t k, DType inpu
 RunResult run_mfma_tile(rt::Device& device, int64_t m, int64_t n, int64_t k, DType input, bool identity_b, uint64_t seed,
                         rt::CompileCache* cache = nullptr);
 
-// A GEMM on the matrix cores through the tile layer's wmma gemm: D[M, N] (float32, slot 0) =
-// A[M, K] @ B[K, N] (float16 or bfloat16, slots 1 and 2). One wave per 32x32 tile of D (2x2
-// sub-tiles of 16x16), A and B staged through shared memory 32 columns / rows of K at a time,
-// MFMA 16x16x16 on gfx942 and 16x16x32 on gfx950. M, N multiples of 32, K of 32.
+// A GEMM on the matrix cores written with the tile types (kernels/tiles.h): D[M, N] (float32,
+// slot 0) = A[M, K] @ B[K, N] (float16 or bfloat16, slots 1 and 2). One wave per 32x32 tile of
+// D (2x2 sub-tiles of 16x16); A and B reach shared memory by direct-to-LDS loads 32 of K at a
+// time, A is read into registers as MFMA A operands (16-byte LDS reads on gfx950), B as it is
+// stored, K x N, element by element (load_kn in kernels/fragments.h); MFMA 16x16x16 on gfx942
+// and 16x16x32 on gfx950. M, N multiples of 32, K of 32.
 UOp mfma_gemm(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input);
 
 // Random inputs, or with `identity_b` an identity B (D must equal A bit for bit; needs K == N).

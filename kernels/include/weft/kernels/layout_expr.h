@@ -16,6 +16,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 #include "weft/dsl/uop.h"
 #include "weft/kernels/layout.h"
@@ -42,5 +43,9 @@ int64_t aligned_vector_width(const Layout& layout, const std::string& in, const 
 // alignment from. `inputs[in]` is the first of the vector's values of `in` (a multiple of
 // `lanes`). Throws weft::Error if the layout does not allow the width.
 UOp layout_granule(const Layout& layout, const LayoutInputs& inputs, const std::string& in, const std::string& out, int64_t lanes);
+
+// (row, col) where a matrix operand layout (("register", "lane") -> ("row", "col"), an MFMA or
+// mma.sync operand of the catalog) puts element `e` of `lane`: layout_index of both outputs.
+std::pair<UOp, UOp> operand_index(const Layout& layout, const UOp& lane, const UOp& e);
 
 }  // namespace weft::tile

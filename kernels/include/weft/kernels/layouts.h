@@ -18,6 +18,17 @@ namespace weft::tile {
 // Which operand of D = A * B + C: A is m x k, B is k x n, C (and D) m x n.
 enum class MatrixOperand { A, B, C };
 
+// One MFMA instruction the tile layer knows: target, shape and input dtype, accumulating in
+// f32. mfma_shapes() is the registry: mfma_operand (and through it MfmaLayout in
+// mfma_layout.h and the names of layout_catalog.h) takes exactly these. The AMDGPU renderer
+// keeps its own intrinsic table (lowering/ does not depend on kernels/).
+struct MfmaShape {
+  std::string_view arch;
+  int64_t m, n, k;
+  DType input;
+};
+const std::vector<MfmaShape>& mfma_shapes();
+
 // An MFMA operand on `arch` (gfx942, gfx950) with f32 accumulation: ("register", "lane") ->
 // ("row", "col") of the operand as a matrix (A: row = m index, col = k index; B: row = k,
 // col = n; C: row = m, col = n). "register" counts the elements a lane holds, in order (the
@@ -39,7 +50,7 @@ enum class MatrixOperand { A, B, C };
 //   lane 1   (1, 0)      (1, 1)           (1, 7)
 //   lane 16  (0, 8)      (0, 9)           (0, 15)
 //   lane 63  (15, 24)    (15, 25)         (15, 31)
-// Throws weft::Error naming the shape and target when either is unknown.
+// Throws weft::Error naming the shape and target when either is not in mfma_shapes().
 Layout mfma_operand(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input, MatrixOperand which);
 
 // NVIDIA's mma.sync.aligned.m16n8k16 with f16 or bf16 inputs and f32 accumulation, a warp of 32

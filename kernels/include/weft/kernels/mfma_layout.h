@@ -1,28 +1,30 @@
-// Where each element of an MFMA's A, B and C/D fragments lives: for lane l and element e of
-// the lane's vector, the (row, column) of the matrix. From AMD's matrix instruction calculator
-// (../shared/reference/mfma-cdna3/) for CDNA3, and the CDNA4 double-K forms.
+// An MFMA's fragments as index expressions: for lane l and element e of the lane's vector, the
+// (row, column) of the matrix, for kernels that load or store fragments element by element
+// (the one-tile mfma_tile kernel). The layouts themselves are the catalog's (mfma_operand in
+// layouts.h, the one registry of MFMA shapes); this is their layout_index (layout_expr.h).
 #pragma once
 
 #include <string_view>
 #include <utility>
 
 #include "weft/dsl/uop.h"
+#include "weft/kernels/layouts.h"
 
 namespace weft::tile {
 
 struct MfmaLayout {
   WmmaArg shape;
   int64_t a_elements, b_elements, d_elements;  // per lane
-  // (row, col) of A[m][k], B[k][n] and D[m][n] held by `lane` as element `e`.
+  Layout a_layout, b_layout, d_layout;         // mfma_operand(..., A | B | C)
+  // (row, col) of A[m][k], B[k][n] and D[m][n] held by `lane` as element `e` (index values
+  // in [0, 64) and [0, elements), constants or ranges).
   std::pair<UOp, UOp> a(const UOp& lane, const UOp& e) const;
   std::pair<UOp, UOp> b(const UOp& lane, const UOp& e) const;
   std::pair<UOp, UOp> d(const UOp& lane, const UOp& e) const;
 };
 
-// The layout of an m x n x k MFMA on `arch` (gfx942, gfx950) with an f32 accumulator: f16 and
-// bf16 16x16x16 and 32x32x8 on both, 16x16x32 and 32x32x16 on gfx950; fp8 (fp8e4m3fnuz on
-// gfx942, fp8e4m3 on gfx950) 16x16x32 and 32x32x16.
-// Throws weft::Error naming the shape and target it does not know.
+// The layout of an m x n x k MFMA on `arch` with an f32 accumulator: one of mfma_shapes().
+// Throws weft::Error naming the shape and target it does not know (mfma_operand's check).
 MfmaLayout mfma_layout(std::string_view arch, int64_t m, int64_t n, int64_t k, DType input);
 
 }  // namespace weft::tile
