@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "kernel_harness.h"
+#include "weft/emulator/listing.h"
 #include "weft/kernels/tiles.h"
 
 using namespace weft;
@@ -162,6 +164,7 @@ void check_attention(int64_t blocks) {
     compiled.launch(*dev, args, {{"B", blocks}});
     const auto got = weft::testing::get<float>(*dev, args[0]);
     int bad = 0;
+    double worst = 0;  // the largest error as a fraction of its tolerance
     for (int64_t b = 0; b < blocks; ++b)
       for (int64_t i = 0; i < kBlock; ++i) {
         const auto at = [&](const std::vector<double>& t, int64_t row, int64_t c) { return t[static_cast<size_t>((b * kBlock + row) * kHead + c)]; };
@@ -186,23 +189,25 @@ void check_attention(int64_t blocks) {
           // terms) is below 2^-16 relative: 2^-8 leaves a factor 2 for it.
           const double tol = std::ldexp(1.0, -8) * magnitude + 1e-7;
           const float o = got[static_cast<size_t>((b * kBlock + i) * kHead + c)];
+          worst = std::max(worst, std::abs(o - want) / tol);
           if (!(std::abs(o - want) <= tol) && bad++ < 5)
             FAIL_CHECK("block " << b << ", O[" << i << "][" << c << "] = " << o << ", want " << want << " (tolerance " << tol << ")");
         }
       }
+    INFO("largest error / tolerance: " << worst);
     CHECK(bad == 0);
   }
 }
 
 }  // namespace
 
-TEST_CASE("tiles: row_max, row_sum and row broadcasts, 4 waves of 16 x 64") { check_row_stats(4, 16, 64, 2); }
+TEST_CASE("tiles: row_max and row_sum and row broadcasts on 4 waves of 16 x 64") { check_row_stats(4, 16, 64, 2); }
 
-TEST_CASE("tiles: row_max, row_sum and row broadcasts, 1 wave of 64 x 32") { check_row_stats(1, 64, 32, 1); }
+TEST_CASE("tiles: row_max and row_sum and row broadcasts on 1 wave of 64 x 32") { check_row_stats(1, 64, 32, 1); }
 
-TEST_CASE("tiles: attention, one 64 x 64 block") { check_attention(1); }
+TEST_CASE("tiles: attention on one 64 x 64 block") { check_attention(1); }
 
-TEST_CASE("tiles: attention, 3 independent blocks") { check_attention(3); }
+TEST_CASE("tiles: attention on 3 independent blocks") { check_attention(3); }
 
 TEST_CASE("tiles: attention operations reject shapes they cannot take") {
   Workgroup wg("gfx950", {constant(Wide(1))}, 1, 1);
@@ -220,4 +225,30 @@ TEST_CASE("tiles: attention operations reject shapes they cannot take") {
   acc spread = b;
   spread.layout = mma_m16n8k16_operand(dtypes::float16, MatrixOperand::C);
   CHECK_THROWS_WITH_AS(row_max(wg, spread), doctest::Contains("row_max: the 16x64 accumulator's register bit 0 selects a column"), Error);
+}
+
+
+TEST_CASE("tiles: the attention block's code has its MFMAs and one exp2 per element and shuffles for the row statistics and three barriers") {
+  for (const std::string& target : weft::testing::emulators()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    const auto compiled = rt::CompiledKernel::compile(*dev, attention_block_kernel(dev->arch(), 0.125));
+    std::ostringstream listing;
+    emu::write_listing(emu::CodeObject::load(compiled.code_object()), listing);
+    std::map<std::string, int> count;
+    std::istringstream lines(listing.str());
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string pc, mnemonic;
+      if (words >> pc >> mnemonic) ++count[mnemonic];
+    }
+    INFO(listing.str());
+    // Per wave: S and O are 16 x 64 each, 4 sub-tiles of k steps of 32 (gfx950) or 16 (gfx942).
+    const bool gfx950 = dev->arch() == "gfx950";
+    CHECK(count[gfx950 ? "v_mfma_f32_16x16x32_bf16" : "v_mfma_f32_16x16x16_bf16"] == (gfx950 ? 16 : 32));
+    CHECK(count["v_exp_f32_e32"] == 16);  // a lane's 16 elements of P
+    // Row max and row sum: 4 rows a lane, one shuffle for each of the 4 column lane bits.
+    CHECK(count["ds_bpermute_b32"] == 2 * 4 * 4);
+    CHECK(count["s_barrier"] == 3);  // Q/K fills, V^T stores, P stores
+  }
 }
