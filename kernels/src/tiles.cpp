@@ -203,24 +203,23 @@ struct RowLanes {
   std::vector<int64_t> column_bits;  // lane masks
 };
 
-RowLanes row_lanes(const acc& c, const std::string& what) {
+RowLanes row_lanes(const Layout& layout, const std::string& tile, const std::string& what) {
   RowLanes out;
-  const int reg_bits = c.layout.in_dims().at(0).bits, lane_bits = c.layout.in_dims().at(1).bits;
+  const int reg_bits = layout.in_dims().at(0).bits, lane_bits = layout.in_dims().at(1).bits;
   for (int b = 0; b < reg_bits; ++b)
-    if (c.layout.apply({{"register", int64_t{1} << b}, {"lane", 0}}).at("col") != 0)
-      throw Error(what + ": the " + shape_text(c.rows, c.cols) + " accumulator's register bit " + std::to_string(b) +
-                  " selects a column; a row vector needs every register in one row");
+    if (layout.apply({{"register", int64_t{1} << b}, {"lane", 0}}).at("col") != 0)
+      throw Error(what + ": the " + tile + "'s register bit " + std::to_string(b) + " selects a column; a row vector needs every register in one row");
   for (int b = 0; b < lane_bits; ++b) {
-    const Layout::Coords image = c.layout.apply({{"register", 0}, {"lane", int64_t{1} << b}});
+    const Layout::Coords image = layout.apply({{"register", 0}, {"lane", int64_t{1} << b}});
     if (image.at("row") != 0 && image.at("col") != 0)
-      throw Error(what + ": the " + shape_text(c.rows, c.cols) + " accumulator's lane bit " + std::to_string(b) + " selects both a row and a column");
+      throw Error(what + ": the " + tile + "'s lane bit " + std::to_string(b) + " selects both a row and a column");
     if (image.at("col") != 0) out.column_bits.push_back(int64_t{1} << b);
   }
   return out;
 }
 
 rv reduce_rows(const Workgroup& wg, const acc& c, Op op, const std::string& what) {
-  const RowLanes lanes = row_lanes(c, what);
+  const RowLanes lanes = row_lanes(c.layout, shape_text(c.rows, c.cols) + " accumulator", what);
   rv out{{}, c.rows, c.elements, c.layout};
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t e = 0; e < c.elements; ++e) {
@@ -235,7 +234,7 @@ rv reduce_rows(const Workgroup& wg, const acc& c, Op op, const std::string& what
 acc row_op(const acc& c, const rv& v, const std::string& what, const std::function<UOp(const UOp&, const UOp&)>& f) {
   if (v.rows != c.rows || v.elements != c.elements || !(v.layout == c.layout))
     throw Error(what + ": a row vector of " + std::to_string(v.rows) + " rows (" + std::to_string(v.elements) +
-                " a lane per sub-tile) does not fit the " + shape_text(c.rows, c.cols) + " accumulator");
+                " values a lane per 16 rows) does not fit the " + shape_text(c.rows, c.cols) + " accumulator");
   return rebuild(c, [&](int64_t i, int64_t e, const UOp& x) { return f(x, v.at(i, e)); });
 }
 
@@ -303,8 +302,7 @@ acc exp2(const acc& c) {
 }
 
 UOp store(const Workgroup& wg, const gl& dst, const rv& v, const UOp& row0, const UOp& col0) {
-  acc shape{UOp(), v.rows, 16, v.elements, v.layout};
-  const RowLanes lanes = row_lanes(shape, "store(gl, rv)");
+  const RowLanes lanes = row_lanes(v.layout, std::to_string(v.rows) + "-row vector", "store(gl, rv)");
   // The lane of each row group with every column lane bit zero writes.
   int64_t column_mask = 0;
   for (int64_t m : lanes.column_bits) column_mask |= m;

@@ -212,7 +212,7 @@ TEST_CASE("tiles: attention on 3 independent blocks") { check_attention(3); }
 TEST_CASE("tiles: attention operations reject shapes they cannot take") {
   Workgroup wg("gfx950", {constant(Wide(1))}, 1, 1);
   const acc a = accumulator(wg, 32, 64), b = accumulator(wg, 16, 64);
-  CHECK_THROWS_WITH_AS(sub_row(a, row_max(wg, b)), doctest::Contains("a row vector of 16 rows (4 a lane per sub-tile) does not fit the 32x64 accumulator"), Error);
+  CHECK_THROWS_WITH_AS(sub_row(a, row_max(wg, b)), doctest::Contains("a row vector of 16 rows (4 values a lane per 16 rows) does not fit the 32x64 accumulator"), Error);
   CHECK_THROWS_WITH_AS(div_row(b, row_sum(wg, a)), doctest::Contains("div_row: a row vector of 32 rows"), Error);
   const st small = shared(16, 32, dtypes::bfloat16, SharedSwizzle::st_16x32);
   CHECK_THROWS_WITH_AS(store(wg, small, zero_index(), a, zero_index(), zero_index()),

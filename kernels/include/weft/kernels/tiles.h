@@ -164,7 +164,8 @@ UOp load_transposed(const Workgroup& wg, const st& dst, const UOp& stage, const 
 // an A operand: the C layout (row = 4*(l/16)+e, col = l%16) is not the A layout (row = l%16, k
 // = 8*(l/16)+e on gfx950), so the values go through shared memory and come back with
 // load(wg, dst.after({effect}), stage, MatrixOperand::A, ...), which the pipeline puts after
-// a barrier. row0, col0 are wave-uniform. Returns the store effect.
+// a barrier. row0, col0 are wave-uniform, and the caller keeps the accumulator inside the tile
+// (row0 + c.rows <= dst.rows, col0 + c.cols <= dst.cols). Returns the store effect.
 UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0);
 
 // The maximum (row_max) or sum (row_sum) of each row of c over its columns: first over the
