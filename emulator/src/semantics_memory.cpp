@@ -218,7 +218,8 @@ void ds_read(Exec& e, const Inst& in) {
   }
 }
 
-template <uint32_t Bytes>
+// `FromByte` 2: ds_write_b8_d16_hi / ds_write_b16_d16_hi store from the data's high half.
+template <uint32_t Bytes, uint32_t FromByte = 0>
 void ds_write(Exec& e, const Inst& in) {
   const uint32_t src = ds_data0(in) + (ds_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
@@ -227,7 +228,7 @@ void ds_write(Exec& e, const Inst& in) {
     if constexpr (Bytes >= 4) {
       for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
     } else {
-      std::memcpy(p, &e.w.vreg(src)[l], Bytes);
+      std::memcpy(p, reinterpret_cast<const uint8_t*>(&e.w.vreg(src)[l]) + FromByte, Bytes);
     }
   }
 }
@@ -495,6 +496,8 @@ void register_memory_semantics(SemanticsTable& t) {
   t["ds_write_b128"] = ds_write<16>;
   t["ds_write_b8"] = ds_write<1>;
   t["ds_write_b16"] = ds_write<2>;
+  t["ds_write_b8_d16_hi"] = ds_write<1, 2>;
+  t["ds_write_b16_d16_hi"] = ds_write<2, 2>;
   t["ds_read2_b32"] = ds_read2<4, 1>;
   t["ds_read2_b64"] = ds_read2<8, 1>;
   t["ds_read2st64_b32"] = ds_read2<4, 64>;

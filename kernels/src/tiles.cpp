@@ -178,8 +178,146 @@ acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const s
     stores.push_back(wave_priority(0));
   }
   acc out = c;
-  out.buffer = c.buffer.after({group(stores).end(loops)});
+  out.buffer = c.buffer.after({loops.empty() ? group(stores) : group(stores).end(loops)});  // no loops: one update
   return out;
+}
+
+namespace {
+
+UOp element(const UOp& buffer, int64_t i, int64_t j, int64_t e) {
+  return buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}];
+}
+
+// c with a fresh REG buffer of its shape, holding f(i, e, c[i][j][e]).
+acc rebuild(const acc& c, const std::function<UOp(int64_t i, int64_t e, const UOp& x)>& f) {
+  acc out = c;
+  out.buffer = placeholder({c.tiles_m(), c.tiles_n(), c.elements}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j)
+      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(element(out.buffer, i, j, e).store(f(i, e, element(c.buffer, i, j, e).load())));
+  out.buffer = out.buffer.after({group(stores)});
+  return out;
+}
+
+// Where an accumulator sub-tile's rows live: which lane bits map to columns only (the lanes
+// that share a row), checking that every register and lane bit is a row bit or a column bit,
+// never both, and that registers hold rows only (one row value per register).
+struct RowLanes {
+  std::vector<int64_t> column_bits;  // lane masks
+};
+
+RowLanes row_lanes(const Layout& layout, const std::string& tile, const std::string& what) {
+  RowLanes out;
+  const int reg_bits = layout.in_dims().at(0).bits, lane_bits = layout.in_dims().at(1).bits;
+  for (int b = 0; b < reg_bits; ++b)
+    if (layout.apply({{"register", int64_t{1} << b}, {"lane", 0}}).at("col") != 0)
+      throw Error(what + ": the " + tile + "'s register bit " + std::to_string(b) + " selects a column; a row vector needs every register in one row");
+  for (int b = 0; b < lane_bits; ++b) {
+    const Layout::Coords image = layout.apply({{"register", 0}, {"lane", int64_t{1} << b}});
+    if (image.at("row") != 0 && image.at("col") != 0)
+      throw Error(what + ": the " + tile + "'s lane bit " + std::to_string(b) + " selects both a row and a column");
+    if (image.at("col") != 0) out.column_bits.push_back(int64_t{1} << b);
+  }
+  return out;
+}
+
+rv reduce_rows(const Workgroup& wg, const acc& c, Op op, const std::string& what) {
+  const RowLanes lanes = row_lanes(c.layout, shape_text(c.rows, c.cols) + " accumulator", what);
+  rv out{{}, c.rows, c.elements, c.layout};
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t e = 0; e < c.elements; ++e) {
+      UOp v = element(c.buffer, i, 0, e).load();
+      for (int64_t j = 1; j < c.tiles_n(); ++j) v = v.alu(op, {element(c.buffer, i, j, e).load()});
+      for (int64_t mask : lanes.column_bits) v = v.alu(op, {shuffle_xor(v, mask, wg.wave_size())});
+      out.values.push_back(v);
+    }
+  return out;
+}
+
+acc row_op(const acc& c, const rv& v, const std::string& what, const std::function<UOp(const UOp&, const UOp&)>& f) {
+  if (v.rows != c.rows || v.elements != c.elements || !(v.layout == c.layout))
+    throw Error(what + ": a row vector of " + std::to_string(v.rows) + " rows (" + std::to_string(v.elements) +
+                " values a lane per 16 rows) does not fit the " + shape_text(c.rows, c.cols) + " accumulator");
+  return rebuild(c, [&](int64_t i, int64_t e, const UOp& x) { return f(x, v.at(i, e)); });
+}
+
+}  // namespace
+
+acc load(const Workgroup& wg, const acc& c, const gl& src, const UOp& row0, const UOp& col0) {
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j)
+      for (int64_t e = 0; e < c.elements; ++e) {
+        const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
+        const UOp r = row0 + i * 16 + layout_index(c.layout, at, "row"), col = col0 + j * 16 + layout_index(c.layout, at, "col");
+        const UOp inside = (r < src.rows) & (col < src.cols);
+        const UOp v = src.buffer[{r, col}].load(inside, constant(0.0, src.buffer.dtype()));
+        stores.push_back(element(c.buffer, i, j, e).store(v.cast(dtypes::float32)));
+      }
+  acc out = c;
+  out.buffer = c.buffer.after({group(stores)});
+  return out;
+}
+
+UOp load_transposed(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0) {
+  if (!(src.buffer.dtype() == dst.dtype))
+    throw Error("load_transposed: the shared tile holds " + dst.dtype.name() + ", the global tensor " + src.buffer.dtype().name());
+  if (dst.size() % wg.threads())
+    throw Error("load_transposed: a " + shape_text(dst.rows, dst.cols) + " tile is not a whole number of rounds of " +
+                std::to_string(wg.threads()) + " threads");
+  // Round i, thread t: element f = i * threads + t of the source block (dst.cols rows of
+  // dst.rows columns, row-major), so neighbouring lanes read neighbouring columns.
+  const UOp round = wg.range(dst.size() / wg.threads(), AxisType::UNROLL);
+  const UOp f = round * wg.threads() + wg.thread();
+  const UOp r = f / dst.rows, c = f % dst.rows;
+  const UOp gr = row0 + r, gc = col0 + c;
+  const UOp v = src.buffer[{gr, gc}].load((gr < src.rows) & (gc < src.cols), constant(0.0, dst.dtype));
+  const UOp offset = layout_index(dst.layout, {{"row", c}, {"col", r}}, "offset");
+  return dst.buffer[stage * dst.size() + offset].store(v).end({round});
+}
+
+UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0) {
+  if (c.rows > dst.rows || c.cols > dst.cols)
+    throw Error("store(st, acc): a " + shape_text(c.rows, c.cols) + " accumulator does not fit in a " + shape_text(dst.rows, dst.cols) + " tile");
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j)
+      for (int64_t e = 0; e < c.elements; ++e) {
+        const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
+        const UOp r = row0 + i * 16 + layout_index(c.layout, at, "row"), col = col0 + j * 16 + layout_index(c.layout, at, "col");
+        const UOp offset = layout_index(dst.layout, {{"row", r}, {"col", col}}, "offset");
+        stores.push_back(dst.buffer[stage * dst.size() + offset].store(element(c.buffer, i, j, e).load().cast(dst.dtype)));
+      }
+  return group(stores);
+}
+
+rv row_max(const Workgroup& wg, const acc& c) { return reduce_rows(wg, c, Op::MAX, "row_max"); }
+rv row_sum(const Workgroup& wg, const acc& c) { return reduce_rows(wg, c, Op::ADD, "row_sum"); }
+
+acc map(const acc& c, const std::function<UOp(const UOp&)>& f) {
+  return rebuild(c, [&](int64_t, int64_t, const UOp& x) { return f(x); });
+}
+acc sub_row(const acc& c, const rv& v) { return row_op(c, v, "sub_row", [](const UOp& x, const UOp& r) { return x - r; }); }
+acc mul_row(const acc& c, const rv& v) { return row_op(c, v, "mul_row", [](const UOp& x, const UOp& r) { return x * r; }); }
+acc div_row(const acc& c, const rv& v) { return row_op(c, v, "div_row", [](const UOp& x, const UOp& r) { return x / r; }); }
+acc exp2(const acc& c) {
+  return map(c, [](const UOp& x) { return weft::exp2(x); });
+}
+
+UOp store(const Workgroup& wg, const gl& dst, const rv& v, const UOp& row0, const UOp& col0) {
+  const RowLanes lanes = row_lanes(v.layout, std::to_string(v.rows) + "-row vector", "store(gl, rv)");
+  // The lane of each row group with every column lane bit zero writes.
+  int64_t column_mask = 0;
+  for (int64_t m : lanes.column_bits) column_mask |= m;
+  const UOp writer = (wg.lane() & column_mask).eq(wg.lane().const_like(Wide(0)));
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < v.rows / 16; ++i)
+    for (int64_t e = 0; e < v.elements; ++e) {
+      const UOp r = row0 + i * 16 + layout_index(v.layout, {{"register", constant(Wide(e))}, {"lane", wg.lane()}}, "row");
+      stores.push_back(dst.buffer[{r, col0}].store(v.at(i, e).cast(dst.buffer.dtype()), writer & (r < dst.rows) & (col0 < dst.cols)));
+    }
+  return group(stores).end(wg.hardware_ranges());
 }
 
 UOp store(const Workgroup& wg, const gl& dst, const acc& c, const UOp& row0, const UOp& col0, const std::function<UOp(const UOp&)>& epilogue) {

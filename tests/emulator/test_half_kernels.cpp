@@ -343,6 +343,71 @@ TEST_CASE("16-bit integer and f16 compares (VOPC, VOP3, SDWA with an SGPR destin
 
 namespace {
 
+// The high-half LDS stores: lds16[i] = the high half of w[i] (ds_write_b16_d16_hi), lds8[i] =
+// its byte 2 (ds_write_b8_d16_hi), read back (volatile, so the round trip through LDS stays)
+// into out16 and out8.
+const char* kLdsHighHalf = R"(
+target triple = "amdgcn-amd-amdhsa"
+@lds16 = internal addrspace(3) global [64 x i16] poison, align 2
+@lds8 = internal addrspace(3) global [64 x i8] poison, align 1
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @lds_high_half(ptr addrspace(1) %w, ptr addrspace(1) %out16, ptr addrspace(1) %out8) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pw = getelementptr <2 x i16>, ptr addrspace(1) %w, i32 %i
+  %vw = load <2 x i16>, ptr addrspace(1) %pw
+  %h = extractelement <2 x i16> %vw, i32 1
+  %p16 = getelementptr i16, ptr addrspace(3) @lds16, i32 %i
+  store volatile i16 %h, ptr addrspace(3) %p16
+  %pb = getelementptr <4 x i8>, ptr addrspace(1) %w, i32 %i
+  %vb = load <4 x i8>, ptr addrspace(1) %pb
+  %b2 = extractelement <4 x i8> %vb, i32 2
+  %p8 = getelementptr i8, ptr addrspace(3) @lds8, i32 %i
+  store volatile i8 %b2, ptr addrspace(3) %p8
+  %r16 = load volatile i16, ptr addrspace(3) %p16
+  %r8 = load volatile i8, ptr addrspace(3) %p8
+  %q16 = getelementptr i16, ptr addrspace(1) %out16, i32 %i
+  store i16 %r16, ptr addrspace(1) %q16
+  %q8 = getelementptr i8, ptr addrspace(1) %out8, i32 %i
+  store i8 %r8, ptr addrspace(1) %q8
+  ret void
+}
+)";
+
+}  // namespace
+
+TEST_CASE("ds_write_b16_d16_hi and ds_write_b8_d16_hi store the high half on both targets") {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<uint32_t> any;
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(std::string(arch_name(arch)));
+    const auto bytes = weft::testing::compile_ll(kLdsHighHalf, arch_name(arch));
+    std::ostringstream listing;
+    write_listing(CodeObject::load(bytes), listing);
+    for (const char* form : {"ds_write_b16_d16_hi", "ds_write_b8_d16_hi"})
+      CHECK_MESSAGE(listing.str().find(form) != std::string::npos, form << " on " << arch_name(arch));
+    weft::testing::check_listing_matches_objdump(bytes, arch);
+    const CodeObject code = CodeObject::load(bytes);
+    std::vector<uint32_t> w(64);
+    for (uint32_t& x : w) x = any(rng);
+    GlobalMemory mem;
+    const uint64_t pw = upload(mem, w, "w"), p16 = upload(mem, std::vector<uint8_t>(128, 0xCD), "out16"),
+                   p8 = upload(mem, std::vector<uint8_t>(64, 0xCD), "out8");
+    LaunchOptions o;
+    o.block = {64, 1, 1};
+    const ArgValue args[] = {ArgValue::pointer(pw), ArgValue::pointer(p16), ArgValue::pointer(p8)};
+    o.kernarg = pack_kernel_args(code.kernel("lds_high_half"), args);
+    run_kernel(code, "lds_high_half", mem, o);
+    const auto out16 = download<uint16_t>(mem, p16, 64);
+    const auto out8 = download<uint8_t>(mem, p8, 64);
+    for (size_t i = 0; i < 64; ++i) {
+      REQUIRE_MESSAGE(out16[i] == (w[i] >> 16), "lane " << i);
+      REQUIRE_MESSAGE(out8[i] == ((w[i] >> 16) & 0xFF), "lane " << i);
+    }
+  }
+}
+
+namespace {
+
 // v_bitop3_b32 and v_bitop3_b16 (gfx950) with a few truth tables, through inline assembly:
 // out[3i + k] = bitop3(table k)(a[i], b[i], c[i]); the b16 form reads the high half of b (op_sel).
 const char* kBitop3 = R"(

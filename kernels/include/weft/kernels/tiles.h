@@ -100,6 +100,19 @@ struct acc {
 };
 acc accumulator(const Workgroup& wg, int64_t rows, int64_t cols);
 
+// One value per row of an accumulator, held the way the accumulator holds its rows: lane l
+// keeps, for each of the tiles_m sub-tile rows i, the value of every row its registers cover
+// (register e of sub-tile row i is row i*16 + layout.row(e, l)), and the lanes whose lane bits
+// differ only in column bits hold the same values (16x16 C: rows 4*(l/16)+e, e < 4, replicated
+// over the 16 lanes l % 16). values[i * elements + e] is the row of register e; values, not
+// memory (a reduction's result lives in VGPRs).
+struct rv {
+  std::vector<UOp> values;
+  int64_t rows, elements;
+  Layout layout;  // the accumulator's sub-tile layout the rows follow
+  UOp at(int64_t i, int64_t e) const { return values.at(static_cast<size_t>(i * elements + e)); }
+};
+
 // The MFMA the tile layer uses for `input` on the workgroup's target: 16x16x32 on gfx950,
 // 16x16x16 on gfx942 (16-bit inputs).
 WmmaArg mma_shape(const Workgroup& wg, DType input);
@@ -127,11 +140,56 @@ acc zero(const acc& c, const Workgroup& wg);
 
 // c += a * b^T for register tiles a (M x K) and b (N x K), one MFMA per 16x16 sub-tile of c
 // and k step. `loops` are the ranges the update repeats in (the K loop): the accumulator is
-// read as it is after the previous iteration. Returns the accumulator after the update.
-// With `priority` >= 0, the wave runs its MFMAs at that priority (s_setprio; HipKittens raises
-// it to 1 around each MFMA cluster so that the other waves' memory instructions still issue)
-// and returns to 0 after them.
+// read as it is after the previous iteration; with no loops, one update. Returns the accumulator
+// after the update. With `priority` >= 0, the wave runs its MFMAs at that priority (s_setprio;
+// HipKittens raises it to 1 around each MFMA cluster so that the other waves' memory
+// instructions still issue) and returns to 0 after them.
 acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
+
+// ---- attention: loads and stores through the accumulator layout, row statistics, maps ----
+
+// c[r, col] = global[row0 + r, col0 + col] as fp32 (zeros outside the tensor), each lane
+// reading the elements the accumulator layout gives it. Returns the accumulator after the loads.
+acc load(const Workgroup& wg, const acc& c, const gl& src, const UOp& row0, const UOp& col0);
+
+// Stage `stage` of `dst` holds global[row0 + r, col0 + c] at (c, r): a dst.cols x dst.rows block
+// of the tensor, transposed. Plain loads and stores by every thread (each thread reads
+// consecutive columns of a row, coalesced, and writes them down a column of the tile). A tile
+// read after it (dst.after({effect})) gets its barrier from the pipeline. Use: V (keys x d) for
+// O = P * V, which mma_ABt takes as V^T (d x keys), the B operand rows being n. Elements outside
+// the tensor read as zeros. Returns the store effect.
+UOp load_transposed(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
+
+// Stage `stage` of `dst` at (row0 + r, col0 + c) = c[r, c] cast to the tile's dtype, placed by
+// the tile's layout: plain LDS stores, one element a store (a lane's registers are different
+// rows of one column, not a contiguous vector). How an fp32 accumulator in the C layout becomes
+// an A operand: the C layout (row = 4*(l/16)+e, col = l%16) is not the A layout (row = l%16, k
+// = 8*(l/16)+e on gfx950), so the values go through shared memory and come back with
+// load(wg, dst.after({effect}), stage, MatrixOperand::A, ...), which the pipeline puts after
+// a barrier. row0, col0 are wave-uniform, and the caller keeps the accumulator inside the tile
+// (row0 + c.rows <= dst.rows, col0 + c.cols <= dst.cols). Returns the store effect.
+UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0);
+
+// The maximum (row_max) or sum (row_sum) of each row of c over its columns: first over the
+// lane's own sub-tiles, then across the lanes that hold the same rows, with xor shuffles on
+// the lane bits the layout maps to columns (lanes 1, 2, 4, 8 apart in the 16x16 C layout).
+rv row_max(const Workgroup& wg, const acc& c);
+rv row_sum(const Workgroup& wg, const acc& c);
+
+// Elementwise, into a fresh accumulator (a new REG buffer; the input is not changed):
+// map: f(c[r, col]); sub_row / mul_row / div_row: c[r, col] - v[r], * v[r], / v[r];
+// exp2: 2^c[r, col] (v_exp_f32 on CDNA). The row vector must come from an accumulator of
+// the same rows and layout.
+acc map(const acc& c, const std::function<UOp(const UOp&)>& f);
+acc sub_row(const acc& c, const rv& v);
+acc mul_row(const acc& c, const rv& v);
+acc div_row(const acc& c, const rv& v);
+acc exp2(const acc& c);
+
+// global[row0 + r, col0] = v[r] for the rows inside the tensor, written by the one lane of each
+// row group whose column lane bits are zero. A kernel's closing statement (ended over the
+// hardware ranges), like store(gl, acc).
+UOp store(const Workgroup& wg, const gl& dst, const rv& v, const UOp& row0, const UOp& col0);
 
 // global[row0 + r, col0 + c] = epilogue(c[r, c]) cast to the tensor's dtype, where inside the
 // tensor (ragged edges are masked). The kernel's closing statement: ended over the hardware
