@@ -35,7 +35,7 @@ UOp hk_gemm(std::string_view arch, DType output) {
   // This stage's fills (issued one step ago) are complete once at most the prefetch's are
   // outstanding; the barrier then publishes every wave's.
   const UOp landed = wait_counts({.vm = fill_instructions(wg, as) + fill_instructions(wg, bs)}, {prefetch});
-  const UOp ready = barrier({first, landed});
+  const UOp ready = barrier({first, landed}, BarrierFence::None);
   const tile::rt ar = load(wg, as.after({ready}), here, MatrixOperand::A, s.block_m / s.wave_rows, wg.wave_row());
   const tile::rt br = load(wg, bs.after({ready}), here, MatrixOperand::B, s.block_n / s.wave_cols, wg.wave_col());
   const acc sum = mma_ABt(wg, zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg), ar, br, {ks}, /*priority=*/1);

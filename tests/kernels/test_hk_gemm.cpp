@@ -75,6 +75,9 @@ TEST_CASE("hk_gemm's code object: no scratch, LDS within the CU, direct-to-LDS f
     const int64_t fills = 2 * (shape.block_m + shape.block_n) * shape.k_step * 2 / (8 * 64 * bytes_per_lane);
     CHECK(s.count(e.fill) == static_cast<uint64_t>(fills));
     CHECK(s.count_text("s_setprio 1") >= 1);
+    // Before the barrier that publishes a stage, the wait leaves the next stage's fills in
+    // flight (they overlap this step's MFMAs) instead of draining every fill.
+    CHECK(s.count_text("s_waitcnt vmcnt(" + std::to_string(fills / 2) + ")") == 1);
     // One K step: (128/16) x (64/16) sub-tiles of C, k_step / k MFMAs each; the loop is not unrolled.
     const int64_t k = std::string(e.target) == "gfx950" ? 32 : 16;
     CHECK(s.count(e.mfma) == static_cast<uint64_t>(8 * 4 * (shape.k_step / k)));
