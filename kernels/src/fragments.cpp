@@ -22,15 +22,6 @@ std::pair<UOp, UOp> element_at(const Workgroup& wg, const rf& c, int64_t e) {
 
 UOp reg(const rf& c, int64_t e) { return c.buffer[constant(Wide(e))]; }
 
-// (row, col) -> (col, row).
-Layout transposed(const Layout& l) {
-  const int rb = l.out_dims().at(0).bits, cb = l.out_dims().at(1).bits;
-  std::vector<Layout::Coords> images;
-  for (int b = 0; b < rb; ++b) images.push_back({{"col", int64_t{1} << b}});
-  for (int b = 0; b < cb; ++b) images.push_back({{"row", int64_t{1} << b}});
-  return l.then(Layout({{"row", rb}, {"col", cb}}, {{"row", cb}, {"col", rb}}, images));
-}
-
 }  // namespace
 
 rt load_kn(const Workgroup& wg, const st& src, const UOp& stage, int64_t cols, const UOp& block) {
@@ -45,22 +36,10 @@ rt load_kn(const Workgroup& wg, const st& src, const UOp& stage, int64_t cols, c
                        Layout::identity("sub_col", "row", bits_of(src.rows / shape.k, "k steps")) *
                        Layout::identity("block", "col", bits_of(src.cols / cols, "column blocks"));
   const Layout to_offset = place.then(src.layout);
-  const int64_t registers = int64_t{1} << sub.in_dims().at(0).bits;
-  const int64_t width = aligned_vector_width(to_offset, "register", "offset", std::min<int64_t>(registers, 16 / src.dtype.itemsize()));
   // parts(i, j): n sub-tile i, k step j, as load(rt, st) orders an N x K tile.
   rt out{{}, cols, src.rows, 16, shape.k, transposed(sub)};
   for (int64_t i = 0; i < cols / 16; ++i)
-    for (int64_t j = 0; j < src.rows / shape.k; ++j) {
-      std::vector<UOp> reads, lanes;
-      for (int64_t r = 0; r < registers; r += width) {
-        const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
-                              {"sub_col", constant(Wide(j))}, {"block", block}};
-        const UOp granule = layout_granule(to_offset, at, "register", "offset", width);
-        reads.push_back(src.buffer[stage * src.size() + granule * width].vec(width).load());
-        for (int64_t e = 0; e < width; ++e) lanes.push_back(width == 1 ? reads.back() : reads.back().gep(e));
-      }
-      out.parts.push_back(vectorize(lanes));
-    }
+    for (int64_t j = 0; j < src.rows / shape.k; ++j) out.parts.push_back(read_operand_part(wg, src, stage, to_offset, i, j, block));
   return out;
 }
 

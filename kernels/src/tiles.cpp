@@ -14,18 +14,16 @@ int log2_exact(int64_t v, const std::string& what) {
 
 std::string shape_text(int64_t rows, int64_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
-// (row, col) -> (col, row): a B operand (k x n) seen as the n x k tile C = A * B^T stores.
-Layout transposed(const Layout& l) {
-  const int rb = l.out_dims().at(0).bits, cb = l.out_dims().at(1).bits;
-  std::vector<Layout::Coords> images;
-  for (int b = 0; b < rb; ++b) images.push_back({{"col", int64_t{1} << b}});
-  for (int b = 0; b < cb; ++b) images.push_back({{"row", int64_t{1} << b}});
-  return l.then(Layout({{"row", rb}, {"col", cb}}, {{"row", cb}, {"col", rb}}, images));
-}
-
 // Bytes one lane moves into LDS per direct-to-LDS instruction: buffer_load_dwordx4 ... lds on
 // gfx950, a dword on gfx942 (CDNA3 has no wider LDS DMA).
 int64_t dma_bytes(const std::string& arch) { return arch == "gfx950" ? 16 : 4; }
+
+// Where register e of sub-tile (i, j) of the calling lane's accumulator sits, as (row0 + row,
+// col0 + col).
+std::pair<UOp, UOp> acc_position(const Workgroup& wg, const acc& c, int64_t i, int64_t j, int64_t e, const UOp& row0, const UOp& col0) {
+  const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
+  return {row0 + i * 16 + layout_index(c.layout, at, "row"), col0 + j * 16 + layout_index(c.layout, at, "col")};
+}
 
 }  // namespace
 
@@ -115,6 +113,28 @@ UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, co
 
 int64_t fill_instructions(const Workgroup& wg, const st& dst) { return dst.size() / (wg.threads() * (dma_bytes(wg.arch()) / dst.dtype.itemsize())); }
 
+Layout transposed(const Layout& l) {
+  const int rb = l.out_dims().at(0).bits, cb = l.out_dims().at(1).bits;
+  std::vector<Layout::Coords> images;
+  for (int b = 0; b < rb; ++b) images.push_back({{"col", int64_t{1} << b}});
+  for (int b = 0; b < cb; ++b) images.push_back({{"row", int64_t{1} << b}});
+  return l.then(Layout({{"row", rb}, {"col", cb}}, {{"row", cb}, {"col", rb}}, images));
+}
+
+UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block) {
+  const int64_t registers = int64_t{1} << to_offset.in_dims().at(0).bits;
+  const int64_t width = aligned_vector_width(to_offset, "register", "offset", std::min<int64_t>(registers, 16 / src.dtype.itemsize()));
+  std::vector<UOp> reads, lanes;
+  for (int64_t r = 0; r < registers; r += width) {
+    const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
+                          {"sub_col", constant(Wide(j))}, {"block", block}};
+    const UOp granule = layout_granule(to_offset, at, "register", "offset", width);
+    reads.push_back(src.buffer[stage * src.size() + granule * width].vec(width).load());
+    for (int64_t e = 0; e < width; ++e) lanes.push_back(width == 1 ? reads.back() : reads.back().gep(e));
+  }
+  return reads.size() == 1 ? reads[0] : vectorize(lanes);
+}
+
 rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand operand, int64_t rows, const UOp& block) {
   const WmmaArg shape = mma_shape(wg, src.dtype);
   if (operand == MatrixOperand::C) throw Error("load(rt, st): an accumulator is not loaded from shared memory");
@@ -129,21 +149,9 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand oper
                        Layout::identity("sub_col", "col", log2_exact(src.cols / shape.k, "k steps")) *
                        Layout::identity("block", "row", log2_exact(src.rows / rows, "row blocks"));
   const Layout to_offset = place.then(src.layout);
-  const int64_t registers = int64_t{1} << sub.in_dims().at(0).bits;
-  const int64_t width = aligned_vector_width(to_offset, "register", "offset", std::min<int64_t>(registers, 16 / src.dtype.itemsize()));
   rt out{{}, rows, src.cols, 16, shape.k, sub};
   for (int64_t i = 0; i < rows / 16; ++i)
-    for (int64_t j = 0; j < src.cols / shape.k; ++j) {
-      std::vector<UOp> reads, lanes;
-      for (int64_t r = 0; r < registers; r += width) {
-        const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
-                              {"sub_col", constant(Wide(j))}, {"block", block}};
-        const UOp granule = layout_granule(to_offset, at, "register", "offset", width);
-        reads.push_back(src.buffer[stage * src.size() + granule * width].vec(width).load());
-        for (int64_t e = 0; e < width; ++e) lanes.push_back(width == 1 ? reads.back() : reads.back().gep(e));
-      }
-      out.parts.push_back(reads.size() == 1 ? reads[0] : vectorize(lanes));
-    }
+    for (int64_t j = 0; j < src.cols / shape.k; ++j) out.parts.push_back(read_operand_part(wg, src, stage, to_offset, i, j, block));
   return out;
 }
 
@@ -249,8 +257,7 @@ acc load(const Workgroup& wg, const acc& c, const gl& src, const UOp& row0, cons
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t j = 0; j < c.tiles_n(); ++j)
       for (int64_t e = 0; e < c.elements; ++e) {
-        const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
-        const UOp r = row0 + i * 16 + layout_index(c.layout, at, "row"), col = col0 + j * 16 + layout_index(c.layout, at, "col");
+        const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
         const UOp inside = (r < src.rows) & (col < src.cols);
         const UOp v = src.buffer[{r, col}].load(inside, constant(0.0, src.buffer.dtype()));
         stores.push_back(element(c.buffer, i, j, e).store(v.cast(dtypes::float32)));
@@ -284,8 +291,7 @@ UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, co
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t j = 0; j < c.tiles_n(); ++j)
       for (int64_t e = 0; e < c.elements; ++e) {
-        const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
-        const UOp r = row0 + i * 16 + layout_index(c.layout, at, "row"), col = col0 + j * 16 + layout_index(c.layout, at, "col");
+        const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
         const UOp offset = layout_index(dst.layout, {{"row", r}, {"col", col}}, "offset");
         stores.push_back(dst.buffer[stage * dst.size() + offset].store(element(c.buffer, i, j, e).load().cast(dst.dtype)));
       }
@@ -325,8 +331,7 @@ UOp store(const Workgroup& wg, const gl& dst, const acc& c, const UOp& row0, con
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t j = 0; j < c.tiles_n(); ++j)
       for (int64_t e = 0; e < c.elements; ++e) {
-        const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
-        const UOp r = row0 + i * 16 + layout_index(c.layout, at, "row"), col = col0 + j * 16 + layout_index(c.layout, at, "col");
+        const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
         UOp v = c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].load();
         if (epilogue) v = epilogue(v);
         stores.push_back(dst.buffer[{r, col}].store(v.cast(dst.buffer.dtype()), (r < dst.rows) & (col < dst.cols)));

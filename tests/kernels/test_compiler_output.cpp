@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kernel_harness.h"
+#include "listing_text.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/emulator/listing.h"
@@ -17,23 +18,8 @@ using namespace weft;
 using weft::testing::get;
 using weft::testing::put;
 
-namespace {
-
-std::string listing_of(const rt::CompiledKernel& k) {
-  std::ostringstream listing;
-  emu::write_listing(emu::CodeObject::load(k.code_object()), listing);
-  return listing.str();
-}
-
-// Whether one line of the listing holds every one of `parts`.
-bool has_line(const std::string& listing, std::initializer_list<std::string_view> parts) {
-  std::istringstream lines(listing);
-  for (std::string line; std::getline(lines, line);)
-    if (std::all_of(parts.begin(), parts.end(), [&](std::string_view p) { return line.find(p) != std::string::npos; })) return true;
-  return false;
-}
-
-}  // namespace
+using weft::testing::has_line;
+using weft::testing::listing_of;
 
 WEFT_DEVICE_TEST_CASE("three-input bit functions (v_bitop3 on gfx950) match the host") {
   for (const std::string& target : weft::testing::devices()) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kernel_harness.h"
+#include "listing_text.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/verify.h"
 #include "weft/emulator/listing.h"
@@ -20,27 +21,16 @@
 using namespace weft;
 using weft::testing::get;
 using weft::testing::put;
+using weft::testing::has_line;
+using weft::testing::listing_of;
 
 namespace {
-
-std::string listing_of(const rt::CompiledKernel& k) {
-  std::ostringstream listing;
-  emu::write_listing(emu::CodeObject::load(k.code_object()), listing);
-  return listing.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
-}
-
-// Whether one line holds every one of `parts`.
-bool has_line(const std::string& text, std::initializer_list<std::string_view> parts) {
-  for (const std::string& line : lines_of(text))
-    if (std::all_of(parts.begin(), parts.end(), [&](std::string_view p) { return line.find(p) != std::string::npos; })) return true;
-  return false;
 }
 
 size_t count_in(const std::string& text, const std::string& what) {

@@ -129,6 +129,16 @@ UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, co
 // wave: what a wait must leave outstanding to cover every earlier fill but not this one.
 int64_t fill_instructions(const Workgroup& wg, const st& dst);
 
+// (row, col) -> (col, row) of a two-dimensional layout: a B operand (k x n) seen as the n x k
+// tile that C = A * B^T reads.
+Layout transposed(const Layout& l);
+
+// Sub-tile (i, j) of a register tile read from stage `stage` of `src`, one vector per lane:
+// `to_offset` maps ("register", "lane", "sub_row", "sub_col", "block") to the tile's "offset";
+// each lane's registers are read in aligned pieces as wide as the layout allows (16 bytes at
+// most). The shared body of load(rt, st) and load_kn.
+UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block);
+
 // A wave's register tile from stage `stage` of `src`: rows [block*rows, (block+1)*rows) and
 // every column, in the layout of `operand` (A: rows are M, cols k; B: rows are N, cols k, the
 // transposed B of C = A * B^T). Each lane's vector is one aligned LDS read of up to 16 bytes,
