@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_command.h"
 #include "commands.h"
 #include "example_kernels.h"
 #include "layout_command.h"
@@ -33,6 +34,13 @@ commands:
                                       spills, occupancy (waves per SIMD and what limits it) and
                                       the static instruction counts by mnemonic; --json for
                                       scripts
+  bench SUITE|KERNEL [--device SPEC] [--sizes N|MxNxK,...] [--repetitions N] [--warmup N]
+        [--seed N] [--json FILE] [--plot FILE.svg]
+                                      time weft's kernels against their peers in this process
+                                      (gemm: cuBLAS on cuda, Eigen on the host for emu devices;
+                                      emulator: the emulator's own speed; compile: compile
+                                      latency per stage), check weft's output against the
+                                      peer's, print a table; --json and --plot write the run
   ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
   kernels                             list the example kernels
   layout [NAME [--svg FILE]]          list the layout catalog, or print a layout as a table
@@ -113,6 +121,7 @@ int main(int argc, char** argv) {
     if (cmd == "dump") return weft::cli::dump_kernel(rest);
     if (cmd == "layout") return weft::cli::layout_command(rest);
     if (cmd == "stats") return weft::cli::print_stats(rest);
+    if (cmd == "bench") return weft::cli::bench_command(rest);
     return usage_error("unknown command '" + cmd + "'");
   } catch (const weft::cli::UsageError& e) {
     return usage_error(e.what());

@@ -1,0 +1,141 @@
+// The gemm suite: weft's GEMM for the device against the vendor library in the same process.
+//   cuda:      mma_gemm (C = A * B, bf16 in, fp32 out)     vs cuBLAS cublasGemmEx, same types
+//   emu:*, hip: hk_gemm (C = A * B^T, bf16 in, fp32 out)  vs Eigen's float GEMM on the host CPU
+// Each line checks weft's C against the peer's C (max |difference| / max |peer's C|).
+#include <Eigen/Core>
+
+#include "cublas.h"
+#include "matrices.h"
+#include "suite_common.h"
+#include "timing.h"
+#include "weft/dsl/error.h"
+#include "weft/gemm/hk_gemm.h"
+#include "weft/gemm/mma_tile.h"
+#include "weft/runtime/kernel.h"
+
+namespace weft::bench {
+
+namespace {
+
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Both accumulate bf16 products in fp32; their sums differ in order only (K terms: a few
+// hundred fp32 ulps of the largest partial sum at most).
+constexpr double kTolerance = 1e-3;
+
+struct Inputs {
+  std::vector<float> a, b;
+  std::vector<uint8_t> a_bytes, b_bytes;
+};
+
+Inputs random_inputs(int64_t m, int64_t n, int64_t k, bool b_transposed, uint64_t seed) {
+  Inputs in;
+  in.a_bytes = random_matrix(dtypes::bfloat16, m, k, seed, in.a);
+  in.b_bytes = b_transposed ? random_matrix(dtypes::bfloat16, n, k, seed + 1, in.b) : random_matrix(dtypes::bfloat16, k, n, seed + 1, in.b);
+  return in;
+}
+
+Result gemm_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, rt::Device& device) {
+  Result r;
+  r.suite = "gemm";
+  r.kernel = kernel;
+  r.size = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  r.device = device.name();
+  r.work = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  r.unit_scale = 1e12;
+  r.unit = "TFLOP/s";
+  return r;
+}
+
+// mma_gemm and cuBLAS on an NVIDIA GPU.
+Result nvidia_line(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
+  Result r = gemm_line("mma_gemm", m, n, k, device);
+  r.peer = "cuBLAS cublasGemmEx";
+  r.peer_device = device.name();
+  r.ceiling = 989.4;  // dense bf16 tensor-core peak of an H100/H200 SXM
+  r.ceiling_source = "NVIDIA H200 datasheet, dense BF16 (quoted)";
+  const Inputs in = random_inputs(m, n, k, false, o.seed);
+  const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, in.a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, in.b_bytes, "B"));
+  const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 4), 0xCD);
+  const rt::OwnedArray c(device, rt::upload(device, dtypes::float32, poison, "C (weft)"));
+  const rt::OwnedArray c_peer(device, rt::upload(device, dtypes::float32, poison, "C (cuBLAS)"));
+  const auto kernel = rt::CompiledKernel::compile(device, gemm::mma_gemm(m, n, k, dtypes::bfloat16));
+  const rt::DeviceArray args[] = {c, a, b};
+  r.weft = time_on(device, [&] { kernel.launch(device, args); }, o);
+  Cublas& blas = Cublas::get();
+  const auto peer = [&] {
+    blas.gemm(m, n, k, dtypes::bfloat16, dtypes::float32, a.get().buffer.address, b.get().buffer.address, c_peer.get().buffer.address, false);
+  };
+  r.peer_timing = time_on(device, peer, o);
+  device.synchronize();
+  r.check = compare(as_doubles(dtypes::float32, rt::download(device, c)), as_doubles(dtypes::float32, rt::download(device, c_peer)),
+                    kTolerance, "cuBLAS");
+  return r;
+}
+
+}  // namespace
+
+Result hk_gemm_line(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, bool with_peer) {
+  Result r = gemm_line("hk_gemm", m, n, k, device);
+  const Inputs in = random_inputs(m, n, k, true, o.seed);
+  const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, in.a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, in.b_bytes, "B"));
+  const rt::OwnedArray c(device, rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(m * n * 4), 0xCD), "C"));
+  const auto kernel = rt::CompiledKernel::compile(device, gemm::hk_gemm(device.arch(), dtypes::float32));
+  const rt::DeviceArray args[] = {c, a, b};
+  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}};
+  r.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);
+  const Eigen::Map<const RowMajor> ea(in.a.data(), m, k), eb(in.b.data(), n, k);
+  RowMajor ec(m, n);
+  const auto peer = [&] { ec.noalias() = ea * eb.transpose(); };
+  if (with_peer) {
+    r.peer = "Eigen float GEMM";
+    r.peer_device = "host CPU";
+    r.peer_timing = time_on_host(peer, o);
+  } else {
+    peer();
+  }
+  r.check = compare(as_doubles(dtypes::float32, rt::download(device, c)), std::vector<double>(ec.data(), ec.data() + m * n), kTolerance,
+                    "Eigen (float)");
+  return r;
+}
+
+namespace {
+
+// --device, else the kernel's home (mma_gemm: cuda, hk_gemm: emu:gfx950), else a GPU where
+// there is one and the emulator where there is not (said on the progress line).
+std::unique_ptr<rt::Device> gemm_device(const Options& o) {
+  if (!o.device.empty() || o.kernel == "mma_gemm") return open(o, "cuda");
+  if (o.kernel == "hk_gemm") return open(o, "emu:gfx950");
+  try {
+    return rt::open_device("cuda");
+  } catch (const Error& e) {
+    tell(o, std::string("no NVIDIA GPU (") + e.what() + "): the gemm suite runs on emu:gfx950");
+    return rt::open_device("emu:gfx950");
+  }
+}
+
+std::vector<Result> run_gemm(const Options& o) {
+  auto device = gemm_device(o);
+  const bool nvidia = device->arch().starts_with("sm_");
+  const std::string kernel = nvidia ? "mma_gemm" : "hk_gemm";
+  if (!o.kernel.empty() && o.kernel != kernel)
+    throw Error("weft bench gemm: " + o.kernel + " does not run on " + device->name() + " (there the gemm suite runs " + kernel + ")");
+  // mma_gemm's tiles need M, N multiples of 128 and K of 32; hk_gemm takes any size.
+  const auto sizes = sizes_or(o, nvidia ? std::vector<std::vector<int64_t>>{{4096, 4096, 4096}, {8192, 8192, 8192}}
+                                        : std::vector<std::vector<int64_t>>{{256, 256, 256}, {512, 512, 512}});
+  std::vector<Result> out;
+  for (const auto& s : sizes) {
+    tell(o, "gemm " + kernel + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " on " + device->name());
+    out.push_back(nvidia ? nvidia_line(*device, s[0], s[1], s[2], o) : hk_gemm_line(*device, s[0], s[1], s[2], o, true));
+  }
+  return out;
+}
+
+}  // namespace
+
+Suite gemm_suite() {
+  return {"gemm", "bf16 GEMM, fp32 accumulate and output: weft against cuBLAS (cuda) or Eigen on the CPU (emulator)",
+          {"hk_gemm", "mma_gemm"}, run_gemm};
+}
+
+}  // namespace weft::bench

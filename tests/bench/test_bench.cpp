@@ -1,0 +1,118 @@
+// weft bench's library: the statistics, the comparison, the table, the JSON and the SVG from
+// made-up results, and a real gemm line on the emulator (its check must pass, and a wrong peer
+// must make it fail).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <regex>
+
+#include "weft/bench/report.h"
+#include "weft/bench/suites.h"
+#include "weft/dsl/error.h"
+
+using namespace weft;
+using namespace weft::bench;
+
+namespace {
+
+Result made_up(bool with_peer) {
+  Result r;
+  r.suite = "gemm";
+  r.kernel = "k\"1";
+  r.size = "64x64x64";
+  r.device = "emu:gfx950";
+  r.weft.seconds = {3e-3, 1e-3, 2e-3};
+  if (with_peer) {
+    r.peer = "Peer <lib>";
+    r.peer_device = "host CPU";
+    r.peer_timing.seconds = {4e-3, 4e-3};
+  }
+  r.work = 2e9;
+  r.unit_scale = 1e12;
+  r.unit = "TFLOP/s";
+  r.ceiling = 10;
+  r.ceiling_source = "a datasheet";
+  r.check = {true, 1e-6, 1e-3, "Peer"};
+  return r;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("bench: median and min over repetitions and the ratio is peer time over weft time") {
+  const Result r = made_up(true);
+  CHECK(r.weft.median() == 2e-3);
+  CHECK(r.weft.min() == 1e-3);
+  CHECK(r.peer_timing.median() == 4e-3);  // even count: the mean of the middle two
+  CHECK(r.ratio() == doctest::Approx(2.0));
+  CHECK(r.throughput(r.weft) == doctest::Approx(1.0));  // 2e9 flops in 2 ms = 1 TFLOP/s
+  CHECK(made_up(false).ratio() == 0);
+}
+
+TEST_CASE("bench: the table has one line per result and says when a check failed") {
+  Result bad = made_up(true);
+  bad.check = {false, 0.5, 1e-3, "Peer"};
+  const std::string t = table({made_up(true), made_up(false), bad});
+  CHECK(count(t, "gemm/k\"1") == 3);
+  CHECK(t.find("2.00x") != std::string::npos);
+  CHECK(t.find("(weft 10%)") != std::string::npos);  // 1 TFLOP/s of a 10 TFLOP/s ceiling
+  CHECK(t.find("FAILED 5.0e-01 > 1e-03 vs Peer") != std::string::npos);
+}
+
+TEST_CASE("bench: the JSON escapes strings and writes null where there is no peer") {
+  const std::string j = json({"weft bench \"x\"", "2026-12-03T00:00:00Z", "host", "0.1.0"}, {made_up(true), made_up(false)});
+  CHECK(j.find("\"format\": \"weft-bench-1\"") != std::string::npos);
+  CHECK(j.find("\"command\": \"weft bench \\\"x\\\"\"") != std::string::npos);
+  CHECK(j.find("\"kernel\": \"k\\\"1\"") != std::string::npos);
+  CHECK(count(j, "\"peer\": null") == 1);
+  CHECK(count(j, "\"ratio\": 2,") == 1);
+  CHECK(count(j, "\"median_s\": 0.002") == 2);
+}
+
+TEST_CASE("bench: the SVG draws a ratio bar per peer line and escapes text") {
+  const std::string svg = plot_svg({"weft bench gemm", "d", "h", "0.1.0"}, {made_up(true), made_up(false)});
+  CHECK(svg.starts_with("<svg "));
+  CHECK(svg.find("Peer &lt;lib&gt;") != std::string::npos);
+  CHECK(svg.find("Peer <lib>") == std::string::npos);
+  // background + ratio (1) + ceiling (weft and peer, then weft) + time (2)
+  CHECK(count(svg, "<rect") == 1 + 1 + 3 + 2);
+}
+
+TEST_CASE("bench: an unknown suite or kernel is an error listing what exists") {
+  try {
+    run("nope", {});
+    FAIL("no error");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("no suite or kernel named 'nope'") != std::string::npos);
+    CHECK(m.find("gemm: hk_gemm mma_gemm") != std::string::npos);
+  }
+  Options zero;
+  zero.repetitions = 0;
+  CHECK_THROWS_WITH_AS(run("gemm", zero), doctest::Contains("repetitions >= 1"), Error);
+}
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged shape") {
+  Options o;
+  o.device = "emu:gfx950";
+  o.sizes = {{72, 40, 24}};
+  o.repetitions = 1;
+  o.warmup = 0;
+  o.seed = 12345;
+  const std::vector<Result> results = run("hk_gemm", o);
+  REQUIRE(results.size() == 1);
+  const Result& r = results[0];
+  CHECK(r.kernel == "hk_gemm");
+  CHECK(r.size == "72x40x24");
+  CHECK(r.has_peer());
+  CHECK(r.check.ok);
+  CHECK(r.check.max_error <= 1e-3);
+  CHECK(r.weft.seconds.size() == 1);
+}
+#endif

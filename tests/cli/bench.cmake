@@ -1,0 +1,36 @@
+# weft bench end to end: a gemm line on the emulator with --json and --plot; the JSON must parse
+# (CMake's own JSON reader) and hold the documented fields, the SVG must be an SVG with bars.
+#   cmake -DWEFT=<weft> -DWORK=<dir> -P bench.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(ENV{WEFT_CACHE_DIR} ${WORK}/cache)
+execute_process(COMMAND ${WEFT} bench hk_gemm --device emu:gfx950 --sizes 64,40x24x16 --repetitions 2 --warmup 1
+                        --json ${WORK}/run.json --plot ${WORK}/run.svg
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "weft bench failed (${rc}):\n${out}\n${err}")
+endif()
+if(NOT out MATCHES "gemm/hk_gemm +64x64x64 +emu:gfx950 .*Eigen float GEMM: .*ok .* vs Eigen")
+  message(FATAL_ERROR "unexpected table:\n${out}")
+endif()
+if(NOT err MATCHES "\\[2\\] gemm hk_gemm 40x24x16 on emu:gfx950")
+  message(FATAL_ERROR "no progress lines on stderr:\n${err}")
+endif()
+file(READ ${WORK}/run.json json)
+string(JSON format GET "${json}" format)
+string(JSON count LENGTH "${json}" results)
+string(JSON size GET "${json}" results 1 size)
+string(JSON ok GET "${json}" results 1 check ok)
+string(JSON reps LENGTH "${json}" results 0 weft seconds)
+string(JSON peer GET "${json}" results 0 peer name)
+if(NOT format STREQUAL "weft-bench-1" OR NOT count EQUAL 2 OR NOT size STREQUAL "40x24x16" OR NOT ok STREQUAL "ON" OR NOT reps EQUAL 2
+   OR NOT peer STREQUAL "Eigen float GEMM")
+  message(FATAL_ERROR "unexpected JSON (format ${format}, ${count} results, size ${size}, ok ${ok}, ${reps} repetitions, peer ${peer}):\n${json}")
+endif()
+file(READ ${WORK}/run.svg svg)
+string(REGEX MATCHALL "<rect" rects "${svg}")
+list(LENGTH rects rect_count)
+if(NOT svg MATCHES "^<svg " OR rect_count LESS 5)
+  message(FATAL_ERROR "unexpected SVG (${rect_count} rects):\n${svg}")
+endif()
+file(REMOVE_RECURSE ${WORK})
