@@ -6,7 +6,7 @@
 //   Workgroup wg(arch, {tiles_n, tiles_m}, /*wave_rows=*/2, /*wave_cols=*/4);
 //   gl a = global(1, m, k, dtypes::bfloat16);
 //   st as = shared(256, 64, dtypes::bfloat16, SharedSwizzle::st_16x32, /*stages=*/2);
-//   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA
+//   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA, cp.async on NVIDIA
 //   rt ar = load(wg, as.after({fill, barrier}), stage, MatrixOperand::A, 128, wg.wave_row());
 //   acc c = mma_ABt(c, ar, br);
 //
@@ -77,8 +77,8 @@ struct st {
 };
 st shared(int64_t rows, int64_t cols, DType dtype, SharedSwizzle swizzle, int64_t stages = 1);
 
-// A register tile of one wave: rows x cols as (rows/16) x (cols/k) MFMA operand sub-tiles.
-// `layout` places one sub-tile: ("register", "lane") -> ("row", "col") with rows = the
+// A register tile of one wave: rows x cols as (rows/16) x (cols/k) operand sub-tiles
+// (operand_layout: an MFMA's, or on NVIDIA mma.sync's). `layout` places one sub-tile: ("register", "lane") -> ("row", "col") with rows = the
 // sub-tile's 16 rows (M for an A operand, N for a transposed B) and cols = its k. parts[i * kt
 // + j] is sub-tile (i, j): one vector value per lane.
 struct rt {
