@@ -148,6 +148,27 @@ TEST_CASE("CUDA: cp.async for global-to-shared copies, wave priority as a commen
   compiles(sink({"pad"}, {o[i].store(v[i].load() + 1.0).end({i})}), " ? ");
 }
 
+TEST_CASE("CUDA: a fenced barrier drains cp.async copies, unless the kernel commits its own groups") {
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
+  auto kernel = [](bool commits) {
+    UOp in = placeholder({256}, dtypes::float32, 1), out = placeholder({256}, dtypes::float32, 0);
+    UOp lane = range(32, 0, AxisType::LOCAL), w = range(2, 1, AxisType::WARP);
+    UOp t = w * 32 + lane;
+    UOp lds = alloc_shared({256}, dtypes::float32, 0);
+    UOp copy = async_copy(lds[t * 4], in[t * 4], 4);
+    UOp landed = commits ? wait_counts({.vm = 0}, {async_commit({copy})}) : copy;
+    UOp ready = barrier({landed});  // fenced
+    return sink({commits ? "own_groups" : "barrier_groups"}, {out[t].store(lds.after({ready})[255 - t].load()).end({lane, w})});
+  };
+  const std::string drains = "cp.async.commit_group;\\n\\tcp.async.wait_group 0;";
+  const std::string by_barrier = compiles_for_warps(kernel(false), {"__syncthreads();"});
+  CHECK(count(by_barrier, drains) == 1);
+  const std::string own = compiles_for_warps(kernel(true), {"__syncthreads();"});
+  CHECK(count(own, drains) == 0);
+  CHECK(count(own, "cp.async.commit_group;") == 1);
+  CHECK(count(own, "cp.async.wait_group 0;") == 1);
+}
+
 TEST_CASE("CUDA: lane operations, thread reductions, WARP ranges, atomics, masks, when and inline PTX compile") {
   if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   UOp in = placeholder({256}, dtypes::int32, 1), out = placeholder({1024}, dtypes::int32, 0);
