@@ -31,7 +31,7 @@ rt load_kn(const Workgroup& wg, const st& src, const UOp& stage, int64_t cols, c
                 " K x N tile in " + std::to_string(shape.k) + " x 16 operand sub-tiles");
   // The operand as the hardware defines it: (register, lane) -> (row = k, col = n). Sub-tile
   // columns, k steps and the wave's block of columns sit above its bits.
-  const Layout sub = mfma_operand(wg.arch(), 16, 16, shape.k, src.dtype, MatrixOperand::B);
+  const Layout sub = operand_layout(wg, src.dtype, MatrixOperand::B);
   const Layout place = sub * Layout::identity("sub_row", "col", bits_of(cols / 16, "sub-tile columns")) *
                        Layout::identity("sub_col", "row", bits_of(src.rows / shape.k, "k steps")) *
                        Layout::identity("block", "col", bits_of(src.cols / cols, "column blocks"));

@@ -104,12 +104,13 @@ std::string_view swizzle_name(SharedSwizzle kind) {
     case SharedSwizzle::st_32x32: return "st_32x32";
     case SharedSwizzle::st_8x32: return "st_8x32";
     case SharedSwizzle::st_16x128: return "st_16x128";
+    case SharedSwizzle::swizzle_64b: return "swizzle_64b";
   }
   return "?";
 }
 
 std::vector<SharedSwizzle> all_swizzles() {
-  return {SharedSwizzle::unswizzled, SharedSwizzle::st_16x32, SharedSwizzle::st_32x32, SharedSwizzle::st_8x32, SharedSwizzle::st_16x128};
+  return {SharedSwizzle::unswizzled, SharedSwizzle::st_16x32, SharedSwizzle::st_32x32, SharedSwizzle::st_8x32, SharedSwizzle::st_16x128, SharedSwizzle::swizzle_64b};
 }
 
 std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind) {
@@ -119,6 +120,7 @@ std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind) {
     case SharedSwizzle::st_32x32: return {32, 32};
     case SharedSwizzle::st_8x32: return {8, 32};
     case SharedSwizzle::st_16x128: return {16, 128};
+    case SharedSwizzle::swizzle_64b: return {8, 32};
   }
   return {1, 1};
 }
@@ -127,18 +129,21 @@ bool swizzle_supports(SharedSwizzle kind, int itemsize) {
   switch (kind) {
     case SharedSwizzle::unswizzled: return itemsize >= 1;
     case SharedSwizzle::st_16x128: return itemsize == 1;
+    case SharedSwizzle::swizzle_64b: return itemsize == 2;
     default: return itemsize == 2 || itemsize == 4;
   }
 }
 
 namespace {
 
-// HipKittens' swizzle of byte `b` within one subtile of `kind` with elements of `itemsize`.
+// The swizzle of byte `b` within one subtile of `kind` with elements of `itemsize` (HipKittens';
+// swizzle_64b: NVIDIA's).
 int64_t swizzle_byte(SharedSwizzle kind, int itemsize, int64_t b) {
   switch (kind) {
     case SharedSwizzle::st_16x32: return itemsize == 2 ? b ^ (((b % 1024) >> 9) << 5) : b;
     case SharedSwizzle::st_32x32: return itemsize == 2 ? b ^ (((b % 1024) >> 9) << 5) ^ (((b % 2048) >> 10) << 4) : b;
     case SharedSwizzle::st_16x128: return b ^ (((b % 2048) >> 8) << 4);
+    case SharedSwizzle::swizzle_64b: return b ^ (((b % 512) >> 7) << 4);
     case SharedSwizzle::unswizzled:
     case SharedSwizzle::st_8x32: return b;
   }
@@ -151,8 +156,10 @@ Layout shared_tile(SharedSwizzle kind, int64_t rows, int64_t cols, DType dtype) 
   const int itemsize = dtype.itemsize();
   const std::string what = std::string(swizzle_name(kind)) + " " + dtype.name() + " tile of " + std::to_string(rows) + " x " + std::to_string(cols);
   if (!swizzle_supports(kind, itemsize))
-    throw Error("shared_tile: a " + what + ": HipKittens defines " + std::string(swizzle_name(kind)) + " for " +
-                (kind == SharedSwizzle::st_16x128 ? "1-byte" : "2- and 4-byte") + " elements, not " + std::to_string(itemsize) + "-byte");
+    throw Error("shared_tile: a " + what + ": " + (kind == SharedSwizzle::swizzle_64b ? "the catalog" : "HipKittens") + " defines " +
+                std::string(swizzle_name(kind)) + " for " +
+                (kind == SharedSwizzle::st_16x128 ? "1-byte" : kind == SharedSwizzle::swizzle_64b ? "2-byte" : "2- and 4-byte") + " elements, not " +
+                std::to_string(itemsize) + "-byte");
   const auto [sub_rows, sub_cols] = subtile_shape(kind);
   if (!power_of_two(rows) || !power_of_two(cols) || rows % sub_rows || cols % sub_cols)
     throw Error("shared_tile: a " + what + ": rows and columns must be powers of two and multiples of the " + std::to_string(sub_rows) + " x " +
@@ -182,13 +189,23 @@ Layout wave_grid(int64_t rows, int64_t cols) {
                         [&](const Layout::Coords& x) { return Layout::Coords{{"wave_row", x.at("wave") / cols}, {"wave_col", x.at("wave") % cols}}; });
 }
 
+bool is_nvidia(std::string_view arch) { return arch.starts_with("sm_"); }
+
 int lds_banks(std::string_view arch) {
   if (arch == "gfx950") return 64;
-  if (arch == "gfx942") return 32;
-  throw Error("lds_banks: unknown target '" + std::string(arch) + "' (gfx942, gfx950)");
+  if (arch == "gfx942" || is_nvidia(arch)) return 32;
+  throw Error("lds_banks: unknown target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
 }
 
 std::vector<std::vector<int64_t>> lds_read_phases(std::string_view arch, int vector_bytes) {
+  if (is_nvidia(arch)) {
+    if (vector_bytes != 2 && vector_bytes != 4)
+      throw Error("lds_read_phases: the catalog knows NVIDIA's 2- and 4-byte shared-memory reads, not " + std::to_string(vector_bytes) + "-byte reads on " +
+                  std::string(arch));
+    std::vector<int64_t> warp(32);
+    for (int64_t l = 0; l < 32; ++l) warp[static_cast<size_t>(l)] = l;
+    return {warp};
+  }
   if (arch != "gfx950" || (vector_bytes != 8 && vector_bytes != 16))
     throw Error("lds_read_phases: the catalog knows gfx950's 8- and 16-byte LDS reads, not " + std::to_string(vector_bytes) + "-byte reads on " +
                 std::string(arch));

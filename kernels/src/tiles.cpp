@@ -15,8 +15,16 @@ int log2_exact(int64_t v, const std::string& what) {
 std::string shape_text(int64_t rows, int64_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
 // Bytes one lane moves into LDS per direct-to-LDS instruction: buffer_load_dwordx4 ... lds on
-// gfx950, a dword on gfx942 (CDNA3 has no wider LDS DMA).
-int64_t dma_bytes(const std::string& arch) { return arch == "gfx950" ? 16 : 4; }
+// gfx950, a dword on gfx942 (CDNA3 has no wider LDS DMA); cp.async.cg's 16 on NVIDIA.
+int64_t dma_bytes(const std::string& arch) { return arch == "gfx950" || is_nvidia(arch) ? 16 : 4; }
+
+// Lanes [first, first + count) of vector v (v itself when that is all of it).
+UOp lanes_of(const UOp& v, int64_t first, int64_t count) {
+  if (first == 0 && count == v.dtype().lanes) return v;
+  std::vector<UOp> out;
+  for (int64_t e = first; e < first + count; ++e) out.push_back(v.gep(e));
+  return vectorize(out);
+}
 
 // Where register e of sub-tile (i, j) of the calling lane's accumulator sits, as (row0 + row,
 // col0 + col).
@@ -69,14 +77,28 @@ st shared(int64_t rows, int64_t cols, DType dtype, SharedSwizzle swizzle, int64_
 
 WmmaArg mma_shape(const Workgroup& wg, DType input) {
   if (input != dtypes::bfloat16 && input != dtypes::float16)
-    throw Error("mma_shape: the tile layer's MFMAs take bfloat16 or float16 inputs, not " + input.name());
-  if (wg.arch() != "gfx950" && wg.arch() != "gfx942") throw Error("mma_shape: no MFMA on target '" + wg.arch() + "' (gfx942, gfx950)");
+    throw Error("mma_shape: the tile layer's matrix instructions take bfloat16 or float16 inputs, not " + input.name());
+  const bool nvidia = is_nvidia(wg.arch());
+  if (!nvidia && wg.arch() != "gfx950" && wg.arch() != "gfx942")
+    throw Error("mma_shape: no MFMA or mma.sync on target '" + wg.arch() + "' (gfx942, gfx950, sm_XY)");
+  if (wg.wave_size() != (nvidia ? 32 : 64))
+    throw Error("mma_shape: " + std::string(nvidia ? "mma.sync on " : "an MFMA on ") + wg.arch() + " runs on " + (nvidia ? "32-lane warps" : "64-lane waves") +
+                ", not waves of " + std::to_string(wg.wave_size()));
+  if (nvidia) return WmmaArg{16, 8, 16, input, dtypes::float32, 32};  // mma.sync.aligned.m16n8k16 (mma_m16n8k16_operand)
   return WmmaArg{16, 16, wg.arch() == "gfx950" ? 32 : 16, input, dtypes::float32, wg.wave_size()};
+}
+
+Layout operand_layout(const Workgroup& wg, DType input, MatrixOperand which) {
+  const WmmaArg shape = mma_shape(wg, input);
+  if (!is_nvidia(wg.arch())) return mfma_operand(wg.arch(), 16, 16, shape.k, input, which);
+  const Layout one = mma_m16n8k16_operand(input, which);
+  // B is k x 8 and C 16 x 8: a second instruction's 8 columns above the first's.
+  return which == MatrixOperand::A ? one : one * Layout::identity("register", "col", 1);
 }
 
 acc accumulator(const Workgroup& wg, int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16) throw Error("accumulator: a " + shape_text(rows, cols) + " tile is not made of 16x16 sub-tiles");
-  Layout layout = mfma_operand(wg.arch(), 16, 16, mma_shape(wg, dtypes::bfloat16).k, dtypes::bfloat16, MatrixOperand::C);
+  Layout layout = operand_layout(wg, dtypes::bfloat16, MatrixOperand::C);
   const int64_t elements = 16 * 16 / wg.wave_size();
   return {placeholder({rows / 16, cols / 16, elements}, dtypes::float32, fresh_id(), AddrSpace::REG), rows, cols, elements, std::move(layout)};
 }
@@ -141,7 +163,7 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand oper
   if (rows % 16 || src.rows % rows || src.cols % shape.k)
     throw Error("load(rt, st): " + std::to_string(rows) + " rows of a " + shape_text(src.rows, src.cols) + " tile in 16 x " +
                 std::to_string(shape.k) + " operand sub-tiles");
-  Layout sub = mfma_operand(wg.arch(), 16, 16, shape.k, src.dtype, operand);
+  Layout sub = operand_layout(wg, src.dtype, operand);
   if (operand == MatrixOperand::B) sub = transposed(sub);
   // The whole tile: sub-tile rows and k steps above the operand's own bits, the wave's block of
   // rows above those.
@@ -172,14 +194,25 @@ acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const s
     throw Error("mma_ABt: A " + shape_text(a.rows, a.cols) + " and B " + shape_text(b.rows, b.cols) + " (as N x K) do not make the " +
                 shape_text(c.rows, c.cols) + " accumulator");
   const UOp current = loops.empty() ? c.buffer : c.buffer.after(loops);
+  // Instructions per 16x16 sub-tile (operand_layout): 1 MFMA, or 2 mma.sync each on its half of
+  // B's and C's registers.
+  const int64_t pieces = 16 * 16 / (shape.m * shape.n), c_per = c.elements / pieces;
   std::vector<UOp> stores;
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t j = 0; j < c.tiles_n(); ++j) {
-      std::vector<UOp> lanes;
-      for (int64_t e = 0; e < c.elements; ++e) lanes.push_back(current[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].load());
-      UOp d = vectorize(lanes);
-      for (int64_t kk = 0; kk < a.cols / shape.k; ++kk) d = wmma(a.part(i, kk), b.part(j, kk), d, shape);
-      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].store(d.gep(e)));
+      std::vector<UOp> d(static_cast<size_t>(pieces));
+      for (int64_t p = 0; p < pieces; ++p) {
+        std::vector<UOp> lanes;
+        for (int64_t e = p * c_per; e < (p + 1) * c_per; ++e) lanes.push_back(current[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].load());
+        d[static_cast<size_t>(p)] = vectorize(lanes);
+      }
+      for (int64_t kk = 0; kk < a.cols / shape.k; ++kk) {
+        const UOp bp = b.part(j, kk);
+        const int64_t b_per = bp.dtype().lanes / pieces;
+        for (int64_t p = 0; p < pieces; ++p) d[static_cast<size_t>(p)] = wmma(a.part(i, kk), lanes_of(bp, p * b_per, b_per), d[static_cast<size_t>(p)], shape);
+      }
+      for (int64_t e = 0; e < c.elements; ++e)
+        stores.push_back(c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].store(d[static_cast<size_t>(e / c_per)].gep(e % c_per)));
     }
   if (priority >= 0) {
     stores.insert(stores.begin(), wave_priority(priority));

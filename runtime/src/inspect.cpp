@@ -33,6 +33,7 @@ KernelStages inspect(const UOp& authored, std::string_view target, InspectDepth 
   const UOp kernel = lower::canonical_allocations(authored);
   s.built = graph_string(kernel);
   lower::LowerOptions options;
+  options.wave_size = target.starts_with("sm_") ? 32 : 64;  // as CompiledKernel::compile lowers for the device
   options.after_pass = [&](std::string_view pass, const UOp& graph) { s.passes.emplace_back(std::string(pass), graph_string(graph)); };
   const lower::LoweredKernel lowered = lower::lower(kernel, options);
   s.kernel = lowered.name;

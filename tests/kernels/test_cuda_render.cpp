@@ -3,11 +3,13 @@
 // absent.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 
 #include "skip.h"
 #include "weft/dsl/builder.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mma_tile.h"
+#include "weft/kernels/tiles.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/runtime/nvrtc.h"
 
@@ -30,15 +32,105 @@ void compiles(const UOp& kernel, const char* must_contain = nullptr) {
   }
 }
 
+// Lowered for 32-lane warps, as CompiledKernel does for a CUDA device.
+std::string compiles_for_warps(const UOp& kernel, const std::vector<const char*>& must_contain) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  auto lowered = lower::lower(kernel, options);
+  const std::string src = cuda::render_cuda(lowered, 90);
+  INFO(src);
+  for (const char* m : must_contain) CHECK(src.find(m) != std::string::npos);
+  CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+  return src;
+}
+
 }  // namespace
 
 TEST_CASE("CUDA: matmul_relu (float32, float16) and the mma.sync tile render and compile with NVRTC") {
   if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   compiles(gemm::matmul_relu(256, 256, 256, dtypes::float32), "__syncthreads();");
   compiles(gemm::matmul_relu(512, 384, 320, dtypes::float16), "weft_f2h");
-  compiles(gemm::mma_tile(dtypes::float16), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
-  compiles(gemm::mma_tile(dtypes::bfloat16), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
-  compiles(gemm::mma_gemm(256, 256, 256, dtypes::bfloat16), "cp.async.cg.shared.global");
+  compiles_for_warps(gemm::mma_tile(dtypes::float16), {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"});
+  compiles_for_warps(gemm::mma_tile(dtypes::bfloat16), {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"});
+}
+
+namespace {
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA: mma_gemm on the tile layer renders a two-stage cp.async pipeline of mma.sync and compiles for sm_90") {
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
+  for (DType input : {dtypes::bfloat16, dtypes::float16}) {
+    CAPTURE(input.name());
+    const std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + (input == dtypes::bfloat16 ? "bf16.bf16" : "f16.f16") + ".f32";
+    const std::string src = compiles_for_warps(gemm::mma_gemm(256, 256, 256, input), {mma.c_str()});
+    // 16-byte copies: A's and B's 128 x 32 and 32 x 128 tiles are 2 rounds of 256 threads x 8
+    // elements each, in the prologue and in the loop; the loop's read zeros past K (a zero source
+    // size under the guard).
+    CHECK(count(src, "cp.async.cg.shared.global [%0], [%1], 16, %2;") == 8);
+    CHECK(count(src, "? 16u : 0u") == 4);
+    CHECK(count(src, "cp.async.ca") == 0);
+    // One group per stage fill, committed by the kernel; the loop waits for all but the newest.
+    CHECK(count(src, "cp.async.commit_group;") == 2);
+    CHECK(count(src, "cp.async.wait_group 1;") == 1);
+    CHECK(count(src, "cp.async.wait_group 0;") == 1);
+    CHECK(count(src, "commit_group;\\n\\tcp.async.wait_group 0") == 0);  // no barrier drains the copies
+    // Per warp and K step: 4 x 2 sub-tiles of 16 x 16, 2 k steps, 2 instructions each.
+    CHECK(count(src, mma) == 32);
+    CHECK(count(src, "__syncthreads();") == 2);
+    // The order: prologue fills and commit, then in the loop the prefetch, its commit, wait 1,
+    // the barrier, the MMAs, the write-after-read barrier; after the loop the drain.
+    const size_t loop = src.find("for ("), first_commit = src.find("cp.async.commit_group;"),
+                 commit = src.find("cp.async.commit_group;", first_commit + 1), wait1 = src.find("cp.async.wait_group 1;"),
+                 bar = src.find("__syncthreads();"), first_mma = src.find(mma), last_mma = src.rfind(mma), war = src.rfind("__syncthreads();"),
+                 drain = src.find("cp.async.wait_group 0;");
+    CHECK(first_commit < loop);
+    CHECK(loop < commit);
+    CHECK(commit < wait1);
+    CHECK(wait1 < bar);
+    CHECK(bar < first_mma);
+    CHECK(last_mma < war);
+    CHECK(war < drain);
+    CHECK(src.find("16u : 0u", loop) < commit);  // the prefetch is inside the loop, before its commit
+    // A is read as 4-byte pairs from the 64-byte-swizzled tile (an XOR in the index).
+    CHECK(count(src, "weft_unsigned_short_2*>") > 0);
+  }
+}
+
+TEST_CASE("tile layer on NVIDIA: mma.sync m16n8k16 from the catalog, two per 16 x 16 sub-tile; wave sizes are checked") {
+  using tile::MatrixOperand;
+  const tile::Workgroup warps("sm_90", {constant(Wide(1))}, 2, 4, 32);
+  CHECK(tile::mma_shape(warps, dtypes::bfloat16) == WmmaArg{16, 8, 16, dtypes::bfloat16, dtypes::float32, 32});
+  CHECK(tile::operand_layout(warps, dtypes::float16, MatrixOperand::A) == tile::mma_m16n8k16_operand(dtypes::float16, MatrixOperand::A));
+  // B (k x 16) and C (16 x 16): registers 0-3 are one instruction's (n 0-7), 4-7 the next one's.
+  for (MatrixOperand which : {MatrixOperand::B, MatrixOperand::C}) {
+    const tile::Layout one = tile::mma_m16n8k16_operand(dtypes::bfloat16, which), two = tile::operand_layout(warps, dtypes::bfloat16, which);
+    REQUIRE(two.bijective());
+    for (int64_t lane = 0; lane < 32; ++lane)
+      for (int64_t e = 0; e < 8; ++e) {
+        tile::Layout::Coords want = one.apply({{"register", e % 4}, {"lane", lane}});
+        want["col"] += 8 * (e / 4);
+        REQUIRE(two.apply({{"register", e}, {"lane", lane}}) == want);
+      }
+  }
+  const tile::acc c = tile::accumulator(warps, 64, 32);
+  CHECK(c.elements == 8);
+  CHECK(c.tiles_m() == 4);
+  CHECK(c.tiles_n() == 2);
+  CHECK_THROWS_WITH_AS(tile::mma_shape(tile::Workgroup("sm_90", {constant(Wide(1))}, 1, 1), dtypes::bfloat16),
+                       doctest::Contains("mma.sync on sm_90 runs on 32-lane warps, not waves of 64"), Error);
+  CHECK_THROWS_WITH_AS(tile::mma_shape(tile::Workgroup("gfx950", {constant(Wide(1))}, 1, 1, 32), dtypes::bfloat16),
+                       doctest::Contains("an MFMA on gfx950 runs on 64-lane waves, not waves of 32"), Error);
+  CHECK_THROWS_WITH_AS(tile::mma_shape(warps, dtypes::float32), doctest::Contains("bfloat16 or float16 inputs, not float32"), Error);
+  CHECK_THROWS_WITH_AS(tile::mma_shape(tile::Workgroup("gfx90a", {constant(Wide(1))}, 1, 1), dtypes::bfloat16),
+                       doctest::Contains("no MFMA or mma.sync on target 'gfx90a'"), Error);
+  CHECK_THROWS_WITH_AS(gemm::mma_gemm(128, 128, 48, dtypes::bfloat16), doctest::Contains("K of 32; got M=128, N=128, K=48"), Error);
 }
 
 TEST_CASE("CUDA: cp.async for global-to-shared copies, wave priority as a comment, views with padding") {
@@ -56,15 +148,25 @@ TEST_CASE("CUDA: cp.async for global-to-shared copies, wave priority as a commen
   compiles(sink({"pad"}, {o[i].store(v[i].load() + 1.0).end({i})}), " ? ");
 }
 
-// Lowered for 32-lane warps, as CompiledKernel does for a CUDA device.
-void compiles_for_warps(const UOp& kernel, const std::vector<const char*>& must_contain) {
-  lower::LowerOptions options;
-  options.wave_size = 32;
-  auto lowered = lower::lower(kernel, options);
-  const std::string src = cuda::render_cuda(lowered, 90);
-  INFO(src);
-  for (const char* m : must_contain) CHECK(src.find(m) != std::string::npos);
-  CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+TEST_CASE("CUDA: a fenced barrier drains cp.async copies, unless the kernel commits its own groups") {
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
+  auto kernel = [](bool commits) {
+    UOp in = placeholder({256}, dtypes::float32, 1), out = placeholder({256}, dtypes::float32, 0);
+    UOp lane = range(32, 0, AxisType::LOCAL), w = range(2, 1, AxisType::WARP);
+    UOp t = w * 32 + lane;
+    UOp lds = alloc_shared({256}, dtypes::float32, 0);
+    UOp copy = async_copy(lds[t * 4], in[t * 4], 4);
+    UOp landed = commits ? wait_counts({.vm = 0}, {async_commit({copy})}) : copy;
+    UOp ready = barrier({landed});  // fenced
+    return sink({commits ? "own_groups" : "barrier_groups"}, {out[t].store(lds.after({ready})[255 - t].load()).end({lane, w})});
+  };
+  const std::string drains = "cp.async.commit_group;\\n\\tcp.async.wait_group 0;";
+  const std::string by_barrier = compiles_for_warps(kernel(false), {"__syncthreads();"});
+  CHECK(count(by_barrier, drains) == 1);
+  const std::string own = compiles_for_warps(kernel(true), {"__syncthreads();"});
+  CHECK(count(own, drains) == 0);
+  CHECK(count(own, "cp.async.commit_group;") == 1);
+  CHECK(count(own, "cp.async.wait_group 0;") == 1);
 }
 
 TEST_CASE("CUDA: lane operations, thread reductions, WARP ranges, atomics, masks, when and inline PTX compile") {

@@ -2,8 +2,9 @@
 // element with an independent statement of its source: the MFMA formulas restated in this file
 // (and the MFMA registry against the shapes listed here), AMD's matrix instruction calculator
 // tables (../shared/reference/mfma-cdna3/), the PTX ISA's fragment formulas, and HipKittens'
-// swizzles written as bit flips; MfmaLayout's and MmaLayout's index expressions (mfma_layout.h,
-// mma_layout.h) are evaluated against the same statements. Also Layout::linear, table(rows,
+// swizzles (and NVIDIA's 64-byte swizzle) written as bit flips; MfmaLayout's index expressions
+// (mfma_layout.h) and operand_index over the mma.sync operands are evaluated against the same
+// statements. Also Layout::linear, table(rows,
 // cols), bank_conflicts over given phases, the name catalog and the SVG pictures.
 #include <doctest/doctest.h>
 
@@ -19,7 +20,7 @@
 #include "weft/kernels/layout_svg.h"
 #include "weft/kernels/layouts.h"
 #include "weft/kernels/mfma_layout.h"
-#include "weft/kernels/mma_layout.h"
+#include "weft/kernels/layout_expr.h"
 
 using weft::tile::Layout;
 using weft::tile::LayoutDim;
@@ -223,9 +224,8 @@ TEST_CASE("layouts: unknown MFMA shapes and targets are errors naming them") {
   CHECK_THROWS_WITH_AS(weft::tile::mfma_operand("gfx950", 16, 16, 16, dtypes::float32, MatrixOperand::A), doctest::Contains("float32"), weft::Error);
 }
 
-TEST_CASE("layouts: mma.m16n8k16 operands and MmaLayout's index expressions follow the PTX ISA's fragments") {
+TEST_CASE("layouts: mma.m16n8k16 operands and their index expressions follow the PTX ISA's fragments") {
   for (weft::DType input : {dtypes::float16, dtypes::bfloat16}) {
-    const weft::tile::MmaLayout formulas = weft::tile::mma_m16n8k16(input);
     const weft::UOp lane = weft::variable("lane", 0, 31, dtypes::index), e = weft::variable("e", 0, 7, dtypes::index);
     const Layout a = weft::tile::mma_m16n8k16_operand(input, MatrixOperand::A);
     const Layout b = weft::tile::mma_m16n8k16_operand(input, MatrixOperand::B);
@@ -241,25 +241,27 @@ TEST_CASE("layouts: mma.m16n8k16 operands and MmaLayout's index expressions foll
         const int64_t row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
         const int64_t col = t * 2 + (i & 1) + (i >= 4 ? 8 : 0);
         REQUIRE(at(a, ln, i) == std::pair{row, col});
-        REQUIRE(evaluate(formulas.a(lane, e), ln, i) == std::pair{row, col});
+        REQUIRE(evaluate(weft::tile::operand_index(a, lane, e), ln, i) == std::pair{row, col});
       }
       for (int64_t i = 0; i < 4; ++i) {
         const std::pair<int64_t, int64_t> b_want{t * 2 + (i & 1) + (i >= 2 ? 8 : 0), g}, c_want{i < 2 ? g : g + 8, t * 2 + (i & 1)};
         REQUIRE(at(b, ln, i) == b_want);
-        REQUIRE(evaluate(formulas.b(lane, e), ln, i) == b_want);
+        REQUIRE(evaluate(weft::tile::operand_index(b, lane, e), ln, i) == b_want);
         REQUIRE(at(c, ln, i) == c_want);
-        REQUIRE(evaluate(formulas.d(lane, e), ln, i) == c_want);
+        REQUIRE(evaluate(weft::tile::operand_index(c, lane, e), ln, i) == c_want);
       }
     }
   }
   CHECK_THROWS_WITH_AS(weft::tile::mma_m16n8k16_operand(dtypes::float32, MatrixOperand::A), doctest::Contains("float32"), weft::Error);
-  CHECK_THROWS_WITH_AS(weft::tile::mma_m16n8k16(dtypes::float32), doctest::Contains("float32"), weft::Error);
 }
 
 namespace {
 
 // HipKittens' swizzles restated as bit flips within a subtile: which column bits the row flips.
+// NVIDIA's 64-byte swizzle: 16-byte chunk c of a 64-byte row r sits at chunk c ^ ((r / 2) % 4)
+// (TMA SWIZZLE_64B, CUTLASS Swizzle<2,4,3>), a chunk being 8 two-byte columns.
 int64_t column_flip(SharedSwizzle kind, int itemsize, int64_t r) {
+  if (kind == SharedSwizzle::swizzle_64b) return ((r >> 1) & 3) << 3;
   if (kind == SharedSwizzle::st_16x32 && itemsize == 2) return ((r >> 3) & 1) << 4;
   if (kind == SharedSwizzle::st_32x32 && itemsize == 2) return (((r >> 3) & 1) << 4) | (((r >> 4) & 1) << 3);
   if (kind == SharedSwizzle::st_16x128) return ((r >> 1) & 7) << 4;
@@ -272,7 +274,7 @@ TEST_CASE("layouts: shared tiles are bijective and place every element as HipKit
   for (SharedSwizzle kind : weft::tile::all_swizzles())
     for (weft::DType dtype : {dtypes::float32, dtypes::bfloat16, dtypes::float16, dtypes::fp8e4m3}) {
       if (!weft::tile::swizzle_supports(kind, dtype.itemsize())) {
-        CHECK_THROWS_WITH_AS(weft::tile::shared_tile(kind, 32, 128, dtype), doctest::Contains("HipKittens defines"), weft::Error);
+        CHECK_THROWS_WITH_AS(weft::tile::shared_tile(kind, 32, 128, dtype), doctest::Contains(" defines "), weft::Error);
         continue;
       }
       const auto [sr, sc] = weft::tile::subtile_shape(kind);
@@ -346,6 +348,38 @@ TEST_CASE("layouts: the 16x16x32 bf16 A read from a st_16x32 tile is conflict-fr
   // st_16x32 moves rows 8-15 by 16 columns (32 bytes, 8 banks), so rows 12-15 land on banks
   // 8-11 + 16j and rows 8-11 at k 8 on banks 12-15 + 16j: every bank once.
   CHECK(weft::tile::bank_conflicts(swizzled, 2, 16, banks, phases) == 1);
+}
+
+TEST_CASE("layouts: mma_gemm's mma.sync operand reads from swizzle_64b tiles are conflict-free on NVIDIA") {
+  // The reads as the PTX ISA's m16n8k16 fragments make them, for a lane's first register (the
+  // other registers add a constant, an XOR, which moves every lane's dword to the same new bank
+  // pattern): group g = lane / 4, t = lane % 4.
+  // A (M x K tile, 32 columns = 64-byte rows): 4 bytes at row g, k 2t.
+  const Layout a = Layout::linear({{"lane", 5}}, {{"row", 4}, {"col", 5}},
+                                  [](const Layout::Coords& x) { return Layout::Coords{{"row", x.at("lane") / 4}, {"col", 2 * (x.at("lane") % 4)}}; });
+  // B (K x N tile, 128 columns, as mma_gemm keeps B): 2 bytes at row (k) 2t, column g.
+  const Layout b = Layout::linear({{"lane", 5}}, {{"row", 5}, {"col", 7}},
+                                  [](const Layout::Coords& x) { return Layout::Coords{{"row", 2 * (x.at("lane") % 4)}, {"col", x.at("lane") / 4}}; });
+  const int banks = weft::tile::lds_banks("sm_90");
+  CHECK(banks == 32);
+  auto conflicts = [&](const Layout& read, int rows, int cols, SharedSwizzle kind, int bytes) {
+    return weft::tile::bank_conflicts(read.then(weft::tile::shared_tile(kind, rows, cols, dtypes::bfloat16)), 2, bytes, banks,
+                                      weft::tile::lds_read_phases("sm_90", bytes));
+  };
+  // Row-major, A's rows are 16 banks apart: rows g and g + 2 meet, 4 dwords on a bank. B's rows
+  // are 256 bytes apart, so rows 0, 2, 4, 6 all start at bank 0: 4 dwords on each of banks 0-3.
+  CHECK(conflicts(a, 16, 32, SharedSwizzle::unswizzled, 4) == 4);
+  CHECK(conflicts(b, 32, 128, SharedSwizzle::unswizzled, 2) == 4);
+  // The 64-byte swizzle moves row r's chunk by (r / 2) % 4 chunks of 4 banks: A's 8 rows land on
+  // 8 different 4-bank groups, B's 4 rows on 4.
+  CHECK(conflicts(a, 16, 32, SharedSwizzle::swizzle_64b, 4) == 1);
+  CHECK(conflicts(b, 32, 128, SharedSwizzle::swizzle_64b, 2) == 1);
+  // HipKittens' st_16x32 only flips on row bit 3: no help to 8 rows of 64 bytes.
+  CHECK(conflicts(a, 16, 32, SharedSwizzle::st_16x32, 4) == 4);
+  CHECK(weft::tile::lds_read_phases("sm_90", 4).size() == 1);
+  CHECK_THROWS_WITH_AS(weft::tile::lds_read_phases("sm_90", 16), doctest::Contains("NVIDIA's 2- and 4-byte"), weft::Error);
+  CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::swizzle_64b, 8, 32, dtypes::float32), doctest::Contains("the catalog defines swizzle_64b for 2-byte"),
+                       weft::Error);
 }
 
 TEST_CASE("layouts: LDS DMA writes lane-linearly, and wave grids are row-major") {

@@ -112,7 +112,9 @@ TEST_CASE("inspect: the IR after every pass and the linear program of a kernel o
 
 TEST_CASE("inspect: the CUDA C++ of a kernel for an NVIDIA target, as the renderer writes it") {
   const rt::KernelStages st = rt::inspect(own_kernel(), "sm_90");
-  CHECK(st.cuda_source == cuda::render_cuda(lower::lower(lower::canonical_allocations(own_kernel())), 90));
+  lower::LowerOptions warps;
+  warps.wave_size = 32;  // lowered for 32-lane warps, as CompiledKernel::compile does for a CUDA device
+  CHECK(st.cuda_source == cuda::render_cuda(lower::lower(lower::canonical_allocations(own_kernel()), warps), 90));
   CHECK(contains(st.cuda_source, "own_kernel"));
   CHECK(st.llvm_ir.empty());
   CHECK(st.assembly.empty());

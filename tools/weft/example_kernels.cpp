@@ -64,7 +64,7 @@ const std::vector<Example>& all() {
        [](const std::string& target, const std::vector<int64_t>& s) { return gemm::mfma_tile(target, s[0], s[1], s[2], dtypes::float16); }},
       {"mma_tile", "D = A*B on one m16n8k16 float16 mma.sync tile through wmma, one warp (runnable on cuda)",
        [](const std::string&) { return gemm::mma_tile(dtypes::float16); }, true},
-      {"mma_gemm", "D = A*B, 1024^3 bfloat16 on NVIDIA tensor cores: mma.sync m16n8k16, 16-byte cp.async, 128x128 tiles",
+      {"mma_gemm", "D = A*B, 1024^3 bfloat16 on NVIDIA tensor cores, on the tile layer: 2x4 warps, mma.sync m16n8k16, swizzle_64b shared tiles filled by 16-byte cp.async in 2 stages, 128x128 tiles",
        [](const std::string&) { return gemm::mma_gemm(1024, 1024, 1024, dtypes::bfloat16); }},
       {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id",
        [](const std::string&) { return add_one_flat(); }},

@@ -65,6 +65,7 @@ class Renderer {
   std::string run() {
     for (const LinearOp& s : k_.program) {
       if (s.op.op() == Op::ASYNC_COPY) has_async_ = true;
+      if (s.op.op() == Op::ASYNC_COMMIT) commits_groups_ = true;
       if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
     }
     const std::string parameters = params(), locals = declarations();  // names the body refers to
@@ -536,9 +537,13 @@ class Renderer {
         // A fenced barrier: the copies issued since the last barrier form one group, which it
         // waits for. An unfenced one (BarrierFence::None) leaves copies to explicit waits;
         // bar.sync still orders shared-memory accesses of the block, so it is __syncthreads().
+        // A kernel that commits its own groups (async_commit) waits for them itself
+        // (wait_counts: cp.async.wait_group N), so none of its barriers drains the copies: a
+        // pipeline's write-after-read barrier would otherwise wait for the prefetch it overlaps.
         const auto* a = std::get_if<EffectArg>(&e.arg());
         const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
-        if (fenced && has_async_) o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
+        if (fenced && has_async_ && !commits_groups_)
+          o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
         // In a kernel with a conditional barrier (a wave group's stagger) the warps reach
         // different barrier instructions: __syncthreads() is barrier.sync.aligned, which requires
         // every thread of the block at the same instruction; the unaligned form pairs arrivals at
@@ -596,8 +601,8 @@ class Renderer {
     o << indent_ << line << "\n";
   }
 
-  // cp.async: 4, 8 or 16 bytes per thread from global to shared memory; completed (wait_all)
-  // at the next barrier.
+  // cp.async: 4, 8 or 16 bytes per thread from global to shared memory; completed at the next
+  // barrier (cp.async.wait_group 0), or by the kernel's own async_commit and wait_counts.
   void async_copy(const UOp& e, std::ostringstream& o) {
     const int64_t bytes = e.dtype().itemsize();
     if (bytes != 4 && bytes != 8 && bytes != 16) unsupported(e, std::to_string(bytes) + " bytes per thread; cp.async copies 4, 8 or 16");
@@ -618,6 +623,7 @@ class Renderer {
   const lower::LoweredKernel& k_;
   int sm_;
   bool has_async_ = false;
+  bool commits_groups_ = false;  // the kernel closes its cp.async groups itself (async_commit)
   bool staggered_ = false;  // a barrier under a condition: warps meet at different barriers
   std::string indent_;
   size_t next_ = 0;

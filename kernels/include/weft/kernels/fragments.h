@@ -1,5 +1,5 @@
 // Tile operations beyond tiles.h, on the same types (Workgroup, gl, st, rt):
-// - load_kn: the MFMA B operand of D = A * B from a K x N (row-major B) shared tile, for kernels
+// - load_kn: the B operand (MFMA or mma.sync) of D = A * B from a K x N (row-major B) shared tile, for kernels
 //   whose B is not stored transposed;
 // - rf, a register tile owned thread by thread (tilelang's fragment), with a register-staged
 //   copy gl -> st, a scalar-FMA fma_AB and a store: the vocabulary of kernels without matrix
@@ -29,7 +29,9 @@ namespace weft::tile {
 // Cost: an MFMA B operand holds consecutive k values per lane, which a K x N tile keeps a row
 // apart, so each element is its own LDS read (aligned_vector_width is 1): 8 ds_read_u16 per
 // 16 x 32 sub-tile on gfx950 and 4 on gfx942, where an N x K tile takes one ds_read_b128 or
-// ds_read_b64. Throws weft::Error for shapes that are not whole operand sub-tiles.
+// ds_read_b64; on NVIDIA 8 two-byte reads per 16 x 16 sub-tile (two mma.sync B fragments),
+// where ldmatrix.trans would take one instruction (not yet). Throws weft::Error for shapes that
+// are not whole operand sub-tiles.
 rt load_kn(const Workgroup& wg, const st& src, const UOp& stage, int64_t cols, const UOp& block);
 
 // A register tile of the whole workgroup, owned thread by thread: each thread holds `elements`

@@ -73,13 +73,20 @@ Layout mma_m16n8k16_operand(DType input, MatrixOperand which);
 //               (row bit 3 flips column bit 4, row bit 4 flips column bit 3); 4-byte: b
 //   st_8x32     2- and 4-byte: b
 //   st_16x128   1-byte: b ^ (((b % 2048) >> 8) << 4)   (row bits 1-3 flip column bits 4-6)
-enum class SharedSwizzle { unswizzled, st_16x32, st_32x32, st_8x32, st_16x128 };
+// and NVIDIA's 64-byte swizzle (the TMA tensor map's SWIZZLE_64B, CUTLASS's Swizzle<2,4,3> on
+// byte addresses: the 16-byte chunk index within a 64-byte row span, byte bits 4-5, is XORed
+// with byte bits 7-8; the pattern repeats every 512 bytes):
+//   swizzle_64b 2-byte, subtile 8 x 32 (rows of 64 bytes): b ^ (((b % 512) >> 7) << 4)
+//               (row bits 1-2 flip column bits 3-4: rows 0-7 put a 16-byte chunk at 8
+//               different bank groups, so a warp reading 8 rows of one chunk is conflict-free)
+enum class SharedSwizzle { unswizzled, st_16x32, st_32x32, st_8x32, st_16x128, swizzle_64b };
 
 std::string_view swizzle_name(SharedSwizzle kind);                // "st_16x32"
 std::vector<SharedSwizzle> all_swizzles();
 // The subtile's rows and columns (unswizzled: 1 x 1, any power-of-two tile).
 std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind);
-// Whether HipKittens defines the kind for elements of `itemsize` bytes.
+// Whether the kind is defined (by HipKittens, or for swizzle_64b by the catalog) for elements of
+// `itemsize` bytes.
 bool swizzle_supports(SharedSwizzle kind, int itemsize);
 
 // A rows x cols shared tile of `dtype`: ("row", "col") -> ("offset"), the element's offset in
@@ -106,12 +113,18 @@ Layout wave_grid(int64_t rows, int64_t cols);
 
 // LDS facts for bank-conflict counts (bank_conflicts in layout.h): the banks of 4 bytes, and
 // which lanes one LDS read of `vector_bytes` per lane serves together.
+// NVIDIA (any "sm_XY" from sm_80 on): 32 banks of 4 bytes, successive 32-bit words in
+// successive banks, and a warp's 2- or 4-byte shared-memory read served in one phase of all 32
+// lanes, lanes reading one 32-bit word sharing it (CUDA C++ Programming Guide, "Shared Memory"
+// for compute capability 5.x and later, which 8.x and 9.0 keep). Wider NVIDIA reads are not in
+// the catalog.
 // Source: HipKittens' measurements on gfx950 (analysis/paper_experiments/phases/ds_read_b128 and
 // ds_read_b64): 64 banks; ds_read_b64 in two phases of lanes 0-31 and 32-63; ds_read_b128 in
 // four phases of 16 lanes, a phase being one half of the wave and the lanes l whose bits 2-4
 // have even (or odd) parity: phase 0 = lanes 0-3, 12-15, 20-23, 24-27. gfx942: 32 banks (AMD's
 // CK-Tile LDS blog); its phases are not in the catalog.
 // Throws weft::Error for a target or width the catalog does not know.
+bool is_nvidia(std::string_view arch);  // "sm_XY": an NVIDIA target (32-lane warps, mma.sync)
 int lds_banks(std::string_view arch);
 std::vector<std::vector<int64_t>> lds_read_phases(std::string_view arch, int vector_bytes);
 

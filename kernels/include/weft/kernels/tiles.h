@@ -6,7 +6,7 @@
 //   Workgroup wg(arch, {tiles_n, tiles_m}, /*wave_rows=*/2, /*wave_cols=*/4);
 //   gl a = global(1, m, k, dtypes::bfloat16);
 //   st as = shared(256, 64, dtypes::bfloat16, SharedSwizzle::st_16x32, /*stages=*/2);
-//   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA
+//   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA, cp.async on NVIDIA
 //   rt ar = load(wg, as.after({fill, barrier}), stage, MatrixOperand::A, 128, wg.wave_row());
 //   acc c = mma_ABt(c, ar, br);
 //
@@ -77,8 +77,8 @@ struct st {
 };
 st shared(int64_t rows, int64_t cols, DType dtype, SharedSwizzle swizzle, int64_t stages = 1);
 
-// A register tile of one wave: rows x cols as (rows/16) x (cols/k) MFMA operand sub-tiles.
-// `layout` places one sub-tile: ("register", "lane") -> ("row", "col") with rows = the
+// A register tile of one wave: rows x cols as (rows/16) x (cols/k) operand sub-tiles
+// (operand_layout: an MFMA's, or on NVIDIA mma.sync's). `layout` places one sub-tile: ("register", "lane") -> ("row", "col") with rows = the
 // sub-tile's 16 rows (M for an A operand, N for a transposed B) and cols = its k. parts[i * kt
 // + j] is sub-tile (i, j): one vector value per lane.
 struct rt {
@@ -89,8 +89,8 @@ struct rt {
   UOp part(int64_t i, int64_t j) const { return parts.at(static_cast<size_t>(i * (cols / sub_cols) + j)); }
 };
 
-// An fp32 accumulator of one wave: rows x cols in 16x16 MFMA C sub-tiles, a REG buffer
-// [tiles_m][tiles_n][elements] per lane.
+// An fp32 accumulator of one wave: rows x cols in 16x16 C sub-tiles (operand_layout's C), a
+// REG buffer [tiles_m][tiles_n][elements] per lane.
 struct acc {
   UOp buffer;
   int64_t rows, cols, elements;
@@ -113,17 +113,29 @@ struct rv {
   UOp at(int64_t i, int64_t e) const { return values.at(static_cast<size_t>(i * elements + e)); }
 };
 
-// The MFMA the tile layer uses for `input` on the workgroup's target: 16x16x32 on gfx950,
-// 16x16x16 on gfx942 (16-bit inputs).
+// The matrix instruction the tile layer uses for `input` (bfloat16, float16) on the
+// workgroup's target: the MFMA 16x16x32 on gfx950 and 16x16x16 on gfx942 (64-lane waves);
+// mma.sync m16n8k16 on NVIDIA ("sm_XY", 32-lane warps). Throws weft::Error for another target,
+// input or wave size.
 WmmaArg mma_shape(const Workgroup& wg, DType input);
+
+// The operand sub-tile the tile types are made of, ("register", "lane") -> ("row", "col"): A
+// 16 x k, B k x 16, C 16 x 16 (k: mma_shape's). On CDNA one MFMA's operand (mfma_operand). On
+// NVIDIA two mma.sync m16n8k16 side by side along n (mma_m16n8k16_operand): A is one
+// instruction's, and B's and C's register bit 2 selects the second instruction's half (n 8-15),
+// so a 16 x 16 sub-tile is 8 registers a lane on both targets' 16 x 16 accumulators of 32 lanes
+// (and 4 of 64), and mma_ABt issues one MFMA or two mma.sync per sub-tile and k step.
+Layout operand_layout(const Workgroup& wg, DType input, MatrixOperand which);
 
 // ---- operations ----
 
 // global[row0 .., col0 ..] -> stage `stage` of `dst`, by every thread of the workgroup. On
-// CDNA, direct-to-LDS (buffer_load ... lds, 16 bytes a lane on gfx950, 4 on gfx942): the
-// destination is lane-linear, so each lane reads the global elements the shared layout puts
-// there (the swizzle moves to the global side). Elements outside the tensor read as zeros
-// (the buffer's range check). Returns the copy effect.
+// CDNA, direct-to-LDS (buffer_load ... lds, 16 bytes a lane on gfx950, 4 on gfx942); on NVIDIA
+// cp.async.cg, 16 bytes a lane. The destination is lane-linear, so each lane reads the global
+// elements the shared layout puts there (the swizzle moves to the global side). Elements outside
+// the tensor read as zeros (the buffer's range check; cp.async's zero source size). Returns the
+// copy effect. On NVIDIA the copies count in groups: the kernel closes them with async_commit
+// and waits with wait_counts{.vm = groups still allowed in flight}.
 UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
 // How many memory instructions (each counted by vmcnt) one load(st, gl) of `dst` issues per
 // wave: what a wait must leave outstanding to cover every earlier fill but not this one.
@@ -148,8 +160,8 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand oper
 // c = 0. Returns the accumulator after the stores.
 acc zero(const acc& c, const Workgroup& wg);
 
-// c += a * b^T for register tiles a (M x K) and b (N x K), one MFMA per 16x16 sub-tile of c
-// and k step. `loops` are the ranges the update repeats in (the K loop): the accumulator is
+// c += a * b^T for register tiles a (M x K) and b (N x K), one MFMA (two mma.sync on NVIDIA,
+// one per 8 columns) per 16x16 sub-tile of c and k step. `loops` are the ranges the update repeats in (the K loop): the accumulator is
 // read as it is after the previous iteration; with no loops, one update. Returns the accumulator
 // after the update. With `priority` >= 0, the wave runs its MFMAs at that priority (s_setprio;
 // HipKittens raises it to 1 around each MFMA cluster so that the other waves' memory
