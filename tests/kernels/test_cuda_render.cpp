@@ -103,7 +103,7 @@ TEST_CASE("CUDA: mma_gemm on the tile layer renders a two-stage cp.async pipelin
   }
 }
 
-TEST_CASE("tile layer on NVIDIA: mma.sync m16n8k16 from the catalog, two per 16 x 16 sub-tile; wave sizes are checked") {
+TEST_CASE("tile layer on NVIDIA: mma.sync m16n8k16 from the catalog, two per 16 x 16 sub-tile and wave sizes are checked") {
   using tile::MatrixOperand;
   const tile::Workgroup warps("sm_90", {constant(Wide(1))}, 2, 4, 32);
   CHECK(tile::mma_shape(warps, dtypes::bfloat16) == WmmaArg{16, 8, 16, dtypes::bfloat16, dtypes::float32, 32});
