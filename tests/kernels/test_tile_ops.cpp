@@ -247,6 +247,18 @@ UOp group_fill_kernel(const std::string& arch, int64_t x_rows, int64_t x_cols, i
   return sink({"group_fill"}, {store(wg, out_x, xr, zero_index(), zero_index()), store(wg, out_y, yr, zero_index(), zero_index())});
 }
 
+// The wave-grid row that fills is a kernel variable R (0 or 1 of a 2 x 2 grid), the run-time
+// form of groups that take turns: the tile is filled from X by that row's two waves, then copied
+// out by every thread.
+UOp chosen_group_kernel(const std::string& arch) {
+  const gl out = global(0, index(64), index(64), dtypes::bfloat16), x = global(1, index(64), index(64), dtypes::bfloat16);
+  Workgroup wg(arch, {index(1)}, 2, 2);
+  const st smem = shared(64, 64, dtypes::bfloat16, SharedSwizzle::st_16x32);
+  const UOp fill = load(wg, wave_rows(wg, variable("R", 0, 1), 1), smem, zero_index(), x, zero_index(), zero_index());
+  const rf copy = load(wg, fragment(wg, 64, 64, dtypes::bfloat16, 16), smem.after({barrier({wait_counts({.vm = 0}, {fill})})}));
+  return sink({"chosen_group_fill"}, {store(wg, out, copy, zero_index(), zero_index())});
+}
+
 }  // namespace
 
 TEST_CASE("tile ops: mma_AB from shared tiles") { check_all_shapes(Product::AB, false); }
@@ -313,6 +325,26 @@ TEST_CASE("tile ops: two wave groups each fill their own tile") {
   }
 }
 
+TEST_CASE("tile ops: a wave group chosen at run time fills a tile") {
+  for (const std::string& target : weft::testing::emulators()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    const auto compiled = rt::CompiledKernel::compile(*dev, chosen_group_kernel(dev->arch()));
+    for (int64_t r = 0; r < 2; ++r) {
+      CAPTURE(r);
+      std::vector<double> xd;
+      const auto xb = random_bf16(64 * 64, -1, 1, xd);
+      const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::bfloat16, 64 * 64), weft::testing::put(*dev, dtypes::bfloat16, xb, "X")};
+      compiled.launch(*dev, args, {{"R", r}});
+      const auto got = weft::testing::get<uint16_t>(*dev, args[0]);
+      int bad = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != xb[i] && bad++ < 5) FAIL_CHECK("element " << i << ": bits " << int{got[i]} << ", want " << int{xb[i]});
+      CHECK(bad == 0);
+    }
+  }
+}
+
 TEST_CASE("tile ops: shapes and orientations the operations cannot take are errors naming the operation") {
   Workgroup wg("gfx950", {index(1)}, 2, 2);
   const st nk = shared(64, 64, dtypes::bfloat16, SharedSwizzle::st_16x32);
@@ -357,6 +389,14 @@ TEST_CASE("tile ops: shapes and orientations the operations cannot take are erro
   CHECK(top.waves == 2);
   CHECK(wave_rows(wg, index(0), 2).waves == 4);
   CHECK(fill_instructions(wg, top, nk) == 2 * fill_instructions(wg, nk));
+  // Waves outside a group issue nothing: its rounds are a loop whose trip count is 0 there (the
+  // kernels above cannot see that: a non-member would write what a member writes). The whole
+  // workgroup unrolls them.
+  const UOp group_fill = load(wg, top, nk, zero_index(), g, zero_index(), zero_index()), fill = load(wg, nk, zero_index(), g, zero_index(), zero_index());
+  REQUIRE((group_fill.op() == Op::END && fill.op() == Op::END));
+  CHECK(group_fill.src(1).arg_as<RangeArg>().axis == AxisType::LOOP);
+  CHECK(group_fill.src(1).src(0).same((top.member.cast(dtypes::index) * fill_instructions(wg, top, nk))));
+  CHECK(fill.src(1).arg_as<RangeArg>().axis == AxisType::UNROLL);
   const st tiny = shared(16, 32, dtypes::bfloat16, SharedSwizzle::st_16x32);
   CHECK_THROWS_WITH_AS(load(wg, top, tiny, zero_index(), g, zero_index(), zero_index()),
                        doctest::Contains("load(st, gl): a 16x32 tile is not a whole number of direct-to-LDS rounds of 1024 elements (128 threads x 8)"), Error);
