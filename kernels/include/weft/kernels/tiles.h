@@ -9,6 +9,10 @@
 //   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA
 //   rt ar = load(wg, as.after({fill, barrier}), stage, MatrixOperand::A, 128, wg.wave_row());
 //   acc c = mma_ABt(c, ar, br);
+//   rt bk = load(wg, bs_kn.after({ready}), stage, Major::col, 64, wg.wave_col());  // K x N
+//   c = mma_AB(wg, c, ar, bk, {ko});                         // mma_AtB, mma_AtBt likewise
+//   WaveGroup producers = wave_rows(wg, constant(Wide(0)), 1);  // one row of waves fills
+//   UOp fill_b = load(wg, producers, bs, stage, b, row0, col0);
 //
 // docs/tiles.md walks through the types and the GEMM written with them.
 #pragma once
