@@ -10,6 +10,8 @@
 #include <cmath>
 
 #include "kernel_harness.h"
+#include "weft/emulator/code_stats.h"
+#include "weft/runtime/inspect.h"
 #include "weft/kernels/fragments.h"
 #include "weft/kernels/tiles.h"
 
@@ -344,6 +346,22 @@ TEST_CASE("tile ops: a wave group chosen at run time fills a tile") {
     }
   }
 }
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("tile ops: the LDS reads of the four products") {
+  // Per wave on gfx950: A and B are 32 x 64 operands, 2 x 2 sub-tiles of 16 x 32. A row-major
+  // operand of a K-contiguous tile is one ds_read_b128 per sub-tile; a col-major operand keeps a
+  // lane's 8 k values a row apart, one 2-byte read each (ds_read_b64_tr_b16 would make them one).
+  for (Product p : {Product::AB, Product::ABt, Product::AtB, Product::AtBt}) {
+    CAPTURE(product_name(p));
+    const emu::KernelStats s = emu::kernel_stats(rt::inspect(product_kernel("gfx950", p, false, 64, 64, 64), "gfx950").code_object);
+    const uint64_t col_major = (a_transposed(p) ? 1 : 0) + (b_transposed(p) ? 0 : 1);
+    CHECK(s.count("ds_read_b128") == 4 * (2 - col_major));
+    CHECK(s.count_prefix("ds_read_u16") + s.count_prefix("ds_read_u8") == 32 * col_major);
+    CHECK(s.count("v_mfma_f32_16x16x32_bf16") == 8);
+  }
+}
+#endif
 
 TEST_CASE("tile ops: shapes and orientations the operations cannot take are errors naming the operation") {
   Workgroup wg("gfx950", {index(1)}, 2, 2);
