@@ -49,7 +49,11 @@ acc product(const Workgroup& wg, const acc& c, const rt& a, Major a_major, const
   };
   orientation(a, a_major, "A");
   orientation(b, b_major, "B");
-  const WmmaArg shape = mma_shape(wg, a.parts.empty() ? dtypes::bfloat16 : a.parts[0].dtype().element());
+  if (a.parts.empty() || b.parts.empty()) throw Error(what + ": an operand without sub-tiles");
+  const DType input = a.parts[0].dtype().element();
+  if (!(b.parts[0].dtype().element() == input))
+    throw Error(what + ": A holds " + input.name() + ", B " + b.parts[0].dtype().element().name() + "; one MFMA takes one input type");
+  const WmmaArg shape = mma_shape(wg, input);
   if (a.mn() != c.rows || b.mn() != c.cols || a.k() != b.k() || a.k_step() != shape.k || b.k_step() != shape.k)
     throw Error(what + ": A " + shape_text(a.rows, a.cols) + (a_major == Major::row ? " (M x K)" : " (K x M)") + " and B " +
                 shape_text(b.rows, b.cols) + (b_major == Major::row ? " (N x K)" : " (K x N)") + " do not make the " +
@@ -119,9 +123,9 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, Major major, int64
                        Layout::identity("sub_col", k_dim, log2_exact(k_total / shape.k, "load(rt, st): k steps")) *
                        Layout::identity("block", mn_dim, log2_exact(mn_total / extent, "load(rt, st): blocks"));
   // A col-major tile of a row-major src: a lane's k values are a row apart, aligned_vector_width
-  // is 1 and read_operand_part reads them one by one. gfx950's ds_read_b64_tr_b16 reads 4 such
-  // values for each of 16 lanes in one instruction (the LDS transposing read); that is where this
-  // becomes one read per lane and sub-tile.
+  // is 1 and read_operand_part reads them one by one (ds_read_u16). gfx950's ds_read_b64_tr_b16,
+  // the LDS read that transposes across lanes (64 bits a lane), is where this becomes one read
+  // per 4 values instead of one per value; the tile layer does not emit it yet.
   const Layout to_offset = place.then(src.layout);
   std::vector<UOp> parts = in_grid_order(major, extent / 16, k_total / shape.k,
                                          [&](int64_t i, int64_t kk) { return read_operand_part(wg, src, stage, to_offset, i, kk, block); });

@@ -351,7 +351,7 @@ TEST_CASE("tile ops: a wave group chosen at run time fills a tile") {
 TEST_CASE("tile ops: the LDS reads of the four products") {
   // Per wave on gfx950: A and B are 32 x 64 operands, 2 x 2 sub-tiles of 16 x 32. A row-major
   // operand of a K-contiguous tile is one ds_read_b128 per sub-tile; a col-major operand keeps a
-  // lane's 8 k values a row apart, one 2-byte read each (ds_read_b64_tr_b16 would make them one).
+  // lane's 8 k values a row apart, one 2-byte read each (ds_read_b64_tr_b16 would read 4 at once).
   for (Product p : {Product::AB, Product::ABt, Product::AtB, Product::AtBt}) {
     CAPTURE(product_name(p));
     const emu::KernelStats s = emu::kernel_stats(rt::inspect(product_kernel("gfx950", p, false, 64, 64, 64), "gfx950").code_object);
@@ -388,6 +388,9 @@ TEST_CASE("tile ops: shapes and orientations the operations cannot take are erro
   CHECK_THROWS_WITH_AS(load(wg, g, Major::row, 24, 64, zero_index(), zero_index()), doctest::Contains("load(rt, gl): a 24x64 row-major tile is not whole 16 x 32 operand sub-tiles"), Error);
   CHECK_THROWS_WITH_AS(load(wg, g, Major::col, 16, 64, zero_index(), zero_index()), doctest::Contains("load(rt, gl): a 16x64 col-major tile is not whole 32 x 16"), Error);
   CHECK_THROWS_WITH_AS(load(wg, g32, Major::row, 16, 32, zero_index(), zero_index()), doctest::Contains("bfloat16 or float16 inputs, not float32"), Error);
+  const st f16_tile = shared(64, 64, dtypes::float16, SharedSwizzle::st_16x32);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, row, load(wg, f16_tile, zero_index(), Major::row, 64, zero_index()), {}),
+                       doctest::Contains("mma_ABt: A holds bfloat16, B float16; one MFMA takes one input type"), Error);
   // Column vectors: shapes and layouts.
   const acc narrow = accumulator(wg, 64, 32);
   CHECK_THROWS_WITH_AS(sub_col(narrow, col_max(wg, small)), doctest::Contains("sub_col: a column vector of 64 columns does not fit the 64x32 accumulator"), Error);

@@ -223,8 +223,8 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand oper
 // Each lane reads its registers in aligned pieces as wide as the layouts allow: a row-major tile
 // of a K-contiguous src is one 16-byte (gfx950) or 8-byte (gfx942) read per sub-tile; a
 // col-major tile keeps a lane's k values a row of src apart, so each is its own 2-byte read
-// (gfx950's ds_read_b64_tr_b16 is the transposing read that makes that one instruction; the
-// tile layer does not emit it yet). `block` is wave-uniform. Throws weft::Error for an extent
+// (gfx950's ds_read_b64_tr_b16, the LDS read that transposes across lanes, is where that
+// becomes one read per 4 values; the tile layer does not emit it yet). `block` is wave-uniform. Throws weft::Error for an extent
 // that is not whole 16-wide operand sub-tiles of src, or a k extent that is not whole k steps.
 rt load(const Workgroup& wg, const st& src, const UOp& stage, Major major, int64_t extent, const UOp& block);
 
