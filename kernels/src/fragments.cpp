@@ -7,7 +7,7 @@
 namespace weft::tile {
 namespace {
 
-int bits_of(int64_t v, const std::string& what, const char* who = "load_kn") {
+int bits_of(int64_t v, const std::string& what, const char* who) {
   if (v <= 0 || !std::has_single_bit(static_cast<uint64_t>(v))) throw Error(std::string(who) + ": " + std::to_string(v) + " " + what + " is not a power of two");
   return std::countr_zero(static_cast<uint64_t>(v));
 }
@@ -29,18 +29,8 @@ rt load_kn(const Workgroup& wg, const st& src, const UOp& stage, int64_t cols, c
   if (cols % 16 || src.cols % cols || src.rows % shape.k)
     throw Error("load_kn: " + std::to_string(cols) + " columns of a " + std::to_string(src.rows) + "x" + std::to_string(src.cols) +
                 " K x N tile in " + std::to_string(shape.k) + " x 16 operand sub-tiles");
-  // The operand as the hardware defines it: (register, lane) -> (row = k, col = n). Sub-tile
-  // columns, k steps and the wave's block of columns sit above its bits.
-  const Layout sub = operand_layout(wg, src.dtype, MatrixOperand::B);
-  const Layout place = sub * Layout::identity("sub_row", "col", bits_of(cols / 16, "sub-tile columns")) *
-                       Layout::identity("sub_col", "row", bits_of(src.rows / shape.k, "k steps")) *
-                       Layout::identity("block", "col", bits_of(src.cols / cols, "column blocks"));
-  const Layout to_offset = place.then(src.layout);
-  // parts(i, j): n sub-tile i, k step j, as load(rt, st) orders an N x K tile.
-  rt out{{}, cols, src.rows, 16, shape.k, transposed(sub)};
-  for (int64_t i = 0; i < cols / 16; ++i)
-    for (int64_t j = 0; j < src.rows / shape.k; ++j) out.parts.push_back(read_operand_part(wg, src, stage, to_offset, i, j, block));
-  return out;
+  // The col-major K x N tile seen as the N x K tile mma_ABt takes (the same registers).
+  return transpose(load(wg, src, stage, Major::col, cols, block, MatrixOperand::B));
 }
 
 rf fragment(const Workgroup& wg, int64_t rows, int64_t cols, DType dtype, int64_t threads_x, std::optional<int64_t> id) {

@@ -25,7 +25,8 @@ namespace weft::tile {
 // A wave's B operand of D = A * B from stage `stage` of `src`, a K x N shared tile: columns
 // [block*cols, (block+1)*cols) and every k row, as the N x K register tile mma_ABt takes (the
 // values load(wg, st, stage, MatrixOperand::B, ...) gives for the transposed tile, so
-// mma_ABt(c, a, load_kn(...)) is c += A * B). `block` is wave-uniform.
+// mma_ABt(c, a, load_kn(...)) is c += A * B): transpose(load(wg, src, stage, Major::col, cols,
+// block)), the col-major tile mma_AB takes, seen as N x K. `block` is wave-uniform.
 // Cost: an MFMA B operand holds consecutive k values per lane, which a K x N tile keeps a row
 // apart, so each element is its own LDS read (aligned_vector_width is 1): 8 ds_read_u16 per
 // 16 x 32 sub-tile on gfx950 and 4 on gfx942, where an N x K tile takes one ds_read_b128 or

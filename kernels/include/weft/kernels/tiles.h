@@ -6,14 +6,19 @@
 //   Workgroup wg(arch, {tiles_n, tiles_m}, /*wave_rows=*/2, /*wave_cols=*/4);
 //   gl a = global(1, m, k, dtypes::bfloat16);
 //   st as = shared(256, 64, dtypes::bfloat16, SharedSwizzle::st_16x32, /*stages=*/2);
-//   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA, cp.async on NVIDIA
+//   UOp fill = load(wg, as, stage, a, row0, col0);         // direct-to-LDS on CDNA
 //   rt ar = load(wg, as.after({fill, barrier}), stage, MatrixOperand::A, 128, wg.wave_row());
 //   acc c = mma_ABt(c, ar, br);
+//   rt bk = load(wg, bs_kn.after({ready}), stage, Major::col, 64, wg.wave_col());  // K x N
+//   c = mma_AB(wg, c, ar, bk, {ko});                         // mma_AtB, mma_AtBt likewise
+//   WaveGroup producers = wave_rows(wg, constant(Wide(0)), 1);  // one row of waves fills
+//   UOp fill_b = load(wg, producers, bs, stage, b, row0, col0);
 //
 // docs/tiles.md walks through the types and the GEMM written with them.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,20 +82,39 @@ struct st {
 };
 st shared(int64_t rows, int64_t cols, DType dtype, SharedSwizzle swizzle, int64_t stages = 1);
 
-// A register tile of one wave: rows x cols as (rows/16) x (cols/k) operand sub-tiles
-// (operand_layout: an MFMA's, or on NVIDIA mma.sync's). `layout` places one sub-tile: ("register", "lane") -> ("row", "col") with rows = the
-// sub-tile's 16 rows (M for an A operand, N for a transposed B) and cols = its k. parts[i * kt
-// + j] is sub-tile (i, j): one vector value per lane.
+// Which way a register tile lies relative to the product it feeds (HipKittens' row_l and col_l):
+// row: the tile is (M or N) x K, a lane's consecutive k values run along a row (A of A * B,
+// either operand of A * B^T); col: the tile is K x (M or N), a lane's k values run down a
+// column (B of A * B, A of A^T * B). The registers hold the same MFMA operand vectors either
+// way (on CDNA the A layout of m x k and the B layout of k x n are one another's transpose); the
+// orientation says which of the tile's dimensions is k, so that an mma can check and index it.
+enum class Major { row, col };
+
+// A register tile of one wave: rows x cols as a grid of MFMA operand sub-tiles of sub_rows x
+// sub_cols (16 x k when row major, k x 16 when col major). `layout` places one sub-tile:
+// ("register", "lane") -> ("row", "col") in the tile's own orientation. parts[i * (cols /
+// sub_cols) + j] is sub-tile (i, j) of that grid: one vector value per lane.
 struct rt {
   std::vector<UOp> parts;
   int64_t rows, cols;
   int64_t sub_rows, sub_cols;
   Layout layout;
+  Major major = Major::row;
   UOp part(int64_t i, int64_t j) const { return parts.at(static_cast<size_t>(i * (cols / sub_cols) + j)); }
+  // The operand's M (or N) extent, its K extent and the MFMA's k.
+  int64_t mn() const { return major == Major::row ? rows : cols; }
+  int64_t k() const { return major == Major::row ? cols : rows; }
+  int64_t k_step() const { return major == Major::row ? sub_cols : sub_rows; }
+  // The operand vector of M (or N) sub-tile i at k step kk, whatever the orientation.
+  UOp operand(int64_t i, int64_t kk) const { return major == Major::row ? part(i, kk) : part(kk, i); }
 };
 
-// An fp32 accumulator of one wave: rows x cols in 16x16 C sub-tiles (operand_layout's C), a
-// REG buffer [tiles_m][tiles_n][elements] per lane.
+// The same registers seen the other way round: a col-major K x N tile as the row-major N x K
+// tile (and back). No data moves.
+rt transpose(const rt& t);
+
+// An fp32 accumulator of one wave: rows x cols in 16x16 MFMA C sub-tiles, a REG buffer
+// [tiles_m][tiles_n][elements] per lane.
 struct acc {
   UOp buffer;
   int64_t rows, cols, elements;
@@ -113,33 +137,78 @@ struct rv {
   UOp at(int64_t i, int64_t e) const { return values.at(static_cast<size_t>(i * elements + e)); }
 };
 
+// One value per column of an accumulator, held the way the accumulator holds its columns: in
+// the 16x16 C layout a lane's registers all lie in one column (l % 16 of each sub-tile column),
+// so lane l keeps one value per sub-tile column j, the column j*16 + layout.col(0, l), and the
+// lanes whose lane bits differ only in row bits (l, l ^ 16, l ^ 32, l ^ 48) hold the same
+// values. values[j]; values, not memory.
+struct cv {
+  std::vector<UOp> values;
+  int64_t cols;
+  Layout layout;  // the accumulator's sub-tile layout the columns follow
+  UOp at(int64_t j) const { return values.at(static_cast<size_t>(j)); }
+};
+
+// A shared vector: `stages` copies of `length` elements in one LOCAL buffer (stage s at s *
+// length), for row or column statistics that several waves exchange (each wave's partial row
+// maximum, say, combined after a barrier).
+struct sv {
+  UOp buffer;
+  int64_t length, stages;
+  DType dtype;
+  // The vector as it is after `effects` (its stores and the barrier that publishes them).
+  sv after(const std::vector<UOp>& effects) const;
+};
+sv shared_vector(int64_t length, DType dtype, int64_t stages = 1);
+
+// A set of waves that works together, e.g. the 4 waves of one row of a 2 x 4 grid filling a
+// shared tile while the other row computes (HipKittens' 8-wave ping-pong). `member` is true in
+// the waves of the group (wave-uniform), `wave` is the calling wave's index in it (0 .. waves-1
+// in members; meaningless elsewhere).
+struct WaveGroup {
+  UOp member;
+  UOp wave;
+  int64_t waves;
+};
+// Every wave of the workgroup (member is the constant true).
+WaveGroup all_waves(const Workgroup& wg);
+// The waves of wave-grid rows [first_row, first_row + rows), row-major inside: `first_row` is
+// wave-uniform (a constant, or a loop counter for groups that take turns). Throws weft::Error
+// when rows is not in 1 .. wg.wave_rows() or a constant first_row puts the group outside the grid.
+WaveGroup wave_rows(const Workgroup& wg, const UOp& first_row, int64_t rows);
+
 // The matrix instruction the tile layer uses for `input` (bfloat16, float16) on the
 // workgroup's target: the MFMA 16x16x32 on gfx950 and 16x16x16 on gfx942 (64-lane waves);
 // mma.sync m16n8k16 on NVIDIA ("sm_XY", 32-lane warps). Throws weft::Error for another target,
 // input or wave size.
 WmmaArg mma_shape(const Workgroup& wg, DType input);
 
-// The operand sub-tile the tile types are made of, ("register", "lane") -> ("row", "col"): A
-// 16 x k, B k x 16, C 16 x 16 (k: mma_shape's). On CDNA one MFMA's operand (mfma_operand). On
+// The operand sub-tile the tile types are made of, ("register", "lane") -> ("row", "col"), in
+// the hardware's own orientation: A 16 x k (M x K), B k x 16 (K x N), C 16 x 16 (k: mma_shape's).
+// On CDNA one MFMA's operand (mfma_operand; its A and B layouts are one another's transpose). On
 // NVIDIA two mma.sync m16n8k16 side by side along n (mma_m16n8k16_operand): A is one
 // instruction's, and B's and C's register bit 2 selects the second instruction's half (n 8-15),
-// so a 16 x 16 sub-tile is 8 registers a lane on both targets' 16 x 16 accumulators of 32 lanes
-// (and 4 of 64), and mma_ABt issues one MFMA or two mma.sync per sub-tile and k step.
+// so the products issue one MFMA or two mma.sync per sub-tile and k step.
 Layout operand_layout(const Workgroup& wg, DType input, MatrixOperand which);
 
 // ---- operations ----
 
 // global[row0 .., col0 ..] -> stage `stage` of `dst`, by every thread of the workgroup. On
-// CDNA, direct-to-LDS (buffer_load ... lds, 16 bytes a lane on gfx950, 4 on gfx942); on NVIDIA
-// cp.async.cg, 16 bytes a lane. The destination is lane-linear, so each lane reads the global
-// elements the shared layout puts there (the swizzle moves to the global side). Elements outside
-// the tensor read as zeros (the buffer's range check; cp.async's zero source size). Returns the
-// copy effect. On NVIDIA the copies count in groups: the kernel closes them with async_commit
-// and waits with wait_counts{.vm = groups still allowed in flight}.
+// CDNA, direct-to-LDS (buffer_load ... lds, 16 bytes a lane on gfx950, 4 on gfx942): the
+// destination is lane-linear, so each lane reads the global elements the shared layout puts
+// there (the swizzle moves to the global side). Elements outside the tensor read as zeros
+// (the buffer's range check). Returns the copy effect.
 UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
 // How many memory instructions (each counted by vmcnt) one load(st, gl) of `dst` issues per
 // wave: what a wait must leave outstanding to cover every earlier fill but not this one.
 int64_t fill_instructions(const Workgroup& wg, const st& dst);
+// The same copy by the waves of `group` only: each member wave moves waves()/group.waves times
+// as much, the others issue nothing (the rounds are a loop whose trip count is 0 outside the
+// group, a wave-uniform branch, since an async copy cannot be predicated lane by lane). With
+// all_waves(wg), exactly load(wg, dst, ...) above. Returns the copy effect.
+UOp load(const Workgroup& wg, const WaveGroup& group, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
+// vmcnt instructions per member wave of one group-scoped load(st, gl).
+int64_t fill_instructions(const Workgroup& wg, const WaveGroup& group, const st& dst);
 
 // (row, col) -> (col, row) of a two-dimensional layout: a B operand (k x n) seen as the n x k
 // tile that C = A * B^T reads.
@@ -157,16 +226,51 @@ UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, cons
 // its index and width taken from the layouts. `block` is wave-uniform.
 rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand operand, int64_t rows, const UOp& block);
 
+// A wave's register tile in orientation `major` from stage `stage` of `src`:
+// - Major::row: src is (M or N) x K; rows [block*extent, (block+1)*extent) and every column, an
+//   extent x src.cols row-major tile (the load above);
+// - Major::col: src is K x (M or N); columns [block*extent, (block+1)*extent) and every row, a
+//   src.rows x extent col-major tile (B of A * B, A of A^T * B).
+// Each lane reads its registers in aligned pieces as wide as the layouts allow: a row-major tile
+// of a K-contiguous src is one 16-byte (gfx950) or 8-byte (gfx942) read per sub-tile; a
+// col-major tile keeps a lane's k values a row of src apart, so each is its own 2-byte read
+// (gfx950's ds_read_b64_tr_b16, the LDS read that transposes across lanes, is where that
+// becomes one read per 4 values; the tile layer does not emit it yet). `block` is wave-uniform. Throws weft::Error for an extent
+// that is not whole 16-wide operand sub-tiles of src, or a k extent that is not whole k steps.
+// `operand` says which operand the tile feeds: on CDNA the registers are the same for A and B
+// and it may be left out; on NVIDIA mma.sync's A and B layouts differ and leaving it out is an
+// error.
+rt load(const Workgroup& wg, const st& src, const UOp& stage, Major major, int64_t extent, const UOp& block,
+        std::optional<MatrixOperand> operand = std::nullopt);
+
+// A wave's rows x cols register tile in orientation `major` straight from global memory:
+// element (r, c) is global[row0 + r, col0 + c], zeros outside the tensor. Each lane reads the
+// elements its operand layout gives it, one masked 2-byte load each (a K-contiguous run is not
+// known to be aligned or inside the tensor). Throws weft::Error for shapes that are not whole
+// operand sub-tiles or a tensor dtype the MFMAs do not take.
+rt load(const Workgroup& wg, const gl& src, Major major, int64_t rows, int64_t cols, const UOp& row0, const UOp& col0,
+        std::optional<MatrixOperand> operand = std::nullopt);
+
 // c = 0. Returns the accumulator after the stores.
 acc zero(const acc& c, const Workgroup& wg);
 
-// c += a * b^T for register tiles a (M x K) and b (N x K), one MFMA (two mma.sync on NVIDIA,
-// one per 8 columns) per 16x16 sub-tile of c and k step. `loops` are the ranges the update repeats in (the K loop): the accumulator is
-// read as it is after the previous iteration; with no loops, one update. Returns the accumulator
-// after the update. With `priority` >= 0, the wave runs its MFMAs at that priority (s_setprio;
-// HipKittens raises it to 1 around each MFMA cluster so that the other waves' memory
-// instructions still issue) and returns to 0 after them.
+// The four products, c += op(A) * op(B), one MFMA per 16x16 sub-tile of c and k step. Each
+// takes its operands in the orientation HipKittens gives them (an Error naming the operation
+// otherwise); all four are one implementation reading operand(i, kk) of either orientation:
+//   mma_AB:   a row-major M x K, b col-major K x N        c += a * b
+//   mma_ABt:  a row-major M x K, b row-major N x K        c += a * b^T
+//   mma_AtB:  a col-major K x M, b col-major K x N        c += a^T * b
+//   mma_AtBt: a col-major K x M, b row-major N x K        c += a^T * b^T
+// `loops` are the ranges the update repeats in (the K loop): the accumulator is read as it is
+// after the previous iteration; with no loops, one update. Returns the accumulator after the
+// update. With `priority` >= 0, the wave runs its MFMAs at that priority (s_setprio; HipKittens
+// raises it to 1 around each MFMA cluster so that the other waves' memory instructions still
+// issue) and returns to 0 after them. Throws weft::Error, naming the operation, for an operand
+// of the wrong orientation or shapes that do not make c.
+acc mma_AB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
 acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
+acc mma_AtB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
+acc mma_AtBt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
 
 // ---- attention: loads and stores through the accumulator layout, row statistics, maps ----
 
@@ -208,10 +312,43 @@ acc mul_row(const acc& c, const rv& v);
 acc div_row(const acc& c, const rv& v);
 acc exp2(const acc& c);
 
+// The maximum (col_max) or sum (col_sum) of each column of c over its rows: first over the
+// lane's own registers and sub-tile rows, then across the lanes that hold the same columns,
+// with xor shuffles on the lane bits the layout maps to rows (lanes 16 and 32 apart in the
+// 16x16 C layout). Throws weft::Error for a layout whose registers span columns.
+cv col_max(const Workgroup& wg, const acc& c);
+cv col_sum(const Workgroup& wg, const acc& c);
+// c[r, col] - v[col], * v[col], / v[col], into a fresh accumulator; the column vector must come
+// from an accumulator of the same columns and layout.
+acc sub_col(const acc& c, const cv& v);
+acc mul_col(const acc& c, const cv& v);
+acc div_col(const acc& c, const cv& v);
+
+// Stage `stage` of `dst` at offset + r = v[r] (a row vector) or offset + col = v[col] (a column
+// vector), cast to dst's dtype, written by one lane of each group of lanes that hold the same
+// values. The caller keeps offset + v.rows (v.cols) <= dst.length when offset is not a constant.
+// Returns the store effect; a read of it goes through dst.after({effect, barrier}).
+UOp store(const Workgroup& wg, const sv& dst, const UOp& stage, const rv& v, const UOp& offset);
+UOp store(const Workgroup& wg, const sv& dst, const UOp& stage, const cv& v, const UOp& offset);
+// The row vector of `rows_of`'s rows (the column vector of its columns) read from stage `stage`
+// of `src` at offset .., as fp32: every lane reads the values it holds.
+rv load_rows(const Workgroup& wg, const sv& src, const UOp& stage, const acc& rows_of, const UOp& offset);
+cv load_cols(const Workgroup& wg, const sv& src, const UOp& stage, const acc& cols_of, const UOp& offset);
+// Between a shared vector and a column of a global tensor (the layout of per-row statistics,
+// as store(gl, rv) writes them): dst[i] = global[row0 + i, col0] (zeros outside the tensor), and
+// global[row0 + i, col0] = src[i] where inside, plain loads and stores by the workgroup's
+// threads. Each returns its store effect; store(gl, sv) is a kernel's closing statement (ended
+// over the hardware ranges).
+UOp load(const Workgroup& wg, const sv& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
+UOp store(const Workgroup& wg, const gl& dst, const sv& src, const UOp& stage, const UOp& row0, const UOp& col0);
+
 // global[row0 + r, col0] = v[r] for the rows inside the tensor, written by the one lane of each
 // row group whose column lane bits are zero. A kernel's closing statement (ended over the
 // hardware ranges), like store(gl, acc).
 UOp store(const Workgroup& wg, const gl& dst, const rv& v, const UOp& row0, const UOp& col0);
+// global[row0, col0 + c] = v[c] for the columns inside the tensor (a row of the tensor), written
+// by the lane of each column group whose row lane bits are zero.
+UOp store(const Workgroup& wg, const gl& dst, const cv& v, const UOp& row0, const UOp& col0);
 
 // global[row0 + r, col0 + c] = epilogue(c[r, c]) cast to the tensor's dtype, where inside the
 // tensor (ragged edges are masked). The kernel's closing statement: ended over the hardware

@@ -1,0 +1,205 @@
+// Register operand tiles and the matrix products: load(rt, st) in either orientation,
+// load(rt, gl), transpose(rt) and mma_AB / mma_ABt / mma_AtB / mma_AtBt, all four one
+// implementation over operand orientations.
+#include "tiles_internal.h"
+
+namespace weft::tile {
+
+using detail::log2_exact;
+using detail::shape_text;
+
+namespace {
+
+std::string major_name(Major m) { return m == Major::row ? "row" : "col"; }
+
+// One operand sub-tile in tile coordinates: ("register", "lane") -> ("row", "col"), in
+// orientation `major` (row: 16 x k, col: k x 16). operand_layout gives A as M x K and B as
+// K x N; the other orientation is its transpose. On CDNA the A and B operand layouts are one
+// another's transpose, so either operand gives the same registers and `operand` may be left
+// out; on NVIDIA mma.sync's A and B differ and it may not.
+Layout operand_sub_tile(const Workgroup& wg, DType dtype, Major major, std::optional<MatrixOperand> operand, const std::string& what) {
+  if (!operand && is_nvidia(wg.arch()))
+    throw Error(what + ": on " + wg.arch() + " mma.sync's A and B operands have different layouts; say which operand the tile is for");
+  const MatrixOperand which = operand.value_or(MatrixOperand::A);
+  if (which == MatrixOperand::C) throw Error(what + ": an accumulator is not a register operand tile");
+  const Layout natural = operand_layout(wg, dtype, which);
+  const Major natural_major = which == MatrixOperand::A ? Major::row : Major::col;
+  return major == natural_major ? natural : transposed(natural);
+}
+
+// Lanes [first, first + count) of vector v (v itself when that is all of it).
+UOp lanes_of(const UOp& v, int64_t first, int64_t count) {
+  if (first == 0 && count == v.dtype().lanes) return v;
+  std::vector<UOp> out;
+  for (int64_t e = first; e < first + count; ++e) out.push_back(v.gep(e));
+  return vectorize(out);
+}
+
+// parts in the tile's grid order for the sub-tiles (mn_tiles x k_steps of the operand), read
+// by `part(i, kk)` (M or N sub-tile i, k step kk).
+std::vector<UOp> in_grid_order(Major major, int64_t mn_tiles, int64_t k_steps, const std::function<UOp(int64_t, int64_t)>& part) {
+  std::vector<UOp> parts;
+  const bool row = major == Major::row;
+  for (int64_t a = 0; a < (row ? mn_tiles : k_steps); ++a)
+    for (int64_t b = 0; b < (row ? k_steps : mn_tiles); ++b) parts.push_back(row ? part(a, b) : part(b, a));
+  return parts;
+}
+
+// The register tile for operand sub-tiles of 16 x k in orientation `major`, given the parts.
+rt make_rt(std::vector<UOp> parts, Major major, int64_t mn, int64_t k_extent, int64_t k, Layout sub) {
+  if (major == Major::row) return {std::move(parts), mn, k_extent, 16, k, std::move(sub), major};
+  return {std::move(parts), k_extent, mn, k, 16, std::move(sub), major};
+}
+
+// c += op(a) * op(b), the body of the four products: `a` must lie as `a_major`, `b` as
+// `b_major` (the variant's contract); then a.operand(i, kk) is the A operand of C sub-tile row i
+// at k step kk, b.operand(j, kk) the B operand of C sub-tile column j.
+acc product(const Workgroup& wg, const acc& c, const rt& a, Major a_major, const rt& b, Major b_major, const std::vector<UOp>& loops,
+            int64_t priority, const std::string& what) {
+  const auto orientation = [&](const rt& t, Major want, const char* name) {
+    if (t.major == want) return;
+    const char* along = want == Major::row ? "k along its columns" : "k along its rows";
+    throw Error(what + ": " + name + " is a " + shape_text(t.rows, t.cols) + " register tile in " + major_name(t.major) +
+                " layout; this product takes it in " + major_name(want) + " layout (" + along + ")");
+  };
+  orientation(a, a_major, "A");
+  orientation(b, b_major, "B");
+  if (a.parts.empty() || b.parts.empty()) throw Error(what + ": an operand without sub-tiles");
+  const DType input = a.parts[0].dtype().element();
+  if (!(b.parts[0].dtype().element() == input))
+    throw Error(what + ": A holds " + input.name() + ", B " + b.parts[0].dtype().element().name() + "; one MFMA takes one input type");
+  const WmmaArg shape = mma_shape(wg, input);
+  if (a.mn() != c.rows || b.mn() != c.cols || a.k() != b.k() || a.k_step() != shape.k || b.k_step() != shape.k)
+    throw Error(what + ": A " + shape_text(a.rows, a.cols) + (a_major == Major::row ? " (M x K)" : " (K x M)") + " and B " +
+                shape_text(b.rows, b.cols) + (b_major == Major::row ? " (N x K)" : " (K x N)") + " do not make the " +
+                shape_text(c.rows, c.cols) + " accumulator");
+  const UOp current = loops.empty() ? c.buffer : c.buffer.after(loops);
+  // Instructions per 16x16 sub-tile (operand_layout): 1 MFMA, or 2 mma.sync each on its half of
+  // B's and C's registers.
+  const int64_t pieces = 16 * 16 / (shape.m * shape.n), c_per = c.elements / pieces;
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j) {
+      std::vector<UOp> d(static_cast<size_t>(pieces));
+      for (int64_t p = 0; p < pieces; ++p) {
+        std::vector<UOp> lanes;
+        for (int64_t e = p * c_per; e < (p + 1) * c_per; ++e) lanes.push_back(detail::element(current, i, j, e).load());
+        d[static_cast<size_t>(p)] = vectorize(lanes);
+      }
+      for (int64_t kk = 0; kk < a.k() / shape.k; ++kk) {
+        const UOp bp = b.operand(j, kk);
+        const int64_t b_per = bp.dtype().lanes / pieces;
+        for (int64_t p = 0; p < pieces; ++p)
+          d[static_cast<size_t>(p)] = wmma(a.operand(i, kk), lanes_of(bp, p * b_per, b_per), d[static_cast<size_t>(p)], shape);
+      }
+      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(detail::element(c.buffer, i, j, e).store(d[static_cast<size_t>(e / c_per)].gep(e % c_per)));
+    }
+  if (priority >= 0) {
+    stores.insert(stores.begin(), wave_priority(priority));
+    stores.push_back(wave_priority(0));
+  }
+  acc out = c;
+  out.buffer = c.buffer.after({loops.empty() ? group(stores) : group(stores).end(loops)});  // no loops: one update
+  return out;
+}
+
+}  // namespace
+
+Layout transposed(const Layout& l) {
+  const int rb = l.out_dims().at(0).bits, cb = l.out_dims().at(1).bits;
+  std::vector<Layout::Coords> images;
+  for (int b = 0; b < rb; ++b) images.push_back({{"col", int64_t{1} << b}});
+  for (int b = 0; b < cb; ++b) images.push_back({{"row", int64_t{1} << b}});
+  return l.then(Layout({{"row", rb}, {"col", cb}}, {{"row", cb}, {"col", rb}}, images));
+}
+
+rt transpose(const rt& t) {
+  const Major other = t.major == Major::row ? Major::col : Major::row;
+  std::vector<UOp> parts = in_grid_order(other, t.mn() / 16, t.k() / t.k_step(), [&](int64_t i, int64_t kk) { return t.operand(i, kk); });
+  return make_rt(std::move(parts), other, t.mn(), t.k(), t.k_step(), transposed(t.layout));
+}
+
+UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block) {
+  const int64_t registers = int64_t{1} << to_offset.in_dims().at(0).bits;
+  const int64_t width = aligned_vector_width(to_offset, "register", "offset", std::min<int64_t>(registers, 16 / src.dtype.itemsize()));
+  std::vector<UOp> reads, lanes;
+  for (int64_t r = 0; r < registers; r += width) {
+    const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
+                          {"sub_col", constant(Wide(j))}, {"block", block}};
+    const UOp granule = layout_granule(to_offset, at, "register", "offset", width);
+    reads.push_back(src.buffer[stage * src.size() + granule * width].vec(width).load());
+    for (int64_t e = 0; e < width; ++e) lanes.push_back(width == 1 ? reads.back() : reads.back().gep(e));
+  }
+  return reads.size() == 1 ? reads[0] : vectorize(lanes);
+}
+
+rt load(const Workgroup& wg, const st& src, const UOp& stage, Major major, int64_t extent, const UOp& block, std::optional<MatrixOperand> operand) {
+  const WmmaArg shape = mma_shape(wg, src.dtype);
+  const bool row = major == Major::row;
+  const int64_t mn_total = row ? src.rows : src.cols, k_total = row ? src.cols : src.rows;
+  if (extent <= 0 || extent % 16 || mn_total % extent || k_total % shape.k)
+    throw Error("load(rt, st): " + std::to_string(extent) + (row ? " rows" : " columns") + " of a " + shape_text(src.rows, src.cols) +
+                (row ? " (M or N) x K tile in 16 x " + std::to_string(shape.k) : " K x (M or N) tile in " + std::to_string(shape.k) + " x 16") +
+                " operand sub-tiles");
+  // The whole tile: M/N sub-tiles and k steps above the operand's own bits, the wave's block
+  // above those; a col-major tile has M/N along its columns.
+  const std::string mn_dim = row ? "row" : "col", k_dim = row ? "col" : "row";
+  const Layout sub = operand_sub_tile(wg, src.dtype, major, operand, "load(rt, st)");
+  const Layout place = sub * Layout::identity("sub_row", mn_dim, log2_exact(extent / 16, "load(rt, st): M/N sub-tiles")) *
+                       Layout::identity("sub_col", k_dim, log2_exact(k_total / shape.k, "load(rt, st): k steps")) *
+                       Layout::identity("block", mn_dim, log2_exact(mn_total / extent, "load(rt, st): blocks"));
+  // A col-major tile of a row-major src: a lane's k values are a row apart, aligned_vector_width
+  // is 1 and read_operand_part reads them one by one (ds_read_u16). gfx950's ds_read_b64_tr_b16,
+  // the LDS read that transposes across lanes (64 bits a lane), is where this becomes one read
+  // per 4 values instead of one per value; the tile layer does not emit it yet.
+  const Layout to_offset = place.then(src.layout);
+  std::vector<UOp> parts = in_grid_order(major, extent / 16, k_total / shape.k,
+                                         [&](int64_t i, int64_t kk) { return read_operand_part(wg, src, stage, to_offset, i, kk, block); });
+  return make_rt(std::move(parts), major, extent, k_total, shape.k, sub);
+}
+
+rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand operand, int64_t rows, const UOp& block) {
+  if (operand == MatrixOperand::C) throw Error("load(rt, st): an accumulator is not loaded from shared memory");
+  return load(wg, src, stage, Major::row, rows, block, operand);  // B as N x K
+}
+
+rt load(const Workgroup& wg, const gl& src, Major major, int64_t rows, int64_t cols, const UOp& row0, const UOp& col0,
+        std::optional<MatrixOperand> operand) {
+  const DType dtype = src.buffer.dtype();
+  const WmmaArg shape = mma_shape(wg, dtype);
+  const bool row = major == Major::row;
+  const int64_t mn = row ? rows : cols, k_extent = row ? cols : rows;
+  if (mn <= 0 || mn % 16 || k_extent <= 0 || k_extent % shape.k)
+    throw Error("load(rt, gl): a " + shape_text(rows, cols) + " " + major_name(major) + "-major tile is not whole " +
+                (row ? "16 x " + std::to_string(shape.k) : std::to_string(shape.k) + " x 16") + " operand sub-tiles");
+  const Layout sub = operand_sub_tile(wg, dtype, major, operand, "load(rt, gl)");
+  const int64_t registers = int64_t{1} << sub.in_dims().at(0).bits;
+  const int64_t sub_rows = row ? 16 : shape.k, sub_cols = row ? shape.k : 16;
+  // Sub-tile (i, kk) of the operand is sub-tile (i, kk) or (kk, i) of the tile's grid.
+  const auto part = [&](int64_t i, int64_t kk) {
+    const int64_t gi = row ? i : kk, gj = row ? kk : i;
+    std::vector<UOp> lanes;
+    for (int64_t e = 0; e < registers; ++e) {
+      const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
+      const UOp r = row0 + gi * sub_rows + layout_index(sub, at, "row"), c = col0 + gj * sub_cols + layout_index(sub, at, "col");
+      lanes.push_back(src.buffer[{r, c}].load((r < src.rows) & (c < src.cols), constant(0.0, dtype)));
+    }
+    return vectorize(lanes);
+  };
+  return make_rt(in_grid_order(major, mn / 16, k_extent / shape.k, part), major, mn, k_extent, shape.k, sub);
+}
+
+acc mma_AB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
+  return product(wg, c, a, Major::row, b, Major::col, loops, priority, "mma_AB");
+}
+acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
+  return product(wg, c, a, Major::row, b, Major::row, loops, priority, "mma_ABt");
+}
+acc mma_AtB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
+  return product(wg, c, a, Major::col, b, Major::col, loops, priority, "mma_AtB");
+}
+acc mma_AtBt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
+  return product(wg, c, a, Major::col, b, Major::row, loops, priority, "mma_AtBt");
+}
+
+}  // namespace weft::tile
