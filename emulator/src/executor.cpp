@@ -35,6 +35,7 @@ const SemanticsTable& semantics() {
     register_half_semantics(t);
     register_float_special_semantics(t);
     register_fp8_semantics(t);
+    register_transpose_semantics(t);
     return t;
   }();
   return table;

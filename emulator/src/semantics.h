@@ -16,5 +16,6 @@ void register_memory_semantics(SemanticsTable& t);
 void register_half_semantics(SemanticsTable& t);  // after the vector ones: its entries replace theirs
 void register_float_special_semantics(SemanticsTable& t);
 void register_fp8_semantics(SemanticsTable& t);
+void register_transpose_semantics(SemanticsTable& t);
 
 }  // namespace weft::emu
