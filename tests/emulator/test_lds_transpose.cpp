@@ -246,3 +246,64 @@ done:
   CHECK_MESSAGE(error.find("all 16 lanes of a group active (lanes 32..47 have EXEC bits 0x00ff)") != std::string::npos, error);
   CHECK_MESSAGE(error.find("ds_read_b64_tr_b16") != std::string::npos, error);
 }
+
+namespace {
+
+// out[4l ..] = the two results of llvm.amdgcn.permlane16.swap(x, y) then of permlane32.swap(x, y).
+const char* kSwaps = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare {i32, i32} @llvm.amdgcn.permlane16.swap(i32, i32, i1, i1)
+declare {i32, i32} @llvm.amdgcn.permlane32.swap(i32, i32, i1, i1)
+define amdgpu_kernel void @swaps(ptr addrspace(1) %x, ptr addrspace(1) %y, ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %px = getelementptr i32, ptr addrspace(1) %x, i32 %l
+  %py = getelementptr i32, ptr addrspace(1) %y, i32 %l
+  %vx = load i32, ptr addrspace(1) %px
+  %vy = load i32, ptr addrspace(1) %py
+  %s16 = call {i32, i32} @llvm.amdgcn.permlane16.swap(i32 %vx, i32 %vy, i1 false, i1 false)
+  %s32 = call {i32, i32} @llvm.amdgcn.permlane32.swap(i32 %vx, i32 %vy, i1 false, i1 false)
+  %a = extractvalue {i32, i32} %s16, 0
+  %b = extractvalue {i32, i32} %s16, 1
+  %c = extractvalue {i32, i32} %s32, 0
+  %d = extractvalue {i32, i32} %s32, 1
+  %o = mul i32 %l, 4
+  %q0 = getelementptr i32, ptr addrspace(1) %out, i32 %o
+  store i32 %a, ptr addrspace(1) %q0
+  %q1 = getelementptr i32, ptr addrspace(1) %q0, i32 1
+  store i32 %b, ptr addrspace(1) %q1
+  %q2 = getelementptr i32, ptr addrspace(1) %q0, i32 2
+  store i32 %c, ptr addrspace(1) %q2
+  %q3 = getelementptr i32, ptr addrspace(1) %q0, i32 3
+  store i32 %d, ptr addrspace(1) %q3
+  ret void
+}
+)";
+
+}  // namespace
+
+TEST_CASE("v_permlane16_swap_b32 and v_permlane32_swap_b32 exchange vdst's odd rows (halves) with vsrc's even ones") {
+  const auto bytes = weft::testing::compile_ll(kSwaps, "gfx950");
+  const std::string listing = listing_of(bytes);
+  for (const char* form : {"v_permlane16_swap_b32", "v_permlane32_swap_b32"})
+    REQUIRE_MESSAGE(listing.find(form) != std::string::npos, form);
+  weft::testing::check_listing_matches_objdump(bytes, Arch::Gfx950);
+  const CodeObject code = CodeObject::load(bytes);
+  std::vector<uint32_t> x(64), y(64);
+  for (int l = 0; l < 64; ++l) x[l] = static_cast<uint32_t>(rng()()), y[l] = static_cast<uint32_t>(rng()());
+  GlobalMemory mem;
+  const uint64_t px = upload(mem, x, "x"), py = upload(mem, y, "y"), po = upload(mem, std::vector<uint8_t>(64 * 16, 0xCD), "out");
+  LaunchOptions o;
+  o.block = {64, 1, 1};
+  const ArgValue args[] = {ArgValue::pointer(px), ArgValue::pointer(py), ArgValue::pointer(po)};
+  o.kernarg = pack_kernel_args(code.kernel("swaps"), args);
+  run_kernel(code, "swaps", mem, o);
+  const auto out = download<uint32_t>(mem, po, 64 * 4);
+  for (int l = 0; l < 64; ++l) {
+    const bool odd_row = (l / 16) % 2 == 1, high_half = l >= 32;
+    CHECK_MESSAGE(out[4 * l] == (odd_row ? y[l - 16] : x[l]), "permlane16 vdst, lane " << l);
+    CHECK_MESSAGE(out[4 * l + 1] == (odd_row ? y[l] : x[l + 16]), "permlane16 vsrc, lane " << l);
+    CHECK_MESSAGE(out[4 * l + 2] == (high_half ? y[l - 32] : x[l]), "permlane32 vdst, lane " << l);
+    CHECK_MESSAGE(out[4 * l + 3] == (high_half ? y[l] : x[l + 32]), "permlane32 vsrc, lane " << l);
+  }
+}
