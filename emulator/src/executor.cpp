@@ -36,6 +36,7 @@ const SemanticsTable& semantics() {
     register_float_special_semantics(t);
     register_fp8_semantics(t);
     register_transpose_semantics(t);
+    register_typed_buffer_semantics(t);
     return t;
   }();
   return table;

@@ -17,5 +17,6 @@ void register_half_semantics(SemanticsTable& t);  // after the vector ones: its 
 void register_float_special_semantics(SemanticsTable& t);
 void register_fp8_semantics(SemanticsTable& t);
 void register_transpose_semantics(SemanticsTable& t);
+void register_typed_buffer_semantics(SemanticsTable& t);
 
 }  // namespace weft::emu
