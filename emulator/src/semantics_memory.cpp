@@ -495,6 +495,30 @@ void register_memory_semantics(SemanticsTable& t) {
   t["ds_max_rtn_i64"] = ds_atomic<Atomic::SMax, true, uint64_t>;
   t["ds_min_i64"] = ds_atomic<Atomic::SMin, false, uint64_t>;
   t["ds_min_rtn_i64"] = ds_atomic<Atomic::SMin, true, uint64_t>;
+  t["ds_sub_u32"] = ds_atomic<Atomic::Sub, false>;
+  t["ds_sub_rtn_u32"] = ds_atomic<Atomic::Sub, true>;
+  t["ds_sub_u64"] = ds_atomic<Atomic::Sub, false, uint64_t>;
+  t["ds_sub_rtn_u64"] = ds_atomic<Atomic::Sub, true, uint64_t>;
+  t["ds_and_b32"] = ds_atomic<Atomic::And, false>;
+  t["ds_and_rtn_b32"] = ds_atomic<Atomic::And, true>;
+  t["ds_and_b64"] = ds_atomic<Atomic::And, false, uint64_t>;
+  t["ds_and_rtn_b64"] = ds_atomic<Atomic::And, true, uint64_t>;
+  t["ds_or_b32"] = ds_atomic<Atomic::Or, false>;
+  t["ds_or_rtn_b32"] = ds_atomic<Atomic::Or, true>;
+  t["ds_or_b64"] = ds_atomic<Atomic::Or, false, uint64_t>;
+  t["ds_or_rtn_b64"] = ds_atomic<Atomic::Or, true, uint64_t>;
+  t["ds_xor_b32"] = ds_atomic<Atomic::Xor, false>;
+  t["ds_xor_rtn_b32"] = ds_atomic<Atomic::Xor, true>;
+  t["ds_xor_b64"] = ds_atomic<Atomic::Xor, false, uint64_t>;
+  t["ds_xor_rtn_b64"] = ds_atomic<Atomic::Xor, true, uint64_t>;
+  t["ds_inc_u32"] = ds_atomic<Atomic::Inc, false>;  // old >= data ? 0 : old + 1, as the global ones
+  t["ds_inc_rtn_u32"] = ds_atomic<Atomic::Inc, true>;
+  t["ds_inc_u64"] = ds_atomic<Atomic::Inc, false, uint64_t>;
+  t["ds_inc_rtn_u64"] = ds_atomic<Atomic::Inc, true, uint64_t>;
+  t["ds_dec_u32"] = ds_atomic<Atomic::Dec, false>;  // old == 0 || old > data ? data : old - 1
+  t["ds_dec_rtn_u32"] = ds_atomic<Atomic::Dec, true>;
+  t["ds_dec_u64"] = ds_atomic<Atomic::Dec, false, uint64_t>;
+  t["ds_dec_rtn_u64"] = ds_atomic<Atomic::Dec, true, uint64_t>;
   t["ds_wrxchg_rtn_b32"] = ds_atomic<Atomic::Swap, true>;
   t["ds_wrxchg_rtn_b64"] = ds_atomic<Atomic::Swap, true, uint64_t>;
   t["ds_cmpst_b32"] = ds_atomic<Atomic::CmpSwap, false>;
