@@ -278,12 +278,21 @@ std::string hwreg_text(uint32_t imm) {
   return "hwreg(" + name + ", " + std::to_string(offset) + ", " + std::to_string(size) + ")";
 }
 
+// s_setreg_imm32_b32's constant: LLVM prints a value that an inline constant could hold as that
+// constant (3, -1, 1.0), anything else in hex.
+std::string sopk_constant_text(uint32_t k) {
+  if (is_inline_int(static_cast<int32_t>(k))) return std::to_string(static_cast<int32_t>(k));
+  for (uint32_t i = 0; i < 9; ++i)
+    if (k == kInlineFloatBits[i]) return inline_float(240 + i, ValType::B32);
+  return hex(k);
+}
+
 void print_sopk(Printer& p) {
   const uint32_t imm = simm16(p.in);
   for (const OperandSpec& op : operand_specs(*p.in.info)) {
     const std::string_view fixed(op.text ? op.text : "", op.text ? op.width : 0);
     if (op.field == Field::Dst) p.operand(scalar_reg(sop_sdst(p.in), op.width));
-    else if (fixed == "K") p.operand(literal_text(p.in.literal, ValType::B32).rfind("lit(", 0) == 0 ? std::nullopt : std::optional(hex(p.in.literal)));
+    else if (fixed == "K") p.operand(sopk_constant_text(p.in.literal));
     else if (fixed.rfind("hwreg(", 0) == 0) p.operand(hwreg_text(imm));
     else if (fixed == "8" || fixed == "3)") continue;  // the rest of hwreg(...)
     else if (p.mnemonic == "s_cbranch_i_fork" || p.mnemonic == "s_call_b64") p.operand(dec(imm));

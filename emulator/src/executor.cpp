@@ -35,6 +35,9 @@ const SemanticsTable& semantics() {
     register_half_semantics(t);
     register_float_special_semantics(t);
     register_fp8_semantics(t);
+    register_transpose_semantics(t);
+    register_typed_buffer_semantics(t);
+    register_mode_semantics(t);
     return t;
   }();
   return table;
@@ -344,6 +347,7 @@ void init_wave(Wave& w, const Kernel& k, const DispatchState& d, const Workgroup
   w.ended = w.at_barrier = false;
   w.id = wave_id;
   w.executed = 0;
+  w.mode = initial_mode(kd.rsrc1);
   int s = 0;
   auto put64 = [&](uint64_t v) {
     w.s[s++] = static_cast<uint32_t>(v);
@@ -455,6 +459,8 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
     throw Error("launch of " + kernel_name + ": block of " + std::to_string(o.block.count()) + " work-items exceeds the kernel's maximum of " +
                 std::to_string(k.max_flat_workgroup_size));
   if (o.block.x > 1024 || o.block.y > 1024 || o.block.z > 1024) throw Error("launch of " + kernel_name + ": a block dimension exceeds 1024");
+  if (const std::string why = unsupported_float_mode(initial_mode(k.descriptor.rsrc1)); !why.empty())
+    throw Error("launch of " + kernel_name + ": its kernel descriptor's " + why);
   const Program prog = build_program(code, k);
 
   std::vector<uint8_t> kernarg = o.kernarg;

@@ -16,5 +16,13 @@ void register_memory_semantics(SemanticsTable& t);
 void register_half_semantics(SemanticsTable& t);  // after the vector ones: its entries replace theirs
 void register_float_special_semantics(SemanticsTable& t);
 void register_fp8_semantics(SemanticsTable& t);
+void register_transpose_semantics(SemanticsTable& t);
+void register_typed_buffer_semantics(SemanticsTable& t);
+void register_mode_semantics(SemanticsTable& t);
+
+// The MODE register a wave starts with, from the kernel descriptor's COMPUTE_PGM_RSRC1, and why
+// the emulator cannot run a MODE's float fields ("" when it can; semantics_mode.cpp).
+uint32_t initial_mode(uint32_t rsrc1);
+std::string unsupported_float_mode(uint32_t mode);
 
 }  // namespace weft::emu

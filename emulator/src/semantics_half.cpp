@@ -65,6 +65,22 @@ uint32_t min_h(uint32_t a, uint32_t b, uint32_t) { return f2h(std::fmin(h2f(a), 
 uint32_t fma_h(uint32_t a, uint32_t b, uint32_t c) {
   return d2h(std::fma(static_cast<double>(h2f(a)), static_cast<double>(h2f(b)), static_cast<double>(h2f(c))));
 }
+// v_div_fixup_f16(q, den, num), the last step of llc's f16 division: the special cases of
+// num / den (AMD's V_DIV_FIXUP_F16 pseudocode: a NaN operand quieted, numerator first; 0/0 and
+// inf/inf the default NaN; x/0 and inf/x infinity; x/inf and 0/x zero), else q with the
+// quotient's sign.
+uint32_t div_fixup_h(uint32_t q, uint32_t den, uint32_t num) {
+  const uint32_t sign = (den ^ num) & 0x8000;
+  const auto is_nan = [](uint32_t h) { return (h & 0x7fff) > 0x7c00; };
+  const auto is_inf = [](uint32_t h) { return (h & 0x7fff) == 0x7c00; };
+  const auto is_zero = [](uint32_t h) { return (h & 0x7fff) == 0; };
+  if (is_nan(num)) return num | 0x200;
+  if (is_nan(den)) return den | 0x200;
+  if ((is_zero(den) && is_zero(num)) || (is_inf(den) && is_inf(num))) return 0x7e00;
+  if (is_zero(den) || is_inf(num)) return sign | 0x7c00;
+  if (is_inf(den) || is_zero(num)) return sign;
+  return sign | (q & 0x7fff);
+}
 uint32_t add_u16(uint32_t a, uint32_t b, uint32_t) { return a + b; }
 uint32_t sub_u16(uint32_t a, uint32_t b, uint32_t) { return a - b; }
 uint32_t subrev_u16(uint32_t a, uint32_t b, uint32_t) { return b - a; }
@@ -303,7 +319,7 @@ void register_half_semantics(SemanticsTable& t) {
       {"v_add_f16", half_op<add_h, 2, true>}, {"v_sub_f16", half_op<sub_h, 2, true>},
       {"v_subrev_f16", half_op<subrev_h, 2, true>}, {"v_mul_f16", half_op<mul_h, 2, true>},
       {"v_max_f16", half_op<max_h, 2, true>}, {"v_min_f16", half_op<min_h, 2, true>},
-      {"v_fma_f16", half_op<fma_h, 3, true>},
+      {"v_fma_f16", half_op<fma_h, 3, true>}, {"v_div_fixup_f16", half_op<div_fixup_h, 3, true>},
       {"v_add_u16", half_op<add_u16, 2, false>}, {"v_sub_u16", half_op<sub_u16, 2, false>},
       {"v_subrev_u16", half_op<subrev_u16, 2, false>}, {"v_mul_lo_u16", half_op<mul_lo_u16, 2, false>},
       {"v_lshlrev_b16", half_op<lshlrev_b16, 2, false>}, {"v_lshrrev_b16", half_op<lshrrev_b16, 2, false>},

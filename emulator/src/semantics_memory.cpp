@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "buffer_access.h"
 #include "isa_fields.h"
 #include "semantics.h"
 
@@ -302,46 +303,6 @@ void ds_permute(Exec& e, const Inst& in) {
   }
 }
 
-// MUBUF through a buffer resource: V# = {base[47:0], stride[61:48], num_records, flags}.
-struct BufferResource {
-  uint64_t base;
-  uint32_t stride, num_records;
-};
-BufferResource resource(const Exec& e, const Inst& in) {
-  const uint32_t r = mubuf_srsrc(in);
-  const uint32_t w0 = e.w.s[r], w1 = e.w.s[r + 1], w2 = e.w.s[r + 2], w3 = e.w.s[r + 3];
-  // ADD_TID_ENABLE (word 3, bit 23) adds the lane id to the index and changes the range check;
-  // compilers use it only for scratch through buffers, which these targets do not need.
-  if ((w3 >> 23) & 1) e.fail("buffer resource with ADD_TID_ENABLE set (word 3 = " + std::to_string(w3) + "): not emulated");
-  return {w0 | (uint64_t{w1 & 0xffff} << 32), (w1 >> 16) & 0x3fff, w2};
-}
-
-// Where lane l of a MUBUF instruction points, and what its range check compares.
-struct BufferLane {
-  uint64_t offset;  // from the base: index * stride + (voffset + inst_offset) mod 2^32 + soffset
-  uint32_t index;   // the VGPR index (IDXEN), else 0
-};
-BufferLane buffer_lane(const Exec& e, const Inst& in, const BufferResource& v, int l) {
-  const uint32_t vaddr = mubuf_vaddr(in);
-  const uint32_t index = mubuf_idxen(in) ? e.w.vreg(vaddr)[l] : 0;
-  const uint32_t voffset = mubuf_offen(in) ? e.w.vreg(vaddr + (mubuf_idxen(in) ? 1 : 0))[l] : 0;
-  const uint32_t offset = voffset + mubuf_offset(in);  // a 32-bit sum in hardware: it wraps
-  return {uint64_t{index} * v.stride + offset + e.scalar(mubuf_soffset(in)), index};
-}
-
-// How many leading `elem`-byte elements of a lane's `count` pass the range check of CDNA3/CDNA4
-// (the ISA guides' "Buffer Addressing", range checking; the same rule as LLVM's AMDGPUUsage
-// "buffer OOB" notes and AMD's rocjitsu model of gfx950): with IDXEN and a nonzero stride the
-// record index must be below num_records, all or nothing; otherwise element i is in range when
-// its last byte is, offset + (i + 1) * elem <= num_records, with soffset counted in the offset.
-// dwordx2/x3/x4 loads and stores are checked per dword (elem 4); atomics and sub-dword accesses
-// as one element.
-uint32_t elements_in_range(const Inst& in, const BufferResource& v, const BufferLane& a, uint32_t elem, uint32_t count) {
-  if (mubuf_idxen(in) && v.stride != 0) return a.index < v.num_records ? count : 0;
-  if (a.offset >= v.num_records) return 0;
-  return static_cast<uint32_t>(std::min<uint64_t>(count, (v.num_records - a.offset) / elem));
-}
-
 // A load's elements: dwords for loads of 8 bytes and more, else the one sub-dword value.
 constexpr uint32_t element_bytes(uint32_t bytes) { return bytes > 4 ? 4 : bytes; }
 
@@ -534,6 +495,30 @@ void register_memory_semantics(SemanticsTable& t) {
   t["ds_max_rtn_i64"] = ds_atomic<Atomic::SMax, true, uint64_t>;
   t["ds_min_i64"] = ds_atomic<Atomic::SMin, false, uint64_t>;
   t["ds_min_rtn_i64"] = ds_atomic<Atomic::SMin, true, uint64_t>;
+  t["ds_sub_u32"] = ds_atomic<Atomic::Sub, false>;
+  t["ds_sub_rtn_u32"] = ds_atomic<Atomic::Sub, true>;
+  t["ds_sub_u64"] = ds_atomic<Atomic::Sub, false, uint64_t>;
+  t["ds_sub_rtn_u64"] = ds_atomic<Atomic::Sub, true, uint64_t>;
+  t["ds_and_b32"] = ds_atomic<Atomic::And, false>;
+  t["ds_and_rtn_b32"] = ds_atomic<Atomic::And, true>;
+  t["ds_and_b64"] = ds_atomic<Atomic::And, false, uint64_t>;
+  t["ds_and_rtn_b64"] = ds_atomic<Atomic::And, true, uint64_t>;
+  t["ds_or_b32"] = ds_atomic<Atomic::Or, false>;
+  t["ds_or_rtn_b32"] = ds_atomic<Atomic::Or, true>;
+  t["ds_or_b64"] = ds_atomic<Atomic::Or, false, uint64_t>;
+  t["ds_or_rtn_b64"] = ds_atomic<Atomic::Or, true, uint64_t>;
+  t["ds_xor_b32"] = ds_atomic<Atomic::Xor, false>;
+  t["ds_xor_rtn_b32"] = ds_atomic<Atomic::Xor, true>;
+  t["ds_xor_b64"] = ds_atomic<Atomic::Xor, false, uint64_t>;
+  t["ds_xor_rtn_b64"] = ds_atomic<Atomic::Xor, true, uint64_t>;
+  t["ds_inc_u32"] = ds_atomic<Atomic::Inc, false>;  // old >= data ? 0 : old + 1, as the global ones
+  t["ds_inc_rtn_u32"] = ds_atomic<Atomic::Inc, true>;
+  t["ds_inc_u64"] = ds_atomic<Atomic::Inc, false, uint64_t>;
+  t["ds_inc_rtn_u64"] = ds_atomic<Atomic::Inc, true, uint64_t>;
+  t["ds_dec_u32"] = ds_atomic<Atomic::Dec, false>;  // old == 0 || old > data ? data : old - 1
+  t["ds_dec_rtn_u32"] = ds_atomic<Atomic::Dec, true>;
+  t["ds_dec_u64"] = ds_atomic<Atomic::Dec, false, uint64_t>;
+  t["ds_dec_rtn_u64"] = ds_atomic<Atomic::Dec, true, uint64_t>;
   t["ds_wrxchg_rtn_b32"] = ds_atomic<Atomic::Swap, true>;
   t["ds_wrxchg_rtn_b64"] = ds_atomic<Atomic::Swap, true, uint64_t>;
   t["ds_cmpst_b32"] = ds_atomic<Atomic::CmpSwap, false>;

@@ -259,6 +259,29 @@ void s_cbranch_execz(Exec& e, const Inst& in) { if (e.w.exec() == 0) jump(e, in)
 void s_cbranch_execnz(Exec& e, const Inst& in) { if (e.w.exec() != 0) jump(e, in); }
 void s_trap(Exec& e, const Inst& in) { e.fail("s_trap " + std::to_string(simm16(in)) + " (the kernel trapped, e.g. llvm.trap or a failed assert)"); }
 
+// s_sendmsg: the message id is simm16[3:0] (gfx9). Messages with no effect on a compute wave's
+// state or results are accepted: MSG_INTERRUPT (1, a host interrupt; no host handler listens),
+// MSG_SAVEWAVE (4), MSG_STALL_WAVE_GEN (5), MSG_ORDERED_PS_DONE (7), MSG_EARLY_PRIM_DEALLOC (8).
+// The rest stop the run: the GS messages (2, 3, 9: graphics only), MSG_HALT_WAVES (6), the ones
+// that return a value (10 MSG_GET_DOORBELL, 11 MSG_GET_DDID), MSG_SYSMSG (15) and invalid ids.
+// s_sendmsghalt also halts the wave, which only a debugger or the host resumes: it stops the run.
+void s_sendmsg(Exec& e, const Inst& in) {
+  const uint32_t id = simm16(in) & 0xF;
+  if (id == 1 || id == 4 || id == 5 || id == 7 || id == 8) return;
+  static const char* const names[16] = {"0 (invalid)", "MSG_INTERRUPT", "MSG_GS", "MSG_GS_DONE", "MSG_SAVEWAVE", "MSG_STALL_WAVE_GEN",
+                                        "MSG_HALT_WAVES", "MSG_ORDERED_PS_DONE", "MSG_EARLY_PRIM_DEALLOC", "MSG_GS_ALLOC_REQ",
+                                        "MSG_GET_DOORBELL", "MSG_GET_DDID", "12 (invalid)", "13 (invalid)", "14 (invalid)", "MSG_SYSMSG"};
+  e.fail(std::string("s_sendmsg ") + names[id] + ": this message is not emulated for compute waves");
+}
+void s_sendmsghalt(Exec& e, const Inst& in) {
+  s_sendmsg(e, in);
+  e.fail("s_sendmsghalt halts the wave until a debugger or the host resumes it: not emulated");
+}
+// s_sethalt 1 halts the wave (the same); s_sethalt 0 is a no-op.
+void s_sethalt(Exec& e, const Inst& in) {
+  if (simm16(in) & 1) e.fail("s_sethalt " + std::to_string(simm16(in)) + " halts the wave until a debugger or the host resumes it: not emulated");
+}
+
 // The SMEM offset (GFX9 encoding): IMM=1 adds the 21-bit signed immediate, and SOE=1 also the
 // SGPR in the SOFFSET field (`s_load_dword s6, s[0:1], s6 offset:0x0`); IMM=0 takes one SGPR,
 // from SOFFSET when SOE=1, else from the low 7 bits of the offset field. The address's low two
@@ -381,9 +404,17 @@ void register_scalar_semantics(SemanticsTable& t) {
   t["s_cmpk_ge_u32"] = s_cmpk<uint32_t, ge<uint32_t>, false>;
   t["s_cmpk_lt_u32"] = s_cmpk<uint32_t, lt<uint32_t>, false>;
   t["s_cmpk_le_u32"] = s_cmpk<uint32_t, le<uint32_t>, false>;
-  for (const char* name : {"s_nop", "s_waitcnt", "s_setprio", "s_sleep", "s_sethalt", "s_icache_inv", "s_incperflevel", "s_decperflevel"})
+  for (const char* name : {"s_nop", "s_waitcnt", "s_setprio", "s_sleep", "s_icache_inv", "s_incperflevel", "s_decperflevel"})
     t[name] = nop;
+  t["s_sethalt"] = s_sethalt;
+  t["s_sendmsg"] = s_sendmsg;
+  t["s_sendmsghalt"] = s_sendmsghalt;
+  // s_endpgm_saved ends a wave after a context save (what a trap handler does);
+  // s_endpgm_ordered_ps_done also signals the ordered pixel-shader done message, which has
+  // nothing to tell a compute dispatch. Both end the wave.
   t["s_endpgm"] = s_endpgm;
+  t["s_endpgm_saved"] = s_endpgm;
+  t["s_endpgm_ordered_ps_done"] = s_endpgm;
   t["s_barrier"] = s_barrier;
   t["s_branch"] = s_branch;
   t["s_cbranch_scc0"] = s_cbranch_scc0;

@@ -95,7 +95,8 @@ uint32_t mul_hi_i(uint32_t a, uint32_t b, uint32_t) {
 }
 uint32_t mul_u24(uint32_t a, uint32_t b, uint32_t) { return (a & 0xffffff) * (b & 0xffffff); }
 int32_t sext24(uint32_t x) { return static_cast<int32_t>(x << 8) >> 8; }
-uint32_t mul_i24(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>(sext24(a) * sext24(b)); }
+// The low 32 bits of the 48-bit product (in 64 bits: the 32-bit product can overflow).
+uint32_t mul_i24(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>(int64_t{sext24(a)} * sext24(b)); }
 // The high 32 bits of the 48-bit product of the low 24 bits (v_mul_hi_u32_u24 / _i32_i24).
 uint32_t mul_hi_u24(uint32_t a, uint32_t b, uint32_t) { return static_cast<uint32_t>((uint64_t{a & 0xffffff} * (b & 0xffffff)) >> 32); }
 uint32_t mul_hi_i24(uint32_t a, uint32_t b, uint32_t) {

@@ -46,6 +46,7 @@ struct Wave {
   int pc = 0;  // step index
   bool ended = false, at_barrier = false;
   int id = 0;  // wave index within the workgroup
+  uint32_t mode = 0;      // the MODE hardware register (semantics_mode.cpp)
   uint64_t executed = 0;  // instructions executed, against LaunchOptions::max_wave_instructions
   std::vector<uint8_t> scratch;  // private memory, lane-major: lane * private_size + offset
   uint32_t private_size = 0;

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "kernel_io.h"
+#include "test_seed.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/kernel_args.h"
@@ -441,6 +442,64 @@ TEST_CASE("f64 floor, ceil, trunc, rint and fract on both targets") {
         const double want[5] = {std::floor(a[i]), std::ceil(a[i]), std::trunc(a[i]), std::nearbyint(a[i]), fract};
         for (int k = 0; k < 5; ++k) REQUIRE_MESSAGE(same(out[5 * i + k], want[k]), a[i] << " op " << k << ": got " << out[5 * i + k]);
       }
+    }
+  }
+}
+
+namespace {
+
+// fdiv half as llc-22 lowers it: f32 reciprocal iterations (v_fma_mix_f32), then v_div_fixup_f16.
+const char* kDivF16 = R"(target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @div_f16(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %out) {
+  %i = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr half, ptr addrspace(1) %a, i32 %i
+  %pb = getelementptr half, ptr addrspace(1) %b, i32 %i
+  %va = load half, ptr addrspace(1) %pa
+  %vb = load half, ptr addrspace(1) %pb
+  %q = fdiv half %va, %vb
+  %po = getelementptr half, ptr addrspace(1) %out, i32 %i
+  store half %q, ptr addrspace(1) %po
+  ret void
+}
+)";
+
+}  // namespace
+
+TEST_CASE("f16 division (v_div_fixup_f16) on both targets, special values included") {
+  std::mt19937_64 rng = weft::testing::seeded_rng("emulator f16 division test");
+  // Zeros, infinities, NaNs (quiet and signalling), the largest and smallest values, denormals.
+  const uint16_t special[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfd00, 0x7bff, 0xfbff, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00};
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(arch_name(arch));
+    const auto bytes = weft::testing::compile_ll(kDivF16, arch_name(arch));
+    std::ostringstream listing;
+    write_listing(CodeObject::load(bytes), listing);
+    REQUIRE(listing.str().find("v_div_fixup_f16") != std::string::npos);
+    const CodeObject code = CodeObject::load(bytes);
+    std::vector<uint16_t> a(kItems), b(kItems);
+    for (size_t i = 0; i < kItems; ++i) {
+      a[i] = i < 196 ? special[i % 14] : static_cast<uint16_t>(rng());
+      b[i] = i < 196 ? special[(i / 14) % 14] : static_cast<uint16_t>(rng());
+    }
+    GlobalMemory mem;
+    const uint64_t pa = weft::testing::upload(mem, a, "a"), pb = weft::testing::upload(mem, b, "b");
+    const uint64_t po = weft::testing::upload(mem, std::vector<uint8_t>(kItems * 2, 0xCD), "out");
+    LaunchOptions o;
+    o.block = {static_cast<uint32_t>(kItems), 1, 1};
+    const ArgValue args[] = {ArgValue::pointer(pa), ArgValue::pointer(pb), ArgValue::pointer(po)};
+    o.kernarg = pack_kernel_args(code.kernel("div_f16"), args);
+    run_kernel(code, "div_f16", mem, o);
+    const auto out = weft::testing::download<uint16_t>(mem, po, kItems);
+    for (size_t i = 0; i < kItems; ++i) {
+      const double x = double(std::bit_cast<_Float16>(a[i])), y = double(std::bit_cast<_Float16>(b[i]));
+      const _Float16 want = static_cast<_Float16>(x / y);  // one rounding of the exact quotient's double
+      const _Float16 got = std::bit_cast<_Float16>(out[i]);
+      if (std::isnan(double(want)))
+        CHECK_MESSAGE(std::isnan(double(got)), "a " << a[i] << ", b " << b[i] << ": got " << out[i]);
+      else
+        CHECK_MESSAGE(out[i] == std::bit_cast<uint16_t>(want), "a " << a[i] << ", b " << b[i] << ": got " << out[i] << ", want "
+                                                                << std::bit_cast<uint16_t>(want));
     }
   }
 }

@@ -3,12 +3,14 @@
 // and sub-dword selects. Both targets; every word must also print as llvm-objdump prints it.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cstring>
 #include <random>
 #include <sstream>
 
 #include "kernel_io.h"
 #include "listing_check.h"
+#include "test_seed.h"
 #include "toolchain.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/emulator/code_object.h"
@@ -174,6 +176,68 @@ TEST_CASE("SDWA: f16 halves and a byte selected from one dword") {
       std::memcpy(&got, &out[static_cast<size_t>(l)], 4);
       REQUIRE(got == want);
       REQUIRE(out[static_cast<size_t>(64 + l)] == (x >> 16) + ((x >> 8) & 0xFF));
+    }
+  }
+}
+
+namespace {
+
+// 64-bit DPP (the DP ALU forms): out[3l] = update.dpp.i64(old 7, x, row_newbcast:3), out[3l+1] =
+// update.dpp.i64(old 9, x, row_newbcast:10, row_mask 0xa, bank_mask 0x5), out[3l+2] =
+// update.dpp.f64(old 0.0, x, row_newbcast:5) + x as doubles.
+const char* kDpp64 = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i64 @llvm.amdgcn.update.dpp.i64(i64, i64, i32, i32, i32, i1)
+declare double @llvm.amdgcn.update.dpp.f64(double, double, i32, i32, i32, i1)
+define amdgpu_kernel void @dpp64(ptr addrspace(1) %x, ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %px = getelementptr i64, ptr addrspace(1) %x, i32 %l
+  %v = load i64, ptr addrspace(1) %px
+  %a = call i64 @llvm.amdgcn.update.dpp.i64(i64 7, i64 %v, i32 339, i32 15, i32 15, i1 false)
+  %b = call i64 @llvm.amdgcn.update.dpp.i64(i64 9, i64 %v, i32 346, i32 10, i32 5, i1 false)
+  %vd = bitcast i64 %v to double
+  %c = call double @llvm.amdgcn.update.dpp.f64(double 0.0, double %vd, i32 341, i32 15, i32 15, i1 false)
+  %cd = fadd double %c, %vd
+  %o = mul i32 %l, 3
+  %q0 = getelementptr i64, ptr addrspace(1) %out, i32 %o
+  store i64 %a, ptr addrspace(1) %q0
+  %q1 = getelementptr i64, ptr addrspace(1) %q0, i32 1
+  store i64 %b, ptr addrspace(1) %q1
+  %q2 = getelementptr i64, ptr addrspace(1) %q0, i32 2
+  store double %cd, ptr addrspace(1) %q2
+  ret void
+}
+)";
+
+}  // namespace
+
+TEST_CASE("64-bit DPP (v_mov_b64_dpp row_newbcast, with row and bank masks) on both targets") {
+  std::mt19937_64 rng = weft::testing::seeded_rng("emulator 64-bit DPP test");
+  std::uniform_real_distribution<double> any(-1e6, 1e6);
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(std::string(arch_name(arch)));
+    const auto bytes = weft::testing::compile_ll(kDpp64, arch_name(arch));
+    weft::testing::check_listing_matches_objdump(bytes, arch);
+    const CodeObject code = CodeObject::load(bytes);
+    REQUIRE(listing_has(code, "v_mov_b64_dpp"));
+    std::vector<uint64_t> x(64);
+    for (auto& v : x) v = std::bit_cast<uint64_t>(any(rng));
+    GlobalMemory mem;
+    const uint64_t px = weft::testing::upload(mem, x, "x"), po = weft::testing::upload(mem, std::vector<uint8_t>(64 * 24, 0xCD), "out");
+    LaunchOptions o;
+    o.block = {64, 1, 1};
+    const ArgValue args[] = {ArgValue::pointer(px), ArgValue::pointer(po)};
+    o.kernarg = pack_kernel_args(code.kernel("dpp64"), args);
+    run_kernel(code, "dpp64", mem, o);
+    const auto out = weft::testing::download<uint64_t>(mem, po, 64 * 3);
+    for (size_t l = 0; l < 64; ++l) {
+      CAPTURE(l);
+      const size_t row = l & ~size_t{15};
+      CHECK(out[3 * l] == x[row + 3]);
+      const bool written = ((0xa >> (l >> 4)) & 1) && ((0x5 >> ((l >> 2) & 3)) & 1);
+      CHECK(out[3 * l + 1] == (written ? x[row + 10] : 9));
+      CHECK(out[3 * l + 2] == std::bit_cast<uint64_t>(std::bit_cast<double>(x[row + 5]) + std::bit_cast<double>(x[l])));
     }
   }
 }
