@@ -203,7 +203,7 @@ TEST_CASE("check_async_reads: hk_gemm and the pipelined kernels pass") {
 
 TEST_CASE("check_async_reads: a read without a wait, without a barrier, or after too large a wait is an error naming the stage and the read") {
   const auto names_stage_and_read = [](const std::string& what) {
-    MESSAGE(what);
+    INFO(what);
     CHECK(what.find("pass check_async_reads") != std::string::npos);
     CHECK(what.find("the read at step ") != std::string::npos);
     CHECK(what.find("(LOAD bfloat16 of LOCAL.0 elements [") != std::string::npos);

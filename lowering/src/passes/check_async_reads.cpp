@@ -29,6 +29,7 @@
 // count it may stop at. Conditional synchronization (a wait or barrier inside when(...)) counts
 // as absent. docs/passes.md states these limits.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -260,6 +261,14 @@ class Checker {
     if (specials.empty()) return std::pair<Wide, Wide>{expr.vmin(), expr.vmax()};
     std::unordered_map<const Node*, size_t> slot;
     for (size_t i = 0; i < order.size(); ++i) slot[order[i].node()] = i;
+    // Each node's sources as positions in `order`, and the operand dtype exec_int takes.
+    std::vector<std::vector<size_t>> sources(order.size());
+    std::vector<DType> operands(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      for (const UOp& x : order[i].src()) sources[i].push_back(slot.at(x.node()));
+      operands[i] = opsets::comparison.contains(order[i].op()) ? order[i].src(0).dtype() : order[i].dtype();
+    }
+    if (std::any_of(sources.begin(), sources.end(), [](const auto& v) { return v.size() > 3; })) return std::nullopt;
     std::vector<Wide> value(order.size(), 0);
     std::pair<Wide, Wide> out{0, 0};
     for (int64_t t = 0; t < threads; ++t) {
@@ -275,14 +284,13 @@ class Checker {
           if (u.op() == Op::CONST) value[i] = u.const_int();
           continue;
         }
-        std::vector<Wide> args;
-        for (const UOp& x : u.src()) args.push_back(value[slot.at(x.node())]);
+        std::array<Wide, 3> args{};
+        for (size_t a = 0; a < sources[i].size(); ++a) args[a] = value[sources[i][a]];
         if (u.op() == Op::CAST) {
-          value[i] = args.at(0);
+          value[i] = args[0];
           continue;
         }
-        const DType operand = opsets::comparison.contains(u.op()) ? u.src(0).dtype() : u.dtype();
-        const auto v = exec_int(u.op(), operand, args);
+        const auto v = exec_int(u.op(), operands[i], std::span<const Wide>(args.data(), sources[i].size()));
         if (!v) return std::nullopt;
         value[i] = *v;
       }

@@ -61,8 +61,9 @@ struct StepBody {
 };
 
 namespace detail {
-// The loop's indices, the prologue's fills (already made by `body_fills`), and the barrier that
-// publishes step `step`'s stage after this step's fills. Shared by every pipelined<Result>.
+// The loop's indices and `ready`: the barrier that publishes stage `step.stage` (after the
+// prologue's fills and this step's wait). `body_fills` is called for each prologue step and once
+// for the loop's step. Shared by every pipelined<Result>.
 struct PipelineLoop {
   PipelineStep step;
   std::vector<UOp> ready;
