@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "host_matrix.h"
+#include "weft/kernels/pipeline.h"
 #include "weft/kernels/tiles.h"
 
 namespace weft::gemm {
@@ -26,19 +27,19 @@ UOp hk_gemm(std::string_view arch, DType output) {
   const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, SharedSwizzle::st_16x32, s.stages);
   const UOp row0 = wg.block(1) * s.block_m, col0 = wg.block(0) * s.block_n;
 
-  // Prologue: stage 0 holds K step 0.
-  const UOp first = group({load(wg, as, constant(Wide(0)), a, row0, constant(Wide(0))), load(wg, bs, constant(Wide(0)), b, col0, constant(Wide(0)))});
-  // Step ks: fill the other stage with step ks + 1 (zeros past K), then compute on this one.
-  const UOp ks = wg.range(tiles(k, s.k_step), AxisType::LOOP);
-  const UOp here = ks % s.stages, next = (ks + 1) % s.stages, k_next = (ks + 1) * s.k_step;
-  const UOp prefetch = group({load(wg, as, next, a, row0, k_next), load(wg, bs, next, b, col0, k_next)});
-  // This stage's fills (issued one step ago) are complete once at most the prefetch's are
-  // outstanding; the barrier then publishes every wave's.
-  const UOp landed = wait_counts({.vm = fill_instructions(wg, as) + fill_instructions(wg, bs)}, {prefetch});
-  const UOp ready = barrier({first, landed}, BarrierFence::None);
-  const tile::rt ar = load(wg, as.after({ready}), here, MatrixOperand::A, s.block_m / s.wave_rows, wg.wave_row());
-  const tile::rt br = load(wg, bs.after({ready}), here, MatrixOperand::B, s.block_n / s.wave_cols, wg.wave_col());
-  const acc sum = mma_ABt(wg, zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg), ar, br, {ks}, /*priority=*/1);
+  // HipKittens' tic/toc loop over K steps: each step fills the stage `stages - 1` steps ahead
+  // (zeros past K) and computes on its own once the fills have landed and a barrier has
+  // published them (pipeline.h: the waits come from the fills).
+  const acc c0 = zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg);
+  const acc sum = pipelined<acc>(wg, tiles(k, s.k_step), s.stages, [&](const PipelineStep& p) {
+    const UOp k_fill = p.fill_step * s.k_step;
+    return StepBody<acc>{{fill(wg, as, p.fill_stage, a, row0, k_fill), fill(wg, bs, p.fill_stage, b, col0, k_fill)},
+                         [&, p](const std::vector<UOp>& ready) {
+                           const tile::rt ar = load(wg, as.after(ready), p.stage, MatrixOperand::A, s.block_m / s.wave_rows, wg.wave_row());
+                           const tile::rt br = load(wg, bs.after(ready), p.stage, MatrixOperand::B, s.block_n / s.wave_cols, wg.wave_col());
+                           return mma_ABt(wg, c0, ar, br, {p.step}, /*priority=*/1);
+                         }};
+  });
 
   const UOp wave_row0 = row0 + wg.wave_row() * (s.block_m / s.wave_rows), wave_col0 = col0 + wg.wave_col() * (s.block_n / s.wave_cols);
   return sink({"hk_gemm"}, {store(wg, c, sum, wave_row0, wave_col0)});

@@ -161,6 +161,11 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   } catch (const Error& e) {
     throw Error("kernel " + out.name + ", pass linearize: " + without_prefix(e.what(), "linearize"));
   }
+  try {
+    check_async_reads(out.program, ctx.wave_size);
+  } catch (const Error& e) {
+    throw Error("kernel " + out.name + ", pass check_async_reads: " + without_prefix(e.what(), "check_async_reads"));
+  }
   return out;
 }
 

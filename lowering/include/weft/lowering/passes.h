@@ -52,5 +52,10 @@ UOp nest_loops(const UOp& kernel);
 // 11. The linear program: effects in dependency order, loops opened and closed around their
 //     bodies, values emitted where first used in each loop scope.
 std::vector<LinearOp> linearize(const UOp& kernel);
+// 12. check_async_reads: every read of LOCAL memory an asynchronous fill (ASYNC_COPY) wrote comes
+//     after a wait that lands the fill on the issuing wave and a barrier after that wait; else a
+//     weft::Error naming the stage and the read. wave_size picks the counting: 64 (CDNA: vmcnt
+//     counts each fill), 32 (NVIDIA: wait_group counts committed cp.async groups). No changes.
+void check_async_reads(const std::vector<LinearOp>& program, int64_t wave_size);
 
 }  // namespace weft::lower

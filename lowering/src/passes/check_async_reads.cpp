@@ -1,0 +1,372 @@
+// Pass 12, after linearization: every read of shared memory that an asynchronous fill (AMD
+// direct-to-LDS `buffer_load ... lds`, NVIDIA `cp.async`; ASYNC_COPY) wrote is covered by a wait
+// and a barrier. A kernel that skips one is a weft::Error naming the stage and the read.
+//
+// The check runs the linear program once, as every wave does (the program is the same for all
+// waves), with an abstract state: the fills still pending, each with the LDS elements it writes
+// and how far it has got.
+//   issued     by an ASYNC_COPY into a LOCAL buffer;
+//   landed     after a wait on the issuing wave that leaves no more operations in flight than were
+//              issued after the fill. CDNA (wave size 64): vmcnt counts every instruction and
+//              completes them in order, so wait_counts{.vm = N} lands a fill with at least N fills
+//              after it. NVIDIA (wave size 32): wait_group counts committed groups, so the fill's
+//              group must be committed (an async_commit after it) and at least N groups committed
+//              after its own. Only fills are counted (other memory instructions also count on
+//              CDNA; leaving them out can only make the check stricter);
+//   published  after a barrier that follows the wait: every wave has passed its own wait, so the
+//              stage is complete for all of them. A fenced barrier publishes every fill (it
+//              drains them: LLVM's workgroup release fence waits for vmcnt(0); the CUDA renderer
+//              writes cp.async.wait_group 0 before it).
+// A LOAD (or ATOMIC) of LOCAL elements that a pending fill writes is an error: not landed ("no
+// wait covers the fill") or landed but not published ("no barrier after the wait"). The barrier
+// is required even when the reading thread issued the fill itself (the tile layer's fills are
+// collaborative: a wave reads what other waves filled).
+//
+// Which elements an access touches: its index's value range [vmin, vmax] (plus its width), with
+// the enclosing loops' counters replaced by their values, so that stage `k % 2` and stage
+// `(k + 1) % 2` are told apart. A loop runs its first kSimulatedIterations iterations (fewer if
+// its trip count is smaller); the state after the loop joins the states after every iteration
+// count it may stop at. Conditional synchronization (a wait or barrier inside when(...)) counts
+// as absent. docs/passes.md states these limits.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "graph_utils.h"
+#include "weft/dsl/alu.h"
+#include "weft/dsl/builder.h"
+#include "weft/dsl/print.h"
+#include "weft/lowering/passes.h"
+
+namespace weft::lower {
+namespace {
+
+constexpr int64_t kSimulatedIterations = 8;
+
+struct Span {  // elements [lo, hi) of one LOCAL buffer
+  int64_t buffer = -1;
+  Wide lo = 0, hi = 0;
+  bool overlaps(const Span& o) const { return buffer == o.buffer && lo < o.hi && o.lo < hi; }
+};
+
+struct PendingFill {
+  Span span;
+  size_t step = 0;        // the ASYNC_COPY's place in the program
+  std::string iteration;  // the loop counters' values when it was issued ("r7=0")
+  int64_t batch = 0;      // the run of fills it was issued in (names its stage)
+  int64_t younger = 0;    // fills this wave issued after it
+  int64_t commits = 0;    // async_commits after it (the first closes its group)
+  std::optional<size_t> landed_at;       // the wait that landed it
+  std::optional<size_t> missed_at;       // the last wait that did not
+  int64_t missed_count = 0;
+  bool same(const PendingFill& o) const { return step == o.step && iteration == o.iteration; }
+};
+
+struct State {
+  std::vector<PendingFill> fills;
+};
+
+// The conservative meet of two states: every fill pending in either, at the lesser progress.
+State join(const State& a, const State& b) {
+  State out = a;
+  for (const PendingFill& f : b.fills) {
+    auto it = std::find_if(out.fills.begin(), out.fills.end(), [&](const PendingFill& g) { return g.same(f); });
+    if (it == out.fills.end()) {
+      out.fills.push_back(f);
+      continue;
+    }
+    it->younger = std::min(it->younger, f.younger);
+    it->commits = std::min(it->commits, f.commits);
+    if (!f.landed_at) {
+      it->landed_at.reset();
+      if (f.missed_at) it->missed_at = f.missed_at, it->missed_count = f.missed_count;
+    }
+  }
+  return out;
+}
+
+class Checker {
+ public:
+  Checker(const std::vector<LinearOp>& program, bool counts_groups) : program_(program), groups_(counts_groups) {
+    std::vector<size_t> open;
+    match_.assign(program.size(), 0);
+    for (size_t i = 0; i < program.size(); ++i) {
+      if (program[i].kind == LinearOp::Kind::LoopBegin) open.push_back(i);
+      if (program[i].kind == LinearOp::Kind::LoopEnd) {
+        if (open.empty()) throw Error("check_async_reads: a loop end without its beginning at step " + std::to_string(i));
+        match_[open.back()] = i;
+        open.pop_back();
+      }
+    }
+  }
+
+  void run() { run(0, program_.size(), State{}); }
+
+ private:
+  State run(size_t begin, size_t end, State s) {
+    for (size_t i = begin; i < end; ++i) {
+      const LinearOp& step = program_[i];
+      switch (step.kind) {
+        case LinearOp::Kind::LoopBegin: s = loop(i, std::move(s)); i = match_[i]; break;
+        case LinearOp::Kind::LoopEnd: break;
+        case LinearOp::Kind::Effect: effect(i, step.op, s); break;
+        case LinearOp::Kind::Value:
+          if ((step.op.op() == Op::LOAD || step.op.op() == Op::ATOMIC) && local_slot(step.op.src(0)) >= 0) read(i, step.op, s);
+          break;
+      }
+    }
+    return s;
+  }
+
+  State loop(size_t at, State s) {
+    const UOp r = program_[at].op;
+    const UOp trips = evaluate(r.src(0));
+    const Wide least = std::max<Wide>(trips.vmin(), 0), most = std::min<Wide>(trips.vmax(), kSimulatedIterations);
+    std::vector<State> exits;
+    if (least == 0) exits.push_back(s);
+    for (Wide it = 0; it < most; ++it) {
+      ++batch_;
+      bind(r, it);
+      s = run(at + 1, match_[at], std::move(s));
+      unbind();
+      ++batch_;
+      if (it + 1 >= least) exits.push_back(s);
+    }
+    if (exits.empty()) exits.push_back(s);  // it runs on past what is simulated
+    State out = exits[0];
+    for (size_t e = 1; e < exits.size(); ++e) out = join(out, exits[e]);
+    return out;
+  }
+
+  void effect(size_t at, const UOp& e, State& s) {
+    switch (e.op()) {
+      case Op::ASYNC_COPY: {
+        if (local_slot(e.src(0)) < 0) return;
+        for (PendingFill& f : s.fills) ++f.younger;
+        PendingFill f;
+        f.span = span(e.src(0), e.dtype().lanes);
+        f.step = at;
+        f.iteration = iteration();
+        f.batch = batch_;
+        Span& stage = batches_[{batch_, f.span.buffer}];
+        stage = stage.buffer < 0 ? f.span : Span{f.span.buffer, std::min(stage.lo, f.span.lo), std::max(stage.hi, f.span.hi)};
+        s.fills.push_back(std::move(f));
+        return;
+      }
+      case Op::ASYNC_COMMIT:
+        ++batch_;
+        for (PendingFill& f : s.fills) ++f.commits;
+        return;
+      case Op::WAIT: {
+        ++batch_;
+        const int64_t n = e.arg_as<WaitArg>().vm;
+        if (n < 0) return;
+        for (PendingFill& f : s.fills) {
+          if (f.landed_at) continue;
+          const bool done = groups_ ? f.commits >= 1 && f.commits - 1 >= n : f.younger >= n;
+          if (done) f.landed_at = at;
+          else f.missed_at = at, f.missed_count = n;
+        }
+        return;
+      }
+      case Op::BARRIER: {
+        ++batch_;
+        const auto* a = std::get_if<EffectArg>(&e.arg());
+        const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
+        std::erase_if(s.fills, [&](const PendingFill& f) { return fenced || f.landed_at; });
+        return;
+      }
+      default: return;  // a WHEN (conditional synchronization) counts as absent
+    }
+  }
+
+  void read(size_t at, const UOp& load, const State& s) {
+    const Span touched = span(load.src(0), load.dtype().lanes);
+    for (const PendingFill& f : s.fills)
+      if (f.span.overlaps(touched)) throw Error(message(at, load, touched, f));
+  }
+
+  std::string message(size_t at, const UOp& load, const Span& touched, const PendingFill& f) const {
+    std::string text = "the read at step " + std::to_string(at) + " of the linear program (" + std::string(op_name(load.op())) + " " +
+                       load.dtype().name() + " of LOCAL." + std::to_string(touched.buffer) + " elements " + range_text(touched) +
+                       where(iteration()) + ") reads " + stage_name(f) + ", filled asynchronously at step " + std::to_string(f.step) +
+                       where(f.iteration) + ", ";
+    if (f.landed_at)
+      return text + "without a barrier after the wait at step " + std::to_string(*f.landed_at) +
+             " that lands it: the other waves' fills of the stage may still be in flight (add barrier(after wait))";
+    if (!f.missed_at) return text + "with no wait after the fill that covers it (add wait_counts and a barrier before the read)";
+    const std::string counted = groups_ ? (f.commits == 0 ? "its cp.async group is never committed (no async_commit after it)"
+                                                          : std::to_string(f.commits - 1) + " cp.async group(s) were committed after its own")
+                                        : std::to_string(f.younger) + " fill(s) were issued after it";
+    return text + "with no wait that covers it: the wait at step " + std::to_string(*f.missed_at) + " leaves up to " +
+           std::to_string(f.missed_count) + " in flight, but " + counted;
+  }
+
+  // "stage s of shared buffer LOCAL.b (elements [lo, hi))": the elements the fill's run of fills
+  // wrote into that buffer, a stage when the buffer is a whole number of them.
+  std::string stage_name(const PendingFill& f) const {
+    const Span stage = batches_.at({f.batch, f.span.buffer});
+    const std::string buffer = "shared buffer LOCAL." + std::to_string(stage.buffer);
+    const Wide size = stage.hi - stage.lo;
+    const auto total = sizes_.find(stage.buffer);
+    if (size > 0 && stage.lo % size == 0 && total != sizes_.end() && total->second % size == 0)
+      return "stage " + wide_to_string(stage.lo / size) + " of " + buffer + " (elements " + range_text(stage) + ")";
+    return buffer + " elements " + range_text(stage);
+  }
+
+  static std::string range_text(const Span& s) { return "[" + wide_to_string(s.lo) + ", " + wide_to_string(s.hi) + ")"; }
+  static std::string where(const std::string& iteration) { return iteration.empty() ? "" : " in iteration " + iteration; }
+
+  // The LOCAL buffer an INDEX points into (its slot), or -1.
+  int64_t local_slot(const UOp& index) {
+    if (index.op() != Op::INDEX) return -1;
+    const UOp root = buffer_root(index.src(0));
+    if (root.node() == nullptr || root.arg_as<BufferArg>().space != AddrSpace::LOCAL) return -1;
+    const int64_t slot = root.arg_as<BufferArg>().slot;
+    if (!sizes_.count(slot)) {
+      Wide total = 1;
+      for (const UOp& d : root.shape()) total = d.op() == Op::CONST ? total * d.const_int() : -1;
+      if (total > 0) sizes_[slot] = total;
+    }
+    return slot;
+  }
+
+  Span span(const UOp& index, int64_t lanes) {
+    const UOp at = evaluate(index.src(1));
+    if (const auto exact = enumerate(at)) return {local_slot(index), exact->first, exact->second + lanes};
+    return {local_slot(index), at.vmin(), at.vmax() + lanes};
+  }
+
+  // The least and greatest value of an expression whose only variables are thread indices
+  // (SPECIALs of a constant size: lanes, waves), over every thread: exact where vmin/vmax are
+  // not (a swizzle's XOR of sums). Nothing when it depends on anything else (a kernel variable,
+  // a workgroup id of run-time size, memory) or has too many threads to try.
+  static std::optional<std::pair<Wide, Wide>> enumerate(const UOp& expr) {
+    const std::vector<UOp> order = toposort(expr);
+    std::vector<size_t> specials;
+    int64_t threads = 1;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const UOp& u = order[i];
+      if (u.op() == Op::SPECIAL && u.src(0).op() == Op::CONST) {
+        specials.push_back(i);
+        threads *= std::max<Wide>(u.src(0).const_int(), 1);
+        if (threads > (1 << 16)) return std::nullopt;
+      } else if ((u.op() != Op::CONST && u.op() != Op::CAST && !opsets::alu.contains(u.op())) || !u.dtype().is_integral()) {
+        return std::nullopt;
+      }
+    }
+    if (specials.empty()) return std::pair<Wide, Wide>{expr.vmin(), expr.vmax()};
+    std::unordered_map<const Node*, size_t> slot;
+    for (size_t i = 0; i < order.size(); ++i) slot[order[i].node()] = i;
+    // Each node's sources as positions in `order`, and the operand dtype exec_int takes.
+    std::vector<std::vector<size_t>> sources(order.size());
+    std::vector<DType> operands(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      for (const UOp& x : order[i].src()) sources[i].push_back(slot.at(x.node()));
+      operands[i] = opsets::comparison.contains(order[i].op()) ? order[i].src(0).dtype() : order[i].dtype();
+    }
+    if (std::any_of(sources.begin(), sources.end(), [](const auto& v) { return v.size() > 3; })) return std::nullopt;
+    std::vector<Wide> value(order.size(), 0);
+    std::pair<Wide, Wide> out{0, 0};
+    for (int64_t t = 0; t < threads; ++t) {
+      int64_t rest = t;
+      for (size_t i : specials) {
+        const Wide size = std::max<Wide>(order[i].src(0).const_int(), 1);
+        value[i] = rest % size;
+        rest /= size;
+      }
+      for (size_t i = 0; i < order.size(); ++i) {
+        const UOp& u = order[i];
+        if (u.op() == Op::SPECIAL || u.op() == Op::CONST) {
+          if (u.op() == Op::CONST) value[i] = u.const_int();
+          continue;
+        }
+        std::array<Wide, 3> args{};
+        for (size_t a = 0; a < sources[i].size(); ++a) args[a] = value[sources[i][a]];
+        if (u.op() == Op::CAST) {
+          value[i] = args[0];
+          continue;
+        }
+        const auto v = exec_int(u.op(), operands[i], std::span<const Wide>(args.data(), sources[i].size()));
+        if (!v) return std::nullopt;
+        value[i] = *v;
+      }
+      const Wide v = value[slot.at(expr.node())];
+      out = t == 0 ? std::pair<Wide, Wide>{v, v} : std::pair<Wide, Wide>{std::min(out.first, v), std::max(out.second, v)};
+    }
+    return out;
+  }
+
+  // The expression with the simulated loops' counters replaced by their values, constants
+  // folded: its vmin/vmax are then the range over the remaining (thread) variables.
+  UOp evaluate(const UOp& u) {
+    if (auto it = memo_.find(u.node()); it != memo_.end()) return it->second;
+    UOp out = u;
+    if (u.op() == Op::RANGE) {
+      for (const auto& [r, v] : env_)
+        if (r.same(u)) out = constant(v, u.dtype());
+    } else if (opsets::alu.contains(u.op()) || u.op() == Op::CAST) {
+      std::vector<UOp> src;
+      bool changed = false, constants = true;
+      for (const UOp& x : u.src()) {
+        src.push_back(evaluate(x));
+        changed = changed || !src.back().same(x);
+        constants = constants && src.back().op() == Op::CONST && src.back().dtype().is_integral();
+      }
+      if (changed) out = fold(u, src, constants);
+    }
+    memo_.emplace(u.node(), out);
+    return out;
+  }
+
+  static UOp fold(const UOp& u, const std::vector<UOp>& src, bool constants) {
+    if (constants && u.dtype().is_integral()) {
+      if (u.op() == Op::CAST) {
+        const Wide v = src[0].const_int();
+        if (v >= u.dtype().min_value() && v <= u.dtype().max_value()) return constant(v, u.dtype());
+      } else {
+        std::vector<Wide> args;
+        for (const UOp& x : src) args.push_back(x.const_int());
+        const DType operand = opsets::comparison.contains(u.op()) ? src[0].dtype() : u.dtype();
+        if (auto v = exec_int(u.op(), operand, args)) return constant(*v, u.dtype());
+      }
+    }
+    return UOp::make(u.op(), u.dtype(), src, u.arg());
+  }
+
+  void bind(const UOp& r, Wide v) {
+    env_.emplace_back(r, v);
+    memo_.clear();
+  }
+  void unbind() {
+    env_.pop_back();
+    memo_.clear();
+  }
+  std::string iteration() const {
+    std::string out;
+    for (const auto& [r, v] : env_) out += (out.empty() ? "r" : ", r") + std::to_string(range_id(r)) + "=" + wide_to_string(v);
+    return out;
+  }
+
+  const std::vector<LinearOp>& program_;
+  const bool groups_;
+  std::vector<size_t> match_;
+  std::vector<std::pair<UOp, Wide>> env_;
+  std::unordered_map<const Node*, UOp> memo_;
+  int64_t batch_ = 0;
+  std::map<std::pair<int64_t, int64_t>, Span> batches_;  // (batch, buffer) -> elements written
+  std::map<int64_t, Wide> sizes_;                        // LOCAL slot -> elements
+};
+
+}  // namespace
+
+void check_async_reads(const std::vector<LinearOp>& program, int64_t wave_size) {
+  const bool has_fills = std::any_of(program.begin(), program.end(), [](const LinearOp& s) { return s.op.op() == Op::ASYNC_COPY; });
+  if (!has_fills) return;
+  Checker(program, wave_size == 32).run();
+}
+
+}  // namespace weft::lower
