@@ -209,8 +209,7 @@ void Exec::fail(const std::string& what) const {
               "), wave " + std::to_string(w.id) + ": " + what);
 }
 
-uint32_t Exec::scalar(uint32_t code) const {
-  if (code < 128) return w.s[code];
+uint32_t Exec::special_scalar(uint32_t code) const {
   if (const std::optional<uint32_t> constant = fields::inline_constant32(code)) return *constant;
   switch (code) {
     case 251: return (w.vcc() & w.exec()) == 0;
@@ -240,26 +239,27 @@ uint64_t Exec::scalar64(uint32_t code) const {
   return lo;
 }
 
-uint8_t* Exec::global(uint64_t address, uint32_t bytes, int lane) const {
+uint8_t* Exec::find_global(uint64_t address, uint32_t bytes, int lane) const {
   GlobalMemory::Buffer* b = mem.find(address, bytes);
   if (!b) {
     fail("out-of-bounds global access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
          " bytes; " + mem.describe_nearest(address));
   }
+  last_buffer = b;
   return b->bytes.data() + (address - b->address);
 }
 
 namespace {
 
 void check_lds_range(const Exec& e, uint64_t address, uint32_t bytes, int lane) {
-  if (address + bytes > e.wg.lds.size())
+  if (address > e.wg.lds.size() || bytes > e.wg.lds.size() - address)
     e.fail("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
            " bytes; the kernel allocates " + std::to_string(e.wg.lds.size()) + " bytes of LDS (group segment)");
 }
 
 }  // namespace
 
-const uint8_t* Exec::lds_read(uint64_t address, uint32_t bytes, int lane) const {
+const uint8_t* Exec::checked_lds_read(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
   if (!wg.lds_written.empty())
     for (uint32_t i = 0; i < bytes; ++i)
@@ -269,7 +269,7 @@ const uint8_t* Exec::lds_read(uint64_t address, uint32_t bytes, int lane) const 
   return wg.lds.data() + address;
 }
 
-uint8_t* Exec::lds_write(uint64_t address, uint32_t bytes, int lane) const {
+uint8_t* Exec::checked_lds_write(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
   if (!wg.lds_written.empty()) std::memset(&wg.lds_written[address], 1, bytes);
   return wg.lds.data() + address;

@@ -15,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -292,16 +293,20 @@ Plan make_plan(const MfmaOp& op) {
   return p;
 }
 
-// Plans of the table ops, built on first use; other ops get a plan of their own each call.
+// Plans of the table ops, built on first use and found by the op's place in its table; other ops
+// get a plan of their own each call.
 const Plan& plan_for(const MfmaOp& op, Plan& scratch) {
-  static const std::vector<std::pair<const MfmaOp*, Plan>> plans = [] {
-    std::vector<std::pair<const MfmaOp*, Plan>> all;
-    for (const MfmaOp& o : kGfx942Ops) all.emplace_back(&o, make_plan(o));
-    for (const MfmaOp& o : kGfx950Ops) all.emplace_back(&o, make_plan(o));
+  static const std::vector<Plan> plans = [] {
+    std::vector<Plan> all;
+    for (const MfmaOp& o : kGfx942Ops) all.push_back(make_plan(o));
+    for (const MfmaOp& o : kGfx950Ops) all.push_back(make_plan(o));
     return all;
   }();
-  for (const auto& [o, plan] : plans)
-    if (o == &op) return plan;
+  const std::less<const MfmaOp*> before;  // a total order on unrelated pointers, unlike <
+  if (!before(&op, kGfx942Ops.data()) && before(&op, kGfx942Ops.data() + kGfx942Ops.size()))
+    return plans[static_cast<size_t>(&op - kGfx942Ops.data())];
+  if (!before(&op, kGfx950Ops.data()) && before(&op, kGfx950Ops.data() + kGfx950Ops.size()))
+    return plans[kGfx942Ops.size() + static_cast<size_t>(&op - kGfx950Ops.data())];
   scratch = make_plan(op);
   return scratch;
 }
@@ -332,6 +337,45 @@ void gather(const std::vector<RowSlot>& rows, int size, const uint32_t* regs, in
     for (int outer = 0; outer < size; ++outer) row[outer] = decode((words[outer] >> shift) & mask);
   }
 }
+
+#if defined(__AVX2__) && defined(__FMA__)
+// The same gather 8 lanes at a time, for rows of 8 or more elements and the decoders that are
+// bit operations. Written out because compilers vectorize the generic loop above across rows,
+// with element inserts, once its row length is a constant. Each row is a few loads, one
+// operation each and stores; the operations avoid vector shifts where they can (one pipe on
+// some hosts, Zen 1 among them): the gather is store-bound then.
+template <class T, class Prepare, class Decode8>
+void gather8(const std::vector<RowSlot>& rows, int size, const uint32_t* regs, Prepare prepare, Decode8 decode, T* out) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const uint32_t* words = regs + rows[r].base;
+    const auto how = prepare(rows[r].shift);
+    T* row = out + r * static_cast<size_t>(size);
+    for (int outer = 0; outer < size; outer += 8) {
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + outer));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + outer), decode(w, how));
+    }
+  }
+}
+
+// The bit-operation decoders, vector forms of the scalar ones in execute_float/execute_integer.
+// A 32-bit element is the word itself.
+inline int no_preparation(uint32_t) { return 0; }
+inline __m256i f32_bits8(__m256i w, int) { return w; }
+// bf16: the 16 bits at `shift` (0 or 16) become the high half of an fp32, the low half zero: a
+// byte shuffle per row, bytes shift/8 and shift/8 + 1 of each dword to bytes 2 and 3 (the
+// shuffle's -1 writes a zero byte).
+alignas(32) constexpr int8_t kBf16Shuffles[2][32] = {
+    {-1, -1, 0, 1, -1, -1, 4, 5, -1, -1, 8, 9, -1, -1, 12, 13, -1, -1, 0, 1, -1, -1, 4, 5, -1, -1, 8, 9, -1, -1, 12, 13},
+    {-1, -1, 2, 3, -1, -1, 6, 7, -1, -1, 10, 11, -1, -1, 14, 15, -1, -1, 2, 3, -1, -1, 6, 7, -1, -1, 10, 11, -1, -1, 14, 15}};
+inline __m256i bf16_shuffle(uint32_t shift) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(kBf16Shuffles[shift / 16])); }
+inline __m256i bf16_bits8(__m256i w, __m256i shuffle) { return _mm256_shuffle_epi8(w, shuffle); }
+// i8: the byte at `shift`, sign-extended (then converted, for the float ops).
+inline __m128i shift_count(uint32_t shift) { return _mm_cvtsi32_si128(static_cast<int>(shift)); }
+inline __m256i i8_value8(__m256i w, __m128i shift) {
+  return _mm256_srai_epi32(_mm256_slli_epi32(_mm256_srl_epi32(w, shift), 24), 24);
+}
+inline __m256i i8_float_bits8(__m256i w, __m128i shift) { return _mm256_castps_si256(_mm256_cvtepi32_ps(i8_value8(w, shift))); }
+#endif
 
 // One block, R rows of N columns at a time: the R x N partial sums are read from C, stay in host
 // registers for the whole k loop and are written to D; each step reads one row of B and R
@@ -418,6 +462,16 @@ void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_
   std::array<float, kMaxInputElements> a_values, b_values;
   auto decode_into = [&](const std::vector<RowSlot>& rows, int size, const uint32_t* regs, MfmaInput type, float* out) {
     const int bits = element_bits(type);
+#if defined(__AVX2__) && defined(__FMA__)
+    if (size % 8 == 0) {
+      switch (type) {
+        case F32: return gather8(rows, size, regs, no_preparation, f32_bits8, out);
+        case BF16: return gather8(rows, size, regs, bf16_shuffle, bf16_bits8, out);
+        case I8: return gather8(rows, size, regs, shift_count, i8_float_bits8, out);
+        default: break;  // the table decoders below
+      }
+    }
+#endif
     switch (type) {
       case F32: return gather(rows, size, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x); }, out);
       case BF16: return gather(rows, size, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x << 16); }, out);
@@ -440,8 +494,16 @@ void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, con
   const Plan& plan = plan_for(op, scratch);
   std::array<uint32_t, kMaxInputElements> a_values, b_values;
   const auto sign_extend = [](uint32_t code) { return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(code))); };
-  gather(plan.a, op.m, a, element_bits(op.a_type), sign_extend, a_values.data());
-  gather(plan.b, op.n, b, element_bits(op.b_type), sign_extend, b_values.data());
+#if defined(__AVX2__) && defined(__FMA__)
+  if (op.m % 8 == 0 && op.n % 8 == 0) {
+    gather8(plan.a, op.m, a, shift_count, i8_value8, a_values.data());
+    gather8(plan.b, op.n, b, shift_count, i8_value8, b_values.data());
+  } else
+#endif
+  {
+    gather(plan.a, op.m, a, element_bits(op.a_type), sign_extend, a_values.data());
+    gather(plan.b, op.n, b, element_bits(op.b_type), sign_extend, b_values.data());
+  }
   // Unsigned arithmetic: i32 accumulation wraps modulo 2^32 instead of being undefined.
   multiply_accumulate<false>(op, plan, a_values.data(), b_values.data(), c, d,
                       [](uint32_t x, uint32_t y, uint32_t acc) { return acc + x * y; });

@@ -77,10 +77,14 @@ struct Exec {
   GlobalMemory& mem;
   const Program& prog;
   const Step* step = nullptr;
+  // The buffer the last global access landed in: a kernel's lanes mostly touch one or two
+  // buffers, so most lookups end here instead of in GlobalMemory's map. Nothing allocates or
+  // frees buffers while a kernel runs, so the pointer stays valid for the run.
+  mutable GlobalMemory::Buffer* last_buffer = nullptr;
 
   [[noreturn]] void fail(const std::string& what) const;
   // Scalar operand of a 9-bit / 8-bit source field: SGPR, special register, constant or literal.
-  uint32_t scalar(uint32_t code) const;
+  uint32_t scalar(uint32_t code) const { return code < 128 ? w.s[code] : special_scalar(code); }
   uint64_t scalar64(uint32_t code) const;
   void set_scalar(uint32_t code, uint32_t v) { w.s[code] = v; }
   void set_scalar64(uint32_t code, uint64_t v) {
@@ -89,12 +93,33 @@ struct Exec {
     w.s[code + 1] = static_cast<uint32_t>(v >> 32);
   }
   // Global memory access with bounds checking; `lane` is for the error report.
-  uint8_t* global(uint64_t address, uint32_t bytes, int lane) const;
+  uint8_t* global(uint64_t address, uint32_t bytes, int lane) const {
+    if (GlobalMemory::Buffer* b = last_buffer; b && address >= b->address) {
+      const uint64_t offset = address - b->address, size = b->bytes.size();
+      if (offset <= size && bytes <= size - offset) return b->bytes.data() + offset;
+    }
+    return find_global(address, bytes, lane);
+  }
   // LDS for reading or for writing; with LaunchOptions::check_lds_reads a read of bytes this
   // workgroup never wrote is reported.
-  const uint8_t* lds_read(uint64_t address, uint32_t bytes, int lane) const;
-  uint8_t* lds_write(uint64_t address, uint32_t bytes, int lane) const;
+  const uint8_t* lds_read(uint64_t address, uint32_t bytes, int lane) const {
+    if (lds_in_range(address, bytes) && wg.lds_written.empty()) return wg.lds.data() + address;
+    return checked_lds_read(address, bytes, lane);
+  }
+  uint8_t* lds_write(uint64_t address, uint32_t bytes, int lane) const {
+    if (lds_in_range(address, bytes) && wg.lds_written.empty()) return wg.lds.data() + address;
+    return checked_lds_write(address, bytes, lane);
+  }
   void branch_to(uint64_t byte_offset);
+
+ private:
+  // The slow paths of the accessors above: the constants and special registers, the buffer
+  // lookup (which fails naming the nearest buffer), LDS with its checks and reports.
+  uint32_t special_scalar(uint32_t code) const;
+  uint8_t* find_global(uint64_t address, uint32_t bytes, int lane) const;
+  bool lds_in_range(uint64_t address, uint32_t bytes) const { return address <= wg.lds.size() && bytes <= wg.lds.size() - address; }
+  const uint8_t* checked_lds_read(uint64_t address, uint32_t bytes, int lane) const;
+  uint8_t* checked_lds_write(uint64_t address, uint32_t bytes, int lane) const;
 };
 
 // Registers the instruction semantics: the handler for a mnemonic, or nullptr.
