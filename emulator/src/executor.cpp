@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "isa_fields.h"
 #include "sdwa.h"
@@ -162,6 +163,21 @@ Program build_program(const CodeObject& code, const Kernel& k) {
   if (size == 0) size = code.text_address() + code.text().size() - k.code_address;
   const std::span<const uint8_t> bytes = code.code_at(k.code_address, size);
   prog.step_at.assign(bytes.size() / 4 + 1, -1);
+  prog.steps.reserve(bytes.size() / 4 + 1);
+  // What depends only on the opcode, looked up once per opcode: a kernel has a few dozen.
+  struct OpcodeSemantics {
+    Handler handler;
+    const MfmaOp* mfma;
+  };
+  std::unordered_map<const OpcodeInfo*, OpcodeSemantics> by_opcode;
+  const auto semantics_of = [&](const Inst& inst) {
+    const auto [it, fresh] = by_opcode.try_emplace(inst.info);
+    if (fresh) {
+      it->second.handler = handler_for(inst.info->mnemonic);
+      it->second.mfma = inst.family == Family::VOP3P ? find_mfma(inst.info->mnemonic, prog.arch) : nullptr;
+    }
+    return it->second;
+  };
   for (size_t off = 0; off < bytes.size();) {
     const std::optional<Inst> inst = decode(bytes.subspan(off), prog.arch);
     if (!inst) {
@@ -180,12 +196,12 @@ Program build_program(const CodeObject& code, const Kernel& k) {
     }
     Step s;
     s.inst = *inst;
-    s.handler = handler_for(inst->info->mnemonic);
-    if (!s.handler) s.handler = cannot_execute;
+    const OpcodeSemantics semantics = semantics_of(*inst);
+    s.handler = semantics.handler ? semantics.handler : cannot_execute;
     s.vop = vector_operands(*inst);
     if (inst->sdwa && s.handler != cannot_execute) prepare_sdwa(s);
     if (inst->dpp && s.handler != cannot_execute) prepare_dpp(s);
-    if (inst->family == Family::VOP3P) s.mfma = find_mfma(inst->info->mnemonic, prog.arch);
+    s.mfma = semantics.mfma;
     s.offset = static_cast<uint32_t>(off);
     prog.step_at[off / 4] = static_cast<int32_t>(prog.steps.size());
     prog.steps.push_back(s);

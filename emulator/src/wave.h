@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -39,9 +42,21 @@ struct Program {
   int index_of(uint64_t offset) const;
 };
 
+struct FreeRegisters {
+  void operator()(uint32_t* p) const { std::free(p); }
+};
+inline std::unique_ptr<uint32_t[], FreeRegisters> zeroed_registers(size_t count) {
+  auto* p = static_cast<uint32_t*>(std::calloc(count, sizeof(uint32_t)));
+  if (!p) throw std::bad_alloc();
+  return std::unique_ptr<uint32_t[], FreeRegisters>(p);
+}
+
 struct Wave {
   uint32_t s[128] = {};  // SGPRs and the special registers at their operand codes (vcc 106, m0 124, exec 126)
-  std::vector<uint32_t> v;  // 512 registers x 64 lanes: v[reg * 64 + lane]; AGPRs are 256..511; then SDWA scratch rows
+  // 512 registers x 64 lanes: v[reg * 64 + lane]; AGPRs are 256..511; then SDWA scratch rows.
+  // Zero-filled by calloc, whose fresh pages are mapped when first touched: a kernel touches the
+  // rows it uses (init_wave clears those), not all 132 KiB of every wave.
+  std::unique_ptr<uint32_t[], FreeRegisters> v = zeroed_registers(516 * kLanes);  // sdwa.h's kVgprRows
   bool scc = false;
   int pc = 0;  // step index
   bool ended = false, at_barrier = false;
@@ -50,7 +65,6 @@ struct Wave {
   std::vector<uint8_t> scratch;  // private memory, lane-major: lane * private_size + offset
   uint32_t private_size = 0;
 
-  Wave() : v(516 * kLanes) {}  // sdwa.h's kVgprRows
   uint64_t exec() const { return s[kExec] | (uint64_t{s[kExec + 1]} << 32); }
   void set_exec(uint64_t e) { s[kExec] = static_cast<uint32_t>(e); s[kExec + 1] = static_cast<uint32_t>(e >> 32); }
   uint64_t vcc() const { return s[kVcc] | (uint64_t{s[kVcc + 1]} << 32); }
