@@ -15,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -451,6 +452,36 @@ void multiply_accumulate(const MfmaOp& op, const Plan& plan, const T* a, const T
   }
 }
 
+// The float operands most recently decoded on this host thread, by operand (A, B) and by where
+// they were read. A GEMM's wave feeds one A fragment to a run of MFMAs (hk_gemm: 32 in a row)
+// and cycles through a few B fragments, so a decode is reused while the registers still hold
+// the same bits: comparing 1 KiB of raw bits costs a fraction of decoding them again. The key
+// holds the rows (the op's table plan and operand) and the target (fp8 formats differ).
+struct DecodedRows {
+  const uint32_t* regs = nullptr;
+  const std::vector<RowSlot>* rows = nullptr;
+  Arch arch{};
+  std::array<uint32_t, kMaxInputDwords * kWave> raw;
+  std::array<float, kMaxInputElements> values;
+};
+constexpr size_t kDecodedSlots = 8;  // per operand, by register index mod 8
+thread_local std::array<std::array<DecodedRows, kDecodedSlots>, 2> decoded_rows;
+
+template <class Decode>
+const float* decoded(int operand, const std::vector<RowSlot>& rows, int dwords, const uint32_t* regs, Arch arch, Decode decode) {
+  DecodedRows& slot = decoded_rows[static_cast<size_t>(operand)][(reinterpret_cast<uintptr_t>(regs) / (kWave * 4)) % kDecodedSlots];
+  const size_t bytes = static_cast<size_t>(dwords) * kWave * 4;
+  if (slot.regs == regs && slot.rows == &rows && slot.arch == arch && std::memcmp(slot.raw.data(), regs, bytes) == 0)
+    return slot.values.data();
+  slot.regs = nullptr;  // invalid until the decode below is complete
+  std::memcpy(slot.raw.data(), regs, bytes);
+  decode(slot.values.data());
+  slot.rows = &rows;
+  slot.arch = arch;
+  slot.regs = regs;
+  return slot.values.data();
+}
+
 // A chain of fp32 fused multiply-adds in k order from C, one rounding per product. Hardware differs
 // in the last bits: MMA-Sim (arXiv:2511.10909) finds CDNA3's f16, bf16, fp8 and xf32 ops add groups
 // of 4 to 16 products and C in one fused step with truncation inside; only the f32 ops are a plain
@@ -459,7 +490,6 @@ void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_
                    uint32_t* d) {
   Plan scratch;
   const Plan& plan = plan_for(op, scratch);
-  std::array<float, kMaxInputElements> a_values, b_values;
   auto decode_into = [&](const std::vector<RowSlot>& rows, int size, const uint32_t* regs, MfmaInput type, float* out) {
     const int bits = element_bits(type);
 #if defined(__AVX2__) && defined(__FMA__)
@@ -483,9 +513,20 @@ void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_
       }
     }
   };
-  decode_into(plan.a, op.m, a, op.a_type, a_values.data());
-  decode_into(plan.b, op.n, b, op.b_type, b_values.data());
-  multiply_accumulate<true>(op, plan, a_values.data(), b_values.data(), c, d,
+  // Table ops reuse a decode while the registers hold the same bits (DecodedRows); an op of the
+  // caller's own has a plan of its own, whose address says nothing, so it decodes every time.
+  const bool cacheable = &plan != &scratch;
+  std::array<float, kMaxInputElements> a_values, b_values;
+  const float* a_decoded = a_values.data();
+  const float* b_decoded = b_values.data();
+  if (cacheable) {
+    a_decoded = decoded(0, plan.a, op.a_dwords, a, arch, [&](float* out) { decode_into(plan.a, op.m, a, op.a_type, out); });
+    b_decoded = decoded(1, plan.b, op.b_dwords, b, arch, [&](float* out) { decode_into(plan.b, op.n, b, op.b_type, out); });
+  } else {
+    decode_into(plan.a, op.m, a, op.a_type, a_values.data());
+    decode_into(plan.b, op.n, b, op.b_type, b_values.data());
+  }
+  multiply_accumulate<true>(op, plan, a_decoded, b_decoded, c, d,
                       [](float x, float y, float acc) { return std::fma(x, y, acc); });
 }
 
