@@ -239,9 +239,7 @@ uint32_t Exec::special_scalar(uint32_t code) const {
   }
 }
 
-uint64_t Exec::scalar64(uint32_t code) const {
-  if (code < 102) code &= ~1u;  // an odd SGPR pair reads the aligned one below it
-  if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
+uint64_t Exec::special_scalar64(uint32_t code) const {
   if (code >= 235 && code <= 238) {  // an aperture's base (low half 0) or limit (low half all ones)
     const uint64_t hi = uint64_t{code <= 236 ? kSharedApertureHi : kPrivateApertureHi} << 32;
     return code == 235 || code == 237 ? hi : hi | 0xffffffffu;

@@ -99,7 +99,11 @@ struct Exec {
   [[noreturn]] void fail(const std::string& what) const;
   // Scalar operand of a 9-bit / 8-bit source field: SGPR, special register, constant or literal.
   uint32_t scalar(uint32_t code) const { return code < 128 ? w.s[code] : special_scalar(code); }
-  uint64_t scalar64(uint32_t code) const;
+  uint64_t scalar64(uint32_t code) const {
+    if (code < 102) code &= ~1u;  // an odd SGPR pair reads the aligned one below it
+    if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
+    return special_scalar64(code);
+  }
   void set_scalar(uint32_t code, uint32_t v) { w.s[code] = v; }
   void set_scalar64(uint32_t code, uint64_t v) {
     if (code < 102) code &= ~1u;  // as scalar64
@@ -130,6 +134,7 @@ struct Exec {
   // The slow paths of the accessors above: the constants and special registers, the buffer
   // lookup (which fails naming the nearest buffer), LDS with its checks and reports.
   uint32_t special_scalar(uint32_t code) const;
+  uint64_t special_scalar64(uint32_t code) const;
   uint8_t* find_global(uint64_t address, uint32_t bytes, int lane) const;
   bool lds_in_range(uint64_t address, uint32_t bytes) const { return address <= wg.lds.size() && bytes <= wg.lds.size() - address; }
   const uint8_t* checked_lds_read(uint64_t address, uint32_t bytes, int lane) const;
