@@ -98,7 +98,11 @@ struct Exec {
 
   [[noreturn]] void fail(const std::string& what) const;
   // Scalar operand of a 9-bit / 8-bit source field: SGPR, special register, constant or literal.
-  uint32_t scalar(uint32_t code) const { return code < 128 ? w.s[code] : special_scalar(code); }
+  uint32_t scalar(uint32_t code) const {
+    if (code < 128) return w.s[code];
+    if (code <= 192) return code - 128;  // the inline integers 0..64 (soffset 0 of buffer accesses)
+    return special_scalar(code);
+  }
   uint64_t scalar64(uint32_t code) const {
     if (code < 102) code &= ~1u;  // an odd SGPR pair reads the aligned one below it
     if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
