@@ -137,10 +137,17 @@ void BM_ValuFma(benchmark::State& state) { run(state, kValuKernel, "valu", "v_fm
 void BM_Mfma16x16x32Bf16(benchmark::State& state) { run(state, kMfmaKernel, "mfma", "v_mfma", 256, 256 * 16); }
 
 // The MFMA arithmetic alone (execute_mfma on register files), without the executor around it.
-void BM_ExecuteMfma16x16x32Bf16(benchmark::State& state) {
+// `reused`: the same A and B bits every call, so their decode is reused (as when a GEMM feeds
+// one fragment to a run of MFMAs); otherwise one bit of A and of B changes every call, so both
+// are decoded each time.
+void BM_ExecuteMfma16x16x32Bf16(benchmark::State& state, bool reused) {
   const MfmaOp* op = find_mfma("v_mfma_f32_16x16x32_bf16", Arch::Gfx950);
   std::vector<uint32_t> a(4 * 64, 0x3f803f80u), b(4 * 64, 0x3f803f80u), c(4 * 64, 0), d(4 * 64);
   for (auto _ : state) {
+    if (!reused) {
+      a[0] ^= 1;
+      b[0] ^= 1;
+    }
     execute_mfma(*op, Arch::Gfx950, a.data(), b.data(), c.data(), d.data());
     benchmark::DoNotOptimize(d.data());
   }
@@ -179,7 +186,8 @@ const int kAllThreads = static_cast<int>(std::max(1u, std::thread::hardware_conc
 
 BENCHMARK(BM_ValuFma)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Mfma16x16x32Bf16)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ExecuteMfma16x16x32Bf16);
+BENCHMARK_CAPTURE(BM_ExecuteMfma16x16x32Bf16, decoded, false);
+BENCHMARK_CAPTURE(BM_ExecuteMfma16x16x32Bf16, reused, true);
 #ifdef WEFT_BENCH_HK_GEMM
 BENCHMARK_CAPTURE(BM_HkGemm512, gfx950, "gfx950")->ArgName("threads")->Arg(1)->Arg(kAllThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_HkGemm512, gfx942, "gfx942")->ArgName("threads")->Arg(1)->Arg(kAllThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
