@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -465,11 +466,18 @@ struct DecodedRows {
   std::array<float, kMaxInputElements> values;
 };
 constexpr size_t kDecodedSlots = 8;  // per operand, by register index mod 8
-thread_local std::array<std::array<DecodedRows, kDecodedSlots>, 2> decoded_rows;
+using DecodedCache = std::array<std::array<DecodedRows, kDecodedSlots>, 2>;
+
+// On the heap: 80 KiB is more than thread-local storage should hold (a shared library's must fit
+// the loader's small static TLS surplus).
+DecodedCache& decoded_cache() {
+  thread_local const std::unique_ptr<DecodedCache> cache = std::make_unique<DecodedCache>();
+  return *cache;
+}
 
 template <class Decode>
 const float* decoded(int operand, const std::vector<RowSlot>& rows, int dwords, const uint32_t* regs, Arch arch, Decode decode) {
-  DecodedRows& slot = decoded_rows[static_cast<size_t>(operand)][(reinterpret_cast<uintptr_t>(regs) / (kWave * 4)) % kDecodedSlots];
+  DecodedRows& slot = decoded_cache()[static_cast<size_t>(operand)][(reinterpret_cast<uintptr_t>(regs) / (kWave * 4)) % kDecodedSlots];
   const size_t bytes = static_cast<size_t>(dwords) * kWave * 4;
   if (slot.regs == regs && slot.rows == &rows && slot.arch == arch && std::memcmp(slot.raw.data(), regs, bytes) == 0)
     return slot.values.data();
