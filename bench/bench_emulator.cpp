@@ -1,15 +1,21 @@
 // Emulator speed: time per executed wave-instruction for a VALU loop and for a
-// v_mfma_f32_16x16x32_bf16 loop (gfx950), on one host thread and on all of them.
+// v_mfma_f32_16x16x32_bf16 loop (gfx950), on one host thread and on all of them; with LLVM, one
+// launch of hk_gemm 512^3 (the kernel issue 13's 10 ms target is set on) on gfx950 and gfx942.
 // The aim (issue 3): <= 15 ns per VALU wave-instruction and <= 1 us per 16x16x32 bf16 MFMA on one
 // core, 100x tinygrad's Python emulator (about 1.5 us and 90 us); see docs/PERF.md.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include "../tests/emulator/toolchain.h"
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/mfma.h"
+#ifdef WEFT_BENCH_HK_GEMM
+#include "weft/gemm/hk_gemm.h"
+#include "weft/runtime/kernel.h"
+#endif
 
 using namespace weft::emu;
 
@@ -131,14 +137,48 @@ void BM_ValuFma(benchmark::State& state) { run(state, kValuKernel, "valu", "v_fm
 void BM_Mfma16x16x32Bf16(benchmark::State& state) { run(state, kMfmaKernel, "mfma", "v_mfma", 256, 256 * 16); }
 
 // The MFMA arithmetic alone (execute_mfma on register files), without the executor around it.
-void BM_ExecuteMfma16x16x32Bf16(benchmark::State& state) {
+// `reused`: the same A and B bits every call, so their decode is reused (as when a GEMM feeds
+// one fragment to a run of MFMAs); otherwise one bit of A and of B changes every call, so both
+// are decoded each time.
+void BM_ExecuteMfma16x16x32Bf16(benchmark::State& state, bool reused) {
   const MfmaOp* op = find_mfma("v_mfma_f32_16x16x32_bf16", Arch::Gfx950);
   std::vector<uint32_t> a(4 * 64, 0x3f803f80u), b(4 * 64, 0x3f803f80u), c(4 * 64, 0), d(4 * 64);
   for (auto _ : state) {
+    if (!reused) {
+      a[0] ^= 1;
+      b[0] ^= 1;
+    }
     execute_mfma(*op, Arch::Gfx950, a.data(), b.data(), c.data(), d.data());
     benchmark::DoNotOptimize(d.data());
   }
 }
+
+#ifdef WEFT_BENCH_HK_GEMM
+// hk_gemm 512 x 512 x 512 (bf16 in, bf16 out: 4 workgroups of 8 waves, 16384 MFMA
+// wave-instructions on gfx950), one launch per iteration; the compile is outside the timing.
+void BM_HkGemm512(benchmark::State& state, const char* arch) {
+  weft::rt::EmulatorOptions emulator;
+  emulator.host_threads = static_cast<int>(state.range(0));
+  const auto device = weft::rt::open_device(std::string("emu:") + arch, emulator);
+  const weft::rt::CompiledKernel kernel = weft::rt::CompiledKernel::compile(*device, weft::gemm::hk_gemm(arch));
+  constexpr int64_t kSize = 512;
+  std::mt19937 gen(1);
+  std::uniform_int_distribution<uint32_t> bf16(0x3e00, 0x3fff);  // bf16 codes of 0.125 up to 2
+  std::vector<uint8_t> a(kSize * kSize * 2), b(kSize * kSize * 2);
+  for (size_t i = 0; i < a.size(); i += 2) {
+    const uint32_t x = bf16(gen) ^ (gen() & 1u) << 15, y = bf16(gen) ^ (gen() & 1u) << 15;
+    std::memcpy(&a[i], &x, 2);
+    std::memcpy(&b[i], &y, 2);
+  }
+  using weft::dtypes::bfloat16;
+  const weft::rt::OwnedArray da(*device, weft::rt::upload(*device, bfloat16, a, "A")),
+      db(*device, weft::rt::upload(*device, bfloat16, b, "B")),
+      dc(*device, weft::rt::upload(*device, bfloat16, std::vector<uint8_t>(a.size(), 0), "C"));
+  const weft::rt::DeviceArray args[] = {dc, da, db};
+  const std::map<std::string, weft::rt::ScalarValue> sizes = {{"M", kSize}, {"N", kSize}, {"K", kSize}};
+  for (auto _ : state) kernel.launch(*device, args, sizes);
+}
+#endif
 
 const int kAllThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
@@ -146,5 +186,10 @@ const int kAllThreads = static_cast<int>(std::max(1u, std::thread::hardware_conc
 
 BENCHMARK(BM_ValuFma)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Mfma16x16x32Bf16)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ExecuteMfma16x16x32Bf16);
+BENCHMARK_CAPTURE(BM_ExecuteMfma16x16x32Bf16, decoded, false);
+BENCHMARK_CAPTURE(BM_ExecuteMfma16x16x32Bf16, reused, true);
+#ifdef WEFT_BENCH_HK_GEMM
+BENCHMARK_CAPTURE(BM_HkGemm512, gfx950, "gfx950")->ArgName("threads")->Arg(1)->Arg(kAllThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_HkGemm512, gfx942, "gfx942")->ArgName("threads")->Arg(1)->Arg(kAllThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
 BENCHMARK_MAIN();

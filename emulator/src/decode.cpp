@@ -1,6 +1,7 @@
 // Decoding: which family a word belongs to, its opcode, the table row, and the instruction size.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -535,13 +536,21 @@ SourceModifierModes source_modifier_modes(const OpcodeInfo& info) {
   return modes;
 }
 
+// Each row's template is parsed when that row is first asked for: a kernel uses a few dozen of
+// the table's opcodes, and parsing all of them up front cost a process's first launch ~1 ms.
 std::span<const OperandSpec> operand_specs(const OpcodeInfo& info) {
-  static const std::vector<std::vector<OperandSpec>> specs = [] {
-    std::vector<std::vector<OperandSpec>> all;
-    for (const OpcodeInfo& row : kTable) all.push_back(parse_template(row.operands));
-    return all;
-  }();
-  return specs[static_cast<size_t>(&info - kTable)];
+  static std::vector<std::vector<OperandSpec>> specs(std::size(kTable));
+  static std::vector<std::atomic<bool>> parsed(std::size(kTable));
+  static std::mutex parsing;
+  const size_t row = static_cast<size_t>(&info - kTable);
+  if (!parsed[row].load(std::memory_order_acquire)) {
+    const std::lock_guard lock(parsing);
+    if (!parsed[row].load(std::memory_order_relaxed)) {
+      specs[row] = parse_template(info.operands);
+      parsed[row].store(true, std::memory_order_release);
+    }
+  }
+  return specs[row];
 }
 
 std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {

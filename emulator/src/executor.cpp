@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "isa_fields.h"
 #include "sdwa.h"
@@ -165,6 +166,21 @@ Program build_program(const CodeObject& code, const Kernel& k) {
   if (size == 0) size = code.text_address() + code.text().size() - k.code_address;
   const std::span<const uint8_t> bytes = code.code_at(k.code_address, size);
   prog.step_at.assign(bytes.size() / 4 + 1, -1);
+  prog.steps.reserve(bytes.size() / 4 + 1);
+  // What depends only on the opcode, looked up once per opcode: a kernel has a few dozen.
+  struct OpcodeSemantics {
+    Handler handler;
+    const MfmaOp* mfma;
+  };
+  std::unordered_map<const OpcodeInfo*, OpcodeSemantics> by_opcode;
+  const auto semantics_of = [&](const Inst& inst) {
+    const auto [it, fresh] = by_opcode.try_emplace(inst.info);
+    if (fresh) {
+      it->second.handler = handler_for(inst.info->mnemonic);
+      it->second.mfma = inst.family == Family::VOP3P ? find_mfma(inst.info->mnemonic, prog.arch) : nullptr;
+    }
+    return it->second;
+  };
   for (size_t off = 0; off < bytes.size();) {
     const std::optional<Inst> inst = decode(bytes.subspan(off), prog.arch);
     if (!inst) {
@@ -183,12 +199,12 @@ Program build_program(const CodeObject& code, const Kernel& k) {
     }
     Step s;
     s.inst = *inst;
-    s.handler = handler_for(inst->info->mnemonic);
-    if (!s.handler) s.handler = cannot_execute;
+    const OpcodeSemantics semantics = semantics_of(*inst);
+    s.handler = semantics.handler ? semantics.handler : cannot_execute;
     s.vop = vector_operands(*inst);
     if (inst->sdwa && s.handler != cannot_execute) prepare_sdwa(s);
     if (inst->dpp && s.handler != cannot_execute) prepare_dpp(s);
-    if (inst->family == Family::VOP3P) s.mfma = find_mfma(inst->info->mnemonic, prog.arch);
+    s.mfma = semantics.mfma;
     s.offset = static_cast<uint32_t>(off);
     prog.step_at[off / 4] = static_cast<int32_t>(prog.steps.size());
     prog.steps.push_back(s);
@@ -212,8 +228,7 @@ void Exec::fail(const std::string& what) const {
               "), wave " + std::to_string(w.id) + ": " + what);
 }
 
-uint32_t Exec::scalar(uint32_t code) const {
-  if (code < 128) return w.s[code];
+uint32_t Exec::special_scalar(uint32_t code) const {
   if (const std::optional<uint32_t> constant = fields::inline_constant32(code)) return *constant;
   switch (code) {
     case 251: return (w.vcc() & w.exec()) == 0;
@@ -227,9 +242,7 @@ uint32_t Exec::scalar(uint32_t code) const {
   }
 }
 
-uint64_t Exec::scalar64(uint32_t code) const {
-  if (code < 102) code &= ~1u;  // an odd SGPR pair reads the aligned one below it
-  if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
+uint64_t Exec::special_scalar64(uint32_t code) const {
   if (code >= 235 && code <= 238) {  // an aperture's base (low half 0) or limit (low half all ones)
     const uint64_t hi = uint64_t{code <= 236 ? kSharedApertureHi : kPrivateApertureHi} << 32;
     return code == 235 || code == 237 ? hi : hi | 0xffffffffu;
@@ -243,26 +256,27 @@ uint64_t Exec::scalar64(uint32_t code) const {
   return lo;
 }
 
-uint8_t* Exec::global(uint64_t address, uint32_t bytes, int lane) const {
+uint8_t* Exec::find_global(uint64_t address, uint32_t bytes, int lane) const {
   GlobalMemory::Buffer* b = mem.find(address, bytes);
   if (!b) {
     fail("out-of-bounds global access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
          " bytes; " + mem.describe_nearest(address));
   }
+  last_buffer = b;
   return b->bytes.data() + (address - b->address);
 }
 
 namespace {
 
 void check_lds_range(const Exec& e, uint64_t address, uint32_t bytes, int lane) {
-  if (address + bytes > e.wg.lds.size())
+  if (address > e.wg.lds.size() || bytes > e.wg.lds.size() - address)
     e.fail("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
            " bytes; the kernel allocates " + std::to_string(e.wg.lds.size()) + " bytes of LDS (group segment)");
 }
 
 }  // namespace
 
-const uint8_t* Exec::lds_read(uint64_t address, uint32_t bytes, int lane) const {
+const uint8_t* Exec::checked_lds_read(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
   if (!wg.lds_written.empty())
     for (uint32_t i = 0; i < bytes; ++i)
@@ -272,7 +286,7 @@ const uint8_t* Exec::lds_read(uint64_t address, uint32_t bytes, int lane) const 
   return wg.lds.data() + address;
 }
 
-uint8_t* Exec::lds_write(uint64_t address, uint32_t bytes, int lane) const {
+uint8_t* Exec::checked_lds_write(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
   if (!wg.lds_written.empty()) std::memset(&wg.lds_written[address], 1, bytes);
   return wg.lds.data() + address;

@@ -15,7 +15,10 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -292,16 +295,20 @@ Plan make_plan(const MfmaOp& op) {
   return p;
 }
 
-// Plans of the table ops, built on first use; other ops get a plan of their own each call.
+// Plans of the table ops, built on first use and found by the op's place in its table; other ops
+// get a plan of their own each call.
 const Plan& plan_for(const MfmaOp& op, Plan& scratch) {
-  static const std::vector<std::pair<const MfmaOp*, Plan>> plans = [] {
-    std::vector<std::pair<const MfmaOp*, Plan>> all;
-    for (const MfmaOp& o : kGfx942Ops) all.emplace_back(&o, make_plan(o));
-    for (const MfmaOp& o : kGfx950Ops) all.emplace_back(&o, make_plan(o));
+  static const std::vector<Plan> plans = [] {
+    std::vector<Plan> all;
+    for (const MfmaOp& o : kGfx942Ops) all.push_back(make_plan(o));
+    for (const MfmaOp& o : kGfx950Ops) all.push_back(make_plan(o));
     return all;
   }();
-  for (const auto& [o, plan] : plans)
-    if (o == &op) return plan;
+  const std::less<const MfmaOp*> before;  // a total order on unrelated pointers, unlike <
+  if (!before(&op, kGfx942Ops.data()) && before(&op, kGfx942Ops.data() + kGfx942Ops.size()))
+    return plans[static_cast<size_t>(&op - kGfx942Ops.data())];
+  if (!before(&op, kGfx950Ops.data()) && before(&op, kGfx950Ops.data() + kGfx950Ops.size()))
+    return plans[kGfx942Ops.size() + static_cast<size_t>(&op - kGfx950Ops.data())];
   scratch = make_plan(op);
   return scratch;
 }
@@ -332,6 +339,45 @@ void gather(const std::vector<RowSlot>& rows, int size, const uint32_t* regs, in
     for (int outer = 0; outer < size; ++outer) row[outer] = decode((words[outer] >> shift) & mask);
   }
 }
+
+#if defined(__AVX2__) && defined(__FMA__)
+// The same gather 8 lanes at a time, for rows of 8 or more elements and the decoders that are
+// bit operations. Written out because compilers vectorize the generic loop above across rows,
+// with element inserts, once its row length is a constant. Each row is a few loads, one
+// operation each and stores; the operations avoid vector shifts where they can (one pipe on
+// some hosts, Zen 1 among them): the gather is store-bound then.
+template <class T, class Prepare, class Decode8>
+void gather8(const std::vector<RowSlot>& rows, int size, const uint32_t* regs, Prepare prepare, Decode8 decode, T* out) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const uint32_t* words = regs + rows[r].base;
+    const auto how = prepare(rows[r].shift);
+    T* row = out + r * static_cast<size_t>(size);
+    for (int outer = 0; outer < size; outer += 8) {
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + outer));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + outer), decode(w, how));
+    }
+  }
+}
+
+// The bit-operation decoders, vector forms of the scalar ones in execute_float/execute_integer.
+// A 32-bit element is the word itself.
+inline int no_preparation(uint32_t) { return 0; }
+inline __m256i f32_bits8(__m256i w, int) { return w; }
+// bf16: the 16 bits at `shift` (0 or 16) become the high half of an fp32, the low half zero: a
+// byte shuffle per row, bytes shift/8 and shift/8 + 1 of each dword to bytes 2 and 3 (the
+// shuffle's -1 writes a zero byte).
+alignas(32) constexpr int8_t kBf16Shuffles[2][32] = {
+    {-1, -1, 0, 1, -1, -1, 4, 5, -1, -1, 8, 9, -1, -1, 12, 13, -1, -1, 0, 1, -1, -1, 4, 5, -1, -1, 8, 9, -1, -1, 12, 13},
+    {-1, -1, 2, 3, -1, -1, 6, 7, -1, -1, 10, 11, -1, -1, 14, 15, -1, -1, 2, 3, -1, -1, 6, 7, -1, -1, 10, 11, -1, -1, 14, 15}};
+inline __m256i bf16_shuffle(uint32_t shift) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(kBf16Shuffles[shift / 16])); }
+inline __m256i bf16_bits8(__m256i w, __m256i shuffle) { return _mm256_shuffle_epi8(w, shuffle); }
+// i8: the byte at `shift`, sign-extended (then converted, for the float ops).
+inline __m128i shift_count(uint32_t shift) { return _mm_cvtsi32_si128(static_cast<int>(shift)); }
+inline __m256i i8_value8(__m256i w, __m128i shift) {
+  return _mm256_srai_epi32(_mm256_slli_epi32(_mm256_srl_epi32(w, shift), 24), 24);
+}
+inline __m256i i8_float_bits8(__m256i w, __m128i shift) { return _mm256_castps_si256(_mm256_cvtepi32_ps(i8_value8(w, shift))); }
+#endif
 
 // One block, R rows of N columns at a time: the R x N partial sums are read from C, stay in host
 // registers for the whole k loop and are written to D; each step reads one row of B and R
@@ -407,6 +453,43 @@ void multiply_accumulate(const MfmaOp& op, const Plan& plan, const T* a, const T
   }
 }
 
+// The float operands most recently decoded on this host thread, by operand (A, B) and by where
+// they were read. A GEMM's wave feeds one A fragment to a run of MFMAs (hk_gemm: 32 in a row)
+// and cycles through a few B fragments, so a decode is reused while the registers still hold
+// the same bits: comparing 1 KiB of raw bits costs a fraction of decoding them again. The key
+// holds the rows (the op's table plan and operand) and the target (fp8 formats differ).
+struct DecodedRows {
+  const uint32_t* regs = nullptr;
+  const std::vector<RowSlot>* rows = nullptr;
+  Arch arch{};
+  std::array<uint32_t, kMaxInputDwords * kWave> raw;
+  std::array<float, kMaxInputElements> values;
+};
+constexpr size_t kDecodedSlots = 8;  // per operand, by register index mod 8
+using DecodedCache = std::array<std::array<DecodedRows, kDecodedSlots>, 2>;
+
+// On the heap: 80 KiB is more than thread-local storage should hold (a shared library's must fit
+// the loader's small static TLS surplus).
+DecodedCache& decoded_cache() {
+  thread_local const std::unique_ptr<DecodedCache> cache = std::make_unique<DecodedCache>();
+  return *cache;
+}
+
+template <class Decode>
+const float* decoded(int operand, const std::vector<RowSlot>& rows, int dwords, const uint32_t* regs, Arch arch, Decode decode) {
+  DecodedRows& slot = decoded_cache()[static_cast<size_t>(operand)][(reinterpret_cast<uintptr_t>(regs) / (kWave * 4)) % kDecodedSlots];
+  const size_t bytes = static_cast<size_t>(dwords) * kWave * 4;
+  if (slot.regs == regs && slot.rows == &rows && slot.arch == arch && std::memcmp(slot.raw.data(), regs, bytes) == 0)
+    return slot.values.data();
+  slot.regs = nullptr;  // invalid until the decode below is complete
+  std::memcpy(slot.raw.data(), regs, bytes);
+  decode(slot.values.data());
+  slot.rows = &rows;
+  slot.arch = arch;
+  slot.regs = regs;
+  return slot.values.data();
+}
+
 // A chain of fp32 fused multiply-adds in k order from C, one rounding per product. Hardware differs
 // in the last bits: MMA-Sim (arXiv:2511.10909) finds CDNA3's f16, bf16, fp8 and xf32 ops add groups
 // of 4 to 16 products and C in one fused step with truncation inside; only the f32 ops are a plain
@@ -415,9 +498,18 @@ void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_
                    uint32_t* d) {
   Plan scratch;
   const Plan& plan = plan_for(op, scratch);
-  std::array<float, kMaxInputElements> a_values, b_values;
   auto decode_into = [&](const std::vector<RowSlot>& rows, int size, const uint32_t* regs, MfmaInput type, float* out) {
     const int bits = element_bits(type);
+#if defined(__AVX2__) && defined(__FMA__)
+    if (size % 8 == 0) {
+      switch (type) {
+        case F32: return gather8(rows, size, regs, no_preparation, f32_bits8, out);
+        case BF16: return gather8(rows, size, regs, bf16_shuffle, bf16_bits8, out);
+        case I8: return gather8(rows, size, regs, shift_count, i8_float_bits8, out);
+        default: break;  // the table decoders below
+      }
+    }
+#endif
     switch (type) {
       case F32: return gather(rows, size, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x); }, out);
       case BF16: return gather(rows, size, regs, bits, [](uint32_t x) { return std::bit_cast<float>(x << 16); }, out);
@@ -429,9 +521,20 @@ void execute_float(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_
       }
     }
   };
-  decode_into(plan.a, op.m, a, op.a_type, a_values.data());
-  decode_into(plan.b, op.n, b, op.b_type, b_values.data());
-  multiply_accumulate<true>(op, plan, a_values.data(), b_values.data(), c, d,
+  // Table ops reuse a decode while the registers hold the same bits (DecodedRows); an op of the
+  // caller's own has a plan of its own, whose address says nothing, so it decodes every time.
+  const bool cacheable = &plan != &scratch;
+  std::array<float, kMaxInputElements> a_values, b_values;
+  const float* a_decoded = a_values.data();
+  const float* b_decoded = b_values.data();
+  if (cacheable) {
+    a_decoded = decoded(0, plan.a, op.a_dwords, a, arch, [&](float* out) { decode_into(plan.a, op.m, a, op.a_type, out); });
+    b_decoded = decoded(1, plan.b, op.b_dwords, b, arch, [&](float* out) { decode_into(plan.b, op.n, b, op.b_type, out); });
+  } else {
+    decode_into(plan.a, op.m, a, op.a_type, a_values.data());
+    decode_into(plan.b, op.n, b, op.b_type, b_values.data());
+  }
+  multiply_accumulate<true>(op, plan, a_decoded, b_decoded, c, d,
                       [](float x, float y, float acc) { return std::fma(x, y, acc); });
 }
 
@@ -440,8 +543,16 @@ void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, con
   const Plan& plan = plan_for(op, scratch);
   std::array<uint32_t, kMaxInputElements> a_values, b_values;
   const auto sign_extend = [](uint32_t code) { return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(code))); };
-  gather(plan.a, op.m, a, element_bits(op.a_type), sign_extend, a_values.data());
-  gather(plan.b, op.n, b, element_bits(op.b_type), sign_extend, b_values.data());
+#if defined(__AVX2__) && defined(__FMA__)
+  if (op.m % 8 == 0 && op.n % 8 == 0) {
+    gather8(plan.a, op.m, a, shift_count, i8_value8, a_values.data());
+    gather8(plan.b, op.n, b, shift_count, i8_value8, b_values.data());
+  } else
+#endif
+  {
+    gather(plan.a, op.m, a, element_bits(op.a_type), sign_extend, a_values.data());
+    gather(plan.b, op.n, b, element_bits(op.b_type), sign_extend, b_values.data());
+  }
   // Unsigned arithmetic: i32 accumulation wraps modulo 2^32 instead of being undefined.
   multiply_accumulate<false>(op, plan, a_values.data(), b_values.data(), c, d,
                       [](uint32_t x, uint32_t y, uint32_t acc) { return acc + x * y; });

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -39,9 +42,21 @@ struct Program {
   int index_of(uint64_t offset) const;
 };
 
+struct FreeRegisters {
+  void operator()(uint32_t* p) const { std::free(p); }
+};
+inline std::unique_ptr<uint32_t[], FreeRegisters> zeroed_registers(size_t count) {
+  auto* p = static_cast<uint32_t*>(std::calloc(count, sizeof(uint32_t)));
+  if (!p) throw std::bad_alloc();
+  return std::unique_ptr<uint32_t[], FreeRegisters>(p);
+}
+
 struct Wave {
   uint32_t s[128] = {};  // SGPRs and the special registers at their operand codes (vcc 106, m0 124, exec 126)
-  std::vector<uint32_t> v;  // 512 registers x 64 lanes: v[reg * 64 + lane]; AGPRs are 256..511; then SDWA scratch rows
+  // 512 registers x 64 lanes: v[reg * 64 + lane]; AGPRs are 256..511; then SDWA scratch rows.
+  // Zero-filled by calloc, whose fresh pages are mapped when first touched: a kernel touches the
+  // rows it uses (init_wave clears those), not all 132 KiB of every wave.
+  std::unique_ptr<uint32_t[], FreeRegisters> v = zeroed_registers(516 * kLanes);  // sdwa.h's kVgprRows
   bool scc = false;
   int pc = 0;  // step index
   bool ended = false, at_barrier = false;
@@ -51,7 +66,6 @@ struct Wave {
   std::vector<uint8_t> scratch;  // private memory, lane-major: lane * private_size + offset
   uint32_t private_size = 0;
 
-  Wave() : v(516 * kLanes) {}  // sdwa.h's kVgprRows
   uint64_t exec() const { return s[kExec] | (uint64_t{s[kExec + 1]} << 32); }
   void set_exec(uint64_t e) { s[kExec] = static_cast<uint32_t>(e); s[kExec + 1] = static_cast<uint32_t>(e >> 32); }
   uint64_t vcc() const { return s[kVcc] | (uint64_t{s[kVcc + 1]} << 32); }
@@ -78,11 +92,23 @@ struct Exec {
   GlobalMemory& mem;
   const Program& prog;
   const Step* step = nullptr;
+  // The buffer the last global access landed in: a kernel's lanes mostly touch one or two
+  // buffers, so most lookups end here instead of in GlobalMemory's map. Nothing allocates or
+  // frees buffers while a kernel runs, so the pointer stays valid for the run.
+  mutable GlobalMemory::Buffer* last_buffer = nullptr;
 
   [[noreturn]] void fail(const std::string& what) const;
   // Scalar operand of a 9-bit / 8-bit source field: SGPR, special register, constant or literal.
-  uint32_t scalar(uint32_t code) const;
-  uint64_t scalar64(uint32_t code) const;
+  uint32_t scalar(uint32_t code) const {
+    if (code < 128) return w.s[code];
+    if (code <= 192) return code - 128;  // the inline integers 0..64 (soffset 0 of buffer accesses)
+    return special_scalar(code);
+  }
+  uint64_t scalar64(uint32_t code) const {
+    if (code < 102) code &= ~1u;  // an odd SGPR pair reads the aligned one below it
+    if (code < 128) return w.s[code] | (uint64_t{w.s[code + 1]} << 32);
+    return special_scalar64(code);
+  }
   void set_scalar(uint32_t code, uint32_t v) { w.s[code] = v; }
   void set_scalar64(uint32_t code, uint64_t v) {
     if (code < 102) code &= ~1u;  // as scalar64
@@ -90,12 +116,34 @@ struct Exec {
     w.s[code + 1] = static_cast<uint32_t>(v >> 32);
   }
   // Global memory access with bounds checking; `lane` is for the error report.
-  uint8_t* global(uint64_t address, uint32_t bytes, int lane) const;
+  uint8_t* global(uint64_t address, uint32_t bytes, int lane) const {
+    if (GlobalMemory::Buffer* b = last_buffer; b && address >= b->address) {
+      const uint64_t offset = address - b->address, size = b->bytes.size();
+      if (offset <= size && bytes <= size - offset) return b->bytes.data() + offset;
+    }
+    return find_global(address, bytes, lane);
+  }
   // LDS for reading or for writing; with LaunchOptions::check_lds_reads a read of bytes this
   // workgroup never wrote is reported.
-  const uint8_t* lds_read(uint64_t address, uint32_t bytes, int lane) const;
-  uint8_t* lds_write(uint64_t address, uint32_t bytes, int lane) const;
+  const uint8_t* lds_read(uint64_t address, uint32_t bytes, int lane) const {
+    if (lds_in_range(address, bytes) && wg.lds_written.empty()) return wg.lds.data() + address;
+    return checked_lds_read(address, bytes, lane);
+  }
+  uint8_t* lds_write(uint64_t address, uint32_t bytes, int lane) const {
+    if (lds_in_range(address, bytes) && wg.lds_written.empty()) return wg.lds.data() + address;
+    return checked_lds_write(address, bytes, lane);
+  }
   void branch_to(uint64_t byte_offset);
+
+ private:
+  // The slow paths of the accessors above: the constants and special registers, the buffer
+  // lookup (which fails naming the nearest buffer), LDS with its checks and reports.
+  uint32_t special_scalar(uint32_t code) const;
+  uint64_t special_scalar64(uint32_t code) const;
+  uint8_t* find_global(uint64_t address, uint32_t bytes, int lane) const;
+  bool lds_in_range(uint64_t address, uint32_t bytes) const { return address <= wg.lds.size() && bytes <= wg.lds.size() - address; }
+  const uint8_t* checked_lds_read(uint64_t address, uint32_t bytes, int lane) const;
+  uint8_t* checked_lds_write(uint64_t address, uint32_t bytes, int lane) const;
 };
 
 // Registers the instruction semantics: the handler for a mnemonic, or nullptr.
