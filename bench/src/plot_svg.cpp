@@ -85,6 +85,7 @@ std::string plot_svg(const RunInfo& info, const std::vector<Result>& results) {
   Panel ceiling{"throughput as % of the ceiling (blue: weft, orange: the peer)", -1, {}};
   Panel time{"weft, median time (ms)", -1, {}};
   for (const Result& r : results) {
+    if (!r.not_run.empty()) continue;
     if (r.has_peer()) ratio.groups.push_back({label(r), {{r.ratio(), kWeftColor, num(r.ratio(), "%.2fx") + " vs " + r.peer}}});
     if (r.ceiling > 0) {
       std::vector<Bar> bars = {{100 * r.throughput(r.weft) / r.ceiling, kWeftColor, num(100 * r.throughput(r.weft) / r.ceiling, "%.1f%%") + " weft"}};

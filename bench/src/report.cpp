@@ -34,6 +34,7 @@ std::string check_text(const Check& c) {
 }
 
 std::vector<std::string> row(const Result& r) {
+  if (!r.not_run.empty()) return {r.suite + "/" + r.kernel, r.size, r.device, "not run: " + r.not_run, "-", "-", "-", "-"};
   return {r.suite + "/" + r.kernel, r.size, r.device, speed(r, r.weft), r.has_peer() ? r.peer + ": " + speed(r, r.peer_timing) : "-",
           r.has_peer() ? format("%.2fx", r.ratio()) : "-", ceiling_text(r), check_text(r.check)};
 }
@@ -105,6 +106,7 @@ std::string json(const RunInfo& info, const std::vector<Result>& results) {
     else
       o << "{\"ok\": " << (r.check.ok ? "true" : "false") << ", \"max_error\": " << number(r.check.max_error) << ", \"tolerance\": "
         << number(r.check.tolerance) << ", \"against\": " << quoted(r.check.against) << "}";
+    o << ",\n     \"not_run\": " << (r.not_run.empty() ? "null" : quoted(r.not_run));
     o << ",\n     \"details\": {";
     for (size_t d = 0; d < r.details.size(); ++d) o << (d ? ", " : "") << quoted(r.details[d].first) << ": " << number(r.details[d].second);
     o << "}}";

@@ -116,3 +116,15 @@ TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged sha
   CHECK(r.weft.seconds.size() == 1);
 }
 #endif
+
+TEST_CASE("bench: a line that could not run says why in the table and the JSON and is left out of the chart") {
+  Result skipped;
+  skipped.suite = "compile";
+  skipped.kernel = "mma_gemm";
+  skipped.device = "host CPU";
+  skipped.not_run = "NVRTC was not found";
+  const std::string t = table({skipped});
+  CHECK(t.find("not run: NVRTC was not found") != std::string::npos);
+  CHECK(json({"c", "d", "h", "v"}, {skipped}).find("\"not_run\": \"NVRTC was not found\"") != std::string::npos);
+  CHECK(count(plot_svg({"c", "d", "h", "v"}, {skipped}), "<rect") == 1);  // the background only
+}

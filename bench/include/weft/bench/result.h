@@ -40,6 +40,9 @@ struct Result {
   std::string ceiling_source;
   Check check;
   std::vector<std::pair<std::string, double>> details;  // suite-specific numbers (compile stages, ...)
+  // Why this line was not measured (its toolchain is absent from this build or machine); the
+  // table and the JSON say so in place of numbers.
+  std::string not_run;
 
   bool has_peer() const { return !peer.empty() && !peer_timing.seconds.empty(); }
   // weft's speed over the peer's (peer seconds / weft seconds): above 1, weft is faster.
