@@ -1,10 +1,14 @@
 // The gemm suite: weft's GEMM for the device against the vendor library in the same process.
-//   cuda:      mma_gemm (C = A * B, bf16 in, fp32 out)     vs cuBLAS cublasGemmEx, same types
+//   cuda:      mma_gemm (C = A * B, bf16 in, fp32 out)     vs cuBLAS cublasGemmEx, same types, and
+//              PyTorch's torch.matmul (bf16 out) in a python3 child of the same job
 //   emu:*, hip: hk_gemm (C = A * B^T, bf16 in, fp32 out)  vs Eigen's float GEMM on the host CPU
 // Each line checks weft's C against the peer's C (max |difference| / max |peer's C|).
 #include <Eigen/Core>
 
+#include <cmath>
+
 #include "cublas.h"
+#include "framework_peer.h"
 #include "matrices.h"
 #include "suite_common.h"
 #include "timing.h"
@@ -47,8 +51,27 @@ Result gemm_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, rt:
   return r;
 }
 
-// mma_gemm and cuBLAS on an NVIDIA GPU.
-Result nvidia_line(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
+// The same weft measurement against PyTorch's torch.matmul in a child process of this job
+// (bf16 output: torch.matmul's for bf16 inputs; the check allows its rounding).
+Result torch_line(const Result& weft_line, const Inputs& in, const std::vector<double>& weft_c, int64_t m, int64_t n, int64_t k, const Options& o) {
+  Result r = weft_line;
+  r.peer_timing = {};
+  r.check = {};
+  r.peer = "PyTorch torch.matmul (bf16 out)";
+  try {
+    FrameworkRun run = torch_matmul(m, n, k, in.a_bytes, in.b_bytes, o);
+    r.peer = run.name + " (bf16 out)";
+    r.peer_device = weft_line.device + ", python3 child";
+    r.peer_timing = run.timing;
+    r.check = compare(weft_c, run.output, kTolerance + std::ldexp(1.0, -8), "PyTorch (bf16)");
+  } catch (const Error& e) {
+    r.not_run = e.what();
+  }
+  return r;
+}
+
+// mma_gemm and cuBLAS on an NVIDIA GPU (and PyTorch in the same job, where it is installed).
+std::vector<Result> nvidia_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
   Result r = gemm_line("mma_gemm", m, n, k, device);
   r.peer = "cuBLAS cublasGemmEx";
   r.peer_device = device.name();
@@ -68,9 +91,10 @@ Result nvidia_line(rt::Device& device, int64_t m, int64_t n, int64_t k, const Op
   };
   r.peer_timing = time_on(device, peer, o);
   device.synchronize();
-  r.check = compare(as_doubles(dtypes::float32, rt::download(device, c)), as_doubles(dtypes::float32, rt::download(device, c_peer)),
-                    kTolerance, "cuBLAS");
-  return r;
+  const std::vector<double> weft_c = as_doubles(dtypes::float32, rt::download(device, c));
+  r.check = compare(weft_c, as_doubles(dtypes::float32, rt::download(device, c_peer)), kTolerance, "cuBLAS");
+  tell(o, "gemm mma_gemm: PyTorch's torch.matmul in a python3 child");
+  return {r, torch_line(r, in, weft_c, m, n, k, o)};
 }
 
 }  // namespace
@@ -126,7 +150,11 @@ std::vector<Result> run_gemm(const Options& o) {
   std::vector<Result> out;
   for (const auto& s : sizes) {
     tell(o, "gemm " + kernel + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " on " + device->name());
-    out.push_back(nvidia ? nvidia_line(*device, s[0], s[1], s[2], o) : hk_gemm_line(*device, s[0], s[1], s[2], o, true));
+    if (!nvidia) {
+      out.push_back(hk_gemm_line(*device, s[0], s[1], s[2], o, true));
+      continue;
+    }
+    for (Result& r : nvidia_lines(*device, s[0], s[1], s[2], o)) out.push_back(std::move(r));
   }
   return out;
 }

@@ -1,0 +1,93 @@
+#include "framework_peer.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "weft/dsl/error.h"
+
+namespace weft::bench {
+
+namespace {
+
+// The child: argv = dir m n k warmup repetitions. Reads dir/a.bin, dir/b.bin (bf16, row-major),
+// writes dir/times.txt (one repetition's seconds a line), dir/c.bin (fp32) and dir/name.txt.
+constexpr const char* kTorchMatmul = R"PY(
+import sys
+import torch
+d = sys.argv[1]
+m, n, k, warmup, reps = (int(x) for x in sys.argv[2:7])
+if not torch.cuda.is_available():
+    sys.exit("PyTorch has no CUDA device")
+def load(name, rows, cols):
+    with open(f"{d}/{name}.bin", "rb") as f:
+        return torch.frombuffer(bytearray(f.read()), dtype=torch.bfloat16).reshape(rows, cols).cuda()
+a, b = load("a", m, k), load("b", k, n)
+c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+for _ in range(warmup):
+    torch.matmul(a, b, out=c)
+torch.cuda.synchronize()
+with open(f"{d}/times.txt", "w") as t:
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.matmul(a, b, out=c)
+        end.record()
+        end.synchronize()
+        t.write(f"{start.elapsed_time(end) / 1e3!r}\n")
+c.float().cpu().numpy().tofile(f"{d}/c.bin")
+with open(f"{d}/name.txt", "w") as f:
+    f.write(f"PyTorch {torch.__version__} torch.matmul")
+)PY";
+
+void write_bytes(const std::filesystem::path& path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!out) throw Error("framework peer: cannot write " + path.string());
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& o) {
+  std::string dir_template = (std::filesystem::temp_directory_path() / "weft-bench-XXXXXX").string();
+  if (!mkdtemp(dir_template.data())) throw Error("framework peer: cannot make a temporary directory");
+  const std::filesystem::path dir = dir_template;
+  struct Cleanup {
+    std::filesystem::path dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{dir};
+  write_bytes(dir / "peer.py", kTorchMatmul, std::char_traits<char>::length(kTorchMatmul));
+  write_bytes(dir / "a.bin", a.data(), a.size());
+  write_bytes(dir / "b.bin", b.data(), b.size());
+  const std::string command = "python3 '" + (dir / "peer.py").string() + "' '" + dir.string() + "' " + std::to_string(m) + " " + std::to_string(n) +
+                              " " + std::to_string(k) + " " + std::to_string(o.warmup) + " " + std::to_string(o.repetitions) + " > '" +
+                              (dir / "log.txt").string() + "' 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    std::string log = read_text(dir / "log.txt");
+    if (log.size() > 400) log = "..." + log.substr(log.size() - 400);
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    throw Error("PyTorch peer: python3 failed: " + log);
+  }
+  FrameworkRun run;
+  run.name = read_text(dir / "name.txt");
+  std::istringstream times(read_text(dir / "times.txt"));
+  for (double s; times >> s;) run.timing.seconds.push_back(s);
+  std::ifstream c(dir / "c.bin", std::ios::binary);
+  std::vector<float> values(static_cast<size_t>(m * n));
+  c.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  if (!c || run.timing.seconds.size() != static_cast<size_t>(o.repetitions)) throw Error("PyTorch peer: incomplete results in " + dir.string());
+  run.output.assign(values.begin(), values.end());
+  return run;
+}
+
+}  // namespace weft::bench

@@ -1,0 +1,26 @@
+// Peers that are frameworks, not libraries: run in the same job as a child python3 process
+// (PyTorch is not a C++ dependency of weft). The inputs go to the child as files, it times the
+// framework's operation with CUDA events (as weft's launches are timed) and writes its output
+// back, so weft's result is checked against it like any other peer's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/bench/result.h"
+#include "weft/bench/suites.h"
+
+namespace weft::bench {
+
+struct FrameworkRun {
+  std::string name;            // "PyTorch 2.x torch.matmul"
+  Timing timing;
+  std::vector<double> output;  // row-major
+};
+
+// C = A * B (A m x k, B k x n, bf16 bytes) by torch.matmul in bf16 on the GPU. Throws
+// weft::Error with the child's message when python3 or PyTorch (with CUDA) is not there.
+FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& options);
+
+}  // namespace weft::bench
