@@ -167,7 +167,9 @@ void BM_NvrtcCompile(benchmark::State& state, const char* which) {
   const weft::UOp k = relu ? weft::gemm::matmul_relu(4096, 4096, 4096, weft::dtypes::float16)
                            : weft::gemm::mma_gemm(4096, 4096, 4096, weft::dtypes::bfloat16);
   for (auto _ : state) {
-    auto lowered = weft::lower::lower(k);
+    weft::lower::LowerOptions options;
+    options.wave_size = 32;  // NVIDIA warps
+    auto lowered = weft::lower::lower(k, options);
     auto cubin = rt::nvrtc_compile(weft::cuda::render_cuda(lowered, 90), lowered.name, "sm_90");
     benchmark::DoNotOptimize(cubin.data());
   }

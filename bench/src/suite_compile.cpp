@@ -64,7 +64,9 @@ Result nvidia(const std::string& kernel, const UOp& graph, const Options& o) {
   if (!rt::nvrtc_available()) throw Error("weft bench compile: " + kernel + " compiles through NVRTC, which was not found");
   return compile_line(kernel, "sm_90", [&](Stages& s) {
     auto t = std::chrono::steady_clock::now();
-    const lower::LoweredKernel lowered = lower::lower(graph);
+    lower::LowerOptions options;
+    options.wave_size = 32;  // NVIDIA warps, as CompiledKernel::compile lowers for a CUDA device
+    const lower::LoweredKernel lowered = lower::lower(graph, options);
     s.add("lower", since(t));
     t = std::chrono::steady_clock::now();
     const std::string source = cuda::render_cuda(lowered, 90);

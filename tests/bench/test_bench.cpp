@@ -9,6 +9,7 @@
 #include "weft/bench/report.h"
 #include "weft/bench/suites.h"
 #include "weft/dsl/error.h"
+#include "weft/runtime/nvrtc.h"
 
 using namespace weft;
 using namespace weft::bench;
@@ -127,4 +128,28 @@ TEST_CASE("bench: a line that could not run says why in the table and the JSON a
   CHECK(t.find("not run: NVRTC was not found") != std::string::npos);
   CHECK(json({"c", "d", "h", "v"}, {skipped}).find("\"not_run\": \"NVRTC was not found\"") != std::string::npos);
   CHECK(count(plot_svg({"c", "d", "h", "v"}, {skipped}), "<rect") == 1);  // the background only
+}
+
+TEST_CASE("bench: the compile suite measures every stage of the kernels this build can compile") {
+  Options o;
+  o.repetitions = 1;
+  o.warmup = 0;
+  const std::vector<Result> results = run("compile", o);
+  REQUIRE(results.size() == 3);
+  for (const Result& r : results) {
+    CAPTURE(r.kernel);
+    const bool nvidia = r.kernel == "mma_gemm";
+#ifdef WEFT_HAVE_LLVM
+    const bool can = nvidia ? weft::rt::nvrtc_available() : true;
+#else
+    const bool can = nvidia && weft::rt::nvrtc_available();
+#endif
+    if (!can) {
+      CHECK(!r.not_run.empty());
+      continue;
+    }
+    CHECK(r.not_run.empty());
+    CHECK(r.weft.median() > 0);
+    CHECK(r.details.size() == (nvidia ? 3u : 6u));
+  }
 }
