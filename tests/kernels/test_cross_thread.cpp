@@ -255,8 +255,9 @@ UOp transposed_read_kernel() {
   UOp lds = alloc_shared({256}, dtypes::uint16);
   UOp l = range(64, 0, AxisType::LOCAL);
   UOp fill = lds[l * 4].vec(4).store(in[l * 4].vec(4).load());
-  UOp four = lds.after({fill, barrier()})[l * 4].vec(4).load_transposed();
-  return sink({"transposed_read"}, {group({fill, barrier(), out[l * 4].vec(4).store(four)}).end({l})});
+  UOp ready = barrier({fill});
+  UOp four = lds.after({ready})[l * 4].vec(4).load_transposed();
+  return sink({"transposed_read"}, {out[l * 4].vec(4).store(four).end({l})});
 }
 
 }  // namespace

@@ -210,8 +210,9 @@ TEST_CASE("CUDA: a transposing LDS read (gfx950's ds_read_b64_tr_b16) is an erro
   UOp lds = alloc_shared({256}, dtypes::bfloat16);
   UOp l = range(64, 0, AxisType::LOCAL);
   UOp fill = lds[l * 4].vec(4).store(in[l * 4].vec(4).load());
-  UOp four = lds.after({fill, barrier()})[l * 4].vec(4).load_transposed();
-  auto lowered = lower::lower(sink({"transposed"}, {group({fill, barrier(), out[l * 4].vec(4).store(four)}).end({l})}));
+  UOp ready = barrier({fill});
+  UOp four = lds.after({ready})[l * 4].vec(4).load_transposed();
+  auto lowered = lower::lower(sink({"transposed"}, {out[l * 4].vec(4).store(four).end({l})}));
   CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 90), doctest::Contains("CUDA renderer: LOAD bfloat16.vec4"), Error);
   CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 90), doctest::Contains("a transposing LDS read (gfx950's ds_read_b64_tr_b16) has no CUDA form"), Error);
 }
