@@ -292,10 +292,9 @@ TEST_CASE("a transposing LDS read takes 4 lanes of a 2-byte type from a LOCAL bu
   CHECK_THROWS_WITH_AS(wide[constant(Wide(0))].vec(4).load_transposed(), doctest::Contains("4 lanes of a 2-byte type, not"), Error);
   CHECK_THROWS_WITH_AS(g[constant(Wide(0))].vec(4).load_transposed(), doctest::Contains("is of a LOCAL buffer"), Error);
   // Inside when() a masked lane would still feed its group: an error, as for the lane operations.
-  UOp out = placeholder({256}, dtypes::uint16, 1);
   UOp l = range(64, 0, AxisType::LOCAL);
   UOp read = lds[l * 4].vec(4).load_transposed();
-  UOp guarded = sink({"when_transposed"}, {when(l < 32, {out[l * 4].vec(4).store(read)}).end({l})});
+  UOp guarded = sink({"when_transposed"}, {when(l < 32, {g[l * 4].vec(4).store(read)}).end({l})});
   CHECK_THROWS_WITH_AS(lower::lower(guarded), doctest::Contains("a transposing LDS read needs every lane of its 16-lane group"), Error);
   // The verifier checks the same of a node built by hand.
   const UOp raw = UOp::make(Op::LOAD, dtypes::uint16.vec(4), {g[constant(Wide(0))].vec(4)}, std::string(kTransposeRead16));
