@@ -167,6 +167,22 @@ UOp UOp::load() const {
   return make(Op::LOAD, dtype(), {*this});
 }
 
+UOp UOp::load_transposed() const {
+  (void)load();  // the checks of a load
+  const DType d = dtype();
+  if (d.lanes != 4 || d.element().itemsize() != 2)
+    fail("LOAD", "a transposing read takes 4 lanes of a 2-byte type, not " + d.name());
+  UOp base = src(0);
+  while (base.op() == Op::AFTER) base = base.src(0);
+  if (base.op() != Op::PLACEHOLDER || base.arg_as<BufferArg>().space != AddrSpace::LOCAL)
+    fail("LOAD", "a transposing read is of a LOCAL buffer (LDS)");
+  return make(Op::LOAD, d, {*this}, std::string(kTransposeRead16));
+}
+
+bool is_transposed_read(const UOp& u) {
+  return u.op() == Op::LOAD && std::holds_alternative<std::string>(u.arg()) && std::get<std::string>(u.arg()) == kTransposeRead16;
+}
+
 UOp UOp::store(const UOp& value) const {
   if (op() != Op::INDEX)
     fail("STORE", "can only store through an index into a buffer, not into " + std::string(op_name(op())) + " " + expr_string(*this));

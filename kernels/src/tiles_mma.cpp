@@ -119,9 +119,58 @@ rt transpose(const rt& t) {
   return make_rt(std::move(parts), other, t.mn(), t.k(), t.k_step(), transposed(t.layout));
 }
 
+namespace {
+
+// What one transposing read (gfx950's ds_read_b64_tr_b16) needs of the layout it reads with,
+// `to_offset`: ("register", "lane", ...) -> "offset" of the registers the lanes want. Within
+// each group of 16 lanes, lane L reads 4 values at its own address and value p lands in lane
+// 4*(L%4) + p of the group as its register L/4 (of the 4 the read fills). So the read's own
+// layout, ("register" p, "lane" L, ...) -> "offset", is `to_offset` after the bit permutation
+//   source register bits 0,1 -> lane bits 0,1     source lane bits 0,1 -> lane bits 2,3
+//   source lane bits 2,3     -> register bits 0,1 every other bit      -> itself
+// and the read fits where that layout moves register bits 0,1 to 4 aligned consecutive offsets
+// (aligned_vector_width 4). Example, B of the 16x16x32 MFMA from a row-major K x N tile: lane
+// L (in group g) reads row k = 8g + 4h + L/4, columns 4(L%4) .. +3, and lane i gets column i.
+std::optional<Layout> transposed_read_layout(const Layout& to_offset) {
+  std::vector<Layout::Coords> images;
+  for (const LayoutDim& d : to_offset.in_dims()) {
+    const bool reg = d.name == "register", lane = d.name == "lane";
+    if ((reg && d.bits < 2) || (lane && d.bits < 4)) return std::nullopt;  // fewer than 4 registers or 16 lanes
+    for (int b = 0; b < d.bits; ++b) {
+      if (reg && b < 2) images.push_back({{"lane", int64_t{1} << b}});
+      else if (lane && b < 2) images.push_back({{"lane", int64_t{4} << b}});
+      else if (lane && b < 4) images.push_back({{"register", int64_t{1} << (b - 2)}});
+      else images.push_back({{d.name, int64_t{1} << b}});
+    }
+  }
+  const Layout read = Layout(to_offset.in_dims(), to_offset.in_dims(), images).then(to_offset);
+  if (aligned_vector_width(read, "register", "offset", 4) != 4) return std::nullopt;
+  return read;
+}
+
+// A lane's registers of sub-tile (i, j) read with transposing reads of `read`
+// (transposed_read_layout), 4 registers each.
+UOp read_transposed(const Workgroup& wg, const st& src, const UOp& stage, const Layout& read, int64_t registers, int64_t i, int64_t j,
+                    const UOp& block) {
+  std::vector<UOp> reads, lanes;
+  for (int64_t r = 0; r < registers; r += 4) {
+    const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
+                          {"sub_col", constant(Wide(j))}, {"block", block}};
+    const UOp granule = layout_granule(read, at, "register", "offset", 4);
+    reads.push_back(src.buffer[stage * src.size() + granule * 4].vec(4).load_transposed());
+    for (int64_t e = 0; e < 4; ++e) lanes.push_back(reads.back().gep(e));
+  }
+  return reads.size() == 1 ? reads[0] : vectorize(lanes);
+}
+
+}  // namespace
+
 UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block) {
   const int64_t registers = int64_t{1} << to_offset.in_dims().at(0).bits;
   const int64_t width = aligned_vector_width(to_offset, "register", "offset", std::min<int64_t>(registers, 16 / src.dtype.itemsize()));
+  // Fewer than 4 values a read where gfx950's transposing read fits: that read instead.
+  if (wg.arch() == "gfx950" && src.dtype.itemsize() == 2 && width < 4 && registers % 4 == 0)
+    if (const std::optional<Layout> read = transposed_read_layout(to_offset)) return read_transposed(wg, src, stage, *read, registers, i, j, block);
   std::vector<UOp> reads, lanes;
   for (int64_t r = 0; r < registers; r += width) {
     const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
@@ -149,9 +198,8 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, Major major, int64
                        Layout::identity("sub_col", k_dim, log2_exact(k_total / shape.k, "load(rt, st): k steps")) *
                        Layout::identity("block", mn_dim, log2_exact(mn_total / extent, "load(rt, st): blocks"));
   // A col-major tile of a row-major src: a lane's k values are a row apart, aligned_vector_width
-  // is 1 and read_operand_part reads them one by one (ds_read_u16). gfx950's ds_read_b64_tr_b16,
-  // the LDS read that transposes across lanes (64 bits a lane), is where this becomes one read
-  // per 4 values instead of one per value; the tile layer does not emit it yet.
+  // is 1; on gfx950 read_operand_part reads 4 at once with ds_read_b64_tr_b16 (the LDS read
+  // that transposes across lanes) where the layouts allow it, elsewhere one by one (ds_read_u16).
   const Layout to_offset = place.then(src.layout);
   std::vector<UOp> parts = in_grid_order(major, extent / 16, k_total / shape.k,
                                          [&](int64_t i, int64_t kk) { return read_operand_part(wg, src, stage, to_offset, i, kk, block); });

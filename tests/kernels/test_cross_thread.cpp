@@ -10,6 +10,8 @@
 
 #include "kernel_harness.h"
 #include "weft/dsl/builder.h"
+#include "weft/dsl/verify.h"
+#include "weft/runtime/inspect.h"
 #include "weft/lowering/cuda_codegen.h"
 
 using namespace weft;
@@ -242,4 +244,61 @@ TEST_CASE("lane operations check their arguments and their target") {
   lower::LowerOptions nvidia;
   nvidia.wave_size = 32;
   CHECK_THROWS_WITH_AS(cuda::render_cuda(lower::lower(k, nvidia), 90), doctest::Contains("NVIDIA warps have 32"), Error);
+}
+
+namespace {
+
+// One wave copies in to LDS (4 values a lane) and reads it back with one transposing read:
+// out[4l + j] = what lane l gets as element j.
+UOp transposed_read_kernel() {
+  UOp in = placeholder({256}, dtypes::uint16, 1), out = placeholder({256}, dtypes::uint16, 0);
+  UOp lds = alloc_shared({256}, dtypes::uint16);
+  UOp l = range(64, 0, AxisType::LOCAL);
+  UOp fill = lds[l * 4].vec(4).store(in[l * 4].vec(4).load());
+  UOp ready = barrier({fill});
+  UOp four = lds.after({ready})[l * 4].vec(4).load_transposed();
+  return sink({"transposed_read"}, {out[l * 4].vec(4).store(four).end({l})});
+}
+
+}  // namespace
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("a transposing LDS read gives each lane of a 16-lane group the documented elements on gfx950, and gfx942 refuses it") {
+  // The rule from the CDNA4 ISA guide (ds_read_b64_tr_b16): lane i of a group gets as element j
+  // value (16j + i) % 4 of the 4 that lane (16j + i) / 4 of its group read.
+  auto dev = rt::open_device("emu:gfx950");
+  auto compiled = rt::CompiledKernel::compile(*dev, transposed_read_kernel());
+  const auto bits = weft::testing::random_ints(256, 0, 65535);
+  const std::vector<uint16_t> x(bits.begin(), bits.end());
+  const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::uint16, 256), put(*dev, dtypes::uint16, x)};
+  compiled.launch(*dev, args);
+  const auto got = get<uint16_t>(*dev, args[0]);
+  int bad = 0;
+  for (int lane = 0; lane < 64; ++lane)
+    for (int j = 0; j < 4; ++j) {
+      const int group = lane / 16, i = lane % 16, source = 16 * group + (16 * j + i) / 4;
+      const uint16_t want = x[static_cast<size_t>(4 * source + (16 * j + i) % 4)];
+      if (got[static_cast<size_t>(4 * lane + j)] != want && bad++ < 5)
+        FAIL_CHECK("lane " << lane << " element " << j << ": " << got[static_cast<size_t>(4 * lane + j)] << ", want " << want);
+    }
+  CHECK(bad == 0);
+  CHECK_THROWS_WITH_AS(rt::inspect(transposed_read_kernel(), "gfx942"), doctest::Contains("ds_read_b64_tr_b16) is gfx950's; gfx942 has none"), Error);
+}
+#endif
+
+TEST_CASE("a transposing LDS read takes 4 lanes of a 2-byte type from a LOCAL buffer") {
+  UOp lds = alloc_shared({256}, dtypes::uint16), wide = alloc_shared({256}, dtypes::float32), g = placeholder({256}, dtypes::uint16, 0);
+  CHECK_THROWS_WITH_AS(lds[constant(Wide(0))].vec(8).load_transposed(), doctest::Contains("4 lanes of a 2-byte type, not"), Error);
+  CHECK_THROWS_WITH_AS(wide[constant(Wide(0))].vec(4).load_transposed(), doctest::Contains("4 lanes of a 2-byte type, not"), Error);
+  CHECK_THROWS_WITH_AS(g[constant(Wide(0))].vec(4).load_transposed(), doctest::Contains("is of a LOCAL buffer"), Error);
+  // Inside when() a masked lane would still feed its group: an error, as for the lane operations.
+  UOp l = range(64, 0, AxisType::LOCAL);
+  UOp read = lds[l * 4].vec(4).load_transposed();
+  UOp guarded = sink({"when_transposed"}, {when(l < 32, {g[l * 4].vec(4).store(read)}).end({l})});
+  CHECK_THROWS_WITH_AS(lower::lower(guarded), doctest::Contains("a transposing LDS read needs every lane of its 16-lane group"), Error);
+  // The verifier checks the same of a node built by hand.
+  const UOp raw = UOp::make(Op::LOAD, dtypes::uint16.vec(4), {g[constant(Wide(0))].vec(4)}, std::string(kTransposeRead16));
+  CHECK_THROWS_WITH_AS(verify(raw), doctest::Contains("a transposing read is of a LOCAL buffer"), Error);
+  const UOp other = UOp::make(Op::LOAD, dtypes::uint16.vec(4), {lds[constant(Wide(0))].vec(4)}, std::string("sideways"));
+  CHECK_THROWS_WITH_AS(verify(other), doctest::Contains("the only one a load takes is transpose_b16"), Error);
 }

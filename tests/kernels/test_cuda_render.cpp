@@ -205,6 +205,18 @@ TEST_CASE("CUDA: an unsupported node is an error naming it") {
   CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 75), doctest::Contains("sm_75 is older than weft supports"), Error);
 }
 
+TEST_CASE("CUDA: a transposing LDS read (gfx950's ds_read_b64_tr_b16) is an error naming the load") {
+  UOp in = placeholder({256}, dtypes::bfloat16, 1), out = placeholder({256}, dtypes::bfloat16, 0);
+  UOp lds = alloc_shared({256}, dtypes::bfloat16);
+  UOp l = range(64, 0, AxisType::LOCAL);
+  UOp fill = lds[l * 4].vec(4).store(in[l * 4].vec(4).load());
+  UOp ready = barrier({fill});
+  UOp four = lds.after({ready})[l * 4].vec(4).load_transposed();
+  auto lowered = lower::lower(sink({"transposed"}, {out[l * 4].vec(4).store(four).end({l})}));
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 90), doctest::Contains("CUDA renderer: LOAD bfloat16.vec4"), Error);
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered, 90), doctest::Contains("a transposing LDS read (gfx950's ds_read_b64_tr_b16) has no CUDA form"), Error);
+}
+
 TEST_CASE("NVRTC: a compile error names the kernel and shows NVRTC's log") {
   if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   try {

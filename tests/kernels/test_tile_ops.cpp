@@ -351,14 +351,29 @@ TEST_CASE("tile ops: a wave group chosen at run time fills a tile") {
 TEST_CASE("tile ops: the LDS reads of the four products") {
   // Per wave on gfx950: A and B are 32 x 64 operands, 2 x 2 sub-tiles of 16 x 32. A row-major
   // operand of a K-contiguous tile is one ds_read_b128 per sub-tile; a col-major operand keeps a
-  // lane's 8 k values a row apart, one 2-byte read each (ds_read_b64_tr_b16 would read 4 at once).
+  // lane's 8 k values a row apart, and ds_read_b64_tr_b16 reads them 4 at once (2 per sub-tile),
+  // no 2-byte read left.
   for (Product p : {Product::AB, Product::ABt, Product::AtB, Product::AtBt}) {
     CAPTURE(product_name(p));
     const emu::KernelStats s = emu::kernel_stats(rt::inspect(product_kernel("gfx950", p, false, 64, 64, 64), "gfx950").code_object);
     const uint64_t col_major = (a_transposed(p) ? 1 : 0) + (b_transposed(p) ? 0 : 1);
     CHECK(s.count("ds_read_b128") == 4 * (2 - col_major));
-    CHECK(s.count_prefix("ds_read_u16") + s.count_prefix("ds_read_u8") == 32 * col_major);
+    CHECK(s.count("ds_read_b64_tr_b16") == 8 * col_major);
+    CHECK(s.count_prefix("ds_read_u16") + s.count_prefix("ds_read_u8") == 0);
     CHECK(s.count("v_mfma_f32_16x16x32_bf16") == 8);
+  }
+}
+
+TEST_CASE("tile ops: on gfx942 a col-major operand stays one 2-byte LDS read per value") {
+  // gfx942 has no transposing LDS read: per wave 2 x 4 sub-tiles of 16 x 16, a lane's 4 k values
+  // each its own ds_read_u16 in a col-major operand, one ds_read_b64 per row-major sub-tile.
+  for (Product p : {Product::AB, Product::AtBt}) {
+    CAPTURE(product_name(p));
+    const emu::KernelStats s = emu::kernel_stats(rt::inspect(product_kernel("gfx942", p, false, 64, 64, 64), "gfx942").code_object);
+    const uint64_t col_major = (a_transposed(p) ? 1 : 0) + (b_transposed(p) ? 0 : 1);
+    CHECK(s.count_prefix("ds_read_b64_tr") == 0);
+    CHECK(s.count_prefix("ds_read_u16") + s.count_prefix("ds_read_u8") == 32 * col_major);
+    CHECK(s.count("v_mfma_f32_16x16x16_bf16") == 16);
   }
 }
 #endif

@@ -237,6 +237,7 @@ class Renderer {
       case Op::DEFINE_VAR: return get(u);
       case Op::INDEX: return address(u);
       case Op::LOAD: {
+        if (is_transposed_read(u)) return transposed_read(u);
         const UOp& idx = u.src(0);
         llvm::Value* v = b_.CreateAlignedLoad(type(u.dtype()), get(idx), alignment(idx));
         llvm::Value* fill = u.src().size() > 1 ? get(u.src(1)) : llvm::Constant::getNullValue(v->getType());
@@ -261,6 +262,15 @@ class Renderer {
     }
     if (opsets::alu.contains(u.op())) return alu(u);
     unsupported(u, "no AMDGPU lowering for this op");
+  }
+
+  // gfx950's ds_read_b64_tr_b16, read as 4 x i16 (the intrinsic's integer form) and bitcast to
+  // the load's 2-byte type.
+  llvm::Value* transposed_read(const UOp& u) {
+    if (mcpu_ != "gfx950") unsupported(u, "a transposing LDS read (ds_read_b64_tr_b16) is gfx950's; " + mcpu_ + " has none");
+    llvm::Type* as_int = llvm::FixedVectorType::get(b_.getInt16Ty(), 4);
+    llvm::Value* v = b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_read_tr16_b64, {as_int}, {get(u.src(0))});
+    return b_.CreateBitCast(v, type(u.dtype()));
   }
 
   llvm::Value* constant(const UOp& u) {

@@ -259,6 +259,7 @@ class Renderer {
   }
 
   std::string load(const UOp& u) {
+    if (is_transposed_read(u)) unsupported(u, "a transposing LDS read (gfx950's ds_read_b64_tr_b16) has no CUDA form");
     const UOp& idx = u.src(0);
     const DType d = u.dtype();
     std::string p = ref(idx);

@@ -111,6 +111,8 @@ class Guard {
       case Op::CONST: case Op::DEFINE_VAR: case Op::RANGE: case Op::SPECIAL: case Op::PLACEHOLDER: case Op::AFTER: break;
       case Op::LOAD:
       case Op::ATOMIC: {
+        // A masked lane would still feed the others of its 16-lane group their values.
+        if (is_transposed_read(v)) outside(v, "a transposing LDS read needs every lane of its 16-lane group");
         std::vector<UOp> src = v.src();
         src[0] = access(src[0]);
         for (size_t i = 1; i < src.size(); ++i) src[i] = value(src[i]);

@@ -107,6 +107,12 @@ struct LaneArg {  // SHUFFLE, VOTE
   bool operator==(const LaneArg&) const = default;
 };
 
+// The arg of a LOAD that is a transposing LDS read (UOp::load_transposed): 16-bit elements,
+// 4 a lane, transposed within each group of 16 lanes.
+inline constexpr const char* kTransposeRead16 = "transpose_b16";
+// True for such a LOAD.
+bool is_transposed_read(const UOp& u);
+
 struct AtomicArg {  // ATOMIC: relaxed ordering; `site` as in EffectArg
   AtomicOp op;
   Scope scope;
@@ -183,6 +189,13 @@ class UOp {
   // false; the address is not touched there.
   UOp load(const UOp& valid, const UOp& fill) const;
   UOp store(const UOp& value, const UOp& valid) const;
+  // A transposing LDS read (gfx950's ds_read_b64_tr_b16): this INDEX, a 4-lane vector of a
+  // 2-byte type into a LOCAL buffer, read by every lane of each group of 16 lanes at its own
+  // address, and lane i of the group gets element j = (lane (16j+i)/4's 4 values)[(16j+i)%4].
+  // A LOAD whose arg is kTransposeRead16. Only AMDGPU gfx950 renders it; the tile layer emits it
+  // where the layouts say it fits. Not a per-lane load: a lane's result depends on its group's
+  // addresses, so every lane of the wave must execute it.
+  UOp load_transposed() const;
   // This INDEX widened to `lanes` consecutive elements along the buffer's last axis, loaded or
   // stored as one vector access. The caller promises alignment: the flat index is a multiple of
   // `lanes` (write it as `granule * lanes`, as the tile layer does from a layout, and the

@@ -28,9 +28,9 @@ namespace weft::tile {
 // mma_ABt(c, a, load_kn(...)) is c += A * B): transpose(load(wg, src, stage, Major::col, cols,
 // block)), the col-major tile mma_AB takes, seen as N x K. `block` is wave-uniform.
 // Cost: an MFMA B operand holds consecutive k values per lane, which a K x N tile keeps a row
-// apart, so each element is its own LDS read (aligned_vector_width is 1): 8 ds_read_u16 per
-// 16 x 32 sub-tile on gfx950 and 4 on gfx942, where an N x K tile takes one ds_read_b128 or
-// ds_read_b64; on NVIDIA 8 two-byte reads per 16 x 16 sub-tile (two mma.sync B fragments),
+// apart (aligned_vector_width is 1): 2 ds_read_b64_tr_b16 (the transposing LDS read) per
+// 16 x 32 sub-tile on gfx950 where the layouts allow it, else one ds_read_u16 per element (4 per
+// 16 x 16 sub-tile on gfx942), where an N x K tile takes one ds_read_b128 or ds_read_b64; on NVIDIA 8 two-byte reads per 16 x 16 sub-tile (two mma.sync B fragments),
 // where ldmatrix.trans would take one instruction (not yet). Throws weft::Error for shapes that
 // are not whole operand sub-tiles.
 rt load_kn(const Workgroup& wg, const st& src, const UOp& stage, int64_t cols, const UOp& block);

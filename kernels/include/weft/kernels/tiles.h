@@ -217,7 +217,9 @@ Layout transposed(const Layout& l);
 // Sub-tile (i, j) of a register tile read from stage `stage` of `src`, one vector per lane:
 // `to_offset` maps ("register", "lane", "sub_row", "sub_col", "block") to the tile's "offset";
 // each lane's registers are read in aligned pieces as wide as the layout allows (16 bytes at
-// most). The shared body of load(rt, st) and load_kn.
+// most), or on gfx950, where those are narrower than 4 two-byte values and the layout fits it,
+// with ds_read_b64_tr_b16 (4 values a lane, transposed across each 16-lane group; docs/tiles.md
+// says when it fits). The shared body of load(rt, st) and load_kn.
 UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block);
 
 // A wave's register tile from stage `stage` of `src`: rows [block*rows, (block+1)*rows) and
@@ -233,9 +235,10 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand oper
 //   src.rows x extent col-major tile (B of A * B, A of A^T * B).
 // Each lane reads its registers in aligned pieces as wide as the layouts allow: a row-major tile
 // of a K-contiguous src is one 16-byte (gfx950) or 8-byte (gfx942) read per sub-tile; a
-// col-major tile keeps a lane's k values a row of src apart, so each is its own 2-byte read
-// (gfx950's ds_read_b64_tr_b16, the LDS read that transposes across lanes, is where that
-// becomes one read per 4 values; the tile layer does not emit it yet). `block` is wave-uniform. Throws weft::Error for an extent
+// col-major tile keeps a lane's k values a row of src apart: on gfx950 (2-byte elements) one
+// ds_read_b64_tr_b16, the LDS read that transposes across 16 lanes, per 4 values where the
+// layouts allow it (read_operand_part), elsewhere each value its own 2-byte read. `block` is
+// wave-uniform. Throws weft::Error for an extent
 // that is not whole 16-wide operand sub-tiles of src, or a k extent that is not whole k steps.
 // `operand` says which operand the tile feeds: on CDNA the registers are the same for A and B
 // and it may be left out; on NVIDIA mma.sync's A and B layouts differ and leaving it out is an
