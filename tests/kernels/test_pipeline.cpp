@@ -131,6 +131,26 @@ UOp hand_pipeline(int64_t vm, bool prefetch_into_read_stage) {
   return sink({"hand_pipeline"}, {copy_out(k.wg, k.tile.after({ready}), here, k.dst, ks, {ks}).end(k.wg.hardware_ranges())});
 }
 
+// one_shot with HipKittens' ping-pong stagger around the read: wave row 1 passes a barrier of its
+// own (before the wait when `early_before_wait`, after it otherwise), then every wave the common
+// barrier and the read, and wave row 0 one barrier of its own after the read, so that every wave
+// passes two. Wave row 0's common barrier (its #1) pairs with wave row 1's own barrier.
+UOp staggered_one_shot(bool early_before_wait) {
+  const CopyKernel k = copy_kernel("gfx950", 1);
+  const UOp zero = constant(Wide(0));
+  const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
+  const UOp early = when(k.wg.wave_row().eq(1), {barrier({}, BarrierFence::None)});
+  const UOp landed = wait_counts({.vm = 0});
+  std::vector<UOp> order{filled};
+  if (early_before_wait) order.insert(order.end(), {early, landed});
+  else order.insert(order.end(), {landed, early});
+  const UOp ready = barrier({}, BarrierFence::None);
+  order.push_back(ready);
+  order.push_back(copy_out(k.wg, k.tile.after({ready}), zero, k.dst, zero, {}));
+  order.push_back(when(k.wg.wave_row().eq(0), {barrier({}, BarrierFence::None)}));
+  return sink({"staggered_one_shot"}, {group(order).end(k.wg.hardware_ranges())});
+}
+
 // NVIDIA's counting: cp.async groups. Fills, an optional commit, wait_group 0, an unfenced barrier.
 UOp cuda_one_shot(bool commit) {
   const CopyKernel k = copy_kernel("sm_90", 1, 32);
@@ -199,6 +219,52 @@ TEST_CASE("check_async_reads: hk_gemm and the pipelined kernels pass") {
   CHECK_NOTHROW(lower::lower(one_shot(OneShot::Covered)));
   CHECK_NOTHROW(lower::lower(hand_pipeline(1, false)));
   CHECK_NOTHROW(lower::lower(cuda_one_shot(true), waves_of(32)));
+  CHECK_NOTHROW(lower::lower(staggered_one_shot(false)));
+}
+
+TEST_CASE("check_async_reads: staggered barriers pair each wave's n-th barrier") {
+  const auto error_of = [](const UOp& kernel) -> std::string {
+    try {
+      lower::lower(lower::canonical_allocations(kernel));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  SUBCASE("the extra barrier after the wait: accepted, and the copy is exact on both emulated targets") {
+    CHECK(error_of(staggered_one_shot(false)) == "no error");
+    for (const std::string& target : weft::testing::emulators()) {
+      CAPTURE(target);
+      auto dev = rt::open_device(target);
+      const rt::CompiledKernel k = rt::CompiledKernel::compile(*dev, staggered_one_shot(false));
+      const std::vector<uint16_t> input = random_bf16(static_cast<size_t>(kRows * kCols));
+      const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::bfloat16, input.size()), weft::testing::put(*dev, dtypes::bfloat16, input)};
+      k.launch(*dev, args, {{"S", 1}});
+      CHECK(weft::testing::get<uint16_t>(*dev, args[0]) == input);
+    }
+  }
+  SUBCASE("the extra barrier before the wait: wave row 0's barrier #1 pairs with it, so its read is unpublished") {
+    const std::string what = error_of(staggered_one_shot(true));
+    INFO(what);
+    CHECK(what.find("pass check_async_reads") != std::string::npos);
+    CHECK(what.find("(LOAD bfloat16 of LOCAL.0 elements [") != std::string::npos);
+    CHECK(what.find(") by wave ") != std::string::npos);
+    CHECK(what.find("after its barrier #1 reads stage 0 of shared buffer LOCAL.0 (elements [0, 2048)), filled asynchronously by wave ") !=
+          std::string::npos);
+    CHECK(what.find("comes after that wave's barrier #1, so it is published at barrier #2") != std::string::npos);
+    CHECK(what.find("the reader's barrier #1 pairs with a barrier before the wait") != std::string::npos);
+  }
+  SUBCASE("a barrier whose waves depend on a kernel variable cannot be paired") {
+    const CopyKernel k = copy_kernel("gfx950", 1);
+    const UOp zero = constant(Wide(0));
+    const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
+    const UOp ready = barrier({wait_counts({.vm = 0}, {filled})}, BarrierFence::None);
+    const UOp odd = when(variable("S", 1, 1 << 12) > 1, {barrier({}, BarrierFence::None)});
+    const UOp kernel = sink({"odd"}, {group({filled, ready, odd, copy_out(k.wg, k.tile.after({ready}), zero, k.dst, zero, {})}).end(k.wg.hardware_ranges())});
+    const std::string what = error_of(kernel);
+    INFO(what);
+    CHECK(what.find("its pairing is unknown") != std::string::npos);
+  }
 }
 
 TEST_CASE("check_async_reads: a read without a wait, without a barrier, or after too large a wait is an error naming the stage and the read") {
