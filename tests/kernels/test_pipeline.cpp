@@ -135,8 +135,8 @@ UOp hand_pipeline(int64_t vm, bool prefetch_into_read_stage) {
 // own (before the wait when `early_before_wait`, after it otherwise), then every wave the common
 // barrier and the read, and wave row 0 one barrier of its own after the read, so that every wave
 // passes two. Wave row 0's common barrier (its #1) pairs with wave row 1's own barrier.
-UOp staggered_one_shot(bool early_before_wait) {
-  const CopyKernel k = copy_kernel("gfx950", 1);
+UOp staggered_one_shot(bool early_before_wait, const std::string& arch = "gfx950") {
+  const CopyKernel k = copy_kernel(arch, 1);
   const UOp zero = constant(Wide(0));
   const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
   const UOp early = when(k.wg.wave_row().eq(1), {barrier({}, BarrierFence::None)});
@@ -236,7 +236,7 @@ TEST_CASE("check_async_reads: staggered barriers pair each wave's n-th barrier")
     for (const std::string& target : weft::testing::emulators()) {
       CAPTURE(target);
       auto dev = rt::open_device(target);
-      const rt::CompiledKernel k = rt::CompiledKernel::compile(*dev, staggered_one_shot(false));
+      const rt::CompiledKernel k = rt::CompiledKernel::compile(*dev, staggered_one_shot(false, dev->arch()));
       const std::vector<uint16_t> input = random_bf16(static_cast<size_t>(kRows * kCols));
       const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::bfloat16, input.size()), weft::testing::put(*dev, dtypes::bfloat16, input)};
       k.launch(*dev, args, {{"S", 1}});

@@ -406,8 +406,8 @@ class Checker {
   // "stage s of shared buffer LOCAL.b (elements [lo, hi))": the elements the fill's run of fills
   // wrote into that buffer, a stage when the buffer is a whole number of them.
   std::string stage_name(const PendingFill& f) const { return stage_name(f.batch, f.span.buffer); }
-  std::string stage_name(int64_t batch, int64_t buffer) const {
-    const Span stage = batches_.at({batch, buffer});
+  std::string stage_name(int64_t batch, int64_t slot) const {
+    const Span stage = batches_.at({batch, slot});
     const std::string buffer = "shared buffer LOCAL." + std::to_string(stage.buffer);
     const Wide size = stage.hi - stage.lo;
     const auto total = sizes_.find(stage.buffer);
