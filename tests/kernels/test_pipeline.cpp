@@ -151,6 +151,28 @@ UOp staggered_one_shot(bool early_before_wait, const std::string& arch = "gfx950
   return sink({"staggered_one_shot"}, {group(order).end(k.wg.hardware_ranges())});
 }
 
+// hand_pipeline with the ping-pong stagger around its loop (wave row 1 one barrier ahead): step ks
+// prefetches, waits, passes two barriers, reads stage ks % 2 and passes `closing` barriers. With 2
+// the loop is safe: a wave's read follows the other row's publication (2 barriers), and the next
+// fill of a stage follows the other row's read of it. With 1, wave row 0's fill of step ks + 2
+// comes after its barrier paired with the one after which wave row 1 still reads that stage.
+UOp staggered_loop(int64_t closing) {
+  const CopyKernel k = copy_kernel("gfx950", 2);
+  const UOp zero = constant(Wide(0));
+  const UOp first = load(k.wg, k.tile, zero, k.src, zero, zero);
+  const UOp ks = k.wg.range(variable("S", 1, 1 << 12).cast(dtypes::index), AxisType::LOOP);
+  const UOp here = ks % 2, next = (ks + 1) % 2;
+  const UOp prefetch = load(k.wg, k.tile, next, k.src, (ks + 1) * kRows, zero);
+  // Each statement names the one before it, so every barrier stays in the loop, in this order.
+  const UOp landed = wait_counts({.vm = 1}, {prefetch});
+  const UOp ready = barrier({barrier({first, landed}, BarrierFence::None)}, BarrierFence::None);
+  std::vector<UOp> step{copy_out(k.wg, k.tile.after({ready}), here, k.dst, ks, {})};
+  for (int64_t c = 0; c < closing; ++c) step.push_back(barrier({step.back()}, BarrierFence::None));
+  return sink({"staggered_loop"}, {group({first, when(k.wg.wave_row().eq(1), {barrier({}, BarrierFence::None)}), group(step).end({ks}),
+                                          when(k.wg.wave_row().eq(0), {barrier({}, BarrierFence::None)})})
+                                       .end(k.wg.hardware_ranges())});
+}
+
 // NVIDIA's counting: cp.async groups. Fills, an optional commit, wait_group 0, an unfenced barrier.
 UOp cuda_one_shot(bool commit) {
   const CopyKernel k = copy_kernel("sm_90", 1, 32);
@@ -253,6 +275,15 @@ TEST_CASE("check_async_reads: staggered barriers pair each wave's n-th barrier")
           std::string::npos);
     CHECK(what.find("comes after that wave's barrier #1, so it is published at barrier #2") != std::string::npos);
     CHECK(what.find("the reader's barrier #1 pairs with a barrier before the wait") != std::string::npos);
+  }
+  SUBCASE("a staggered loop: accepted with two closing barriers, a write-after-read race with one") {
+    CHECK(error_of(staggered_loop(2)) == "no error");
+    const std::string what = error_of(staggered_loop(1));
+    INFO(what);
+    CHECK(what.find("pass check_async_reads") != std::string::npos);
+    CHECK(what.find(" in iteration r") != std::string::npos);
+    CHECK(what.find("by wave 0 (") != std::string::npos);  // wave row 0 refills what wave row 1 reads
+    CHECK(what.find("a write-after-read race") != std::string::npos);
   }
   SUBCASE("a barrier whose waves depend on a kernel variable cannot be paired") {
     const CopyKernel k = copy_kernel("gfx950", 1);

@@ -291,6 +291,10 @@ class Checker {
                        r.load.dtype().name() + " of LOCAL." + std::to_string(r.span.buffer) + " elements " + range_text(r.span) + where(r.iteration) +
                        ") by " + wave_name(r.wave) + " after its barrier #" + std::to_string(r.after) + " reads " + stage_name(f.batch, f.span.buffer) +
                        ", filled asynchronously by " + wave_name(f.wave) + " at step " + std::to_string(f.step) + where(f.iteration) + ", ";
+    if (f.seq > r.seq)  // another wave's later fill that the read does not precede
+      return text + "after that wave's barrier #" + std::to_string(f.issued_after) + ", which pairs with a barrier at or before the read's: the fill "
+                    "may overwrite the elements while they are read (a write-after-read race: the filling wave needs a barrier paired with "
+                    "one after the read before it fills)";
     if (f.landed_after)
       return text + "but the wait at step " + std::to_string(*f.landed_at) + " that lands it comes after that wave's barrier #" +
              std::to_string(*f.landed_after) + ", so it is published at barrier #" + std::to_string(*f.landed_after + 1) +
