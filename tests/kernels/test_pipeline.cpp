@@ -3,7 +3,10 @@
 // A pipelined copy (global -> staged shared tile -> global) runs with 2 and 3 stages on both
 // emulated targets, bit-exact; hand-written kernels that drop the wait, drop the barrier, wait
 // with too large a count or prefetch into the stage they read are compile errors naming the
-// stage and the read.
+// stage and the read. Staggered schedules (HipKittens' ping-pong: barriers under a wave-row
+// when) are checked wave by wave: a correct stagger passes (and copies exactly), one whose
+// barriers pair a read with a barrier before the writer's wait, or a refill with a barrier
+// before another wave's read, is an error naming both waves.
 #include <doctest/doctest.h>
 
 #include "kernel_harness.h"

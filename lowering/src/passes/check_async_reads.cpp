@@ -197,6 +197,13 @@ class Checker {
   std::vector<Path> loop_paths(size_t at, std::vector<Path> paths) {
     const UOp r = program_[at].op;
     const UOp trips = evaluate(r.src(0));
+    for (wave_ = 1; wave_ < waves_.size(); ++wave_) {  // the paths assume every wave runs the same iterations
+      const UOp other = evaluate(r.src(0));
+      if (other.vmin() != trips.vmin() || other.vmax() != trips.vmax())
+        throw Error("check_async_reads: the loop at step " + std::to_string(at) + " runs a different number of iterations in " + wave_name(wave_) +
+                    " than in " + wave_name(0) + "; a staggered schedule is checked for loops every wave runs alike");
+    }
+    wave_ = 0;
     const Wide least = std::max<Wide>(trips.vmin(), 0), most = std::min<Wide>(trips.vmax(), kSimulatedIterations);
     std::vector<Path> exits;
     if (least == 0) exits = paths;
