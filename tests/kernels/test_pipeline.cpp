@@ -3,7 +3,10 @@
 // A pipelined copy (global -> staged shared tile -> global) runs with 2 and 3 stages on both
 // emulated targets, bit-exact; hand-written kernels that drop the wait, drop the barrier, wait
 // with too large a count or prefetch into the stage they read are compile errors naming the
-// stage and the read.
+// stage and the read. Staggered schedules (HipKittens' ping-pong: barriers under a wave-row
+// when) are checked wave by wave: a correct stagger passes (and copies exactly), one whose
+// barriers pair a read with a barrier before the writer's wait, or a refill with a barrier
+// before another wave's read, is an error naming both waves.
 #include <doctest/doctest.h>
 
 #include "kernel_harness.h"
@@ -131,6 +134,48 @@ UOp hand_pipeline(int64_t vm, bool prefetch_into_read_stage) {
   return sink({"hand_pipeline"}, {copy_out(k.wg, k.tile.after({ready}), here, k.dst, ks, {ks}).end(k.wg.hardware_ranges())});
 }
 
+// one_shot with HipKittens' ping-pong stagger around the read: wave row 1 passes a barrier of its
+// own (before the wait when `early_before_wait`, after it otherwise), then every wave the common
+// barrier and the read, and wave row 0 one barrier of its own after the read, so that every wave
+// passes two. Wave row 0's common barrier (its #1) pairs with wave row 1's own barrier.
+UOp staggered_one_shot(bool early_before_wait, const std::string& arch = "gfx950") {
+  const CopyKernel k = copy_kernel(arch, 1);
+  const UOp zero = constant(Wide(0));
+  const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
+  const UOp early = when(k.wg.wave_row().eq(1), {barrier({}, BarrierFence::None)});
+  const UOp landed = wait_counts({.vm = 0});
+  std::vector<UOp> order{filled};
+  if (early_before_wait) order.insert(order.end(), {early, landed});
+  else order.insert(order.end(), {landed, early});
+  const UOp ready = barrier({}, BarrierFence::None);
+  order.push_back(ready);
+  order.push_back(copy_out(k.wg, k.tile.after({ready}), zero, k.dst, zero, {}));
+  order.push_back(when(k.wg.wave_row().eq(0), {barrier({}, BarrierFence::None)}));
+  return sink({"staggered_one_shot"}, {group(order).end(k.wg.hardware_ranges())});
+}
+
+// hand_pipeline with the ping-pong stagger around its loop (wave row 1 one barrier ahead): step ks
+// prefetches, waits, passes two barriers, reads stage ks % 2 and passes `closing` barriers. With 2
+// the loop is safe: a wave's read follows the other row's publication (2 barriers), and the next
+// fill of a stage follows the other row's read of it. With 1, wave row 0's fill of step ks + 2
+// comes after its barrier paired with the one after which wave row 1 still reads that stage.
+UOp staggered_loop(int64_t closing) {
+  const CopyKernel k = copy_kernel("gfx950", 2);
+  const UOp zero = constant(Wide(0));
+  const UOp first = load(k.wg, k.tile, zero, k.src, zero, zero);
+  const UOp ks = k.wg.range(variable("S", 1, 1 << 12).cast(dtypes::index), AxisType::LOOP);
+  const UOp here = ks % 2, next = (ks + 1) % 2;
+  const UOp prefetch = load(k.wg, k.tile, next, k.src, (ks + 1) * kRows, zero);
+  // Each statement names the one before it, so every barrier stays in the loop, in this order.
+  const UOp landed = wait_counts({.vm = 1}, {prefetch});
+  const UOp ready = barrier({barrier({first, landed}, BarrierFence::None)}, BarrierFence::None);
+  std::vector<UOp> step{copy_out(k.wg, k.tile.after({ready}), here, k.dst, ks, {})};
+  for (int64_t c = 0; c < closing; ++c) step.push_back(barrier({step.back()}, BarrierFence::None));
+  return sink({"staggered_loop"}, {group({first, when(k.wg.wave_row().eq(1), {barrier({}, BarrierFence::None)}), group(step).end({ks}),
+                                          when(k.wg.wave_row().eq(0), {barrier({}, BarrierFence::None)})})
+                                       .end(k.wg.hardware_ranges())});
+}
+
 // NVIDIA's counting: cp.async groups. Fills, an optional commit, wait_group 0, an unfenced barrier.
 UOp cuda_one_shot(bool commit) {
   const CopyKernel k = copy_kernel("sm_90", 1, 32);
@@ -199,6 +244,61 @@ TEST_CASE("check_async_reads: hk_gemm and the pipelined kernels pass") {
   CHECK_NOTHROW(lower::lower(one_shot(OneShot::Covered)));
   CHECK_NOTHROW(lower::lower(hand_pipeline(1, false)));
   CHECK_NOTHROW(lower::lower(cuda_one_shot(true), waves_of(32)));
+  CHECK_NOTHROW(lower::lower(staggered_one_shot(false)));
+}
+
+TEST_CASE("check_async_reads: staggered barriers pair each wave's n-th barrier") {
+  const auto error_of = [](const UOp& kernel) -> std::string {
+    try {
+      lower::lower(lower::canonical_allocations(kernel));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  SUBCASE("the extra barrier after the wait: accepted, and the copy is exact on both emulated targets") {
+    CHECK(error_of(staggered_one_shot(false)) == "no error");
+    for (const std::string& target : weft::testing::emulators()) {
+      CAPTURE(target);
+      auto dev = rt::open_device(target);
+      const rt::CompiledKernel k = rt::CompiledKernel::compile(*dev, staggered_one_shot(false, dev->arch()));
+      const std::vector<uint16_t> input = random_bf16(static_cast<size_t>(kRows * kCols));
+      const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::bfloat16, input.size()), weft::testing::put(*dev, dtypes::bfloat16, input)};
+      k.launch(*dev, args, {{"S", 1}});
+      CHECK(weft::testing::get<uint16_t>(*dev, args[0]) == input);
+    }
+  }
+  SUBCASE("the extra barrier before the wait: wave row 0's barrier #1 pairs with it, so its read is unpublished") {
+    const std::string what = error_of(staggered_one_shot(true));
+    INFO(what);
+    CHECK(what.find("pass check_async_reads") != std::string::npos);
+    CHECK(what.find("(LOAD bfloat16 of LOCAL.0 elements [") != std::string::npos);
+    CHECK(what.find(") by wave ") != std::string::npos);
+    CHECK(what.find("after its barrier #1 reads stage 0 of shared buffer LOCAL.0 (elements [0, 2048)), filled asynchronously by wave ") !=
+          std::string::npos);
+    CHECK(what.find("comes after that wave's barrier #1, so it is published at barrier #2") != std::string::npos);
+    CHECK(what.find("the reader's barrier #1 pairs with a barrier before the wait") != std::string::npos);
+  }
+  SUBCASE("a staggered loop: accepted with two closing barriers, a write-after-read race with one") {
+    CHECK(error_of(staggered_loop(2)) == "no error");
+    const std::string what = error_of(staggered_loop(1));
+    INFO(what);
+    CHECK(what.find("pass check_async_reads") != std::string::npos);
+    CHECK(what.find(" in iteration r") != std::string::npos);
+    CHECK(what.find("by wave 0 (") != std::string::npos);  // wave row 0 refills what wave row 1 reads
+    CHECK(what.find("a write-after-read race") != std::string::npos);
+  }
+  SUBCASE("a barrier whose waves depend on a kernel variable cannot be paired") {
+    const CopyKernel k = copy_kernel("gfx950", 1);
+    const UOp zero = constant(Wide(0));
+    const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
+    const UOp ready = barrier({wait_counts({.vm = 0}, {filled})}, BarrierFence::None);
+    const UOp odd = when(variable("S", 1, 1 << 12) > 1, {barrier({}, BarrierFence::None)});
+    const UOp kernel = sink({"odd"}, {group({filled, ready, odd, copy_out(k.wg, k.tile.after({ready}), zero, k.dst, zero, {})}).end(k.wg.hardware_ranges())});
+    const std::string what = error_of(kernel);
+    INFO(what);
+    CHECK(what.find("its pairing is unknown") != std::string::npos);
+  }
 }
 
 TEST_CASE("check_async_reads: a read without a wait, without a barrier, or after too large a wait is an error naming the stage and the read") {

@@ -26,8 +26,19 @@
 // the enclosing loops' counters replaced by their values, so that stage `k % 2` and stage
 // `(k + 1) % 2` are told apart. A loop runs its first kSimulatedIterations iterations (fewer if
 // its trip count is smaller); the state after the loop joins the states after every iteration
-// count it may stop at. Conditional synchronization (a wait or barrier inside when(...)) counts
-// as absent. docs/passes.md states these limits.
+// count it may stop at. docs/passes.md states these limits.
+//
+// Conditional synchronization (a wait or barrier inside a wave-uniform when(...), the ping-pong
+// stagger) makes the waves' programs differ, so the check then runs every wave: the wave
+// indices (the widx SPECIALs) are bound to each wave's values, a when's condition is evaluated
+// per wave, and each wave counts the barriers it has passed. s_barrier pairs the n-th barrier
+// each wave executes, so a fill by wave W that W's wait lands after W has passed b barriers is
+// published to wave R at barrier number b + 1: R's read must follow R's (b + 1)-th barrier. A
+// read needs no publication from a fill it precedes: W's own later fill, or another wave's fill
+// issued after W's barrier number n + 1 when R reads before its own. Every path through the
+// loops' simulated exits is kept apart (the waves' counts differ between them), up to kMaxPaths.
+// A barrier whose condition the check cannot decide per wave (a kernel variable) is an error; a
+// wait under such a condition counts as absent.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -45,6 +56,7 @@ namespace weft::lower {
 namespace {
 
 constexpr int64_t kSimulatedIterations = 8;
+constexpr size_t kMaxPaths = 64;
 
 struct Span {  // elements [lo, hi) of one LOCAL buffer
   int64_t buffer = -1;
@@ -105,7 +117,204 @@ class Checker {
 
   void run() { run(0, program_.size(), State{}); }
 
+  // Staggered mode: every wave of the workgroup (its widx values) runs the program.
+  void run_waves() {
+    std::vector<UOp> specials;
+    std::vector<UOp> seen;  // the program's SPECIAL steps and the conditions' sources
+    for (const LinearOp& step : program_) {
+      if (step.op.op() == Op::SPECIAL) seen.push_back(step.op);
+      if (step.op.op() == Op::WHEN)
+        for (const UOp& u : toposort(step.op.src(0))) seen.push_back(u);
+    }
+    for (const UOp& u : seen)
+        if (u.op() == Op::SPECIAL && u.src(0).op() == Op::CONST && u.arg_as<std::string>().starts_with("widx") &&
+            std::none_of(specials.begin(), specials.end(), [&](const UOp& x) { return x.same(u); }))
+          specials.push_back(u);
+    waves_.assign(1, {});
+    for (const UOp& w : specials) {
+      std::vector<std::vector<std::pair<UOp, Wide>>> more;
+      for (const auto& wave : waves_)
+        for (Wide v = 0; v < std::max<Wide>(w.src(0).const_int(), 1); ++v) {
+          more.push_back(wave);
+          more.back().emplace_back(w, v);
+        }
+      waves_ = std::move(more);
+      if (waves_.size() > 64) throw Error("check_async_reads: more than 64 waves to follow through a staggered schedule");
+    }
+    memos_.assign(waves_.size(), {});
+    Path start;
+    start.barriers.assign(waves_.size(), 0);
+    for (const Path& p : run_paths(0, program_.size(), {start})) check(p);
+  }
+
  private:
+  // Staggered mode: what one path through the program did, every wave's events in order.
+  struct WaveFill {
+    size_t wave = 0, seq = 0, step = 0;
+    Span span;
+    std::string iteration;
+    int64_t batch = 0, issued_after = 0;  // barriers the wave had passed when it issued the fill
+    int64_t younger = 0, commits = 0;
+    std::optional<int64_t> landed_after;  // barriers the wave had passed at the wait that landed it
+    std::optional<size_t> landed_at, missed_at;
+    int64_t missed_count = 0;
+  };
+  struct WaveRead {
+    size_t wave = 0, seq = 0, step = 0;
+    Span span;
+    std::string iteration;
+    int64_t after = 0;  // barriers the wave had passed
+    UOp load;
+  };
+  struct Path {
+    std::vector<int64_t> barriers;  // per wave
+    std::vector<WaveFill> fills;
+    std::vector<WaveRead> reads;
+    size_t seq = 0;
+  };
+
+  std::vector<Path> run_paths(size_t begin, size_t end, std::vector<Path> paths) {
+    for (size_t i = begin; i < end; ++i) {
+      const LinearOp& step = program_[i];
+      if (step.kind == LinearOp::Kind::LoopBegin) {
+        paths = loop_paths(i, std::move(paths));
+        i = match_[i];
+        continue;
+      }
+      const bool reads = step.kind == LinearOp::Kind::Value && (step.op.op() == Op::LOAD || step.op.op() == Op::ATOMIC) && local_slot(step.op.src(0)) >= 0;
+      if (step.kind != LinearOp::Kind::Effect && !reads) continue;
+      if (step.kind == LinearOp::Kind::Effect && step.op.op() != Op::ASYNC_COPY) ++batch_;
+      for (Path& p : paths)
+        for (wave_ = 0; wave_ < waves_.size(); ++wave_) {
+          if (reads) p.reads.push_back({wave_, p.seq++, i, span(step.op.src(0), step.op.dtype().lanes), iteration(), p.barriers[wave_], step.op});
+          else wave_effect(i, step.op, p);
+        }
+      wave_ = 0;
+    }
+    return paths;
+  }
+
+  std::vector<Path> loop_paths(size_t at, std::vector<Path> paths) {
+    const UOp r = program_[at].op;
+    const UOp trips = evaluate(r.src(0));
+    for (wave_ = 1; wave_ < waves_.size(); ++wave_) {  // the paths assume every wave runs the same iterations
+      const UOp other = evaluate(r.src(0));
+      if (other.vmin() != trips.vmin() || other.vmax() != trips.vmax())
+        throw Error("check_async_reads: the loop at step " + std::to_string(at) + " runs a different number of iterations in " + wave_name(wave_) +
+                    " than in " + wave_name(0) + "; a staggered schedule is checked for loops every wave runs alike");
+    }
+    wave_ = 0;
+    const Wide least = std::max<Wide>(trips.vmin(), 0), most = std::min<Wide>(trips.vmax(), kSimulatedIterations);
+    std::vector<Path> exits;
+    if (least == 0) exits = paths;
+    for (Wide it = 0; it < most; ++it) {
+      ++batch_;
+      bind(r, it);
+      paths = run_paths(at + 1, match_[at], std::move(paths));
+      unbind();
+      ++batch_;
+      if (it + 1 >= least) exits.insert(exits.end(), paths.begin(), paths.end());
+    }
+    if (exits.empty()) exits = std::move(paths);
+    if (exits.size() > kMaxPaths)
+      throw Error("check_async_reads: a staggered schedule with more than " + std::to_string(kMaxPaths) + " paths through its loops' exits (at step " +
+                  std::to_string(at) + ")");
+    return exits;
+  }
+
+  void wave_effect(size_t at, const UOp& e, Path& p) {
+    const size_t w = wave_;
+    if (e.op() == Op::WHEN) {
+      const UOp cond = evaluate(e.src(0));
+      const UOp inner = e.src(1);
+      if (cond.op() != Op::CONST) {
+        if (inner.op() == Op::BARRIER)
+          throw Error("check_async_reads: the barrier under when(" + expr_string(e.src(0), 80) + ") at step " + std::to_string(at) +
+                      ": which waves pass it depends on more than the wave indices and loop counters, so its pairing is unknown");
+        return;  // a wait that may not run counts as absent
+      }
+      if (cond.const_int() != 0) wave_effect(at, inner, p);
+      return;
+    }
+    switch (e.op()) {
+      case Op::ASYNC_COPY: {
+        if (local_slot(e.src(0)) < 0) return;
+        for (WaveFill& f : p.fills)
+          if (f.wave == w) ++f.younger;
+        WaveFill f;
+        f.wave = w, f.seq = p.seq++, f.step = at, f.iteration = iteration(), f.batch = batch_, f.issued_after = p.barriers[w];
+        f.span = span(e.src(0), e.dtype().lanes);
+        Span& stage = batches_[{batch_, f.span.buffer}];
+        stage = stage.buffer < 0 ? f.span : Span{f.span.buffer, std::min(stage.lo, f.span.lo), std::max(stage.hi, f.span.hi)};
+        p.fills.push_back(std::move(f));
+        return;
+      }
+      case Op::ASYNC_COMMIT:
+        for (WaveFill& f : p.fills)
+          if (f.wave == w) ++f.commits;
+        return;
+      case Op::WAIT: {
+        const int64_t n = e.arg_as<WaitArg>().vm;
+        if (n < 0) return;
+        for (WaveFill& f : p.fills) {
+          if (f.wave != w || f.landed_at) continue;
+          const bool done = groups_ ? f.commits >= 1 && f.commits - 1 >= n : f.younger >= n;
+          if (done) f.landed_at = at, f.landed_after = p.barriers[w];
+          else f.missed_at = at, f.missed_count = n;
+        }
+        return;
+      }
+      case Op::BARRIER: {
+        const auto* a = std::get_if<EffectArg>(&e.arg());
+        if (!a || a->value != static_cast<Wide>(BarrierFence::None))  // the fence drains the wave's fills
+          for (WaveFill& f : p.fills)
+            if (f.wave == w && !f.landed_at) f.landed_at = at, f.landed_after = p.barriers[w];
+        ++p.barriers[w];
+        return;
+      }
+      default: return;
+    }
+  }
+
+  // Every read against every fill of the elements it reads (the fills it does not precede).
+  void check(const Path& p) const {
+    for (const WaveRead& r : p.reads)
+      for (const WaveFill& f : p.fills) {
+        if (!f.span.overlaps(r.span)) continue;
+        const bool precedes = f.wave == r.wave ? r.seq < f.seq : f.issued_after > r.after;
+        if (precedes || (f.landed_after && *f.landed_after + 1 <= r.after)) continue;
+        throw Error(wave_message(r, f));
+      }
+  }
+
+  std::string wave_name(size_t w) const {
+    std::string out;
+    for (const auto& [special, v] : waves_[w]) out += (out.empty() ? "" : ", ") + special.arg_as<std::string>() + "=" + wide_to_string(v);
+    return "wave " + std::to_string(w) + " (" + out + ")";
+  }
+
+  std::string wave_message(const WaveRead& r, const WaveFill& f) const {
+    std::string text = "the read at step " + std::to_string(r.step) + " of the linear program (" + std::string(op_name(r.load.op())) + " " +
+                       r.load.dtype().name() + " of LOCAL." + std::to_string(r.span.buffer) + " elements " + range_text(r.span) + where(r.iteration) +
+                       ") by " + wave_name(r.wave) + " after its barrier #" + std::to_string(r.after) + " reads " + stage_name(f.batch, f.span.buffer) +
+                       ", filled asynchronously by " + wave_name(f.wave) + " at step " + std::to_string(f.step) + where(f.iteration) + ", ";
+    if (f.seq > r.seq)  // another wave's later fill that the read does not precede
+      return text + "after that wave's barrier #" + std::to_string(f.issued_after) + ", which pairs with a barrier at or before the read's: the fill "
+                    "may overwrite the elements while they are read (a write-after-read race: the filling wave needs a barrier paired with "
+                    "one after the read before it fills)";
+    if (f.landed_after)
+      return text + "but the wait at step " + std::to_string(*f.landed_at) + " that lands it comes after that wave's barrier #" +
+             std::to_string(*f.landed_after) + ", so it is published at barrier #" + std::to_string(*f.landed_after + 1) +
+             " (s_barrier pairs each wave's n-th barrier): the reader's barrier #" + std::to_string(r.after) +
+             " pairs with a barrier before the wait (pass one barrier more before the read, or move the conditional barrier)";
+    if (!f.missed_at) return text + "with no wait after the fill that covers it (add wait_counts and a barrier before the read)";
+    const std::string counted = groups_ ? (f.commits == 0 ? "its cp.async group is never committed (no async_commit after it)"
+                                                          : std::to_string(f.commits - 1) + " cp.async group(s) were committed after its own")
+                                        : std::to_string(f.younger) + " fill(s) were issued after it";
+    return text + "with no wait that covers it: the wait at step " + std::to_string(*f.missed_at) + " leaves up to " +
+           std::to_string(f.missed_count) + " in flight, but " + counted;
+  }
+
   State run(size_t begin, size_t end, State s) {
     for (size_t i = begin; i < end; ++i) {
       const LinearOp& step = program_[i];
@@ -207,8 +416,9 @@ class Checker {
 
   // "stage s of shared buffer LOCAL.b (elements [lo, hi))": the elements the fill's run of fills
   // wrote into that buffer, a stage when the buffer is a whole number of them.
-  std::string stage_name(const PendingFill& f) const {
-    const Span stage = batches_.at({f.batch, f.span.buffer});
+  std::string stage_name(const PendingFill& f) const { return stage_name(f.batch, f.span.buffer); }
+  std::string stage_name(int64_t batch, int64_t slot) const {
+    const Span stage = batches_.at({batch, slot});
     const std::string buffer = "shared buffer LOCAL." + std::to_string(stage.buffer);
     const Wide size = stage.hi - stage.lo;
     const auto total = sizes_.find(stage.buffer);
@@ -303,11 +513,16 @@ class Checker {
   // The expression with the simulated loops' counters replaced by their values, constants
   // folded: its vmin/vmax are then the range over the remaining (thread) variables.
   UOp evaluate(const UOp& u) {
-    if (auto it = memo_.find(u.node()); it != memo_.end()) return it->second;
+    auto& memo = memos_[wave_];
+    if (auto it = memo.find(u.node()); it != memo.end()) return it->second;
     UOp out = u;
     if (u.op() == Op::RANGE) {
       for (const auto& [r, v] : env_)
         if (r.same(u)) out = constant(v, u.dtype());
+    } else if (u.op() == Op::SPECIAL) {
+      if (wave_ < waves_.size())
+        for (const auto& [w, v] : waves_[wave_])
+          if (w.same(u)) out = constant(v, u.dtype());
     } else if (opsets::alu.contains(u.op()) || u.op() == Op::CAST) {
       std::vector<UOp> src;
       bool changed = false, constants = true;
@@ -318,7 +533,7 @@ class Checker {
       }
       if (changed) out = fold(u, src, constants);
     }
-    memo_.emplace(u.node(), out);
+    memos_[wave_].emplace(u.node(), out);
     return out;
   }
 
@@ -339,11 +554,11 @@ class Checker {
 
   void bind(const UOp& r, Wide v) {
     env_.emplace_back(r, v);
-    memo_.clear();
+    for (auto& m : memos_) m.clear();
   }
   void unbind() {
     env_.pop_back();
-    memo_.clear();
+    for (auto& m : memos_) m.clear();
   }
   std::string iteration() const {
     std::string out;
@@ -355,7 +570,9 @@ class Checker {
   const bool groups_;
   std::vector<size_t> match_;
   std::vector<std::pair<UOp, Wide>> env_;
-  std::unordered_map<const Node*, UOp> memo_;
+  std::vector<std::unordered_map<const Node*, UOp>> memos_ = std::vector<std::unordered_map<const Node*, UOp>>(1);  // per wave
+  std::vector<std::vector<std::pair<UOp, Wide>>> waves_;  // staggered mode: each wave's widx values
+  size_t wave_ = 0;
   int64_t batch_ = 0;
   std::map<std::pair<int64_t, int64_t>, Span> batches_;  // (batch, buffer) -> elements written
   std::map<int64_t, Wide> sizes_;                        // LOCAL slot -> elements
@@ -366,7 +583,13 @@ class Checker {
 void check_async_reads(const std::vector<LinearOp>& program, int64_t wave_size) {
   const bool has_fills = std::any_of(program.begin(), program.end(), [](const LinearOp& s) { return s.op.op() == Op::ASYNC_COPY; });
   if (!has_fills) return;
-  Checker(program, wave_size == 32).run();
+  // A wait or barrier under when(...) (resolve_when leaves WHEN around one of them only).
+  const bool staggered = std::any_of(program.begin(), program.end(), [](const LinearOp& s) {
+    return s.kind == LinearOp::Kind::Effect && s.op.op() == Op::WHEN && (s.op.src(1).op() == Op::BARRIER || s.op.src(1).op() == Op::WAIT);
+  });
+  Checker checker(program, wave_size == 32);
+  if (staggered) checker.run_waves();
+  else checker.run();
 }
 
 }  // namespace weft::lower
