@@ -246,6 +246,7 @@ TEST_CASE("lane operations check their arguments and their target") {
   CHECK_THROWS_WITH_AS(cuda::render_cuda(lower::lower(k, nvidia), 90), doctest::Contains("NVIDIA warps have 32"), Error);
 }
 
+#ifdef WEFT_HAVE_LLVM
 namespace {
 
 // One wave copies in to LDS (4 values a lane) and reads it back with one transposing read:
@@ -262,7 +263,6 @@ UOp transposed_read_kernel() {
 
 }  // namespace
 
-#ifdef WEFT_HAVE_LLVM
 TEST_CASE("a transposing LDS read gives each lane of a 16-lane group the documented elements on gfx950, and gfx942 refuses it") {
   // The rule from the CDNA4 ISA guide (ds_read_b64_tr_b16): lane i of a group gets as element j
   // value (16j + i) % 4 of the 4 that lane (16j + i) / 4 of its group read.
