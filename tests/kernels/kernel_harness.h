@@ -39,6 +39,18 @@ inline std::vector<float> random_floats(size_t n, float lo = -1.0f, float hi = 1
   return v;
 }
 
+// n random bfloat16 values in [lo, hi) as their bits, and `values` as the doubles they are.
+inline std::vector<uint16_t> random_bf16(size_t n, float lo, float hi, std::vector<double>& values) {
+  const std::vector<float> f = random_floats(n, lo, hi);
+  std::vector<uint16_t> bits(n);
+  values.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    bits[i] = float_to_bf16(f[i]);
+    values[i] = bf16_to_float(bits[i]);
+  }
+  return bits;
+}
+
 inline std::vector<int32_t> random_ints(size_t n, int32_t lo, int32_t hi) {
   std::uniform_int_distribution<int32_t> d(lo, hi);
   std::vector<int32_t> v(n);

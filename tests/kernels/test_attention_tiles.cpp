@@ -14,6 +14,8 @@
 using namespace weft;
 using namespace weft::tile;
 
+using weft::testing::random_bf16;
+
 namespace {
 
 const UOp zero_index() { return constant(Wide(0)); }
@@ -134,17 +136,6 @@ UOp attention_block_kernel(const std::string& arch, double scale) {
   const tile::rt vt_tile = load(wg, vt_smem.after({v_stored}), stage, MatrixOperand::B, kHead, zero_index());
   const acc out = div_row(mma_ABt(wg, zero(accumulator(wg, wave_rows, kHead), wg), p_tile, vt_tile, {}), l);
   return sink({"attention_block"}, {store(wg, o, out, row0 + wave_row0, zero_index())});
-}
-
-std::vector<uint16_t> random_bf16(size_t n, float lo, float hi, std::vector<double>& values) {
-  const std::vector<float> f = weft::testing::random_floats(n, lo, hi);
-  std::vector<uint16_t> bits(n);
-  values.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    bits[i] = float_to_bf16(f[i]);
-    values[i] = bf16_to_float(bits[i]);
-  }
-  return bits;
 }
 
 void check_attention(int64_t blocks) {

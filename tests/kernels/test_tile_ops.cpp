@@ -18,22 +18,13 @@
 using namespace weft;
 using namespace weft::tile;
 
+using weft::testing::random_bf16;
+
 namespace {
 
 UOp zero_index() { return constant(Wide(0)); }
 UOp index(int64_t v) { return constant(Wide(v)); }
 size_t at(int64_t i) { return static_cast<size_t>(i); }
-
-std::vector<uint16_t> random_bf16(size_t n, float lo, float hi, std::vector<double>& values) {
-  const std::vector<float> f = weft::testing::random_floats(n, lo, hi);
-  std::vector<uint16_t> bits(n);
-  values.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    bits[i] = float_to_bf16(f[i]);
-    values[i] = bf16_to_float(bits[i]);
-  }
-  return bits;
-}
 
 // ---- the four products ----
 

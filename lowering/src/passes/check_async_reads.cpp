@@ -293,6 +293,18 @@ class Checker {
     return "wave " + std::to_string(w) + " (" + out + ")";
   }
 
+  // Why no wait covers fill f (single-program and per-wave checks alike): none after it, or one
+  // that leaves too many in flight.
+  template <typename Fill>
+  std::string uncovered(const Fill& f) const {
+    if (!f.missed_at) return "with no wait after the fill that covers it (add wait_counts and a barrier before the read)";
+    const std::string counted = groups_ ? (f.commits == 0 ? "its cp.async group is never committed (no async_commit after it)"
+                                                          : std::to_string(f.commits - 1) + " cp.async group(s) were committed after its own")
+                                        : std::to_string(f.younger) + " fill(s) were issued after it";
+    return "with no wait that covers it: the wait at step " + std::to_string(*f.missed_at) + " leaves up to " +
+           std::to_string(f.missed_count) + " in flight, but " + counted;
+  }
+
   std::string wave_message(const WaveRead& r, const WaveFill& f) const {
     std::string text = "the read at step " + std::to_string(r.step) + " of the linear program (" + std::string(op_name(r.load.op())) + " " +
                        r.load.dtype().name() + " of LOCAL." + std::to_string(r.span.buffer) + " elements " + range_text(r.span) + where(r.iteration) +
@@ -307,12 +319,7 @@ class Checker {
              std::to_string(*f.landed_after) + ", so it is published at barrier #" + std::to_string(*f.landed_after + 1) +
              " (s_barrier pairs each wave's n-th barrier): the reader's barrier #" + std::to_string(r.after) +
              " pairs with a barrier before the wait (pass one barrier more before the read, or move the conditional barrier)";
-    if (!f.missed_at) return text + "with no wait after the fill that covers it (add wait_counts and a barrier before the read)";
-    const std::string counted = groups_ ? (f.commits == 0 ? "its cp.async group is never committed (no async_commit after it)"
-                                                          : std::to_string(f.commits - 1) + " cp.async group(s) were committed after its own")
-                                        : std::to_string(f.younger) + " fill(s) were issued after it";
-    return text + "with no wait that covers it: the wait at step " + std::to_string(*f.missed_at) + " leaves up to " +
-           std::to_string(f.missed_count) + " in flight, but " + counted;
+    return text + uncovered(f);
   }
 
   State run(size_t begin, size_t end, State s) {
@@ -406,12 +413,7 @@ class Checker {
     if (f.landed_at)
       return text + "without a barrier after the wait at step " + std::to_string(*f.landed_at) +
              " that lands it: the other waves' fills of the stage may still be in flight (add barrier(after wait))";
-    if (!f.missed_at) return text + "with no wait after the fill that covers it (add wait_counts and a barrier before the read)";
-    const std::string counted = groups_ ? (f.commits == 0 ? "its cp.async group is never committed (no async_commit after it)"
-                                                          : std::to_string(f.commits - 1) + " cp.async group(s) were committed after its own")
-                                        : std::to_string(f.younger) + " fill(s) were issued after it";
-    return text + "with no wait that covers it: the wait at step " + std::to_string(*f.missed_at) + " leaves up to " +
-           std::to_string(f.missed_count) + " in flight, but " + counted;
+    return text + uncovered(f);
   }
 
   // "stage s of shared buffer LOCAL.b (elements [lo, hi))": the elements the fill's run of fills
