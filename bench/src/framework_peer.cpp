@@ -13,13 +13,12 @@ namespace weft::bench {
 
 namespace {
 
-// The child: argv = dir m n k warmup repetitions. Reads dir/a.bin, dir/b.bin (bf16, row-major),
-// writes dir/times.txt (one repetition's seconds a line), dir/c.bin (fp32) and dir/name.txt.
+// torch.matmul in bf16: args m n k; inputs a (m x k), b (k x n).
 constexpr const char* kTorchMatmul = R"PY(
 import sys
 import torch
 d = sys.argv[1]
-m, n, k, warmup, reps = (int(x) for x in sys.argv[2:7])
+warmup, reps, m, n, k = (int(x) for x in sys.argv[2:7])
 if not torch.cuda.is_available():
     sys.exit("PyTorch has no CUDA device")
 def load(name, rows, cols):
@@ -38,7 +37,7 @@ with open(f"{d}/times.txt", "w") as t:
         end.record()
         end.synchronize()
         t.write(f"{start.elapsed_time(end) / 1e3!r}\n")
-c.float().cpu().numpy().tofile(f"{d}/c.bin")
+c.float().cpu().numpy().tofile(f"{d}/out.bin")
 with open(f"{d}/name.txt", "w") as f:
     f.write(f"PyTorch {torch.__version__} torch.matmul")
 )PY";
@@ -58,7 +57,7 @@ std::string read_text(const std::filesystem::path& path) {
 
 }  // namespace
 
-FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& o) {
+FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
   std::string dir_template = (std::filesystem::temp_directory_path() / "weft-bench-XXXXXX").string();
   if (!mkdtemp(dir_template.data())) throw Error("framework peer: cannot make a temporary directory");
   const std::filesystem::path dir = dir_template;
@@ -66,12 +65,12 @@ FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uin
     std::filesystem::path dir;
     ~Cleanup() { std::filesystem::remove_all(dir); }
   } cleanup{dir};
-  write_bytes(dir / "peer.py", kTorchMatmul, std::char_traits<char>::length(kTorchMatmul));
-  write_bytes(dir / "a.bin", a.data(), a.size());
-  write_bytes(dir / "b.bin", b.data(), b.size());
-  const std::string command = "python3 '" + (dir / "peer.py").string() + "' '" + dir.string() + "' " + std::to_string(m) + " " + std::to_string(n) +
-                              " " + std::to_string(k) + " " + std::to_string(o.warmup) + " " + std::to_string(o.repetitions) + " > '" +
-                              (dir / "log.txt").string() + "' 2>&1";
+  write_bytes(dir / "peer.py", job.script.data(), job.script.size());
+  for (const auto& [name, bytes] : job.inputs) write_bytes(dir / (name + ".bin"), bytes.data(), bytes.size());
+  std::string command = "python3 '" + (dir / "peer.py").string() + "' '" + dir.string() + "' " + std::to_string(o.warmup) + " " +
+                        std::to_string(o.repetitions);
+  for (int64_t a : job.args) command += " " + std::to_string(a);
+  command += " > '" + (dir / "log.txt").string() + "' 2>&1";
   if (std::system(command.c_str()) != 0) {
     std::string log = read_text(dir / "log.txt");
     if (log.size() > 400) log = "..." + log.substr(log.size() - 400);
@@ -82,12 +81,16 @@ FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uin
   run.name = read_text(dir / "name.txt");
   std::istringstream times(read_text(dir / "times.txt"));
   for (double s; times >> s;) run.timing.seconds.push_back(s);
-  std::ifstream c(dir / "c.bin", std::ios::binary);
-  std::vector<float> values(static_cast<size_t>(m * n));
-  c.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-  if (!c || run.timing.seconds.size() != static_cast<size_t>(o.repetitions)) throw Error("PyTorch peer: incomplete results in " + dir.string());
+  std::ifstream out(dir / "out.bin", std::ios::binary);
+  std::vector<float> values(job.outputs);
+  out.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  if (!out || run.timing.seconds.size() != static_cast<size_t>(o.repetitions)) throw Error("PyTorch peer: incomplete results in " + dir.string());
   run.output.assign(values.begin(), values.end());
   return run;
+}
+
+FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& o) {
+  return run_framework({kTorchMatmul, {{"a", a}, {"b", b}}, {m, n, k}, static_cast<size_t>(m * n)}, o);
 }
 
 }  // namespace weft::bench

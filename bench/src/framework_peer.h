@@ -2,10 +2,15 @@
 // (PyTorch is not a C++ dependency of weft). The inputs go to the child as files, it times the
 // framework's operation with CUDA events (as weft's launches are timed) and writes its output
 // back, so weft's result is checked against it like any other peer's.
+//
+// A script's protocol: argv = dir warmup repetitions ARGS...; it reads its inputs from dir/NAME.bin,
+// writes dir/times.txt (one repetition's seconds a line), dir/out.bin (its output as float32)
+// and dir/name.txt (what was measured, with the framework's version).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/bench/result.h"
@@ -19,8 +24,18 @@ struct FrameworkRun {
   std::vector<double> output;  // row-major
 };
 
-// C = A * B (A m x k, B k x n, bf16 bytes) by torch.matmul in bf16 on the GPU. Throws
-// weft::Error with the child's message when python3 or PyTorch (with CUDA) is not there.
+struct FrameworkJob {
+  std::string script;                                              // python source
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;  // written as dir/NAME.bin
+  std::vector<int64_t> args;
+  size_t outputs = 0;                                              // float32 values in out.bin
+};
+
+// Runs `job` in a python3 child. Throws weft::Error with the child's message when python3 or
+// PyTorch (with CUDA) is not there, or when its results are incomplete.
+FrameworkRun run_framework(const FrameworkJob& job, const Options& options);
+
+// C = A * B (A m x k, B k x n, bf16 bytes) by torch.matmul in bf16 on the GPU.
 FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& options);
 
 }  // namespace weft::bench
