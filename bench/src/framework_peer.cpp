@@ -13,33 +13,48 @@ namespace weft::bench {
 
 namespace {
 
-// torch.matmul in bf16: args m n k; inputs a (m x k), b (k x n).
-constexpr const char* kTorchMatmul = R"PY(
+// What every job shares: its arguments, loading inputs, and (after the job's own code, which
+// defines NAME, step() and result()) the timing loop and the output files.
+constexpr const char* kPrelude = R"PY(
 import sys
 import torch
 d = sys.argv[1]
-warmup, reps, m, n, k = (int(x) for x in sys.argv[2:7])
+warmup, reps = int(sys.argv[2]), int(sys.argv[3])
+args = [int(x) for x in sys.argv[4:]]
 if not torch.cuda.is_available():
     sys.exit("PyTorch has no CUDA device")
-def load(name, rows, cols):
+def load(name, dtype, *shape):
     with open(f"{d}/{name}.bin", "rb") as f:
-        return torch.frombuffer(bytearray(f.read()), dtype=torch.bfloat16).reshape(rows, cols).cuda()
-a, b = load("a", m, k), load("b", k, n)
-c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+        return torch.frombuffer(bytearray(f.read()), dtype=dtype).reshape(*shape).cuda()
+)PY";
+
+constexpr const char* kEpilogue = R"PY(
 for _ in range(warmup):
-    torch.matmul(a, b, out=c)
+    step()
 torch.cuda.synchronize()
 with open(f"{d}/times.txt", "w") as t:
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        torch.matmul(a, b, out=c)
+        step()
         end.record()
         end.synchronize()
         t.write(f"{start.elapsed_time(end) / 1e3!r}\n")
-c.float().cpu().numpy().tofile(f"{d}/out.bin")
+result().float().cpu().numpy().tofile(f"{d}/out.bin")
 with open(f"{d}/name.txt", "w") as f:
-    f.write(f"PyTorch {torch.__version__} torch.matmul")
+    f.write(f"PyTorch {torch.__version__} {NAME}")
+)PY";
+
+// torch.matmul in bf16: args m n k; inputs a (m x k), b (k x n).
+constexpr const char* kTorchMatmul = R"PY(
+m, n, k = args
+a, b = load("a", torch.bfloat16, m, k), load("b", torch.bfloat16, k, n)
+c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+NAME = "torch.matmul"
+def step():
+    torch.matmul(a, b, out=c)
+def result():
+    return c
 )PY";
 
 void write_bytes(const std::filesystem::path& path, const void* data, size_t size) {
@@ -65,7 +80,8 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
     std::filesystem::path dir;
     ~Cleanup() { std::filesystem::remove_all(dir); }
   } cleanup{dir};
-  write_bytes(dir / "peer.py", job.script.data(), job.script.size());
+  const std::string script = std::string(kPrelude) + job.script + kEpilogue;
+  write_bytes(dir / "peer.py", script.data(), script.size());
   for (const auto& [name, bytes] : job.inputs) write_bytes(dir / (name + ".bin"), bytes.data(), bytes.size());
   std::string command = "python3 '" + (dir / "peer.py").string() + "' '" + dir.string() + "' " + std::to_string(o.warmup) + " " +
                         std::to_string(o.repetitions);

@@ -3,9 +3,10 @@
 // framework's operation with CUDA events (as weft's launches are timed) and writes its output
 // back, so weft's result is checked against it like any other peer's.
 //
-// A script's protocol: argv = dir warmup repetitions ARGS...; it reads its inputs from dir/NAME.bin,
-// writes dir/times.txt (one repetition's seconds a line), dir/out.bin (its output as float32)
-// and dir/name.txt (what was measured, with the framework's version).
+// A job's script is python run after a prelude that sets `args` (the job's integers), `torch`
+// and load(name, dtype, *shape) (dir/NAME.bin onto the GPU); it defines NAME (what is measured),
+// step() (the operation, timed with CUDA events after warm-up) and result() (the output tensor,
+// written back as float32).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,7 @@ struct FrameworkRun {
 };
 
 struct FrameworkJob {
-  std::string script;                                              // python source
+  std::string script;                                              // python: NAME, step(), result()
   std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;  // written as dir/NAME.bin
   std::vector<int64_t> args;
   size_t outputs = 0;                                              // float32 values in out.bin
