@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "host_matrix.h"
-#include "weft/kernels/pipeline.h"
 #include "weft/kernels/tiles.h"
 
 namespace weft::gemm {
@@ -11,9 +10,8 @@ namespace weft::gemm {
 using namespace tile;
 
 HkGemmShape hk_gemm_shape(std::string_view arch) {
-  if (arch == "gfx950") return {256, 256, 64, 2, 2, 4};
-  if (arch == "gfx942") return {256, 256, 32, 2, 2, 4};
-  throw Error("hk_gemm: no schedule for target '" + std::string(arch) + "' (gfx950, gfx942)");
+  if (arch != "gfx950" && arch != "gfx942") throw Error("hk_gemm: no schedule for target '" + std::string(arch) + "' (gfx950, gfx942)");
+  return gemm_block_shape(arch);
 }
 
 UOp hk_gemm(std::string_view arch, DType output) {
@@ -21,27 +19,10 @@ UOp hk_gemm(std::string_view arch, DType output) {
   const HkGemmShape s = hk_gemm_shape(arch);
   const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", 8, 1 << 20);
   const gl c = global(0, m, n, output), a = global(1, m, k, dtypes::bfloat16), b = global(2, n, k, dtypes::bfloat16);
-  auto tiles = [](const UOp& dim, int64_t size) { return (dim.cast(dtypes::index) + (size - 1)) / size; };
-  Workgroup wg(std::string(arch), {tiles(n, s.block_n), tiles(m, s.block_m)}, s.wave_rows, s.wave_cols);
-  const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, SharedSwizzle::st_16x32, s.stages);
-  const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, SharedSwizzle::st_16x32, s.stages);
+  const Workgroup wg = gemm_workgroup(arch, s, {tiles_of(n, s.block_n), tiles_of(m, s.block_m)});
   const UOp row0 = wg.block(1) * s.block_m, col0 = wg.block(0) * s.block_n;
-
-  // HipKittens' tic/toc loop over K steps: each step fills the stage `stages - 1` steps ahead
-  // (zeros past K) and computes on its own once the fills have landed and a barrier has
-  // published them (pipeline.h: the waits come from the fills).
-  const acc c0 = zero(accumulator(wg, s.block_m / s.wave_rows, s.block_n / s.wave_cols), wg);
-  const acc sum = pipelined<acc>(wg, tiles(k, s.k_step), s.stages, [&](const PipelineStep& p) {
-    const UOp k_fill = p.fill_step * s.k_step;
-    return StepBody<acc>{{fill(wg, as, p.fill_stage, a, row0, k_fill), fill(wg, bs, p.fill_stage, b, col0, k_fill)},
-                         [&, p](const std::vector<UOp>& ready) {
-                           const tile::rt ar = load(wg, as.after(ready), p.stage, MatrixOperand::A, s.block_m / s.wave_rows, wg.wave_row());
-                           const tile::rt br = load(wg, bs.after(ready), p.stage, MatrixOperand::B, s.block_n / s.wave_cols, wg.wave_col());
-                           return mma_ABt(wg, c0, ar, br, {p.step}, /*priority=*/1);
-                         }};
-  });
-
-  const UOp wave_row0 = row0 + wg.wave_row() * (s.block_m / s.wave_rows), wave_col0 = col0 + wg.wave_col() * (s.block_n / s.wave_cols);
+  const acc sum = gemm_block(wg, s, a, b, row0, col0, tiles_of(k, s.k_step));
+  const UOp wave_row0 = row0 + wg.wave_row() * s.wave_m(), wave_col0 = col0 + wg.wave_col() * s.wave_n();
   return sink({"hk_gemm"}, {store(wg, c, sum, wave_row0, wave_col0)});
 }
 

@@ -11,16 +11,15 @@
 
 #include <string_view>
 
+#include "weft/gemm/block_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 
 namespace weft::gemm {
 
-struct HkGemmShape {
-  int64_t block_m, block_n, k_step, stages;
-  int64_t wave_rows, wave_cols;
-};
+// hk_gemm's block is gemm_block (block_gemm.h), the body the MoE grouped GEMM shares.
+using HkGemmShape = GemmBlockShape;
 // The schedule for `arch`: gfx950 steps K by 64 (2 x 64 KiB of LDS), gfx942 by 32 (its LDS is
-// 64 KiB). Throws weft::Error for other targets.
+// 64 KiB); gemm_block_shape's CDNA entries. Throws weft::Error for other targets.
 HkGemmShape hk_gemm_shape(std::string_view arch);
 
 UOp hk_gemm(std::string_view arch, DType output = dtypes::bfloat16);

@@ -1,0 +1,90 @@
+// The MoE grouped GEMM: one launch computes every expert's product on the dispatched rows of
+// the routing plan (plan.h):
+//
+//   Ys[r, :] = Xs[r, :] * W[e]^T   for every row r of row block b with e = block_expert[b] >= 0
+//
+// Xs [max_rows, K] bf16 (the dispatched rows, slot 1), W [E, N, K] bf16 (expert e's weight,
+// row-major N x K, as hk_gemm's B; the same layout on every target, slot 2), block_expert
+// [max_blocks] int32 (slot 3), Ys [max_rows, N] bf16 (slot 0), fp32 accumulation. Variables:
+// ROWS = max_rows, N, K, E.
+//
+// Each workgroup computes one block of the tile layer's GEMM body (gemm/block_gemm.h: 256 x 256
+// on gfx950 and gfx942, HipKittens' schedule; 128 x 128 on NVIDIA): it reads its expert from
+// block_expert (one wave-uniform load of the plan block that holds its rows), and B's rows
+// start at e * N. A block of expert -1 (past offsets[E]) runs no K step and stores nothing:
+// its rows of Ys keep whatever they held. Padding rows of an expert's blocks are computed like
+// the others: Xs's padding row times W[e]^T, zeros where Xs's padding rows are zeros.
+//
+// The edges: K past its end reads zeros through the fills' range checks (per row of Xs and W,
+// so an expert's columns never run into the next row), which needs K a multiple of 8 (the
+// fills' 16-byte vectors). N need not be a multiple of the block: the B tile of expert e's last
+// column block then holds rows of expert e + 1 (or zeros past the last expert), but those rows
+// only feed the accumulator's columns >= N, which the store masks; no column < N ever reads
+// another expert's weight. The plan's block_rows must be a multiple of the kernel's row block,
+// so that no kernel block straddles two experts.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "weft/gemm/matmul_relu.h"
+#include "weft/moe/plan.h"
+#include "weft/runtime/compile_cache.h"
+#include "weft/runtime/device.h"
+#include "weft/runtime/kernel.h"
+
+namespace weft::moe {
+
+// The grouped GEMM for `arch` (gfx950, gfx942, sm_XY) and a plan of `block_rows`-row blocks.
+// Throws weft::Error for another target, or a block_rows that is not a positive multiple of
+// the target's row block (grouped_gemm_block_rows).
+UOp grouped_gemm(std::string_view arch, int64_t block_rows);
+
+// The kernel's row block on `arch`: 256 on gfx950 and gfx942, 128 on NVIDIA. A plan for it
+// has block_rows a multiple of this.
+int64_t grouped_gemm_block_rows(std::string_view arch);
+
+// The kernel compiled for a device and a plan's shape, launched on device buffers (the MoE
+// layer chains it after dispatch).
+class GroupedGemm {
+ public:
+  // Throws weft::Error for a shape the kernel cannot take (MoeShape::validate, block_rows).
+  GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr);
+
+  // ys [max_rows, n], xs [max_rows, k], w [E, n, k] (bf16) and block_expert [max_blocks]
+  // (int32), as the plan's buffers are sized. Throws weft::Error for an n or k it cannot take
+  // (n >= 1; k >= 8 a multiple of 8; on CDNA W and Xs within 2^31 bytes, the reach of the
+  // buffer instructions' 32-bit offsets), for buffers of another dtype or size, or for an error
+  // the device reports.
+  void launch(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs, const rt::DeviceArray& w,
+              const rt::DeviceArray& block_expert) const;
+
+  const rt::CompiledKernel& kernel() const { return kernel_; }
+
+ private:
+  MoeShape shape_;
+  std::string arch_;
+  rt::CompiledKernel kernel_;
+};
+
+// What run_grouped_gemm draws, and what a test may fix instead.
+struct GroupedGemmInputs {
+  // The choices, tokens * top_k expert ids (k distinct per token); empty: drawn at random.
+  std::vector<int32_t> expert_ids;
+  // An expert whose weight is the N x K identity (needs N == K): its rows of Ys must equal Xs's
+  // bit for bit. -1: none.
+  int64_t identity_expert = -1;
+};
+
+// The host entry: expert choices (random, or `inputs`'), plan_reference, random Xs (padding
+// rows zero) and W, a poisoned Ys, a launch, and a check of Ys: every real row against
+// Xs * W[e]^T in double precision (bf16 tolerance as hk_gemm's; the identity expert's rows
+// exactly), padding rows of used blocks exactly zero, and the rows of unused blocks still
+// poisoned (not written).
+gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int64_t n, int64_t k, uint64_t seed,
+                                 rt::CompileCache* cache = nullptr);
+gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int64_t n, int64_t k, const GroupedGemmInputs& inputs,
+                                 uint64_t seed, rt::CompileCache* cache = nullptr);
+
+}  // namespace weft::moe

@@ -1,0 +1,173 @@
+#include "weft/moe/grouped_gemm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "host_matrix.h"
+#include "weft/gemm/block_gemm.h"
+
+namespace weft::moe {
+
+using namespace tile;
+
+namespace {
+
+// Bounds the kernel's variables promise (the launch checks them): rows and sizes within int32
+// element counts where the index lowering can prove it.
+constexpr int64_t kMaxRows = int64_t{1} << 24, kMaxDim = int64_t{1} << 16, kMaxExperts = int64_t{1} << 12;
+
+std::string text(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+int64_t grouped_gemm_block_rows(std::string_view arch) { return gemm::gemm_block_shape(arch).block_m; }
+
+UOp grouped_gemm(std::string_view arch, int64_t block_rows) {
+  const gemm::GemmBlockShape s = gemm::gemm_block_shape(arch);
+  if (block_rows < s.block_m || block_rows % s.block_m)
+    throw Error("grouped_gemm: the plan's block_rows (" + text(block_rows) + ") must be a multiple of the kernel's row block on " +
+                std::string(arch) + " (" + text(s.block_m) + "), so that no block of the kernel holds rows of two experts");
+  const UOp rows = variable("ROWS", block_rows, kMaxRows), n = variable("N", 1, kMaxDim), k = variable("K", 8, kMaxDim),
+            experts = variable("E", 1, kMaxExperts);
+  const gl ys = global(0, rows, n, dtypes::bfloat16), xs = global(1, rows, k, dtypes::bfloat16);
+  const gl w = global(2, experts.cast(dtypes::index) * n.cast(dtypes::index), k, dtypes::bfloat16);  // [E, N, K] as [E * N, K]
+  const UOp block_expert = placeholder(std::vector<UOp>{rows.cast(dtypes::index) / block_rows}, dtypes::int32, 3);
+  const Workgroup wg = gemm::gemm_workgroup(arch, s, {gemm::tiles_of(n, s.block_n), rows.cast(dtypes::index) / s.block_m});
+  const UOp row0 = wg.block(1) * s.block_m, col0 = wg.block(0) * s.block_n;
+
+  // The block's expert: one load, the same address in every lane (the plan block holding the
+  // kernel block's rows). A block past the last expert (-1) runs no K step and stores nothing;
+  // its prologue's fills read expert 0 (in bounds, never used).
+  const UOp expert = block_expert[wg.block(1) / (block_rows / s.block_m)].load();
+  const UOp used = expert >= expert.const_like(Wide(0));
+  const UOp e = max(expert, expert.const_like(Wide(0))).cast(dtypes::index);
+  const UOp steps = gemm::tiles_of(k, s.k_step) * used.cast(dtypes::index);
+  acc sum = gemm::gemm_block(wg, s, xs, w, row0, e * n.cast(dtypes::index) + col0, steps);
+  // No fill left in flight when the workgroup stores and leaves (the last steps' fills of
+  // zeros past K, or an unused block's prologue).
+  sum.buffer = sum.buffer.after({wait_counts({.vm = 0}, {sum.buffer.src(1)})});
+
+  // An unused block sees an output of no rows: every store is masked.
+  const gl out{ys.buffer, used.where(ys.rows, constant(Wide(0))), ys.cols};
+  const UOp wave_row0 = row0 + wg.wave_row() * s.wave_m(), wave_col0 = col0 + wg.wave_col() * s.wave_n();
+  return sink({"grouped_gemm"}, {store(wg, out, sum, wave_row0, wave_col0)});
+}
+
+GroupedGemm::GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache)
+    : shape_(shape), arch_(device.arch()) {
+  shape_.validate();
+  if (shape_.max_rows() > kMaxRows) throw Error("grouped_gemm: " + text(shape_.max_rows()) + " rows; at most " + text(kMaxRows));
+  if (shape_.experts > kMaxExperts) throw Error("grouped_gemm: " + text(shape_.experts) + " experts; at most " + text(kMaxExperts));
+  kernel_ = rt::CompiledKernel::compile(device, grouped_gemm(arch_, shape_.block_rows), cache);
+}
+
+void GroupedGemm::launch(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs,
+                         const rt::DeviceArray& w, const rt::DeviceArray& block_expert) const {
+  if (n < 1 || n > kMaxDim || k < 8 || k > kMaxDim || k % 8)
+    throw Error("grouped_gemm: N in [1, " + text(kMaxDim) + "] and K in [8, " + text(kMaxDim) +
+                "] a multiple of 8 (the fills' 16-byte vectors zero-fill past K only whole); got N=" + text(n) + ", K=" + text(k));
+  // CDNA's direct-to-LDS fills address a buffer with a 32-bit byte offset.
+  const int64_t limit = int64_t{1} << 31;
+  if (!arch_.starts_with("sm_") && (shape_.experts * n * k * 2 > limit || shape_.max_rows() * k * 2 > limit))
+    throw Error("grouped_gemm: W (" + text(shape_.experts * n * k * 2) + " bytes) and Xs (" + text(shape_.max_rows() * k * 2) +
+                " bytes) must each fit 2^31 bytes on " + arch_ + ": the buffer instructions' offsets are 32-bit");
+  const rt::DeviceArray args[] = {ys, xs, w, block_expert};
+  kernel_.launch(device, args, {{"ROWS", shape_.max_rows()}, {"N", n}, {"K", k}, {"E", shape_.experts}});
+}
+
+namespace {
+
+// k distinct experts per token, uniformly.
+std::vector<int32_t> random_choices(const MoeShape& s, std::mt19937_64& gen) {
+  std::vector<int32_t> experts(static_cast<size_t>(s.experts)), ids;
+  std::iota(experts.begin(), experts.end(), 0);
+  for (int64_t t = 0; t < s.tokens; ++t) {
+    std::shuffle(experts.begin(), experts.end(), gen);
+    ids.insert(ids.end(), experts.begin(), experts.begin() + s.top_k);
+  }
+  return ids;
+}
+
+// The expert of row r (-1: a block past the last expert).
+int32_t expert_of_row(const MoeShape& s, const RoutingPlan& p, int64_t r) { return p.block_expert[static_cast<size_t>(r / s.block_rows)]; }
+
+}  // namespace
+
+gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int64_t n, int64_t k, uint64_t seed, rt::CompileCache* cache) {
+  return run_grouped_gemm(device, shape, n, k, GroupedGemmInputs{}, seed, cache);
+}
+
+gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int64_t n, int64_t k, const GroupedGemmInputs& inputs,
+                                 uint64_t seed, rt::CompileCache* cache) {
+  if (inputs.identity_expert >= shape.experts) throw Error("run_grouped_gemm: identity expert " + text(inputs.identity_expert) + " past the " + text(shape.experts) + " experts");
+  if (inputs.identity_expert >= 0 && n != k) throw Error("run_grouped_gemm: an identity weight needs N == K");
+  gemm::RunResult r;
+  const GroupedGemm gg(device, shape, cache);
+  r.compile = gg.kernel().times();
+  std::mt19937_64 gen(seed);
+  const std::vector<int32_t> ids = inputs.expert_ids.empty() ? random_choices(shape, gen) : inputs.expert_ids;
+  const RoutingPlan plan = plan_reference(shape, ids, std::vector<float>(ids.size(), 1.0f / static_cast<float>(shape.top_k)));
+
+  // Xs: random real rows, zero padding rows. W: random, the identity for `identity_expert`.
+  const int64_t rows = shape.max_rows(), E = shape.experts;
+  Eigen::MatrixXd xs_exact, w_exact;
+  gemm::random_matrix(dtypes::bfloat16, rows, k, gen, xs_exact);
+  for (int64_t row = 0; row < rows; ++row)
+    if (plan.row_token[static_cast<size_t>(row)] < 0) xs_exact.row(row).setZero();
+  gemm::random_matrix(dtypes::bfloat16, E * n, k, gen, w_exact);
+  if (inputs.identity_expert >= 0) w_exact.middleRows(inputs.identity_expert * n, n) = Eigen::MatrixXd::Identity(n, k);
+  const rt::OwnedArray xs(device, rt::upload(device, dtypes::bfloat16, gemm::matrix_bytes(dtypes::bfloat16, xs_exact), "Xs"));
+  const rt::OwnedArray w(device, rt::upload(device, dtypes::bfloat16, gemm::matrix_bytes(dtypes::bfloat16, w_exact), "W"));
+  std::vector<uint8_t> be_bytes(plan.block_expert.size() * 4);
+  std::memcpy(be_bytes.data(), plan.block_expert.data(), be_bytes.size());
+  const rt::OwnedArray block_expert(device, rt::upload(device, dtypes::int32, be_bytes, "block_expert"));
+  constexpr uint8_t kPoison = 0xCD;
+  const rt::OwnedArray ys(device, rt::upload(device, dtypes::bfloat16, std::vector<uint8_t>(static_cast<size_t>(rows * n * 2), kPoison), "Ys"));
+
+  auto t = std::chrono::steady_clock::now();
+  gg.launch(device, n, k, ys, xs, w, block_expert);
+  device.synchronize();
+  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  const std::vector<uint8_t> ys_bytes = rt::download(device, ys);
+
+  // Rows of used blocks: real rows against Xs * W[e]^T (the identity expert's exactly), padding
+  // rows exactly zero (Xs's are zero). hk_gemm's bf16 tolerance: fp32 accumulation of K
+  // products, then the output's rounding.
+  t = std::chrono::steady_clock::now();
+  std::vector<int64_t> used_rows;
+  for (int64_t row = 0; row < rows; ++row)
+    if (expert_of_row(shape, plan, row) >= 0) used_rows.push_back(row);
+  const auto m = static_cast<int64_t>(used_rows.size());
+  Eigen::MatrixXd got(m, n), want(m, n), tolerance(m, n);
+  const Eigen::MatrixXd all = gemm::read_matrix(dtypes::bfloat16, ys_bytes, rows, n);
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t row = used_rows[static_cast<size_t>(i)], e = expert_of_row(shape, plan, row);
+    const auto we = w_exact.middleRows(e * n, n);
+    got.row(i) = all.row(row);
+    want.row(i) = xs_exact.row(row) * we.transpose();
+    const bool exact = plan.row_token[static_cast<size_t>(row)] < 0 || e == inputs.identity_expert;
+    if (exact) tolerance.row(i).setZero();
+    else
+      tolerance.row(i) = (1e-6 * (xs_exact.row(row).cwiseAbs() * we.cwiseAbs().transpose())).array() + std::ldexp(1.0, -8) * want.row(i).cwiseAbs().array() + 1e-7;
+  }
+  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  r.check = gemm::compare(got, want, tolerance, "Ys (rows of used blocks, in order)");
+  // Rows of unused blocks: not written, still the poison. Every element of Ys is checked once.
+  for (int64_t row = 0; row < rows; ++row) {
+    if (expert_of_row(shape, plan, row) >= 0) continue;
+    for (int64_t c = 0; c < n; ++c) {
+      ++r.check.count;
+      const size_t at = static_cast<size_t>((row * n + c) * 2);
+      if ((ys_bytes[at] != kPoison || ys_bytes[at + 1] != kPoison) && r.check.bad++ == 0)
+        r.check.first_bad = "Ys[" + text(row) + ", " + text(c) + "] of an unused block (expert -1) was written";
+    }
+  }
+  return r;
+}
+
+}  // namespace weft::moe

@@ -1,0 +1,145 @@
+// The MoE grouped GEMM (moe/grouped_gemm.h) on the emulated CDNA targets and, where one is, an
+// NVIDIA GPU: every real row against a double-precision reference, padding rows zero, rows of
+// unused blocks untouched (run_grouped_gemm's check), for uneven and empty experts, one expert
+// taking every token, an identity weight (bit-exact rows) and ragged N and K; the errors; and
+// the NVIDIA kernel rendered and compiled with NVRTC without a GPU.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "kernels/kernel_harness.h"
+#include "skip.h"
+#include "weft/dsl/error.h"
+#include "weft/gemm/hk_gemm.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/lowering/pipeline.h"
+#include "weft/moe/grouped_gemm.h"
+#include "weft/runtime/nvrtc.h"
+#ifdef WEFT_HAVE_LLVM
+#include "weft/emulator/code_stats.h"
+#include "weft/runtime/inspect.h"
+#endif
+
+using namespace weft;
+
+namespace {
+
+// One run on every device of the test's family, with its case in the failure message.
+void check_grouped(const moe::MoeShape& shape, int64_t n, int64_t k, const moe::GroupedGemmInputs& inputs = {}) {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    CAPTURE(shape.tokens);
+    CAPTURE(shape.experts);
+    CAPTURE(shape.top_k);
+    CAPTURE(n);
+    CAPTURE(k);
+    auto dev = rt::open_device(target);
+    const gemm::RunResult r = moe::run_grouped_gemm(*dev, shape, n, k, inputs, weft::testing::rng()());
+    INFO(r.check.first_bad);
+    CHECK(r.check.count == static_cast<size_t>(shape.max_rows() * n));  // every element of Ys
+    CHECK(r.check.passed());
+  }
+}
+
+// top_k = 1 choices giving expert e counts[e] tokens, in a random token order.
+std::vector<int32_t> choices_with_counts(const std::vector<int32_t>& counts) {
+  std::vector<int32_t> ids;
+  for (size_t e = 0; e < counts.size(); ++e) ids.insert(ids.end(), static_cast<size_t>(counts[e]), static_cast<int32_t>(e));
+  std::shuffle(ids.begin(), ids.end(), weft::testing::rng());
+  return ids;
+}
+
+}  // namespace
+
+WEFT_DEVICE_TEST_CASE("grouped_gemm: random routing, top_k 2 over 4 experts") { check_grouped({200, 4, 2, 256}, 128, 128); }
+
+WEFT_DEVICE_TEST_CASE("grouped_gemm: uneven counts, an expert with no tokens, unused blocks untouched") {
+  // 300, 0, 100, 37 rows: 2 + 0 + 1 + 1 blocks of 256 used, 2 of the 6 unused.
+  moe::GroupedGemmInputs in;
+  in.expert_ids = choices_with_counts({300, 0, 100, 37});
+  check_grouped({437, 4, 1, 256}, 128, 128, in);
+}
+
+WEFT_DEVICE_TEST_CASE("grouped_gemm: every token on one expert") {
+  moe::GroupedGemmInputs in;
+  in.expert_ids = choices_with_counts({0, 0, 300, 0});
+  check_grouped({300, 4, 1, 256}, 128, 64, in);
+}
+
+WEFT_DEVICE_TEST_CASE("grouped_gemm: an identity weight gives its rows of Xs bit for bit") {
+  moe::GroupedGemmInputs in;
+  in.expert_ids = choices_with_counts({90, 170, 40});
+  in.identity_expert = 1;
+  check_grouped({300, 3, 1, 256}, 128, 128, in);
+}
+
+WEFT_DEVICE_TEST_CASE("grouped_gemm: ragged N and K (no column reads another expert's weight)") {
+  // N = 200: each expert's only column block reads 56 rows of the next expert's weight (zeros
+  // past the last), which feed only the masked columns; K = 72 is one whole and one partial K step.
+  moe::GroupedGemmInputs in;
+  in.expert_ids = choices_with_counts({100, 260, 50});
+  check_grouped({410, 3, 1, 256}, 200, 72, in);
+}
+
+WEFT_DEVICE_TEST_CASE("grouped_gemm: shapes it cannot take are errors") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    const int64_t block = moe::grouped_gemm_block_rows(dev->arch());
+    CHECK_THROWS_WITH_AS(moe::GroupedGemm(*dev, {100, 4, 1, block / 2}), doctest::Contains("must be a multiple of the kernel's row block"), Error);
+    const moe::GroupedGemm gg(*dev, {100, 4, 1, 256});
+    const rt::DeviceArray none{};
+    CHECK_THROWS_WITH_AS(gg.launch(*dev, 128, 100, none, none, none, none), doctest::Contains("a multiple of 8"), Error);
+    CHECK_THROWS_WITH_AS(gg.launch(*dev, 0, 128, none, none, none, none), doctest::Contains("N in [1, "), Error);
+    if (!dev->arch().starts_with("sm_"))  // 4 experts of 2^16 x 2^16: 2^35 bytes of W
+      CHECK_THROWS_WITH_AS(gg.launch(*dev, 65536, 65536, none, none, none, none), doctest::Contains("must each fit 2^31 bytes"), Error);
+    moe::GroupedGemmInputs in;
+    in.identity_expert = 0;
+    CHECK_THROWS_WITH_AS(moe::run_grouped_gemm(*dev, {100, 4, 1, 256}, 128, 64, in, 1), doctest::Contains("identity weight needs N == K"), Error);
+  }
+}
+
+TEST_CASE("grouped_gemm: targets without a block schedule are errors") {
+  CHECK_THROWS_WITH_AS(moe::grouped_gemm("gfx90a", 256), doctest::Contains("no block schedule for target 'gfx90a'"), Error);
+  CHECK_THROWS_WITH_AS(moe::grouped_gemm("gfx950", 128), doctest::Contains("block_rows (128) must be a multiple of the kernel's row block on gfx950 (256)"), Error);
+  CHECK(moe::grouped_gemm_block_rows("gfx942") == 256);
+  CHECK(moe::grouped_gemm_block_rows("sm_90") == 128);
+}
+
+TEST_CASE("grouped_gemm for sm_90 renders a cp.async pipeline of mma.sync and compiles with NVRTC") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (int64_t block_rows : {128, 256}) {
+    CAPTURE(block_rows);
+    lower::LowerOptions options;
+    options.wave_size = 32;
+    const auto lowered = lower::lower(moe::grouped_gemm("sm_90", block_rows), options);
+    const std::string src = cuda::render_cuda(lowered, 90);
+    INFO(src);
+    CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+    CHECK(src.find("cp.async.cg.shared.global") != std::string::npos);
+    CHECK(src.find("cp.async.wait_group 1;") != std::string::npos);
+    CHECK(src.find("cp.async.wait_group 0;") != std::string::npos);  // the drain before the stores
+    CHECK(src.find("weft_unsigned_short_2*>") != std::string::npos);  // operands read as 4-byte pairs
+    CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+  }
+}
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("grouped_gemm's code object: hk_gemm's block (fills, MFMAs) plus one scalar load of the expert") {
+  for (const char* target : {"gfx950", "gfx942"}) {
+    CAPTURE(target);
+    const emu::KernelStats grouped = emu::kernel_stats(rt::inspect(moe::grouped_gemm(target, 256), target).code_object);
+    const emu::KernelStats plain = emu::kernel_stats(rt::inspect(gemm::hk_gemm(target), target).code_object);
+    CHECK(grouped.scratch_bytes == 0);
+    CHECK(grouped.vgpr_spills == 0);
+    CHECK(grouped.lds_bytes == plain.lds_bytes);
+    const char* mfma = std::string(target) == "gfx950" ? "v_mfma_f32_16x16x32_bf16" : "v_mfma_f32_16x16x16_bf16";
+    CHECK(grouped.count(mfma) == plain.count(mfma));
+    CHECK(grouped.count_prefix("buffer_load_dword") == plain.count_prefix("buffer_load_dword"));  // the same fills
+    // The expert: one scalar load (the kernel arguments come as dwordx4 and dwordx8), no vector
+    // load anywhere.
+    CHECK(grouped.count("s_load_dword") == 1);
+    CHECK(grouped.count_prefix("global_load") == 0);
+  }
+}
+#endif
