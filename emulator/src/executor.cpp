@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <list>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -158,13 +160,18 @@ void cannot_execute(Exec& e, const Inst& in) {
 }
 void ran_past_end(Exec& e, const Inst&) { e.fail("the wave ran past the end of the kernel without s_endpgm"); }
 
+// The machine code a kernel's program is decoded from.
+std::span<const uint8_t> kernel_code(const CodeObject& code, const Kernel& k) {
+  uint64_t size = k.code_size;
+  if (size == 0) size = code.text_address() + code.text().size() - k.code_address;
+  return code.code_at(k.code_address, size);
+}
+
 Program build_program(const CodeObject& code, const Kernel& k) {
   Program prog;
   prog.kernel = k.name;
   prog.arch = code.arch();
-  uint64_t size = k.code_size;
-  if (size == 0) size = code.text_address() + code.text().size() - k.code_address;
-  const std::span<const uint8_t> bytes = code.code_at(k.code_address, size);
+  const std::span<const uint8_t> bytes = kernel_code(code, k);
   prog.step_at.assign(bytes.size() / 4 + 1, -1);
   prog.steps.reserve(bytes.size() / 4 + 1);
   // What depends only on the opcode, looked up once per opcode: a kernel has a few dozen.
@@ -215,6 +222,48 @@ Program build_program(const CodeObject& code, const Kernel& k) {
   sentinel.offset = static_cast<uint32_t>(bytes.size());
   prog.steps.push_back(sentinel);
   return prog;
+}
+
+// Programs decoded by earlier launches, for the next launch of the same code: a benchmark or a
+// test launches one kernel many times, and decoding hk_gemm's 1539 instructions costs about as
+// much as running one of its workgroups' waves to the first barrier. A program depends only on
+// the target, the kernel's name and its code bytes, so those are the key, compared in full (a
+// new code object at the address of a freed one must not find the old program). A few recent
+// programs are kept, the least recently used is dropped.
+class ProgramCache {
+ public:
+  std::shared_ptr<const Program> get(const CodeObject& code, const Kernel& k) {
+    const std::span<const uint8_t> bytes = kernel_code(code, k);
+    {
+      std::lock_guard lock(mutex_);
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->arch == code.arch() && it->program->kernel == k.name && std::ranges::equal(it->code, bytes)) {
+          entries_.splice(entries_.begin(), entries_, it);  // most recently used first
+          return entries_.front().program;
+        }
+      }
+    }
+    auto program = std::make_shared<const Program>(build_program(code, k));  // outside the lock: it may throw
+    std::lock_guard lock(mutex_);
+    entries_.push_front({code.arch(), std::vector<uint8_t>(bytes.begin(), bytes.end()), program});
+    if (entries_.size() > kEntries) entries_.pop_back();
+    return program;
+  }
+
+ private:
+  static constexpr size_t kEntries = 16;
+  struct Entry {
+    Arch arch;
+    std::vector<uint8_t> code;
+    std::shared_ptr<const Program> program;
+  };
+  std::mutex mutex_;
+  std::list<Entry> entries_;
+};
+
+std::shared_ptr<const Program> program_for(const CodeObject& code, const Kernel& k) {
+  static ProgramCache cache;
+  return cache.get(code, k);
 }
 
 }  // namespace
@@ -475,7 +524,8 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   if (o.block.x > 1024 || o.block.y > 1024 || o.block.z > 1024) throw Error("launch of " + kernel_name + ": a block dimension exceeds 1024");
   if (const std::string why = unsupported_float_mode(initial_mode(k.descriptor.rsrc1)); !why.empty())
     throw Error("launch of " + kernel_name + ": its kernel descriptor's " + why);
-  const Program prog = build_program(code, k);
+  const std::shared_ptr<const Program> program = program_for(code, k);
+  const Program& prog = *program;
 
   std::vector<uint8_t> kernarg = o.kernarg;
   kernarg.resize(std::max<size_t>(kernarg.size(), std::max(k.kernarg_segment_size, k.descriptor.kernarg_size)), 0);

@@ -75,29 +75,58 @@ uint8_t* scratch_at(const Exec& e, uint64_t offset, uint32_t bytes, int lane) {
 // Whether an access reads memory (a load) or writes it (a store or an atomic); LDS tracks writes.
 enum class Access { Read, Write };
 
-// The bytes lane l of a vector memory instruction accesses. A FLAT address in the shared or
+// The bytes lane l of a SCRATCH or FLAT instruction accesses. A FLAT address in the shared or
 // private aperture reaches the workgroup's LDS or the lane's scratch.
-uint8_t* lane_memory(const Exec& e, const Inst& in, int l, uint32_t bytes, Access access) {
+uint8_t* segment_memory(const Exec& e, const Inst& in, int l, uint32_t bytes, Access access) {
   if (in.family == Family::SCRATCH) return scratch_at(e, scratch_offset(e, in, l), bytes, l);
   const uint64_t address = flat_address(e, in, l);
-  if (in.family == Family::FLAT) {
-    const uint32_t aperture = static_cast<uint32_t>(address >> 32), offset = static_cast<uint32_t>(address);
-    if (aperture == kSharedApertureHi)
-      return access == Access::Read ? const_cast<uint8_t*>(e.lds_read(offset, bytes, l)) : e.lds_write(offset, bytes, l);
-    if (aperture == kPrivateApertureHi) return scratch_at(e, offset, bytes, l);
-  }
+  const uint32_t aperture = static_cast<uint32_t>(address >> 32), offset = static_cast<uint32_t>(address);
+  if (aperture == kSharedApertureHi)
+    return access == Access::Read ? const_cast<uint8_t*>(e.lds_read(offset, bytes, l)) : e.lds_write(offset, bytes, l);
+  if (aperture == kPrivateApertureHi) return scratch_at(e, offset, bytes, l);
   return e.global(address, bytes, l);
+}
+
+// The bytes lane l of a vector memory instruction accesses; GLOBAL instructions, the common
+// case, take the inline path.
+inline uint8_t* lane_memory(const Exec& e, const Inst& in, int l, uint32_t bytes, Access access) {
+  if (in.family == Family::GLOBAL) return e.global(flat_address(e, in, l), bytes, l);
+  return segment_memory(e, in, l, bytes, access);
+}
+
+// The host bytes each active lane of a vector memory instruction accesses, found and checked for
+// every lane before any lane's data moves. The first pass only computes addresses and asks the
+// host to fetch their cache lines, so the lanes' misses (a GEMM's tiles do not fit this host's
+// caches next to the waves' registers) overlap instead of each lane waiting for its own. Checks
+// run in lane order, so the lane reported for a bad access is the one the one-pass loop
+// reported; a failing instruction stops the launch before any lane's data moves.
+struct LanePointers {
+  int count = 0;
+  uint8_t lane[kLanes];
+  uint8_t* at[kLanes];
+  void add(int l, uint8_t* p, Access access) {
+    if (access == Access::Read) __builtin_prefetch(p, 0);
+    else __builtin_prefetch(p, 1);
+    lane[count] = static_cast<uint8_t>(l);
+    at[count++] = p;
+  }
+};
+
+template <class Find>
+void find_lanes(const Exec& e, LanePointers& out, Access access, Find find) {
+  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    out.add(l, find(l), access);
+  }
 }
 
 // Loads `Bytes` per lane into consecutive VGPRs (or AGPRs), extending sub-dword loads.
 template <uint32_t Bytes, Ext X>
 void flat_load(Exec& e, const Inst& in) {
   const uint32_t dst = flat_vdst(in) + (flat_acc(in) ? 256 : 0);
-  const uint64_t exec = e.w.exec();
-  for (uint64_t m = exec; m; m &= m - 1) {
-    const int l = std::countr_zero(m);
-    load_into_registers<Bytes, X>(e.w, dst, l, lane_memory(e, in, l, Bytes, Access::Read));
-  }
+  LanePointers lanes;
+  find_lanes(e, lanes, Access::Read, [&](int l) { return lane_memory(e, in, l, Bytes, Access::Read); });
+  for (int i = 0; i < lanes.count; ++i) load_into_registers<Bytes, X>(e.w, dst, lanes.lane[i], lanes.at[i]);
 }
 
 // global_load_lds_*: the loaded bytes go to LDS at M0 + instruction offset + lane * size.
@@ -117,9 +146,11 @@ void global_load_lds(Exec& e, const Inst& in) {
 template <uint32_t Bytes, uint32_t FromByte = 0>
 void flat_store(Exec& e, const Inst& in) {
   const uint32_t src = flat_data(in) + (flat_acc(in) ? 256 : 0);
-  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
-    const int l = std::countr_zero(m);
-    uint8_t* p = lane_memory(e, in, l, Bytes, Access::Write);
+  LanePointers lanes;
+  find_lanes(e, lanes, Access::Write, [&](int l) { return lane_memory(e, in, l, Bytes, Access::Write); });
+  for (int i = 0; i < lanes.count; ++i) {
+    const int l = lanes.lane[i];
+    uint8_t* p = lanes.at[i];
     if constexpr (Bytes >= 4) {
       for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
     } else {  // a byte or a short from the low half, or from the high half (the *_d16_hi stores)
@@ -212,6 +243,8 @@ uint32_t ds_address(const Exec& e, const Inst& in, int l) { return e.w.vreg(ds_a
 
 template <uint32_t Bytes, Ext X>
 void ds_read(Exec& e, const Inst& in) {
+  // One pass, unlike the global accesses: LDS is mostly in the host's caches, and an address
+  // pass first (LanePointers) measured slower here.
   const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
@@ -306,33 +339,45 @@ void ds_permute(Exec& e, const Inst& in) {
 // A load's elements: dwords for loads of 8 bytes and more, else the one sub-dword value.
 constexpr uint32_t element_bytes(uint32_t bytes) { return bytes > 4 ? 4 : bytes; }
 
-// The bytes lane l loads: the in-range elements from memory (bounds-checked against the
-// allocations, so an access inside num_records but outside every buffer is still an error),
-// zeros for the rest.
-template <uint32_t Bytes>
-void buffer_read(const Exec& e, const Inst& in, const BufferResource& v, int l, uint8_t* out) {
-  const BufferLane a = buffer_lane(e, in, v, l);
-  const uint32_t elem = element_bytes(Bytes), n = elements_in_range(in, v, a, elem, Bytes / elem);
-  std::memset(out, 0, Bytes);
-  if (n) std::memcpy(out, e.global(v.base + a.offset, n * elem, l), n * elem);
-}
-
 template <uint32_t Bytes, Ext X>
 void buffer_load(Exec& e, const Inst& in) {
   const BufferResource v = resource(e, in);
   const uint32_t dst = mubuf_vdata(in) + (mubuf_acc(in) ? 256 : 0);
   const bool to_lds = mubuf_lds(in);
+  constexpr uint32_t elem = element_bytes(Bytes), lds_size = std::max(Bytes, 4u);
+  // Per active lane: its source (nullptr when no element is in range), how many elements are in
+  // range, and for the LDS form its destination, found in the order the checks ran lane by lane.
+  int count = 0;
+  uint8_t lane[kLanes], in_range[kLanes];
+  const uint8_t* from[kLanes];
+  uint8_t* to[kLanes];
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t bytes[16];
-    buffer_read<Bytes>(e, in, v, l, bytes);
+    const BufferLane a = buffer_lane(e, in, v, l);
+    const uint32_t n = elements_in_range(in, v, a, elem, Bytes / elem);
+    const uint8_t* p = n ? e.global(v.base + a.offset, n * elem, l) : nullptr;
+    if (p) __builtin_prefetch(p, 0);
+    lane[count] = static_cast<uint8_t>(l);
+    in_range[count] = static_cast<uint8_t>(n);
+    from[count] = p;
     if (to_lds) {  // LDS address = M0 + inst_offset + lane * size; an out-of-range lane writes zeros
+      const uint32_t at = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in) + static_cast<uint32_t>(l) * lds_size;
+      to[count] = e.lds_write(at, lds_size, l);
+    }
+    ++count;
+  }
+  for (int i = 0; i < count; ++i) {
+    // The in-range elements from memory (bounds-checked against the allocations above, so an
+    // access inside num_records but outside every buffer is still an error), zeros for the rest.
+    uint8_t bytes[16] = {};
+    if (in_range[i] == Bytes / elem) std::memcpy(bytes, from[i], Bytes);
+    else if (from[i]) std::memcpy(bytes, from[i], in_range[i] * elem);
+    if (to_lds) {
       uint32_t value[4];
       extend_loaded<Bytes, X>(bytes, value);
-      const uint32_t a = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in) + static_cast<uint32_t>(l) * std::max(Bytes, 4u);
-      std::memcpy(e.lds_write(a, std::max(Bytes, 4u), l), value, std::max(Bytes, 4u));
+      std::memcpy(to[i], value, lds_size);
     } else {
-      load_into_registers<Bytes, X>(e.w, dst, l, bytes);
+      load_into_registers<Bytes, X>(e.w, dst, lane[i], bytes);
     }
   }
 }

@@ -188,6 +188,45 @@ TEST_CASE("saxpy with a bounds check runs on both targets") {
   }
 }
 
+// run_kernel keeps the programs it decoded for later launches, keyed by target, kernel name and
+// code bytes: two code objects whose kernels share a name but not their code must each run their
+// own, however launches of the two alternate.
+TEST_CASE("launches reuse a decoded program only for the same code: same-named kernels of two code objects stay apart") {
+  const auto source = [](const char* op) {
+    return std::string(R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @step(ptr addrspace(1) %x) {
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %p = getelementptr float, ptr addrspace(1) %x, i32 %tid
+  %v = load float, ptr addrspace(1) %p
+  %r = )") + op + R"( float %v, 3.0
+  store float %r, ptr addrspace(1) %p
+  ret void
+}
+)";
+  };
+  for (Arch arch : kArchs) {
+    INFO(std::string(arch_name(arch)));
+    const CodeObject add = CodeObject::load(weft::testing::compile_ll(source("fadd"), arch_name(arch)));
+    const CodeObject mul = CodeObject::load(weft::testing::compile_ll(source("fmul"), arch_name(arch)));
+    const std::vector<float> x = random_floats(64);
+    GlobalMemory mem;
+    const uint64_t px = upload(mem, x, "x");
+    LaunchOptions o;
+    o.grid = {1, 1, 1};
+    o.block = {64, 1, 1};
+    o.kernarg = pack(px);
+    std::vector<float> want = x;
+    for (const CodeObject* code : {&add, &mul, &add, &mul, &mul, &add}) {
+      run_kernel(*code, "step", mem, o);
+      for (float& v : want) v = code == &add ? v + 3.0f : v * 3.0f;
+      const float* got = reinterpret_cast<const float*>(mem.data(px));
+      for (size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == want[i]);
+    }
+  }
+}
+
 TEST_CASE("an LDS tree reduction with barriers across four waves") {
   for (Arch arch : kArchs) {
     INFO(std::string(arch_name(arch)));
