@@ -80,7 +80,7 @@ UOp dispatch_kernel(int64_t d, DType dtype) {
 UOp dispatch_fp8_kernel(int64_t d, DType dtype, DType fp8) {
   check_row("dispatch_fp8", d, dtype);
   if (fp8 != dtypes::fp8e4m3 && fp8 != dtypes::fp8e4m3fnuz)
-    throw Error("moe dispatch_fp8: quantizes to fp8e4m3 or fp8e4m3fnuz, not " + fp8.name());
+    throw Error("moe dispatch_fp8: quantizes to " + dtypes::fp8e4m3.name() + " or " + dtypes::fp8e4m3fnuz.name() + ", not " + fp8.name());
   const double fp8_max = float_format_info(*fp8.float_format()).max_finite;
   const RowTiling t = row_tiling(d, dtype);
   const UOp tokens = tokens_variable(d), rows = rows_variable(d);

@@ -42,7 +42,7 @@ void launch_dispatch_fp8(rt::Device& device, const MoeShape& shape, int64_t d, c
   expect_array("dispatch_fp8", x, "X [T, D]", dt, shape.tokens * d);
   expect_array("dispatch_fp8", row_token, "row_token [max_rows]", dtypes::int32, shape.max_rows());
   if (xs8.dtype != dtypes::fp8e4m3 && xs8.dtype != dtypes::fp8e4m3fnuz)
-    throw Error("moe dispatch_fp8: Xs8 holds fp8e4m3 or fp8e4m3fnuz codes, not " + xs8.dtype.name());
+    throw Error("moe dispatch_fp8: Xs8 holds " + dtypes::fp8e4m3.name() + " or " + dtypes::fp8e4m3fnuz.name() + " codes, not " + xs8.dtype.name());
   expect_array("dispatch_fp8", xs8, "Xs8 [max_rows, D]", xs8.dtype, shape.max_rows() * d);
   expect_array("dispatch_fp8", scales, "scales [max_rows]", dtypes::float32, shape.max_rows());
   launch(device, dispatch_fp8_kernel(d, dt, xs8.dtype), {xs8, scales, x, row_token}, shape, cache);

@@ -3,7 +3,7 @@
 // whole vector, so the vector is the largest power of two up to 16 bytes that divides D), and a
 // row's D / vector accesses are dealt to `threads` lanes, `steps` each, unrolled.
 //
-//   D = 4096, bfloat16: vector 8, 512 accesses, 128 threads x 4 steps
+//   D = 4096, bfloat16: vector 8, 512 accesses, 256 threads x 2 steps
 //   D = 7168, bfloat16: vector 8, 896 accesses, 128 threads x 7 steps
 //   D = 100,  bfloat16: vector 4, 25 accesses,   64 threads x 1 step (lanes 25..63 masked)
 #pragma once

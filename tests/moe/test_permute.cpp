@@ -85,3 +85,35 @@ WEFT_DEVICE_TEST_CASE("moe combine backward: expert-row gradients and routing-we
     return moe::run_combine_backward(dev, s, c.d, dt, seed, nullptr, {.skew = c.skew});
   });
 }
+
+namespace {
+doctest::Contains contains(const std::string& s) { return doctest::Contains(doctest::String(s.c_str())); }
+}  // namespace
+
+TEST_CASE("moe permute kernels: bad shapes, dtypes and mismatched buffers are errors that name them") {
+  CHECK_THROWS_WITH_AS(moe::dispatch_kernel(0, dtypes::bfloat16), doctest::Contains("the row length D must be >= 1, got 0"), Error);
+  CHECK_THROWS_WITH_AS(moe::dispatch_kernel(64, dtypes::float16), doctest::Contains("rows are bfloat16 or float32, not float16"), Error);
+  CHECK_THROWS_WITH_AS(moe::dispatch_fp8_kernel(64, dtypes::bfloat16, dtypes::fp8e5m2), doctest::Contains("float8_e4m3 or float8_e4m3fnuz, not float8_e5m2"), Error);
+  CHECK_THROWS_WITH_AS(moe::combine_kernel(64, 0, dtypes::bfloat16, dtypes::bfloat16), doctest::Contains("top_k must lie in [1, 64], got 0"), Error);
+  if (weft::testing::emulators().empty()) return;
+  auto dev = rt::open_device("emu:gfx950");
+  using weft::testing::poisoned;
+  const moe::MoeShape s{4, 8, 2, 16};
+  const int64_t R = s.max_rows(), d = 32;
+  const rt::OwnedArray x(*dev, poisoned(*dev, dtypes::bfloat16, 4 * d)), xs(*dev, poisoned(*dev, dtypes::bfloat16, R * d)),
+      short_xs(*dev, poisoned(*dev, dtypes::bfloat16, (R - 1) * d)), tokens(*dev, poisoned(*dev, dtypes::int32, R)),
+      dest(*dev, poisoned(*dev, dtypes::int32, 8)), w(*dev, poisoned(*dev, dtypes::float32, 8)), y32(*dev, poisoned(*dev, dtypes::float32, 4 * d)),
+      halves(*dev, poisoned(*dev, dtypes::float16, 4 * d));
+  CHECK_THROWS_WITH_AS(moe::launch_dispatch(*dev, s, d, x, tokens, short_xs),
+                       contains("moe dispatch: Xs [max_rows, D] must hold " + std::to_string(R * d) + " bfloat16 values, got " + std::to_string((R - 1) * d) + " bfloat16"),
+                       Error);
+  CHECK_THROWS_WITH_AS(moe::launch_dispatch(*dev, s, d, x, dest, xs), contains("row_token [max_rows] must hold " + std::to_string(R)), Error);
+  CHECK_THROWS_WITH_AS(moe::launch_dispatch(*dev, s, d, halves, tokens, xs), doctest::Contains("X holds bfloat16 or float32 rows, not float16"), Error);
+  CHECK_THROWS_WITH_AS(moe::launch_dispatch(*dev, s, 0, x, tokens, xs), doctest::Contains("the row length D must be >= 1"), Error);
+  CHECK_THROWS_WITH_AS(moe::launch_dispatch(*dev, {4, 8, 9, 16}, d, x, tokens, xs), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
+  CHECK_THROWS_WITH_AS(moe::launch_combine(*dev, s, d, xs, dest, tokens, y32), contains("weights [T*k] must hold 8 float32 values, got " + std::to_string(R) + " int32"), Error);
+  CHECK_THROWS_WITH_AS(moe::launch_dispatch_backward(*dev, s, d, xs, dest, tokens, x, true),
+                       doctest::Contains("the atomic scatter-add sums into a float32 dX, not bfloat16"), Error);
+  CHECK_THROWS_WITH_AS(moe::launch_combine_backward(*dev, s, d, x, xs, tokens, w, dest, xs, w),
+                       contains("row_weight [max_rows] must hold " + std::to_string(R) + " float32 values, got 8 float32"), Error);
+}
