@@ -1,0 +1,27 @@
+#include "launch_util.h"
+
+#include <vector>
+
+namespace weft::moe::detail {
+
+void expect_array(const char* op, const rt::DeviceArray& a, const char* name, DType dtype, int64_t elements) {
+  if (a.dtype != dtype || a.elements != static_cast<size_t>(elements))
+    throw Error(std::string("moe ") + op + ": " + name + " must hold " + std::to_string(elements) + " " + dtype.name() + " values, got " +
+                std::to_string(a.elements) + " " + a.dtype.name());
+}
+
+void launch(rt::Device& device, const UOp& kernel, std::initializer_list<rt::DeviceArray> buffers, const MoeShape& shape,
+            rt::CompileCache* cache) {
+  const rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
+  std::map<std::string, rt::ScalarValue> scalars;
+  for (const lower::KernelParam& p : compiled.lowered().params) {
+    if (p.kind != lower::KernelParam::Kind::Scalar) continue;
+    if (p.name == "T") scalars[p.name] = shape.tokens;
+    else if (p.name == "R") scalars[p.name] = shape.max_rows();
+    else throw Error("moe: internal: kernel " + compiled.lowered().name + " has a variable " + p.name + " no launch binds");
+  }
+  const std::vector<rt::DeviceArray> args(buffers);
+  compiled.launch(device, args, scalars);
+}
+
+}  // namespace weft::moe::detail

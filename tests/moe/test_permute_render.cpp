@@ -1,0 +1,90 @@
+// The MoE kernels' code: every one renders to CUDA C++ that NVRTC compiles for sm_90 without a
+// GPU, and the row moves are 16-byte vector accesses (AMD: dwordx4 global loads and stores;
+// CUDA: whole-vector loads and stores through the aligned vector structs).
+#include <doctest/doctest.h>
+
+#include "skip.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/moe/permute.h"
+#include "weft/moe/route_backward.h"
+#include "weft/runtime/inspect.h"
+#include "weft/runtime/nvrtc.h"
+
+using namespace weft;
+
+namespace {
+
+std::vector<UOp> every_kernel(int64_t d) {
+  std::vector<UOp> k;
+  for (DType dt : {dtypes::bfloat16, dtypes::float32}) {
+    k.push_back(moe::dispatch_kernel(d, dt));
+    k.push_back(moe::dispatch_fp8_kernel(d, dt));
+    k.push_back(moe::combine_kernel(d, 8, dt, dt));
+    k.push_back(moe::dispatch_backward_kernel(d, 2, dt, dt));
+    k.push_back(moe::dispatch_backward_atomic_kernel(d, dt));
+    k.push_back(moe::combine_backward_kernel(d, 8, dt));
+  }
+  k.push_back(moe::zero_kernel(d));
+  k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::Softmax, true, 1.0f}));
+  k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::Sigmoid, true, 2.5f}));
+  return k;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string cuda_source(const UOp& kernel) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  return cuda::render_cuda(lower::lower(kernel, options), 90);
+}
+
+}  // namespace
+
+TEST_CASE("moe kernels render to CUDA C++ that NVRTC compiles for sm_90 (D = 4096 and D = 100)") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (int64_t d : {4096, 100})
+    for (const UOp& k : every_kernel(d)) {
+      lower::LowerOptions options;
+      options.wave_size = 32;
+      const auto lowered = lower::lower(k, options);
+      CAPTURE(lowered.name);
+      const std::string src = cuda::render_cuda(lowered, 90);
+      INFO(src);
+      CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+    }
+}
+
+TEST_CASE("moe dispatch and combine move rows in 16-byte vectors (CUDA source)") {
+  // bfloat16 rows of 4096: 256 lanes x 2 steps of 8 elements, each one aligned vector access.
+  const std::string dispatch = cuda_source(moe::dispatch_kernel(4096, dtypes::bfloat16));
+  INFO(dispatch);
+  CHECK(count(dispatch, "*reinterpret_cast<const weft_unsigned_short_8*>") + count(dispatch, "*reinterpret_cast<const weft_bf16_8*>") == 2);
+  CHECK(count(dispatch, "*reinterpret_cast<weft_") == 2);
+  const std::string combine = cuda_source(moe::combine_kernel(4096, 2, dtypes::bfloat16, dtypes::bfloat16));
+  INFO(combine);
+  CHECK(count(combine, "*reinterpret_cast<const weft_") == 4);  // 2 rows x 2 steps
+  CHECK(count(combine, "*reinterpret_cast<weft_") == 2);
+}
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("moe dispatch and combine move rows in 16-byte vectors (AMD: global_load_dwordx4, global_store_dwordx4)") {
+  for (const std::string target : {"gfx950", "gfx942"}) {
+    CAPTURE(target);
+    for (const UOp& k : {moe::dispatch_kernel(4096, dtypes::bfloat16), moe::combine_kernel(4096, 2, dtypes::bfloat16, dtypes::bfloat16),
+                         moe::dispatch_backward_kernel(7168, 8, dtypes::bfloat16, dtypes::bfloat16),
+                         moe::combine_backward_kernel(4096, 8, dtypes::bfloat16)}) {
+      const rt::KernelStages s = rt::inspect(k, target);
+      CAPTURE(s.kernel);
+      INFO(s.assembly);
+      CHECK(count(s.assembly, "global_load_dwordx4") >= 2);  // (D = 4096: 256 lanes x 2 steps; 7168: 128 x 7)
+      CHECK(count(s.assembly, "global_store_dwordx4") >= 2);
+      CHECK(count(s.assembly, "global_load_ushort") == 0);
+      CHECK(count(s.assembly, "global_store_short") == 0);
+    }
+  }
+}
+#endif
