@@ -23,5 +23,6 @@ Result hk_gemm_line(rt::Device& device, int64_t m, int64_t n, int64_t k, const O
 Suite gemm_suite();
 Suite emulator_suite();
 Suite compile_suite();
+Suite moe_suite();
 
 }  // namespace weft::bench

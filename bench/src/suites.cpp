@@ -25,7 +25,7 @@ void tell(const Options& options, const std::string& what) {
 }
 
 const std::vector<Suite>& suites() {
-  static const std::vector<Suite> all = {gemm_suite(), emulator_suite(), compile_suite()};
+  static const std::vector<Suite> all = {gemm_suite(), moe_suite(), emulator_suite(), compile_suite()};
   return all;
 }
 
@@ -45,8 +45,7 @@ std::vector<Result> run(const std::string& what, Options options) {
     known += "\n  " + s.name + ":";
     for (const std::string& k : s.kernels) known += " " + k;
   }
-  throw Error("weft bench: no suite or kernel named '" + what + "'; suites and their kernels:" + known +
-              "\n  (moe: the MoE routing kernels do not exist yet)");
+  throw Error("weft bench: no suite or kernel named '" + what + "'; suites and their kernels:" + known);
 }
 
 }  // namespace weft::bench

@@ -1,0 +1,233 @@
+// The moe suite: the MoE routing kernels (moe/) on issue 16's shapes, in bf16.
+//   dispatch   Xs[r] = X[row_token[r]]                 vs PyTorch torch.index_select
+//   combine    Y[t] = sum_j w[t,j] * Ys[dest_row[t,j]]  vs PyTorch index_select + weighted sum
+// Both are memory-bound: the unit is TB/s of bytes read and written, and the ceiling is the
+// device's copy rate measured in the same job (PyTorch's device-to-device copy_ of 1 GiB).
+// weft's output is checked against a host reference in full (dispatch bit for bit, combine
+// within its fp32 rounding) and against the peer's first rows. On the emulator the shapes are
+// small, and there is no peer.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "framework_peer.h"
+#include "matrices.h"
+#include "suite_common.h"
+#include "timing.h"
+#include "weft/dsl/error.h"
+#include "weft/dsl/float_formats.h"
+#include "weft/moe/permute.h"
+#include "weft/runtime/kernel.h"
+
+namespace weft::bench {
+
+namespace {
+
+struct MoeCase {
+  std::string name;    // "mixtral", "deepseek", "small"
+  moe::MoeShape shape;
+  int64_t d;
+};
+
+// Rows compared with the peer's (its whole output would be gigabytes through a file).
+constexpr int64_t kPeerRows = 64;
+
+constexpr const char* kTorchDispatch = R"PY(
+T, D, rows, keep = args
+x, row_token = load("x", torch.bfloat16, T, D), load("row_token", torch.int32, rows)
+index = row_token.clamp(min=0)
+xs = torch.empty(rows, D, dtype=torch.bfloat16, device="cuda")
+NAME = "torch.index_select"
+def step():
+    torch.index_select(x, 0, index, out=xs)
+def result():
+    return (xs * (row_token >= 0).unsqueeze(1).to(xs.dtype))[:keep]
+)PY";
+
+constexpr const char* kTorchCombine = R"PY(
+T, k, D, rows, keep = args
+ys, dest_row = load("ys", torch.bfloat16, rows, D), load("dest_row", torch.int32, T * k)
+w = load("weights", torch.float32, T, k, 1)
+y = torch.empty(T, D, dtype=torch.bfloat16, device="cuda")
+NAME = "index_select + weighted sum"
+def step():
+    y.copy_((ys.index_select(0, dest_row).view(T, k, D).float() * w).sum(1))
+def result():
+    return y[:keep]
+)PY";
+
+constexpr const char* kTorchCopy = R"PY(
+(n,) = args
+a = torch.empty(n, dtype=torch.uint8, device="cuda")
+b = torch.empty_like(a)
+NAME = "copy_ (device to device)"
+def step():
+    b.copy_(a)
+def result():
+    return torch.zeros(1)
+)PY";
+
+template <class T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// k distinct experts per token, uniform, weights uniform in [0, 1).
+moe::RoutingPlan random_plan(const moe::MoeShape& s, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<int32_t> experts(static_cast<size_t>(s.experts)), ids;
+  for (size_t e = 0; e < experts.size(); ++e) experts[e] = static_cast<int32_t>(e);
+  std::vector<float> weights(static_cast<size_t>(s.choices()));
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  ids.reserve(weights.size());
+  for (int64_t t = 0; t < s.tokens; ++t) {
+    for (int64_t j = 0; j < s.top_k; ++j) std::swap(experts[static_cast<size_t>(j)], experts[static_cast<size_t>(j) + gen() % (experts.size() - static_cast<size_t>(j))]);
+    ids.insert(ids.end(), experts.begin(), experts.begin() + s.top_k);
+  }
+  for (float& w : weights) w = unit(gen);
+  return moe::plan_reference(s, ids, weights);
+}
+
+Result moe_line(const std::string& kernel, const MoeCase& c, rt::Device& device) {
+  Result r;
+  r.suite = "moe";
+  r.kernel = kernel;
+  r.size = c.name + " T=" + std::to_string(c.shape.tokens) + " E=" + std::to_string(c.shape.experts) + " k=" + std::to_string(c.shape.top_k) +
+           " D=" + std::to_string(c.d);
+  r.device = device.name();
+  r.unit_scale = 1e12;
+  r.unit = "TB/s";
+  return r;
+}
+
+// The device's copy rate in TB/s (bytes read + written), from PyTorch in this job; 0 where
+// PyTorch cannot run (said on the progress line).
+double copy_rate(const Options& o) {
+  const int64_t bytes = int64_t{1} << 30;
+  try {
+    const FrameworkRun run = run_framework({kTorchCopy, {}, {bytes}, 1}, o);
+    return 2.0 * static_cast<double>(bytes) / run.timing.median() / 1e12;
+  } catch (const Error& e) {
+    tell(o, std::string("moe: no copy-rate ceiling: ") + e.what());
+    return 0;
+  }
+}
+
+// The launch of a compiled moe kernel with its variables (T, R) bound.
+std::function<void()> launcher(rt::Device& device, const rt::CompiledKernel& k, std::vector<rt::DeviceArray> args, const moe::MoeShape& s) {
+  const std::map<std::string, rt::ScalarValue> vars = {{"T", s.tokens}, {"R", s.max_rows()}};
+  return [&device, &k, args = std::move(args), vars] { k.launch(device, args, vars); };
+}
+
+// Elements of the first kPeerRows rows of a row-major [rows, d] bf16 buffer, as doubles.
+std::vector<double> first_rows(const std::vector<uint8_t>& bytes, int64_t d, int64_t rows) {
+  const std::vector<uint8_t> head(bytes.begin(), bytes.begin() + std::min<int64_t>(rows, kPeerRows) * d * 2);
+  return as_doubles(dtypes::bfloat16, head);
+}
+
+struct Lines {
+  Result dispatch, combine;
+};
+
+Lines permute_lines(rt::Device& device, const MoeCase& c, double ceiling, bool with_peer, const Options& o) {
+  const moe::MoeShape& s = c.shape;
+  const int64_t R = s.max_rows(), d = c.d;
+  const moe::RoutingPlan plan = random_plan(s, o.seed);
+  const int64_t used = plan.offsets.back();
+  std::vector<float> x_values;
+  const std::vector<uint8_t> x_bytes = random_matrix(dtypes::bfloat16, s.tokens, d, o.seed + 1, x_values);
+  const rt::OwnedArray x(device, rt::upload(device, dtypes::bfloat16, x_bytes, "X"));
+  const rt::OwnedArray row_token(device, rt::upload(device, dtypes::int32, bytes_of(plan.row_token), "row_token"));
+  const rt::OwnedArray dest_row(device, rt::upload(device, dtypes::int32, bytes_of(plan.dest_row), "dest_row"));
+  const rt::OwnedArray weights(device, rt::upload(device, dtypes::float32, bytes_of(plan.weights), "weights"));
+  const rt::OwnedArray xs(device, rt::upload(device, dtypes::bfloat16, std::vector<uint8_t>(static_cast<size_t>(R * d * 2), 0xCD), "Xs"));
+  const rt::OwnedArray y(device, rt::upload(device, dtypes::bfloat16, std::vector<uint8_t>(static_cast<size_t>(s.tokens * d * 2), 0xCD), "Y"));
+  const auto dispatch = rt::CompiledKernel::compile(device, moe::dispatch_kernel(d, dtypes::bfloat16));
+  const auto combine = rt::CompiledKernel::compile(device, moe::combine_kernel(d, s.top_k, dtypes::bfloat16, dtypes::bfloat16));
+
+  Lines out{moe_line("dispatch", c, device), moe_line("combine", c, device)};
+  const double row_bytes = static_cast<double>(d) * 2;
+  out.dispatch.work = static_cast<double>(s.choices() + used) * row_bytes;  // real rows read, every used row written
+  out.combine.work = static_cast<double>(s.choices() + s.tokens) * row_bytes;
+  for (Result* r : {&out.dispatch, &out.combine}) {
+    r->ceiling = ceiling;
+    r->ceiling_source = "device-to-device copy rate measured in this job (PyTorch copy_, 1 GiB)";
+  }
+  tell(o, "moe dispatch " + out.dispatch.size + " on " + device.name());
+  out.dispatch.weft = time_on(device, launcher(device, dispatch, {xs, x, row_token}, s), o);
+  // combine's input: the dispatched rows (so Y[t] = X[t] * sum_j w[t, j], up to rounding).
+  tell(o, "moe combine " + out.combine.size + " on " + device.name());
+  out.combine.weft = time_on(device, launcher(device, combine, {y, xs, dest_row, weights}, s), o);
+  device.synchronize();
+
+  // The host references: dispatch bit for bit, combine within fp32 accumulation and bf16 rounding.
+  const std::vector<uint8_t> xs_bytes = rt::download(device, xs), y_bytes = rt::download(device, y);
+  bool copy_ok = true;
+  for (int64_t r = 0; r < used && copy_ok; ++r) {
+    const int32_t t = plan.row_token[static_cast<size_t>(r)];
+    const uint8_t* got = &xs_bytes[static_cast<size_t>(r * d * 2)];
+    if (t >= 0) copy_ok = std::memcmp(got, &x_bytes[static_cast<size_t>(t * d * 2)], static_cast<size_t>(d * 2)) == 0;
+    else copy_ok = std::all_of(got, got + d * 2, [](uint8_t b) { return b == 0; });
+  }
+  out.dispatch.check = {copy_ok, copy_ok ? 0.0 : INFINITY, 0, "host reference (bit for bit)"};
+  std::vector<double> want(static_cast<size_t>(s.tokens * d));
+  for (int64_t t = 0; t < s.tokens; ++t) {
+    double sum_w = 0;
+    for (int64_t j = 0; j < s.top_k; ++j) sum_w += plan.weights[static_cast<size_t>(t * s.top_k + j)];
+    for (int64_t i = 0; i < d; ++i) want[static_cast<size_t>(t * d + i)] = sum_w * x_values[static_cast<size_t>(t * d + i)];
+  }
+  out.combine.check = compare(as_doubles(dtypes::bfloat16, y_bytes), want, std::ldexp(1.0, -7), "host reference (double)");
+  if (!with_peer) return out;
+
+  out.dispatch.peer = "PyTorch torch.index_select";
+  out.combine.peer = "PyTorch index_select + weighted sum";
+  const int64_t keep = std::min(kPeerRows, s.tokens);
+  try {
+    tell(o, "moe dispatch: PyTorch in a python3 child");
+    FrameworkRun run = run_framework({kTorchDispatch, {{"x", x_bytes}, {"row_token", bytes_of(plan.row_token)}}, {s.tokens, d, R, keep},
+                                      static_cast<size_t>(keep * d)}, o);
+    out.dispatch.peer = run.name;
+    out.dispatch.peer_device = device.name() + ", python3 child";
+    out.dispatch.peer_timing = run.timing;
+    if (out.dispatch.check.ok) out.dispatch.check = compare(first_rows(xs_bytes, d, keep), run.output, 0, "host (all rows) and PyTorch (first rows), bit for bit");
+    tell(o, "moe combine: PyTorch in a python3 child");
+    run = run_framework({kTorchCombine, {{"ys", xs_bytes}, {"dest_row", bytes_of(plan.dest_row)}, {"weights", bytes_of(plan.weights)}},
+                         {s.tokens, s.top_k, d, R, keep}, static_cast<size_t>(keep * d)}, o);
+    out.combine.peer = run.name;
+    out.combine.peer_device = device.name() + ", python3 child";
+    out.combine.peer_timing = run.timing;
+    if (out.combine.check.ok)
+      out.combine.check = compare(first_rows(y_bytes, d, keep), run.output, std::ldexp(1.0, -7), "host (all rows) and PyTorch (first rows)");
+  } catch (const Error& e) {
+    tell(o, std::string("moe: no PyTorch peer: ") + e.what());
+  }
+  return out;
+}
+
+std::vector<Result> run_moe(const Options& o) {
+  if (!o.sizes.empty()) throw Error("weft bench moe: it runs issue 16's shapes (Mixtral-like and DeepSeek-V3-like on cuda); --sizes is not taken");
+  if (!o.kernel.empty() && o.kernel != "dispatch" && o.kernel != "combine") throw Error("weft bench moe: no kernel " + o.kernel + " (dispatch, combine)");
+  auto device = open(o, "cuda");
+  const bool nvidia = device->arch().starts_with("sm_");
+  const std::vector<MoeCase> cases = nvidia ? std::vector<MoeCase>{{"mixtral", {16384, 8, 2, 128}, 4096}, {"deepseek", {8192, 256, 8, 128}, 7168}}
+                                            : std::vector<MoeCase>{{"small", {256, 8, 2, 128}, 256}};
+  const double ceiling = nvidia ? copy_rate(o) : 0;
+  std::vector<Result> out;
+  for (const MoeCase& c : cases) {
+    Lines l = permute_lines(*device, c, ceiling, nvidia, o);
+    if (o.kernel.empty() || o.kernel == "dispatch") out.push_back(std::move(l.dispatch));
+    if (o.kernel.empty() || o.kernel == "combine") out.push_back(std::move(l.combine));
+  }
+  return out;
+}
+
+}  // namespace
+
+Suite moe_suite() {
+  return {"moe", "MoE routing, bf16: dispatch and combine against PyTorch, in TB/s against the device's copy rate", {"dispatch", "combine"}, run_moe};
+}
+
+}  // namespace weft::bench
