@@ -3,6 +3,9 @@
 #include "weft/dsl/builder.h"
 #include "weft/gemm/hk_gemm.h"
 #include "weft/gemm/matmul_relu.h"
+#include "weft/moe/grouped_gemm.h"
+#include "weft/moe/permute.h"
+#include "weft/moe/route_backward.h"
 #include "weft/gemm/mfma_tile.h"
 #include "weft/gemm/mma_tile.h"
 
@@ -70,6 +73,20 @@ const std::vector<Example>& all() {
        [](const std::string&) { return add_one_flat(); }},
       {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", [](const std::string&) { return matmul_tiled(); }},
       {"scale_n", "out[i] = in[i] * scale for i < n, both bound at launch", [](const std::string&) { return scale_n(); }},
+      {"moe_dispatch", "MoE dispatch: Xs[r] = X[row_token[r]] (zeros for padding rows), bf16 rows of D = 256, one workgroup per row (runnable)",
+       [](const std::string&) { return moe::dispatch_kernel(256, dtypes::bfloat16); }, true},
+      {"moe_dispatch_fp8", "MoE dispatch quantized to fp8 e4m3 with per-row scales, D = 256 (runnable)",
+       [](const std::string&) { return moe::dispatch_fp8_kernel(256, dtypes::bfloat16); }, true},
+      {"moe_combine", "MoE combine: Y[t] = sum_j w[t,j] * Ys[dest_row[t,j]] in fp32, k = 2, D = 256 (runnable)",
+       [](const std::string&) { return moe::combine_kernel(256, 2, dtypes::bfloat16, dtypes::bfloat16); }, true},
+      {"moe_dispatch_backward", "dispatch's backward: dX[t] = sum_j dXs[dest_row[t,j]], a gather-sum, k = 2, D = 256 (runnable)",
+       [](const std::string&) { return moe::dispatch_backward_kernel(256, 2, dtypes::bfloat16, dtypes::bfloat16); }, true},
+      {"moe_combine_backward", "combine's backward to the expert rows and the routing weights, k = 2, D = 256 (runnable)",
+       [](const std::string&) { return moe::combine_backward_kernel(256, 2, dtypes::bfloat16); }, true},
+      {"moe_route_backward", "the routing weights' backward to the logits (softmax of the top k), E = 64, k = 8 (runnable)",
+       [](const std::string&) { return moe::route_backward_kernel(64, 8, {}); }, true},
+      {"moe_grouped_gemm", "MoE grouped GEMM: Ys = Xs * W[e]^T per expert row block, on the tile layer's GEMM body (runnable)",
+       [](const std::string& target) { return moe::grouped_gemm(target, 256); }, true},
   };
   return examples;
 }
@@ -78,6 +95,13 @@ const Example* find(const std::string& name) {
   for (const Example& e : all())
     if (e.name == name) return &e;
   return nullptr;
+}
+
+std::string runnable_names() {
+  std::string names;
+  for (const Example& e : all())
+    if (e.runnable) names += (names.empty() ? "" : ", ") + e.name;
+  return names;
 }
 
 }  // namespace weft::examples

@@ -23,5 +23,7 @@ struct Example {
 
 const std::vector<Example>& all();
 const Example* find(const std::string& name);
+// The names of the runnable kernels, comma-separated.
+std::string runnable_names();
 
 }  // namespace weft::examples

@@ -1,0 +1,77 @@
+#include "moe_run.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "commands.h"
+#include "weft/moe/grouped_gemm.h"
+#include "weft/moe/permute.h"
+#include "weft/moe/route_backward.h"
+
+namespace weft::cli {
+namespace {
+
+// A runnable MoE kernel: what --size lists, its default, and the run.
+struct MoeKernel {
+  std::string size_form;  // "T,E,k,D"
+  std::vector<int64_t> default_size;
+  bool takes_dtype;  // the rows' dtype, bfloat16 or float32 (--dtype)
+  std::function<gemm::RunResult(rt::Device&, const std::vector<int64_t>&, DType, uint64_t, rt::CompileCache&)> run;
+};
+
+moe::MoeShape shape_of(const std::vector<int64_t>& s) { return {s[0], s[1], s[2], 256}; }
+
+using PermuteRun = gemm::RunResult (*)(rt::Device&, const moe::MoeShape&, int64_t, DType, uint64_t, rt::CompileCache*, const moe::PermuteOptions&);
+
+MoeKernel permute(PermuteRun run, moe::PermuteOptions options = {}) {
+  return {"T,E,k,D", {300, 8, 2, 256}, true, [run, options](rt::Device& dev, const std::vector<int64_t>& s, DType dtype, uint64_t seed, rt::CompileCache& cache) {
+            return run(dev, shape_of(s), s[3], dtype, seed, &cache, options);
+          }};
+}
+
+const std::map<std::string, MoeKernel>& kernels() {
+  static const std::map<std::string, MoeKernel> all = {
+      {"moe_dispatch", permute(moe::run_dispatch)},
+      {"moe_dispatch_fp8", permute(moe::run_dispatch, {.fp8 = true})},
+      {"moe_combine", permute(moe::run_combine)},
+      {"moe_dispatch_backward", permute(moe::run_dispatch_backward)},
+      {"moe_combine_backward", permute(moe::run_combine_backward)},
+      {"moe_route_backward",
+       {"T,E,k", {300, 64, 8}, false, [](rt::Device& dev, const std::vector<int64_t>& s, DType, uint64_t seed, rt::CompileCache& cache) {
+          return moe::run_route_backward(dev, shape_of(s), {}, seed, &cache);
+        }}},
+      {"moe_grouped_gemm",
+       {"T,E,k,N,K", {300, 4, 2, 256, 128}, false, [](rt::Device& dev, const std::vector<int64_t>& s, DType, uint64_t seed, rt::CompileCache& cache) {
+          return moe::run_grouped_gemm(dev, shape_of(s), s[3], s[4], seed, &cache);
+        }}},
+  };
+  return all;
+}
+
+std::string joined(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+}  // namespace
+
+bool is_moe_kernel(const std::string& name) { return kernels().count(name) > 0; }
+
+gemm::RunResult run_moe(const std::string& kernel, rt::Device& device, const std::vector<int64_t>& size, std::optional<DType> dtype,
+                        uint64_t seed, rt::CompileCache& cache) {
+  const MoeKernel& k = kernels().at(kernel);
+  const std::vector<int64_t>& s = size.empty() ? k.default_size : size;
+  if (s.size() != k.default_size.size()) throw UsageError("run: " + kernel + "'s --size is " + k.size_form);
+  if (dtype && !k.takes_dtype) throw UsageError("run: " + kernel + " takes no --dtype");
+  if (dtype && *dtype != dtypes::bfloat16 && *dtype != dtypes::float32) throw UsageError("run: " + kernel + "'s rows (--dtype) are bfloat16 or float32");
+  shape_of(s).validate();  // bad sizes fail before anything is printed
+  const std::string what = k.takes_dtype ? " " + dtype.value_or(dtypes::bfloat16).name() : "";
+  std::printf("%s %s=%s%s on %s (seed %llu)\n", kernel.c_str(), k.size_form.c_str(), joined(s).c_str(), what.c_str(), device.name().c_str(),
+              static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
+  return k.run(device, s, dtype.value_or(dtypes::bfloat16), seed, cache);
+}
+
+}  // namespace weft::cli
