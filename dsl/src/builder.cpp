@@ -546,6 +546,118 @@ UOp wave_priority(int64_t level, const std::vector<UOp>& after) {
   return UOp::make(Op::PRIORITY, dtypes::void_, after, EffectArg{fresh_id(), level, {}});
 }
 
+// ---- Hopper ----------------------------------------------------------------------------------
+
+namespace {
+
+// The root placeholder of an INDEX's buffer (through views and AFTER), if it is one.
+std::optional<UOp> indexed_buffer(const UOp& index) {
+  if (index.op() != Op::INDEX) return std::nullopt;
+  UOp b = index.src(0);
+  while (b.op() != Op::PLACEHOLDER && !b.src().empty()) b = b.src(0);
+  if (b.op() != Op::PLACEHOLDER) return std::nullopt;
+  return b;
+}
+
+void check_indexed(std::string_view what, const char* role, const UOp& index, AddrSpace space, const std::vector<DType>& dtypes) {
+  const auto b = indexed_buffer(index);
+  const bool dtype_ok = std::any_of(dtypes.begin(), dtypes.end(), [&](DType d) { return index.dtype() == d; });
+  if (!b || b->arg_as<BufferArg>().space != space || !dtype_ok) {
+    std::string names;
+    for (DType d : dtypes) names += (names.empty() ? "" : " or ") + d.name();
+    fail(what, std::string(role) + " must index a " + std::string(addrspace_name(space)) + " buffer of " + names + ", got " +
+                   std::string(op_name(index.op())) + " " + index.dtype().name() + " " + expr_string(index, 80));
+  }
+}
+
+UOp mbarrier(MbarrierOp kind, const UOp& bar, std::optional<UOp> operand, const std::vector<UOp>& after) {
+  const std::string what = "MBARRIER " + std::string(mbarrier_op_name(kind));
+  check_indexed(what, "the barrier", bar, AddrSpace::LOCAL, {dtypes::uint64});
+  std::vector<UOp> src{bar};
+  if (operand) {
+    check_value(Op::MBARRIER, *operand);
+    if (!(operand->dtype() == dtypes::int32)) fail(what, "takes an int32 operand, got " + operand->dtype().name() + " " + expr_string(*operand, 80));
+    src.push_back(*operand);
+  }
+  check_predecessors(what, after);
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::MBARRIER, dtypes::void_, std::move(src), EffectArg{fresh_id(), static_cast<Wide>(kind), {}});
+}
+
+void check_matrix_layout(const char* role, const MatrixLayoutArg& m) {
+  for (const auto& [name, bytes] : {std::pair{"leading", m.leading_bytes}, std::pair{"stride", m.stride_bytes}})
+    if (bytes < 0 || bytes % 16 != 0 || bytes >= (int64_t{1} << 18))
+      fail("WGMMA", std::string(role) + "'s " + name + " byte offset " + std::to_string(bytes) + " is not a multiple of 16 in [0, 2^18)");
+}
+
+}  // namespace
+
+UOp mbarrier_init(const UOp& bar, int64_t count, const std::vector<UOp>& after) {
+  if (count < 1 || count >= (int64_t{1} << 20)) fail("MBARRIER init", "arrival count " + std::to_string(count) + " is not in 1..2^20-1");
+  return mbarrier(MbarrierOp::Init, bar, constant(Wide(count), dtypes::int32), after);
+}
+UOp mbarrier_arrive(const UOp& bar, const std::vector<UOp>& after) { return mbarrier(MbarrierOp::Arrive, bar, std::nullopt, after); }
+UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vector<UOp>& after) {
+  return mbarrier(MbarrierOp::ArriveExpectTx, bar, bytes, after);
+}
+UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& after) {
+  return mbarrier(MbarrierOp::Wait, bar, parity, after);
+}
+
+UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
+          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after) {
+  if (n < 8 || n > 256 || n % 8 != 0) fail("WGMMA", "n = " + std::to_string(n) + "; wgmma m64nNk16 takes n from 8 to 256 in steps of 8");
+  if (!(input == dtypes::float16 || input == dtypes::bfloat16)) fail("WGMMA", "inputs are float16 or bfloat16, got " + input.name());
+  check_indexed("WGMMA", "the accumulator", acc, AddrSpace::REG, {dtypes::float32});
+  check_indexed("WGMMA", "A", a, AddrSpace::LOCAL, {input});
+  check_indexed("WGMMA", "B", b, AddrSpace::LOCAL, {input});
+  int64_t held = 1;
+  for (int64_t d : indexed_buffer(acc)->static_shape()) held *= d;
+  if (held < n / 2) fail("WGMMA", "the accumulator buffer holds " + std::to_string(held) + " floats per thread; m64n" + std::to_string(n) + "k16 needs " + std::to_string(n / 2));
+  check_matrix_layout("A", a_layout);
+  check_matrix_layout("B", b_layout);
+  check_predecessors("WGMMA", after);
+  std::vector<UOp> src{acc, a, b};
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::WGMMA, dtypes::void_, std::move(src), WgmmaArg{fresh_id(), n, input, a_layout, b_layout});
+}
+
+UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
+             WgmmaSwizzle swizzle, const std::vector<UOp>& after) {
+  if (tensor.op() != Op::PLACEHOLDER || tensor.arg_as<BufferArg>().space != AddrSpace::GLOBAL || tensor.shape().size() != 2)
+    fail("TMA_LOAD", "the tensor is a 2-D GLOBAL buffer, got " + std::string(op_name(tensor.op())) + " " + expr_string(tensor, 80));
+  check_indexed("TMA_LOAD", "the destination", dst, AddrSpace::LOCAL, {tensor.dtype()});
+  check_indexed("TMA_LOAD", "the barrier", bar, AddrSpace::LOCAL, {dtypes::uint64});
+  for (const UOp& x : {row, col}) {
+    check_value(Op::TMA_LOAD, x);
+    if (!(x.dtype() == dtypes::int32)) fail("TMA_LOAD", "coordinates are int32 values, got " + x.dtype().name() + " " + expr_string(x, 80));
+  }
+  const int64_t item = tensor.dtype().itemsize();
+  if (box_rows < 1 || box_rows > 256 || box_cols < 1 || box_cols > 256 || (box_cols * item) % 16 != 0)
+    fail("TMA_LOAD", "a box of " + std::to_string(box_rows) + " x " + std::to_string(box_cols) +
+                         "; each side is 1..256 elements and a row a multiple of 16 bytes");
+  if (swizzle == WgmmaSwizzle::B128 && box_cols * item > 128)
+    fail("TMA_LOAD", "a 128-byte swizzle takes rows of at most 128 bytes, the box's are " + std::to_string(box_cols * item));
+  check_predecessors("TMA_LOAD", after);
+  std::vector<UOp> src{dst, tensor, bar, row, col};
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::TMA_LOAD, dtypes::void_, std::move(src), TmaArg{fresh_id(), box_rows, box_cols, swizzle});
+}
+
+UOp wgmma_fence(const std::vector<UOp>& after) {
+  check_predecessors("WGMMA_FENCE", after);
+  return UOp::make(Op::WGMMA_FENCE, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});
+}
+UOp wgmma_commit(const std::vector<UOp>& after) {
+  check_predecessors("WGMMA_COMMIT", after);
+  return UOp::make(Op::WGMMA_COMMIT, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});
+}
+UOp wgmma_wait(int64_t pending, const std::vector<UOp>& after) {
+  if (pending < 0 || pending > 7) fail("WGMMA_WAIT", "pending group count " + std::to_string(pending) + " is not in 0..7");
+  check_predecessors("WGMMA_WAIT", after);
+  return UOp::make(Op::WGMMA_WAIT, dtypes::void_, after, EffectArg{fresh_id(), pending, {}});
+}
+
 UOp when(const UOp& cond, const std::vector<UOp>& effects) {
   check_value(Op::WHEN, cond);
   if (!(cond.dtype() == dtypes::bool_)) fail("WHEN", "the condition is a bool, got " + cond.dtype().name() + " " + expr_string(cond));

@@ -55,6 +55,11 @@ std::string_view scope_name(Scope s) {
   return names[static_cast<size_t>(s)];
 }
 
+std::string_view mbarrier_op_name(MbarrierOp k) {
+  static constexpr std::array<std::string_view, 4> names{"init", "arrive", "arrive_expect_tx", "wait"};
+  return names[static_cast<size_t>(k)];
+}
+
 namespace opsets {
 const OpSet unary{Op::NEG, Op::RECIP, Op::SQRT, Op::EXP2, Op::LOG2, Op::SIN, Op::TRUNC, Op::CAST, Op::BITCAST};
 const OpSet binary{Op::ADD,   Op::SUB,   Op::MUL,   Op::IDIV, Op::MOD, Op::FDIV, Op::MAX, Op::MIN, Op::POW,
@@ -66,7 +71,8 @@ const OpSet comparison{Op::CMPLT, Op::CMPNE, Op::CMPEQ};
 const OpSet movement{Op::RESHAPE, Op::PERMUTE, Op::SHRINK, Op::FLIP, Op::PAD, Op::EXPAND};
 const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFTER};
 const OpSet sync{Op::BARRIER, Op::PRIORITY, Op::WAIT, Op::ASYNC_COMMIT, Op::SCHED_BARRIER, Op::SCHED_GROUP_BARRIER};
-const OpSet effect = sync | OpSet{Op::STORE, Op::ASYNC_COPY, Op::END, Op::GROUP, Op::SINK, Op::WHEN, Op::ATOMIC, Op::CUSTOM};
+const OpSet hopper{Op::MBARRIER, Op::WGMMA, Op::WGMMA_FENCE, Op::WGMMA_COMMIT, Op::WGMMA_WAIT, Op::TMA_LOAD};
+const OpSet effect = sync | hopper | OpSet{Op::STORE, Op::ASYNC_COPY, Op::END, Op::GROUP, Op::SINK, Op::WHEN, Op::ATOMIC, Op::CUSTOM};
 const OpSet lanes{Op::SHUFFLE, Op::BROADCAST, Op::VOTE};
 }  // namespace opsets
 

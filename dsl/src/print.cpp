@@ -126,6 +126,18 @@ std::string arg_to_string(const Arg& arg) {
       if (!e.text.empty()) out += " \"" + e.text + "\"";
       return out;
     }
+    std::string operator()(const WgmmaArg& w) const {
+      auto layout = [](const MatrixLayoutArg& m) {
+        return "lbo=" + std::to_string(m.leading_bytes) + " sbo=" + std::to_string(m.stride_bytes) +
+               (m.swizzle == WgmmaSwizzle::B128 ? " swizzle=128B" : "");
+      };
+      return "site=" + std::to_string(w.site) + " m64n" + std::to_string(w.n) + "k16 " + w.input.name() + "->float32 a(" + layout(w.a) +
+             ") b(" + layout(w.b) + ")";
+    }
+    std::string operator()(const TmaArg& t) const {
+      return "site=" + std::to_string(t.site) + " box=" + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+             (t.swizzle == WgmmaSwizzle::B128 ? " swizzle=128B" : "");
+    }
     std::string operator()(const WaitArg& w) const {
       std::string out = "site=" + std::to_string(w.site);
       if (w.vm >= 0) out += " vm=" + std::to_string(w.vm);

@@ -72,6 +72,16 @@ struct ArgHasher {
   uint64_t operator()(const WaitArg& w) const {
     return mix(mix(mix(13, static_cast<uint64_t>(w.site)), static_cast<uint64_t>(w.vm)), static_cast<uint64_t>(w.lgkm));
   }
+  uint64_t operator()(const WgmmaArg& w) const {
+    uint64_t h = mix(mix(mix(15, static_cast<uint64_t>(w.site)), static_cast<uint64_t>(w.n)), hash_dtype(w.input));
+    for (const MatrixLayoutArg& m : {w.a, w.b})
+      h = mix(mix(mix(h, static_cast<uint64_t>(m.leading_bytes)), static_cast<uint64_t>(m.stride_bytes)), static_cast<uint64_t>(m.swizzle));
+    return h;
+  }
+  uint64_t operator()(const TmaArg& t) const {
+    uint64_t h = mix(mix(16, static_cast<uint64_t>(t.site)), static_cast<uint64_t>(t.rows));
+    return mix(mix(h, static_cast<uint64_t>(t.cols)), static_cast<uint64_t>(t.swizzle));
+  }
   uint64_t operator()(const SchedArg& a) const {
     uint64_t h = mix(mix(14, static_cast<uint64_t>(a.site)), static_cast<uint64_t>(a.mask));
     return mix(mix(h, static_cast<uint64_t>(a.size)), static_cast<uint64_t>(a.sync_id));
@@ -138,6 +148,8 @@ std::optional<int64_t> effect_site(const Arg& arg) {
   if (const auto* e = std::get_if<EffectArg>(&arg)) return e->site;
   if (const auto* w = std::get_if<WaitArg>(&arg)) return w->site;
   if (const auto* a = std::get_if<SchedArg>(&arg)) return a->site;
+  if (const auto* w = std::get_if<WgmmaArg>(&arg)) return w->site;
+  if (const auto* t = std::get_if<TmaArg>(&arg)) return t->site;
   return std::nullopt;
 }
 

@@ -41,7 +41,13 @@ class Checker {
       case Op::SCHED_BARRIER:
       case Op::SCHED_GROUP_BARRIER: check_site(u); return check_effects(u, 0);
       case Op::CUSTOM:
-      case Op::CUSTOMI: return check_site(u);
+      case Op::CUSTOMI:
+      case Op::MBARRIER:
+      case Op::WGMMA:
+      case Op::WGMMA_FENCE:
+      case Op::WGMMA_COMMIT:
+      case Op::WGMMA_WAIT:
+      case Op::TMA_LOAD: return check_site(u);
       case Op::WHEN: return check_when(u);
       case Op::ATOMIC: return check_atomic(u);
       case Op::SHUFFLE: expect_sources(u, 2); return;
@@ -108,6 +114,18 @@ class Checker {
              "a site and a wave priority 0..3");
         break;
       case Op::WMMA: want(std::holds_alternative<WmmaArg>(a), "the wmma shape"); break;
+      case Op::WGMMA: want(std::holds_alternative<WgmmaArg>(a), "a site, the wgmma shape and its operands' layouts"); break;
+      case Op::MBARRIER:
+        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 3,
+             "a site and an mbarrier operation 0..3");
+        break;
+      case Op::TMA_LOAD: want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle"); break;
+      case Op::WGMMA_FENCE:
+      case Op::WGMMA_COMMIT: want(std::holds_alternative<EffectArg>(a), "a site"); break;
+      case Op::WGMMA_WAIT:
+        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 7,
+             "a site and a pending group count 0..7");
+        break;
       case Op::SHUFFLE:
       case Op::VOTE: want(std::holds_alternative<LaneArg>(a), "a lane operation and width"); break;
       case Op::ATOMIC: want(std::holds_alternative<AtomicArg>(a), "an atomic operation, scope and site"); break;
@@ -299,7 +317,7 @@ class Checker {
     if (u.op() == Op::BARRIER && !u.src().empty()) return;  // the pipeline's, shared by design
     report("has no site id: two identical " + std::string(op_name(u.op())) +
            " statements would be merged into one; build it with barrier(), wave_priority(), wait_counts(), async_commit(), sched_barrier(), "
-           "sched_group_barrier(), custom() or customi()");
+           "sched_group_barrier(), custom(), customi(), the mbarrier_*() or wgmma*() functions");
   }
 
   // An effect listed twice in one GROUP or SINK is one node and runs once, not twice.

@@ -97,6 +97,15 @@ Layout mma_m16n8k16_operand(DType input, MatrixOperand which) {
   throw Error("mma_m16n8k16_operand: unknown operand " + std::string(operand_name(which)));
 }
 
+Layout wgmma_m64nNk16_accumulator(int64_t n) {
+  if (n < 8 || n > 256 || !power_of_two(n))
+    throw Error("wgmma_m64nNk16_accumulator: n = " + std::to_string(n) + "; the layout catalog has n = 8, 16, ..., 256 (powers of two)");
+  const OperandShape s = operand_shape(64, n, 16, MatrixOperand::C, 128);
+  return operand_layout(s, 7, [](int64_t lane, int64_t e) {
+    return std::pair{16 * (lane / 32) + (lane % 32) / 4 + 8 * (e / 2 % 2), 8 * (e / 4) + 2 * (lane % 4) + e % 2};
+  });
+}
+
 std::string_view swizzle_name(SharedSwizzle kind) {
   switch (kind) {
     case SharedSwizzle::unswizzled: return "unswizzled";

@@ -70,7 +70,8 @@ UOp canonical_allocations(const UOp& kernel) {
       return u.with_arg(std::visit(
           [&](const auto& a) -> Arg {
             using A = std::decay_t<decltype(a)>;
-            if constexpr (std::is_same_v<A, EffectArg> || std::is_same_v<A, WaitArg> || std::is_same_v<A, SchedArg>) {
+            if constexpr (std::is_same_v<A, EffectArg> || std::is_same_v<A, WaitArg> || std::is_same_v<A, SchedArg> ||
+                          std::is_same_v<A, WgmmaArg> || std::is_same_v<A, TmaArg>) {
               A r = a;
               r.site = renamed;
               return r;
@@ -89,7 +90,17 @@ UOp canonical_allocations(const UOp& kernel) {
 std::vector<KernelParam> kernel_params(const UOp& kernel) {
   std::map<int64_t, UOp> buffers;
   std::map<std::string, UOp> variables;
+  std::map<int64_t, TmaArg> tensor_maps;  // by slot: one box and swizzle per buffer
   for (const UOp& u : toposort(kernel)) {
+    if (u.op() == Op::TMA_LOAD) {
+      TmaArg box = u.arg_as<TmaArg>();
+      box.site = 0;
+      const int64_t slot = u.src(1).arg_as<BufferArg>().slot;
+      auto [it, fresh] = tensor_maps.emplace(slot, box);
+      if (!fresh && !(it->second == box))
+        throw Error("kernel: the TMA loads of buffer " + std::to_string(slot) + " use two boxes or swizzles (" + arg_to_string(it->second) +
+                    ", " + arg_to_string(box) + "); its one tensor map has one");
+    }
     if (u.op() == Op::PLACEHOLDER && u.arg_as<BufferArg>().space == AddrSpace::GLOBAL) buffers.emplace(u.arg_as<BufferArg>().slot, u);
     if (u.op() == Op::DEFINE_VAR) {
       auto [it, fresh] = variables.emplace(u.arg_as<VarArg>().name, u);
@@ -109,6 +120,10 @@ std::vector<KernelParam> kernel_params(const UOp& kernel) {
   for (const auto& [name, v] : variables) {
     DType dt = v.dtype() == dtypes::index ? dtypes::int64 : v.dtype();
     params.push_back({KernelParam::Kind::Scalar, name, dt, -1, {}, v});
+  }
+  for (const auto& [slot, box] : tensor_maps) {
+    const UOp& b = buffers.at(slot);
+    params.push_back({KernelParam::Kind::TensorMap, "tmap" + std::to_string(slot), b.dtype(), slot, b.shape(), {}, box});
   }
   return params;
 }

@@ -23,6 +23,8 @@ using CUfunction = void*;
 using CUdeviceptr = unsigned long long;
 using CUevent = void*;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;  // CUdevice_attribute
+constexpr int kMaxDynamicSharedBytes = 8;                                  // CUfunction_attribute
+constexpr int kNotFound = 500;                                             // CUDA_ERROR_NOT_FOUND
 
 struct CudaApi {
   CUresult (*cuInit)(unsigned);
@@ -41,6 +43,12 @@ struct CudaApi {
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr*, size_t*, CUmodule, const char*);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  // cuTensorMapEncodeTiled(map, data type, rank, address, dims, strides, box, element strides,
+  // interleave, swizzle, L2 promotion, out-of-bounds fill); absent before CUDA 12.
+  CUresult (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*, const unsigned*, const unsigned*, int, int,
+                                     int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
   CUresult (*cuEventCreate)(CUevent*, unsigned);
@@ -88,6 +96,9 @@ const CudaApi& cuda_api() {
     resolve(lib, "cuModuleLoadData", a.cuModuleLoadData);
     resolve(lib, "cuModuleUnload", a.cuModuleUnload);
     resolve(lib, "cuModuleGetFunction", a.cuModuleGetFunction);
+    resolve(lib, "cuModuleGetGlobal_v2", a.cuModuleGetGlobal);
+    resolve(lib, "cuFuncSetAttribute", a.cuFuncSetAttribute);
+    a.cuTensorMapEncodeTiled = reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
     resolve(lib, "cuLaunchKernel", a.cuLaunchKernel);
     resolve(lib, "cuGetErrorString", a.cuGetErrorString);
     resolve(lib, "cuEventCreate", a.cuEventCreate);
@@ -113,6 +124,50 @@ void check(CUresult r, const std::string& what) {
   throw Error("CUDA: " + what + ": " + (text ? text : "error " + std::to_string(r)));
 }
 
+// A CUtensorMap: 128 opaque bytes, 64-byte aligned (cuda.h).
+struct alignas(64) TensorMap {
+  uint64_t opaque[16];
+};
+
+// CUtensorMapDataType (cuda.h) of an element dtype.
+int tensor_map_type(DType d) {
+  switch (d.scalar) {
+    case Scalar::UInt8: case Scalar::Int8: case Scalar::Fp8E4M3: case Scalar::Fp8E5M2: case Scalar::Fp8E4M3Fnuz: case Scalar::Fp8E5M2Fnuz: return 0;
+    case Scalar::UInt16: case Scalar::Int16: return 1;
+    case Scalar::UInt32: return 2;
+    case Scalar::Int32: return 3;
+    case Scalar::UInt64: return 4;
+    case Scalar::Int64: return 5;
+    case Scalar::Float16: return 6;
+    case Scalar::Float32: return 7;
+    case Scalar::Float64: return 8;
+    case Scalar::BFloat16: return 9;
+    default: throw Error("CUDA: no tensor map element type for " + d.name());
+  }
+}
+
+// The tensor map of a 2-D row-major tensor: dims and strides innermost first; elements outside
+// the tensor read as zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).
+TensorMap encode(const TensorMapArg& t, const std::string& kernel) {
+  const CudaApi& api = cuda_api();
+  if (!api.cuTensorMapEncodeTiled) throw Error("CUDA: kernel " + kernel + " uses TMA, and this driver lacks cuTensorMapEncodeTiled (CUDA 12 or newer)");
+  const uint64_t item = static_cast<uint64_t>(t.dtype.itemsize());
+  if (t.address % 16 != 0 || (t.cols * item) % 16 != 0)
+    throw Error("CUDA: kernel " + kernel + ": a TMA tensor needs a 16-byte aligned address and rows a multiple of 16 bytes (" +
+                std::to_string(t.cols) + " x " + std::to_string(item) + " bytes)");
+  TensorMap map{};
+  const uint64_t dims[2] = {t.cols, t.rows};
+  const uint64_t strides[1] = {t.cols * item};
+  const unsigned box[2] = {t.box_cols, t.box_rows};
+  const unsigned element_strides[2] = {1, 1};
+  constexpr int kInterleaveNone = 0, kSwizzleNone = 0, kSwizzle128B = 3, kL2Promotion128B = 2, kOobFillZeros = 0;
+  check(api.cuTensorMapEncodeTiled(&map, tensor_map_type(t.dtype), 2, reinterpret_cast<void*>(t.address), dims, strides, box, element_strides,
+                                   kInterleaveNone, t.swizzle_128b ? kSwizzle128B : kSwizzleNone, kL2Promotion128B, kOobFillZeros),
+        "encoding the tensor map of a " + std::to_string(t.rows) + " x " + std::to_string(t.cols) + " " + t.dtype.name() + " tensor (box " +
+            std::to_string(t.box_rows) + " x " + std::to_string(t.box_cols) + ") for kernel " + kernel);
+  return map;
+}
+
 class CudaModule : public Module {
  public:
   CudaModule(CUmodule handle, std::string arch) : handle_(handle), arch_(std::move(arch)) {}
@@ -124,18 +179,41 @@ class CudaModule : public Module {
     for (const auto& [name, f] : functions_) names.push_back(name);
     return names;
   }
-  CUfunction function(const std::string& kernel) {
+  struct Function {
+    CUfunction handle = nullptr;
+    unsigned dynamic_shared_bytes = 0;  // passed at every launch
+  };
+  const Function& function(const std::string& kernel) {
     auto it = functions_.find(kernel);
     if (it != functions_.end()) return it->second;
-    CUfunction f = nullptr;
-    check(cuda_api().cuModuleGetFunction(&f, handle_, kernel.c_str()), "looking up kernel " + kernel + " in the cubin");
+    Function f;
+    check(cuda_api().cuModuleGetFunction(&f.handle, handle_, kernel.c_str()), "looking up kernel " + kernel + " in the cubin");
+    f.dynamic_shared_bytes = dynamic_shared_bytes(kernel);
+    if (f.dynamic_shared_bytes > 0)
+      check(cuda_api().cuFuncSetAttribute(f.handle, kMaxDynamicSharedBytes, static_cast<int>(f.dynamic_shared_bytes)),
+            "allowing kernel " + kernel + " " + std::to_string(f.dynamic_shared_bytes) + " bytes of dynamic shared memory");
     return functions_[kernel] = f;
   }
 
  private:
+  // The dynamic shared memory a kernel needs: the cubin's `weft_dynamic_shared_<kernel>` global
+  // (lowering/cuda_codegen.h), 0 where it has none.
+  unsigned dynamic_shared_bytes(const std::string& kernel) {
+    CUdeviceptr p = 0;
+    size_t size = 0;
+    const std::string symbol = "weft_dynamic_shared_" + kernel;
+    const CUresult r = cuda_api().cuModuleGetGlobal(&p, &size, handle_, symbol.c_str());
+    if (r == kNotFound) return 0;
+    check(r, "looking up " + symbol + " in the cubin");
+    unsigned long long bytes = 0;
+    if (size != sizeof bytes) throw Error("CUDA: " + symbol + " has " + std::to_string(size) + " bytes, expected 8");
+    check(cuda_api().cuMemcpyDtoH(&bytes, p, sizeof bytes), "reading " + symbol);
+    return static_cast<unsigned>(bytes);
+  }
+
   CUmodule handle_;
   std::string arch_;
-  std::map<std::string, CUfunction> functions_;
+  std::map<std::string, Function> functions_;
 };
 
 // A CUDA event on the default stream.
@@ -213,13 +291,20 @@ class CudaDevice : public Device {
     auto* m = dynamic_cast<CudaModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint64_t> storage(args.size());
+    std::vector<TensorMap> maps(args.size());  // tensor maps by value (cuLaunchKernel copies them)
     std::vector<void*> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].kind == Arg::Kind::TensorMap) {
+        maps[i] = encode(args[i].tensor_map, kernel);
+        params[i] = &maps[i];
+        continue;
+      }
       storage[i] = args[i].bits;  // little-endian: a 4-byte parameter reads the low half
       params[i] = &storage[i];
     }
-    check(cuda_api().cuLaunchKernel(m->function(kernel), grid.x, grid.y, grid.z, block.x, block.y, block.z, 0, nullptr, params.data(),
-                                    nullptr),
+    const CudaModule::Function& f = m->function(kernel);
+    check(cuda_api().cuLaunchKernel(f.handle, grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr,
+                                    params.data(), nullptr),
           "launching kernel " + kernel);
   }
   void synchronize() override { check(cuda_api().cuCtxSynchronize(), "synchronize (a kernel failed while running)"); }

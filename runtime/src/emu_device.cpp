@@ -19,6 +19,7 @@ std::vector<uint8_t> pack_args(const emu::Kernel& kernel, std::span<const Arg> a
       case Arg::Kind::I64: values.push_back({emu::ArgValue::Kind::I64, a.bits}); break;
       case Arg::Kind::U64: values.push_back({emu::ArgValue::Kind::U64, a.bits}); break;
       case Arg::Kind::F32: values.push_back({emu::ArgValue::Kind::F32, a.bits}); break;
+      case Arg::Kind::TensorMap: throw Error("kernel " + kernel.name + ": a TMA tensor map argument; only NVIDIA sm_90 devices take one");
     }
   }
   return emu::pack_kernel_args(kernel, values);

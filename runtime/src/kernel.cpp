@@ -163,7 +163,8 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
       k.times_.render = seconds_since(t0);
       if (dump.cuda_source) print_stage(k.lowered_.name, "CUDA C++ for " + target, k.cuda_source_);  // before NVRTC can fail
       t0 = std::chrono::steady_clock::now();
-      std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, target);
+      // sm_90a where the kernel uses Hopper's arch-specific instructions (cuda_codegen.h).
+      std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, cuda::nvrtc_arch(k.lowered_, std::stoi(target.substr(3))));
       k.times_.codegen = seconds_since(t0);
       compiled = true;
       return cubin;
@@ -211,6 +212,7 @@ void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers
   const std::map<std::string, int64_t> ints = integer_values(k, scalars);
   std::vector<Arg> args;
   size_t next_buffer = 0;
+  std::map<int64_t, const DeviceArray*> by_slot;  // the buffers tensor maps describe
   size_t buffer_params = 0;
   for (const auto& p : k.params) buffer_params += p.kind == lower::KernelParam::Kind::Buffer;
   if (buffers.size() != buffer_params)
@@ -223,6 +225,19 @@ void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers
       else args.push_back(Arg::i64(std::get<int64_t>(v)));
       continue;
     }
+    if (p.kind == lower::KernelParam::Kind::TensorMap) {  // after every buffer (kernel_params)
+      const DeviceArray& a = *by_slot.at(p.slot);
+      TensorMapArg t;
+      t.address = a.buffer.address;
+      t.dtype = p.dtype;
+      t.rows = static_cast<uint64_t>(lower::evaluate_index(p.shape[0], ints));
+      t.cols = static_cast<uint64_t>(lower::evaluate_index(p.shape[1], ints));
+      t.box_rows = static_cast<uint32_t>(p.box.rows);
+      t.box_cols = static_cast<uint32_t>(p.box.cols);
+      t.swizzle_128b = p.box.swizzle == WgmmaSwizzle::B128;
+      args.push_back(Arg::tensor(t));
+      continue;
+    }
     const DeviceArray& a = buffers[next_buffer++];
     if (!(a.dtype == p.dtype))
       throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + a.dtype.name() + ", the kernel's " +
@@ -233,6 +248,7 @@ void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers
       throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + std::to_string(a.elements) +
                   " elements, the kernel's " + param_text(p) + " has " + std::to_string(elements));
     args.push_back(Arg::buffer(a.buffer));
+    by_slot[p.slot] = &a;
   }
   auto [grid, block] = launch_dims(ints);
   device.launch(*module_, k.name, grid, block, args);

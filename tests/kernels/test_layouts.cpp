@@ -255,6 +255,24 @@ TEST_CASE("layouts: mma.m16n8k16 operands and their index expressions follow the
   CHECK_THROWS_WITH_AS(weft::tile::mma_m16n8k16_operand(dtypes::float32, MatrixOperand::A), doctest::Contains("float32"), weft::Error);
 }
 
+TEST_CASE("layouts: the wgmma m64nNk16 accumulator matches the PTX ISA's figure, stated from the element") {
+  for (int64_t n : {8, 16, 64, 256}) {
+    CAPTURE(n);
+    const Layout d = weft::tile::wgmma_m64nNk16_accumulator(n);
+    REQUIRE(d.bijective());
+    REQUIRE(size(d, "register") == n / 2);
+    REQUIRE(size(d, "lane") == 128);
+    // Inverted: element (row, col) of D is held by warp row / 16, lane 4 * (row % 8) + (col % 8) / 2
+    // of it, in register 4 * (col / 8) + 2 * (row % 16 / 8) + col % 2.
+    for (int64_t row = 0; row < 64; ++row)
+      for (int64_t col = 0; col < n; ++col) {
+        const int64_t thread = 32 * (row / 16) + 4 * (row % 8) + (col % 8) / 2, reg = 4 * (col / 8) + 2 * (row % 16 / 8) + col % 2;
+        REQUIRE(at(d, thread, reg) == std::pair{row, col});
+      }
+  }
+  CHECK_THROWS_WITH_AS(weft::tile::wgmma_m64nNk16_accumulator(24), doctest::Contains("powers of two"), weft::Error);
+}
+
 namespace {
 
 // HipKittens' swizzles restated as bit flips within a subtile: which column bits the row flips.

@@ -123,6 +123,9 @@ class Renderer {
   }
 
   void declare_function() {
+    // Hopper's statements (and the tensor maps of TMA loads) have no AMD form: named up front.
+    for (const lower::LinearOp& s : kernel_.program)
+      if (opsets::hopper.contains(s.op.op())) unsupported(s.op, "a Hopper instruction (NVIDIA sm_90a only); AMD targets have no form for it");
     std::vector<llvm::Type*> params;
     for (const auto& p : kernel_.params)
       params.push_back(p.kind == lower::KernelParam::Kind::Buffer ? static_cast<llvm::Type*>(b_.getPtrTy(1)) : type(p.dtype));

@@ -56,7 +56,42 @@ __device__ __forceinline__ unsigned short weft_f2h(float f) { unsigned short h; 
 __device__ __forceinline__ float weft_b2f(unsigned short b) { return __uint_as_float(((unsigned)b) << 16); }
 __device__ __forceinline__ unsigned short weft_f2b(float f) { unsigned short b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
 __device__ __forceinline__ unsigned weft_pack(unsigned short lo, unsigned short hi) { return (unsigned)lo | ((unsigned)hi << 16); }
+struct __align__(64) weft_tensor_map { unsigned long long opaque[16]; };  // CUtensorMap's layout (cuda.h)
 )";
+
+int64_t elements(const UOp& placeholder) {
+  int64_t n = 1;
+  for (int64_t d : placeholder.static_shape()) n *= d;
+  return n;
+}
+
+// The alignment of dynamic shared memory and of each LOCAL buffer in it: 1024 bytes, what TMA's
+// and wgmma's 128-byte swizzle needs of a tile's start.
+constexpr int64_t kSharedAlign = 1024;
+
+// Where each LOCAL buffer (by slot) lies in dynamic shared memory, if the kernel needs it.
+struct SharedLayout {
+  bool dynamic = false;
+  int64_t bytes = 0;
+  std::map<int64_t, int64_t> offsets;
+};
+
+SharedLayout shared_layout(const lower::LoweredKernel& k) {
+  SharedLayout s;
+  int64_t total = 0;
+  std::set<int64_t> seen;
+  for (const UOp& u : toposort(k.graph)) {
+    if (u.op() != Op::PLACEHOLDER || u.arg_as<BufferArg>().space != AddrSpace::LOCAL) continue;
+    if (!seen.insert(u.arg_as<BufferArg>().slot).second) continue;
+    const int64_t bytes = elements(u) * u.dtype().itemsize();
+    total += bytes;
+    s.offsets[u.arg_as<BufferArg>().slot] = s.bytes;
+    s.bytes += (bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
+  }
+  s.dynamic = total > kStaticSharedLimit;
+  if (!s.dynamic) s.bytes = 0;
+  return s;
+}
 
 class Renderer {
  public:
@@ -67,6 +102,12 @@ class Renderer {
       if (s.op.op() == Op::ASYNC_COPY) has_async_ = true;
       if (s.op.op() == Op::ASYNC_COMMIT) commits_groups_ = true;
       if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
+      if (opsets::hopper.contains(s.op.op())) uses_hopper_ = true;
+      if (s.op.op() == Op::WGMMA) {
+        UOp acc = s.op.src(0).src(0);
+        while (acc.op() == Op::AFTER) acc = acc.src(0);
+        wgmma_accumulators_.insert(acc.node());
+      }
     }
     const std::string parameters = params(), locals = declarations();  // names the body refers to
     std::ostringstream body;
@@ -84,6 +125,8 @@ class Renderer {
     }
     std::ostringstream out;
     out << kPrelude;
+    if (const int64_t dynamic = dynamic_shared_bytes(k_))  // read by the CUDA device at load (cuda_codegen.h)
+      out << "extern \"C\" __device__ unsigned long long weft_dynamic_shared_" << k_.name << " = " << dynamic << "ull;\n";
     for (const std::string& h : fp8_helpers_) out << h;
     for (const std::string& t : vector_types_) out << t;
     out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << ") " << k_.name << "(" << parameters << ") {\n";
@@ -105,6 +148,10 @@ class Renderer {
       if (param.kind == lower::KernelParam::Kind::Buffer) {
         p += scalar_type(param.dtype) + "* __restrict__ " + param.name;
         buffers_[key(BufferArg{param.slot, AddrSpace::GLOBAL})] = param.name;
+      } else if (param.kind == lower::KernelParam::Kind::TensorMap) {
+        // A CUtensorMap by value in kernel-parameter space; TMA reads it through its address.
+        p += "const __grid_constant__ weft_tensor_map " + param.name;
+        tensor_maps_[param.slot] = param.name;
       } else {
         p += scalar_type(param.dtype) + " " + param.name;
         names_[param.variable.node()] = param.name;
@@ -115,18 +162,30 @@ class Renderer {
 
   static std::string key(const BufferArg& a) { return std::string(addrspace_name(a.space)) + std::to_string(a.slot); }
 
+  // LOCAL buffers are static __shared__ arrays, or, past 48 KiB in all, pointers into one
+  // dynamic `extern __shared__` block (shared_layout: the offsets the launch's size comes from).
   std::string declarations() {
     std::string out;
     std::set<std::string> seen;
+    const SharedLayout shared = shared_layout(k_);
+    if (shared.dynamic) {
+      out += "  extern __shared__ __align__(" + std::to_string(kSharedAlign) + ") unsigned char weft_dynamic_shared[];\n";
+    }
     for (const UOp& u : toposort(k_.graph)) {
       if (u.op() != Op::PLACEHOLDER) continue;
       const auto& a = u.arg_as<BufferArg>();
       if (a.space == AddrSpace::GLOBAL || !seen.insert(key(a)).second) continue;
-      int64_t n = 1;
-      for (int64_t d : u.static_shape()) n *= d;
-      const std::string name = (a.space == AddrSpace::LOCAL ? "lds" : "reg") + std::to_string(a.slot);
-      out += "  " + std::string(a.space == AddrSpace::LOCAL ? "__shared__ __align__(16) " : "") + scalar_type(u.dtype()) + " " + name +
-             "[" + std::to_string(n) + "];\n";
+      const int64_t n = elements(u);
+      const bool local = a.space == AddrSpace::LOCAL;
+      const std::string name = (local ? "lds" : "reg") + std::to_string(a.slot);
+      if (local && shared.dynamic) {
+        out += "  " + scalar_type(u.dtype()) + "* const " + name + " = reinterpret_cast<" + scalar_type(u.dtype()) + "*>(weft_dynamic_shared + " +
+               std::to_string(shared.offsets.at(a.slot)) + ");\n";
+      } else {
+        // Hopper's swizzled wgmma and TMA tiles want 1024-byte alignment; 16 bytes otherwise.
+        const std::string align = "__align__(" + std::to_string(uses_hopper_ ? kSharedAlign : 16) + ") ";
+        out += "  " + std::string(local ? "__shared__ " + align : "") + scalar_type(u.dtype()) + " " + name + "[" + std::to_string(n) + "];\n";
+      }
       buffers_[key(a)] = name;
     }
     return out;
@@ -571,6 +630,22 @@ class Renderer {
         o << indent_ << "}\n";
         return;
       case Op::ASYNC_COPY: return async_copy(e, o);
+      case Op::MBARRIER: return mbarrier(e, o);
+      case Op::TMA_LOAD: return tma_load(e, o);
+      case Op::WGMMA: return wgmma(e, o);
+      case Op::WGMMA_FENCE:
+        // This thread's shared-memory writes (generic proxy) before the MMAs' reads (async proxy),
+        // and the accumulator registers' writes before the MMAs.
+        o << indent_ << "asm volatile(\"fence.proxy.async.shared::cta;\\n\\twgmma.fence.sync.aligned;\" ::: \"memory\");\n";
+        accumulator_fence(o);
+        return;
+      case Op::WGMMA_COMMIT:
+        o << indent_ << "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n";
+        return;
+      case Op::WGMMA_WAIT:
+        o << indent_ << "asm volatile(\"wgmma.wait_group.sync.aligned " << wide_to_string(e.arg_as<EffectArg>().value) << ";\" ::: \"memory\");\n";
+        accumulator_fence(o);
+        return;
       default: unsupported(e, "no CUDA form for this effect");
     }
   }
@@ -621,8 +696,107 @@ class Renderer {
       << ") : \"memory\");\n";
   }
 
+  // ---- Hopper: mbarrier (PTX ISA "mbarrier") and wgmma ("Asynchronous Warpgroup Level MMA") ----
+
+  // The shared-memory address (32 bits, the .shared::cta window) of an INDEX into a LOCAL buffer.
+  std::string shared_address(const UOp& index) { return "(unsigned)__cvta_generic_to_shared(" + ref(index) + ")"; }
+
+  static constexpr const char* kFirstThread = "threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0";
+
+  void mbarrier(const UOp& e, std::ostringstream& o) {
+    const auto kind = static_cast<MbarrierOp>(e.arg_as<EffectArg>().value);
+    const std::string bar = shared_address(e.src(0));
+    switch (kind) {
+      case MbarrierOp::Init:
+        // The init is made visible to the async proxy (TMA's complete_tx) by fence.proxy.async;
+        // to the other threads by the barrier the kernel places after it (builder.h).
+        o << indent_ << "if (" << kFirstThread << ") {\n"
+          << indent_ << "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(" << bar << "), \"r\"(" << ref(e.src(1))
+          << ") : \"memory\");\n"
+          << indent_ << "  asm volatile(\"fence.mbarrier_init.release.cluster;\\n\\tfence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+          << indent_ << "}\n";
+        return;
+      case MbarrierOp::Arrive:
+        o << indent_ << "asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64 state, [%0];\\n\\t}\" :: \"r\"(" << bar
+          << ") : \"memory\");\n";
+        return;
+      case MbarrierOp::ArriveExpectTx:
+        o << indent_ << "if (" << kFirstThread << ") asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\\n\\t}\" :: \"r\"("
+          << bar << "), \"r\"(" << ref(e.src(1)) << ") : \"memory\");\n";
+        return;
+      case MbarrierOp::Wait: {
+        const std::string done = "done" + std::to_string(next_++);
+        o << indent_ << "for (unsigned " << done << " = 0; !" << done << ";)\n"
+          << indent_ << "  asm volatile(\"{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}\" : \"=r\"("
+          << done << ") : \"r\"(" << bar << "), \"r\"((unsigned)" << ref(e.src(1)) << ") : \"memory\");\n";
+        return;
+      }
+    }
+    unsupported(e, "an unknown mbarrier operation");
+  }
+
+  // The first thread issues the copy; the tensor map is a __grid_constant__ parameter, addressed
+  // generically. Coordinates are innermost first (column, then row).
+  void tma_load(const UOp& e, std::ostringstream& o) {
+    const std::string map = tensor_maps_.at(e.src(1).arg_as<BufferArg>().slot);
+    o << indent_ << "if (" << kFirstThread << ") asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\""
+      << " :: \"r\"(" << shared_address(e.src(0)) << "), \"l\"(reinterpret_cast<weft_u64>(&" << map << ")), \"r\"(" << ref(e.src(4)) << "), \"r\"("
+      << ref(e.src(3)) << "), \"r\"(" << shared_address(e.src(2)) << ") : \"memory\");\n";
+  }
+
+  // A matrix descriptor: start address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29,
+  // stride byte offset >> 4 in 32-45, swizzle mode in 62-63 (PTX ISA "Matrix Descriptor Format").
+  std::string descriptor(const UOp& index, const MatrixLayoutArg& m) {
+    const uint64_t fixed = (static_cast<uint64_t>(m.leading_bytes >> 4) << 16) | (static_cast<uint64_t>(m.stride_bytes >> 4) << 32) |
+                           (static_cast<uint64_t>(m.swizzle) << 62);
+    return "((weft_u64)((" + shared_address(index) + " & 0x3FFFFu) >> 4) | " + std::to_string(fixed) + "ull)";
+  }
+
+  // The n/2 accumulator registers: constant positions of the REG buffer (a register array).
+  std::vector<std::string> accumulator(const UOp& e, int64_t count) {
+    const UOp& index = e.src(0);
+    if (!index.src(1).is_const()) unsupported(e, "the accumulator's index is not a constant (" + expr_string(index.src(1), 60) + ")");
+    const int64_t base = static_cast<int64_t>(index.src(1).const_int());
+    std::vector<std::string> regs;
+    for (int64_t i = 0; i < count; ++i) regs.push_back(buffer(index.src(0)) + "[" + std::to_string(base + i) + "]");
+    return regs;
+  }
+
+  void wgmma(const UOp& e, std::ostringstream& o) {
+    const auto& w = e.arg_as<WgmmaArg>();
+    const std::vector<std::string> d = accumulator(e, w.n / 2);
+    const char* in = w.input == dtypes::float16 ? "f16" : "bf16";
+    const size_t n = d.size();
+    std::string regs, outs;
+    for (size_t i = 0; i < n; ++i) {
+      regs += (i ? ", %" : "%") + std::to_string(i);
+      outs += std::string(i ? ", " : "") + "\"+f\"(" + d[i] + ")";
+    }
+    // scale-d = 1 (D += A*B; a kernel zeroes its accumulator with stores), A and B unscaled and
+    // not transposed: both K-major.
+    o << indent_ << "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %" << n + 2 << ", 0;\\n\\twgmma.mma_async.sync.aligned.m64n" << w.n << "k16.f32."
+      << in << "." << in << " {" << regs << "}, %" << n << ", %" << n + 1 << ", p, 1, 1, 0, 0;\\n\\t}\"\n"
+      << indent_ << "    : " << outs << "\n"
+      << indent_ << "    : \"l\"(" << descriptor(e.src(1), w.a) << "), \"l\"(" << descriptor(e.src(2), w.b) << "), \"r\"(1) : \"memory\");\n";
+  }
+
+  // After wgmma.wait_group the accumulators are the MMAs' results; an empty asm that "writes"
+  // every accumulator register keeps the compiler from moving their reads above the wait.
+  void accumulator_fence(std::ostringstream& o) {
+    for (const UOp& u : toposort(k_.graph)) {
+      if (u.op() != Op::PLACEHOLDER || !wgmma_accumulators_.count(u.node())) continue;
+      const std::string name = buffer(u);
+      const int64_t n = elements(u);
+      o << indent_ << "#pragma unroll\n"
+        << indent_ << "for (int i = 0; i < " << n << "; ++i) asm volatile(\"\" : \"+f\"(" << name << "[i]) :: \"memory\");\n";
+    }
+  }
+
   const lower::LoweredKernel& k_;
   int sm_;
+  bool uses_hopper_ = false;  // the kernel has sm_90a-only statements (opsets::hopper)
+  std::set<const Node*> wgmma_accumulators_;  // the REG buffers wgmma accumulates into
+  std::map<int64_t, std::string> tensor_maps_;   // by buffer slot
   bool has_async_ = false;
   bool commits_groups_ = false;  // the kernel closes its cp.async groups itself (async_commit)
   bool staggered_ = false;  // a barrier under a condition: warps meet at different barriers
@@ -639,7 +813,20 @@ class Renderer {
 
 std::string render_cuda(const lower::LoweredKernel& kernel, int sm) {
   if (sm < 80) throw Error("CUDA renderer: sm_" + std::to_string(sm) + " is older than weft supports (sm_80 and newer)");
+  nvrtc_arch(kernel, sm);  // a Hopper statement on another target is an error naming it
   return Renderer(kernel, sm).run();
 }
+
+std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm) {
+  for (const lower::LinearOp& s : kernel.program) {
+    if (!opsets::hopper.contains(s.op.op())) continue;
+    if (sm != 90)
+      unsupported(s.op, "a Hopper instruction, which needs sm_90a (compute capability 9.0); the target is sm_" + std::to_string(sm));
+    return "sm_90a";
+  }
+  return "sm_" + std::to_string(sm);
+}
+
+int64_t dynamic_shared_bytes(const lower::LoweredKernel& kernel) { return shared_layout(kernel).bytes; }
 
 }  // namespace weft::cuda

@@ -74,6 +74,9 @@ class Linearizer {
   // (`barrier(after)`): a prologue a loop's barrier names is written before the loop, once, not
   // in every iteration. In the order of a depth-first walk that visits a node's sources in order
   // (an AFTER: only its buffer).
+  // CUSTOM and Hopper's statements: value operands, then the effects they come after.
+  static bool has_operands_then_predecessors(const UOp& x) { return x.op() == Op::CUSTOM || opsets::hopper.contains(x.op()); }
+
   static std::vector<UOp> dependencies(const UOp& body) {
     std::vector<UOp> deps, todo{body};
     std::unordered_set<const Node*> seen;
@@ -88,10 +91,10 @@ class Linearizer {
         // What those effects are ordered after may lie outside the loop too (a barrier naming
         // the prologue's copies).
         for (size_t i = x.src().size(); i-- > 1;)
-          if (opsets::sync.contains(x.src(i).op()) || x.src(i).op() == Op::CUSTOM) todo.push_back(x.src(i));
+          if (opsets::sync.contains(x.src(i).op()) || has_operands_then_predecessors(x.src(i))) todo.push_back(x.src(i));
         continue;
       }
-      if (opsets::sync.contains(x.op()) || x.op() == Op::CUSTOM)
+      if (opsets::sync.contains(x.op()) || has_operands_then_predecessors(x))
         for (const UOp& s : x.src())
           if (s.is_effect() && !s.is_valued_effect()) deps.push_back(s);
       for (size_t i = x.src().size(); i-- > 0;) todo.push_back(x.src(i));
@@ -114,6 +117,7 @@ class Linearizer {
       if (emitted_.count(e.node())) return stack_.pop_back();
       switch (e.op()) {
         case Op::SINK: case Op::GROUP: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY: case Op::ATOMIC: break;
+        case Op::MBARRIER: case Op::WGMMA: case Op::WGMMA_FENCE: case Op::WGMMA_COMMIT: case Op::WGMMA_WAIT: case Op::TMA_LOAD: break;
         case Op::WHEN: check_branch(e); break;
         case Op::END:
           f.step = 1;

@@ -122,6 +122,52 @@ UOp all(const UOp& pred, int64_t wave);
 // butterfly of log2(width) xor shuffles.
 UOp wave_reduce(const UOp& x, Op op, int64_t width);
 
+// ---- Hopper (NVIDIA sm_90a; every other target rejects these, naming the node) ----
+// Each is a statement with a site of its own (like barrier()), run where it is placed; `after`
+// names effects it comes after. `bar` indexes one uint64 element of a LOCAL buffer: an mbarrier
+// object (PTX ISA, "Parallel synchronization and communication: mbarrier"). mbarrier_init and
+// mbarrier_arrive_expect_tx are run by the first thread of the workgroup only (the renderer
+// elects it); put a barrier() between mbarrier_init and the barrier's first use.
+//   mbarrier_init: the barrier expects `count` arrivals (1..2^20-1) per phase; its phase parity is 0.
+//   mbarrier_arrive: every thread that runs it arrives once.
+//   mbarrier_arrive_expect_tx: the first thread arrives and adds `bytes` (an int32 value) to the
+//     transaction bytes the current phase waits for (asynchronous copies that complete_tx).
+//   mbarrier_wait: every thread waits (try_wait in a loop) until the phase whose parity is
+//     `parity` (an int32 value, 0 or 1) has completed.
+UOp mbarrier_init(const UOp& bar, int64_t count, const std::vector<UOp>& after = {});
+UOp mbarrier_arrive(const UOp& bar, const std::vector<UOp>& after = {});
+UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vector<UOp>& after = {});
+UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& after = {});
+// Warpgroup MMA (wgmma.mma_async, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
+// Accumulate"), issued by all 128 threads of a warpgroup (4 consecutive warps) together:
+//   acc[0 .. n/2) += A (64 x 16, `a` indexes its first element in shared memory) * B (16 x n, `b`
+//   likewise), fp32 accumulate, float16 or bfloat16 inputs, both tiles K-major (A row-major M x K,
+//   B stored N x K) as `a_layout` / `b_layout` describe. `acc` indexes element 0 of a REG float32
+//   buffer of n/2 elements per thread (its fragment layout: kernels/layouts.h,
+//   wgmma_m64nNk16_accumulator). The MMA runs asynchronously: wgmma_fence() before the first MMA
+//   (and after the accumulator is written by other instructions), wgmma_commit() closes the MMAs
+//   issued since the last commit into a group, wgmma_wait(N) waits until at most N groups are
+//   pending; only then may the accumulator be read (order the reads after it with .after()).
+//   wgmma_fence also makes this thread's earlier shared-memory writes visible to the MMAs (the
+//   async proxy: fence.proxy.async); put a barrier() after it when other threads wrote the tiles.
+UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
+          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after = {});
+// TMA (cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes): the first thread of the
+// workgroup copies the box of `box.rows` x `box.cols` elements of the 2-D GLOBAL buffer `tensor`
+// (row-major, its shape [rows, cols]; cols * itemsize a multiple of 16 bytes) whose first element
+// is (`row`, `col`) (int32 values, maybe past the edges) into shared memory at `dst` (an INDEX
+// into a LOCAL buffer of the tensor's dtype, 128-byte aligned; 1024 with the swizzle), row-major,
+// with the 128-byte swizzle if asked (box.cols * itemsize must then be 128 bytes at most). Elements
+// outside the tensor are zeros. Completion is counted on the mbarrier `bar` (mbarrier_arrive_
+// expect_tx with box.rows * box.cols * itemsize bytes, then mbarrier_wait). The kernel takes a
+// tensor map for `tensor` (a CUtensorMap the runtime builds at launch from the buffer argument),
+// so every TMA load of one buffer uses one box and swizzle.
+UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
+             WgmmaSwizzle swizzle = WgmmaSwizzle::None, const std::vector<UOp>& after = {});
+UOp wgmma_fence(const std::vector<UOp>& after = {});
+UOp wgmma_commit(const std::vector<UOp>& after = {});
+UOp wgmma_wait(int64_t pending, const std::vector<UOp>& after = {});
+
 // ---- values ----
 UOp where(const UOp& cond, const UOp& if_true, const UOp& if_false);
 UOp max(const UOp& a, const UOp& b);

@@ -18,6 +18,8 @@ namespace weft {
   /* memory and effects */                                                                 \
   X(INDEX) X(LOAD) X(STORE) X(ASYNC_COPY) X(END) X(AFTER) X(BARRIER) X(PRIORITY) X(GROUP)  \
   X(SINK) X(WHEN) X(ATOMIC) X(WAIT) X(ASYNC_COMMIT) X(SCHED_BARRIER) X(SCHED_GROUP_BARRIER)  \
+  /* Hopper (sm_90a): shared-memory barriers with transaction counts, warpgroup MMA */     \
+  X(MBARRIER) X(WGMMA) X(WGMMA_FENCE) X(WGMMA_COMMIT) X(WGMMA_WAIT) X(TMA_LOAD)           \
   /* across the lanes of a wave (warp) */                                                  \
   X(SHUFFLE) X(BROADCAST) X(VOTE)                                                          \
   /* unary ALU */                                                                          \
@@ -77,6 +79,10 @@ extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP 
 // wave-uniform `when` may branch around them (resolve_when).
 extern const OpSet sync;
 extern const OpSet lanes;        // SHUFFLE BROADCAST VOTE: values exchanged between the lanes of a wave
+// Hopper's statements: MBARRIER WGMMA WGMMA_FENCE WGMMA_COMMIT WGMMA_WAIT TMA_LOAD. Each has a site and,
+// like CUSTOM, value operands first and then the effects it comes after. NVIDIA sm_90a only; every
+// other target rejects them naming the node.
+extern const OpSet hopper;
 }  // namespace opsets
 
 // Where a buffer lives.
@@ -134,6 +140,20 @@ enum class BarrierFence : uint8_t {
   Workgroup = 0,  // release and acquire fences at workgroup scope: memory written before it is visible after it
   None = 1,       // the bare hardware barrier (AMD s_barrier); the kernel orders memory with explicit waits
 };
+
+// What an MBARRIER statement does (its EffectArg::value). The barrier object is 8 bytes of shared
+// memory (a uint64 element of a LOCAL buffer); PTX ISA, "Parallel synchronization: mbarrier".
+enum class MbarrierOp : uint8_t {
+  Init = 0,            // the first thread of the workgroup sets the expected arrival count (operand 1)
+  Arrive = 1,          // every thread that runs it arrives once
+  ArriveExpectTx = 2,  // the first thread arrives and adds operand 1 bytes to the transactions awaited
+  Wait = 3,            // every thread waits until the phase of parity operand 1 has completed
+};
+std::string_view mbarrier_op_name(MbarrierOp k);
+
+// The swizzle of a wgmma matrix descriptor (bits 62-63 of the descriptor; PTX ISA, "Matrix
+// Descriptor Format": 0 none, 1 128-byte, 2 64-byte, 3 32-byte).
+enum class WgmmaSwizzle : uint8_t { None = 0, B128 = 1 };
 
 // Instruction classes for SCHED_BARRIER and SCHED_GROUP_BARRIER (LLVM's sched.barrier and
 // sched.group.barrier masks, AMDGPUUsage / IntrinsicsAMDGPU.td). For sched_barrier the mask names

@@ -113,6 +113,38 @@ inline constexpr const char* kTransposeRead16 = "transpose_b16";
 // True for such a LOAD.
 bool is_transposed_read(const UOp& u);
 
+// How a wgmma operand tile lies in shared memory: the fields of its matrix descriptor other than
+// the start address, which the renderer takes from the operand's INDEX (PTX ISA, "Matrix
+// Descriptor Format"). Core matrices are 8 rows of 16 bytes; `leading_bytes` is the distance
+// between core matrices adjacent along K, `stride_bytes` along M (A) or N (B). Both are multiples
+// of 16 below 2^18.
+struct MatrixLayoutArg {
+  int64_t leading_bytes = 0;
+  int64_t stride_bytes = 0;
+  WgmmaSwizzle swizzle = WgmmaSwizzle::None;
+  bool operator==(const MatrixLayoutArg&) const = default;
+};
+
+// WGMMA: one warpgroup's D += A*B, m64 x n x k16, A and B from shared memory (both K-major), D
+// fp32 in the registers of a REG buffer. `site` as in EffectArg.
+struct WgmmaArg {
+  int64_t site = 0;
+  int64_t n = 0;  // 8..256, a multiple of 8
+  DType input;    // float16 or bfloat16
+  MatrixLayoutArg a, b;
+  bool operator==(const WgmmaArg&) const = default;
+};
+
+// TMA_LOAD: a box of `rows` x `cols` elements of a 2-D GLOBAL tensor, copied by the tensor
+// memory accelerator into shared memory (row-major, `swizzle` applied to its 16-byte chunks);
+// elements past the tensor's edges are filled with zeros. `site` as in EffectArg.
+struct TmaArg {
+  int64_t site = 0;
+  int64_t rows = 0, cols = 0;
+  WgmmaSwizzle swizzle = WgmmaSwizzle::None;
+  bool operator==(const TmaArg&) const = default;
+};
+
 struct AtomicArg {  // ATOMIC: relaxed ordering; `site` as in EffectArg
   AtomicOp op;
   Scope scope;
@@ -121,9 +153,9 @@ struct AtomicArg {  // ATOMIC: relaxed ordering; `site` as in EffectArg
 };
 
 using Arg = std::variant<std::monostate, Wide, FloatConst, std::string, ShapeArg, Op, RangeArg, BufferArg, VarArg,
-                         KernelInfo, WmmaArg, EffectArg, LaneArg, AtomicArg, WaitArg, SchedArg>;
+                         KernelInfo, WmmaArg, EffectArg, LaneArg, AtomicArg, WaitArg, SchedArg, WgmmaArg, TmaArg>;
 
-// The site of a position-sensitive statement's arg (EffectArg, WaitArg, SchedArg), or nullopt.
+// The site of a position-sensitive statement's arg (EffectArg, WaitArg, SchedArg, WgmmaArg, TmaArg), or nullopt.
 std::optional<int64_t> effect_site(const Arg& arg);
 
 uint64_t hash_arg(const Arg& arg);

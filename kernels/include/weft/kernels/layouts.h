@@ -64,6 +64,18 @@ Layout mfma_operand(std::string_view arch, int64_t m, int64_t n, int64_t k, DTyp
 // Throws weft::Error for other inputs.
 Layout mma_m16n8k16_operand(DType input, MatrixOperand which);
 
+// NVIDIA Hopper's wgmma.mma_async m64nNk16 accumulator (f32) for one warpgroup of 128 threads:
+// ("register", "lane") -> ("row", "col") of the 64 x n tile D, n/2 registers a thread ("lane" is
+// the thread's index in the warpgroup, 0..127; n a power of two from 8 to 256 so that the layout
+// is linear). Source: PTX ISA, "Register Fragments and Shared Memory Matrix Layouts" for wgmma,
+// the figure of the m64nNk16 D fragment: warp w = lane / 32 holds rows 16w..16w+15 as mma.sync's
+// m16n8 C fragment, repeated for each 8 columns; with g = (lane % 32) / 4 and t = lane % 4:
+//   row = 16 * (lane / 32) + g + 8 * (e / 2 % 2), col = 8 * (e / 4) + 2t + e % 2
+// Example, n = 16: thread 0: (0, 0) (0, 1) (8, 0) (8, 1) (0, 8) (0, 9) (8, 8) (8, 9);
+//                  thread 37 (warp 1, g 1, t 1): (17, 2) (17, 3) (25, 2) (25, 3) (17, 10) ...
+// Throws weft::Error for other n.
+Layout wgmma_m64nNk16_accumulator(int64_t n);
+
 // HipKittens' shared-tile shapes (include/types/shared/st_shape.cuh). A tile is a row-major grid
 // of subtiles of the kind's shape, each subtile contiguous; within a subtile the element at
 // (r, c) sits at byte b = itemsize * (r * cols + c), XOR-swizzled:

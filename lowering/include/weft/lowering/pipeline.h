@@ -20,15 +20,18 @@
 namespace weft::lower {
 
 // A kernel parameter, in the order the compiled kernel takes them: GLOBAL buffers by slot,
-// then scalar variables by name.
+// then scalar variables by name, then the tensor maps of the buffers TMA loads read, by slot.
 struct KernelParam {
-  enum class Kind { Buffer, Scalar };
+  // TensorMap: a CUtensorMap (128 bytes, by value) that the runtime encodes at launch from the
+  // buffer argument of the same slot, its shape, the box and the swizzle (TMA_LOAD).
+  enum class Kind { Buffer, Scalar, TensorMap };
   Kind kind = Kind::Buffer;
-  std::string name;          // "buf0" for the buffer in slot 0; a variable's name
+  std::string name;          // "buf0" for the buffer in slot 0; a variable's name; "tmap0"
   DType dtype;               // a buffer's element dtype; a scalar's dtype (int32, int64, float32)
-  int64_t slot = -1;         // buffers only
-  std::vector<UOp> shape;    // buffers only: dimensions (constants or index expressions of variables)
+  int64_t slot = -1;         // buffers and tensor maps
+  std::vector<UOp> shape;    // buffers and tensor maps: dimensions (constants or index expressions of variables)
   UOp variable;              // scalars only: the DEFINE_VAR
+  TmaArg box{};              // tensor maps only: the box and swizzle (the site is unused: 0)
 };
 
 // Grid (workgroups) and block (work-items) of a launch, as index expressions of the kernel's

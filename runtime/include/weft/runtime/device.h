@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "weft/dsl/dtype.h"
+
 namespace weft::rt {
 
 struct Dim3 {
@@ -24,17 +26,31 @@ struct Buffer {
   size_t bytes = 0;
 };
 
-// One kernel argument, in kernel order: a buffer or a scalar of the kernel's parameter type.
+// A TMA tensor map as the kernel's parameter describes it (lower::KernelParam::Kind::TensorMap):
+// a 2-D row-major tensor in device memory and the box a TMA load copies. The CUDA device encodes
+// it into a CUtensorMap (cuTensorMapEncodeTiled) at launch; other devices reject it.
+struct TensorMapArg {
+  uint64_t address = 0;             // the buffer's device address (16-byte aligned)
+  DType dtype;                      // the element type
+  uint64_t rows = 0, cols = 0;      // the tensor's shape; cols * element_bytes a multiple of 16
+  uint32_t box_rows = 0, box_cols = 0;
+  bool swizzle_128b = false;
+};
+
+// One kernel argument, in kernel order: a buffer, a scalar of the kernel's parameter type, or a
+// tensor map (passed by value: 128 bytes).
 struct Arg {
-  enum class Kind { Buffer, I32, U32, I64, U64, F32 };
+  enum class Kind { Buffer, I32, U32, I64, U64, F32, TensorMap };
   Kind kind = Kind::Buffer;
   uint64_t bits = 0;
+  TensorMapArg tensor_map{};  // TensorMap only
   static Arg buffer(const Buffer& b) { return {Kind::Buffer, b.address}; }
   static Arg i32(int32_t v) { return {Kind::I32, static_cast<uint32_t>(v)}; }
   static Arg u32(uint32_t v) { return {Kind::U32, v}; }
   static Arg i64(int64_t v) { return {Kind::I64, static_cast<uint64_t>(v)}; }
   static Arg u64(uint64_t v) { return {Kind::U64, v}; }
   static Arg f32(float v);
+  static Arg tensor(const TensorMapArg& t) { return {Kind::TensorMap, 0, t}; }
 };
 
 // A point in a device's work, for timing launches: record one before and one after, then ask

@@ -1,0 +1,376 @@
+// Hopper's operations (builder.h, "Hopper"): mbarrier, wgmma and dynamic shared memory above
+// 48 KiB. Without a GPU: rendered and compiled by NVRTC for sm_90a, and rejected for other
+// targets. On an H200 ("[cuda]"): a wgmma tile and a K loop against a host reference (identity
+// bit-exact), an mbarrier phase exchange, a 64 KiB shared-memory copy.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernel_harness.h"
+#include "skip.h"
+#include "weft/dsl/builder.h"
+#include "weft/kernels/layout_expr.h"
+#include "weft/kernels/layouts.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/nvrtc.h"
+
+using namespace weft;
+using weft::testing::rng;
+
+namespace {
+
+constexpr int64_t kWarpgroup = 128;
+
+// Where element (row, k) of a K-major 64-or-N x K tile lies in shared memory (in elements), for
+// the descriptor fields `layout` returns: without swizzle, 8 x 8 core matrices (8 rows of 16
+// bytes) with K-adjacent ones 128 bytes apart (leading) and row-adjacent ones K/8 * 128 bytes
+// apart (stride); with the 128-byte swizzle (K = 64: one row is 128 bytes), row r's 16-byte
+// chunk c lies at chunk c ^ (r % 8), 8 rows = 1024 bytes apart (stride).
+UOp smem_offset(const UOp& row, const UOp& k, int64_t K, WgmmaSwizzle swizzle) {
+  if (swizzle == WgmmaSwizzle::B128) return row * 64 + (((k / 8) ^ (row % 8)) * 8) + k % 8;
+  return (row / 8) * (K / 8 * 64) + (k / 8) * 64 + (row % 8) * 8 + k % 8;
+}
+MatrixLayoutArg layout(int64_t K, WgmmaSwizzle swizzle) {
+  if (swizzle == WgmmaSwizzle::B128) return {16, 1024, WgmmaSwizzle::B128};
+  return {128, K / 8 * 128, WgmmaSwizzle::None};
+}
+// The element offset of k-step `kk` (16 deep) in a tile laid out as above.
+UOp kstep_offset(const UOp& kk, WgmmaSwizzle swizzle) { return swizzle == WgmmaSwizzle::B128 ? kk * 16 : kk * 128; }
+
+// One warpgroup: C (64 x N, fp32) = A (64 x K, row-major) * B^T (B stored N x K, row-major),
+// K / 16 wgmma steps accumulating in registers. Slots: 0 C, 1 A, 2 B.
+UOp wgmma_kernel(int64_t N, int64_t K, DType input, WgmmaSwizzle swizzle) {
+  auto c = placeholder({64 * N}, dtypes::float32, 0);
+  auto a = placeholder({64 * K}, input, 1);
+  auto b = placeholder({N * K}, input, 2);
+  auto a_s = alloc_shared({64 * K}, input);
+  auto b_s = alloc_shared({N * K}, input);
+  auto acc = placeholder({N / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  auto t = range(kWarpgroup, 0, AxisType::LOCAL);
+  // Fill the tiles: element e = t + 128 i of A (row e / K, column e % K), likewise B.
+  auto ia = range(64 * K / kWarpgroup, 1, AxisType::LOOP);
+  auto ea = t + ia * kWarpgroup;
+  auto fill_a = a_s[smem_offset(ea / K, ea % K, K, swizzle)].store(a[ea].load()).end({ia});
+  auto ib = range(N * K / kWarpgroup, 2, AxisType::LOOP);
+  auto eb = t + ib * kWarpgroup;
+  auto fill_b = b_s[smem_offset(eb / K, eb % K, K, swizzle)].store(b[eb].load()).end({ib});
+  auto j = range(N / 2, 3, AxisType::UNROLL);
+  auto zero = acc[j].store(constant(0.0, dtypes::float32)).end({j});
+  // The fills are published to the async proxy (wgmma_fence), then to the other threads.
+  auto fence = wgmma_fence({fill_a, fill_b, zero});
+  auto published = barrier({fence});
+  auto kk = range(K / 16, 4, AxisType::LOOP);
+  auto mma = wgmma(acc[constant(Wide(0))], a_s.after({published})[kstep_offset(kk, swizzle)],
+                   b_s.after({published})[kstep_offset(kk, swizzle)], N, input, layout(K, swizzle), layout(K, swizzle), {published})
+                 .end({kk});
+  auto done = wgmma_wait(0, {wgmma_commit({mma})});
+  // The accumulator fragment as the layout catalog states it (the run checks the catalog).
+  auto r = range(N / 2, 5, AxisType::UNROLL);
+  const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(N), t, r);
+  auto out = c[row * N + col].store(acc.after({done})[r].load()).end({r, t});
+  return sink({"wgmma_" + std::to_string(N) + "x" + std::to_string(K) + (swizzle == WgmmaSwizzle::B128 ? "_sw128" : "")}, {out});
+}
+
+// Every thread stores its input in shared memory, arrives at an mbarrier and waits for the phase
+// to complete, then reads its neighbour's value; a second phase (parity 1) repeats with the
+// values doubled. Slots: 0 out (2 x threads), 1 in.
+UOp mbarrier_kernel(int64_t threads) {
+  auto out = placeholder({2 * threads}, dtypes::int32, 0);
+  auto in = placeholder({threads}, dtypes::int32, 1);
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto data = alloc_shared({2 * threads}, dtypes::int32);
+  auto t = range(threads, 0, AxisType::LOCAL);
+  auto init = mbarrier_init(bar[constant(Wide(0))], threads);
+  auto ready = barrier({init});
+  auto put0 = data[t].store(in[t].load()).end({t});
+  auto wait0 = mbarrier_wait(bar[constant(Wide(0))], constant(Wide(0), dtypes::int32), {mbarrier_arrive(bar[constant(Wide(0))], {ready, put0})});
+  auto put1 = data[t + threads].store(in[t].load() * 2).end({t});
+  auto wait1 = mbarrier_wait(bar[constant(Wide(0))], constant(Wide(1), dtypes::int32), {mbarrier_arrive(bar[constant(Wide(0))], {wait0, put1})});
+  auto u = range(threads, 0, AxisType::LOCAL);
+  auto next = (u + 1) % threads;
+  auto get0 = out[u].store(data.after({wait0})[next].load()).end({u});
+  auto get1 = out[u + threads].store(data.after({wait1})[next + threads].load()).end({u});
+  return sink({"mbarrier_phases"}, {get0, get1});
+}
+
+// Copies `n` float32 values through one shared buffer of n elements (n * 4 bytes, past 48 KiB:
+// dynamic shared memory). Slots: 0 out, 1 in. The read is reversed so that threads read what
+// others wrote.
+UOp big_shared_copy(int64_t n, int64_t threads) {
+  auto out = placeholder({n}, dtypes::float32, 0);
+  auto in = placeholder({n}, dtypes::float32, 1);
+  auto s = alloc_shared({n}, dtypes::float32);
+  auto t = range(threads, 0, AxisType::LOCAL);
+  auto i = range(n / threads, 1, AxisType::LOOP);
+  auto fill = s[t + i * threads].store(in[t + i * threads].load()).end({i, t});
+  auto u = range(threads, 0, AxisType::LOCAL);
+  auto i2 = range(n / threads, 2, AxisType::LOOP);
+  auto e = u + i2 * threads;
+  auto drain = out[e].store(s.after({fill})[n - 1 - e].load()).end({i2, u});
+  return sink({"big_shared_copy"}, {drain});
+}
+
+// One workgroup per box of a rows x cols float32 tensor (boxes past the edges included): the
+// first thread loads the box with TMA, counted on an mbarrier; every thread waits for the phase,
+// then copies the box (un-swizzled) to out[box][r][c]. Slots: 0 out, 1 the tensor.
+struct TmaCase {
+  int64_t rows, cols, box_rows, box_cols;
+  WgmmaSwizzle swizzle;
+  int64_t tiles_r() const { return (rows + box_rows - 1) / box_rows; }
+  int64_t tiles_c() const { return (cols + box_cols - 1) / box_cols; }
+  int64_t out_elements() const { return tiles_r() * tiles_c() * box_rows * box_cols; }
+};
+
+UOp tma_kernel(const TmaCase& c) {
+  const int64_t box = c.box_rows * c.box_cols, threads = 128;
+  auto out = placeholder({c.out_elements()}, dtypes::float32, 0);
+  auto in = placeholder({c.rows, c.cols}, dtypes::float32, 1);
+  auto tile = alloc_shared({box}, dtypes::float32);
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto zero = constant(Wide(0));
+  auto g = range(c.tiles_r() * c.tiles_c(), 0, AxisType::GLOBAL);
+  auto ready = barrier({mbarrier_init(bar[zero], 1)});
+  auto expect = mbarrier_arrive_expect_tx(bar[zero], constant(Wide(box * 4), dtypes::int32), {ready});
+  auto row0 = ((g / c.tiles_c()) * c.box_rows).cast(dtypes::int32), col0 = ((g % c.tiles_c()) * c.box_cols).cast(dtypes::int32);
+  auto load = tma_load(tile[zero], in, bar[zero], row0, col0, c.box_rows, c.box_cols, c.swizzle, {expect});
+  auto landed = mbarrier_wait(bar[zero], constant(Wide(0), dtypes::int32), {load});
+  auto t = range(threads, 1, AxisType::LOCAL);
+  auto i = range(box / threads, 2, AxisType::LOOP);
+  auto e = t + i * threads;
+  auto r = e / c.box_cols, col = e % c.box_cols;
+  // The 128-byte swizzle (rows of 128 bytes = 32 floats): 16-byte chunk k of row r at k ^ (r % 8).
+  auto at = c.swizzle == WgmmaSwizzle::B128 ? r * c.box_cols + ((col / 4) ^ (r % 8)) * 4 + col % 4 : e;
+  auto copy = out[g * box + e].store(tile.after({landed})[at].load()).end({i, t, g});
+  return sink({c.swizzle == WgmmaSwizzle::B128 ? "tma_box_sw128" : "tma_box"}, {copy});
+}
+
+lower::LoweredKernel lowered_for_warps(const UOp& kernel) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  return lower::lower(lower::canonical_allocations(kernel), options);
+}
+
+// Renders for sm_90, checks the text, and compiles for the architecture nvrtc_arch picks.
+std::string compiles_sm90(const UOp& kernel, const std::vector<std::string>& must_contain, const std::string& arch) {
+  const lower::LoweredKernel k = lowered_for_warps(kernel);
+  const std::string src = cuda::render_cuda(k, 90);
+  INFO(src);
+  for (const std::string& m : must_contain) CHECK_MESSAGE(src.find(m) != std::string::npos, m);
+  CHECK(cuda::nvrtc_arch(k, 90) == arch);
+  CHECK(rt::nvrtc_compile(src, k.name, arch).size() > 0);
+  return src;
+}
+
+constexpr const char* kNoNvrtc = "NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here";
+
+}  // namespace
+
+TEST_CASE("Hopper: wgmma m64nNk16 (no swizzle, 128-byte swizzle) renders and compiles for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  for (DType input : {dtypes::bfloat16, dtypes::float16}) {
+    const std::string in = input == dtypes::float16 ? "f16" : "bf16";
+    compiles_sm90(wgmma_kernel(64, 16, input, WgmmaSwizzle::None),
+                  {"wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32." + in + "." + in, "wgmma.commit_group.sync.aligned",
+                   "wgmma.wait_group.sync.aligned 0"},
+                  "sm_90a");
+  }
+  // The 128-byte swizzle: the descriptor's fixed fields are mode 1 in bits 62-63, stride 1024 >> 4
+  // in bits 32-45, leading 16 >> 4 in bits 16-29.
+  const uint64_t fixed = (uint64_t{1} << 62) | (uint64_t{1024 >> 4} << 32) | (uint64_t{16 >> 4} << 16);
+  compiles_sm90(wgmma_kernel(128, 64, dtypes::bfloat16, WgmmaSwizzle::B128), {"m64n128k16", std::to_string(fixed) + "ull"}, "sm_90a");
+}
+
+TEST_CASE("Hopper: mbarrier init, arrive, expect_tx and try_wait.parity render and compile for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  compiles_sm90(mbarrier_kernel(128), {"mbarrier.init.shared::cta.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64"},
+                "sm_90a");
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto expect = mbarrier_arrive_expect_tx(bar[constant(Wide(0))], constant(Wide(4096), dtypes::int32), {barrier({mbarrier_init(bar[constant(Wide(0))], 1)})});
+  compiles_sm90(sink({"expect_tx"}, {expect}), {"mbarrier.arrive.expect_tx.shared::cta.b64"}, "sm_90a");
+}
+
+TEST_CASE("Hopper: a TMA load takes a __grid_constant__ tensor map and compiles for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  for (WgmmaSwizzle sw : {WgmmaSwizzle::None, WgmmaSwizzle::B128}) {
+    const UOp k = tma_kernel({100, 72, 32, 32, sw});
+    compiles_sm90(k, {"const __grid_constant__ weft_tensor_map tmap1", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                      "mbarrier.arrive.expect_tx"},
+                  "sm_90a");
+    const lower::LoweredKernel lowered = lowered_for_warps(k);
+    const auto& p = lowered.params.back();
+    CHECK(p.kind == lower::KernelParam::Kind::TensorMap);
+    CHECK(p.slot == 1);
+    CHECK(p.box.rows == 32);
+    CHECK(p.box.swizzle == sw);
+  }
+  // One tensor map per buffer: two boxes of one buffer are an error.
+  auto in = placeholder({64, 64}, dtypes::float32, 0);
+  auto tile = alloc_shared({1024}, dtypes::float32);
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto zero = constant(Wide(0));
+  auto z = constant(Wide(0), dtypes::int32);
+  auto a = tma_load(tile[zero], in, bar[zero], z, z, 32, 32);
+  auto b = tma_load(tile[zero], in, bar[zero], z, z, 16, 32, WgmmaSwizzle::None, {a});
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"two_boxes"}, {b})), doctest::Contains("two boxes"), Error);
+  CHECK_THROWS_WITH_AS(tma_load(tile[zero], in, bar[zero], z, z, 32, 3), doctest::Contains("multiple of 16 bytes"), Error);
+  CHECK_THROWS_WITH_AS(tma_load(tile[zero], in, bar[zero], z, z, 8, 64, WgmmaSwizzle::B128), doctest::Contains("at most 128 bytes"), Error);
+  CHECK_THROWS_WITH_AS(tma_load(tile[zero], tile, bar[zero], z, z, 8, 32), doctest::Contains("2-D GLOBAL"), Error);
+}
+
+TEST_CASE("Hopper: shared memory past 48 KiB is dynamic, sized for the launch") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  const UOp big = big_shared_copy(16384, 256);  // 64 KiB
+  const std::string src = compiles_sm90(big, {"extern __shared__", "weft_dynamic_shared_big_shared_copy = 65536ull"}, "sm_90");
+  CHECK(cuda::dynamic_shared_bytes(lowered_for_warps(big)) == 65536);
+  // 32 KiB stays static.
+  const lower::LoweredKernel small = lowered_for_warps(big_shared_copy(8192, 256));
+  CHECK(cuda::dynamic_shared_bytes(small) == 0);
+  CHECK(cuda::render_cuda(small, 90).find("extern __shared__") == std::string::npos);
+}
+
+TEST_CASE("Hopper: other targets reject mbarrier and wgmma, naming the node; the builder checks operands") {
+  const lower::LoweredKernel k = lowered_for_warps(wgmma_kernel(64, 16, dtypes::bfloat16, WgmmaSwizzle::None));
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(k, 80), doctest::Contains("needs sm_90a"), Error);
+  CHECK_THROWS_WITH_AS(cuda::nvrtc_arch(k, 80), doctest::Contains("WGMMA"), Error);
+  CHECK_THROWS_WITH_AS(cuda::nvrtc_arch(lowered_for_warps(mbarrier_kernel(64)), 100), doctest::Contains("MBARRIER"), Error);
+  auto bar32 = alloc_shared({1}, dtypes::int32);
+  CHECK_THROWS_WITH_AS(mbarrier_arrive(bar32[constant(Wide(0))]), doctest::Contains("uint64"), Error);
+  auto g = placeholder({1}, dtypes::uint64, 0);
+  CHECK_THROWS_WITH_AS(mbarrier_init(g[constant(Wide(0))], 1), doctest::Contains("LOCAL"), Error);
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  CHECK_THROWS_WITH_AS(mbarrier_init(bar[constant(Wide(0))], 0), doctest::Contains("arrival count"), Error);
+  auto a_s = alloc_shared({1024}, dtypes::bfloat16);
+  auto acc = placeholder({32}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  const MatrixLayoutArg plain{128, 256, WgmmaSwizzle::None};
+  CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 12, dtypes::bfloat16, plain, plain),
+                       doctest::Contains("steps of 8"), Error);
+  CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 128, dtypes::bfloat16, plain, plain),
+                       doctest::Contains("needs 64"), Error);
+  CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 64, dtypes::float16, plain, plain),
+                       doctest::Contains("A must index"), Error);
+  CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 64, dtypes::bfloat16, {100, 256}, plain),
+                       doctest::Contains("multiple of 16"), Error);
+  CHECK_THROWS_WITH_AS(wgmma_wait(8), doctest::Contains("0..7"), Error);
+#ifdef WEFT_HAVE_LLVM
+  // The AMD renderer names the node.
+  auto emu = rt::open_device("emu:gfx950");
+  CHECK_THROWS_WITH_AS(rt::CompiledKernel::compile(*emu, mbarrier_kernel(64)), doctest::Contains("AMDGPU renderer: MBARRIER"), Error);
+#endif
+}
+
+namespace {
+
+struct WgmmaCase {
+  int64_t n, k;
+  WgmmaSwizzle swizzle;
+};
+
+void check_wgmma(rt::Device& dev, const WgmmaCase& c, DType input, bool identity) {
+  CAPTURE(c.n);
+  CAPTURE(c.k);
+  CAPTURE(static_cast<int>(c.swizzle));
+  CAPTURE(input.name());
+  CAPTURE(identity);
+  const auto k = rt::CompiledKernel::compile(dev, wgmma_kernel(c.n, c.k, input, c.swizzle));
+  const FloatFormat format = input == dtypes::float16 ? FloatFormat::Float16 : FloatFormat::BFloat16;
+  auto random_tile = [&](size_t n, std::vector<double>& values) {
+    std::vector<uint16_t> bits(n);
+    values.resize(n);
+    const std::vector<float> f = weft::testing::random_floats(n, -2.0f, 2.0f);
+    for (size_t i = 0; i < n; ++i) {
+      bits[i] = static_cast<uint16_t>(encode_float(format, f[i]));
+      values[i] = decode_float(format, bits[i]);
+    }
+    return bits;
+  };
+  std::vector<double> av, bv;
+  const std::vector<uint16_t> a = random_tile(static_cast<size_t>(64 * c.k), av);
+  std::vector<uint16_t> b = random_tile(static_cast<size_t>(c.n * c.k), bv);
+  if (identity)  // B[n][k] = (n == k): C[m][n] = A[m][n] for n < K, exactly
+    for (int64_t n = 0; n < c.n; ++n)
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        bv[n * c.k + kk] = n == kk ? 1.0 : 0.0;
+        b[n * c.k + kk] = static_cast<uint16_t>(encode_float(format, bv[n * c.k + kk]));
+      }
+  const rt::DeviceArray args[] = {weft::testing::poisoned(dev, dtypes::float32, 64 * c.n), weft::testing::put(dev, input, a),
+                                  weft::testing::put(dev, input, b)};
+  k.launch(dev, args);
+  const std::vector<float> got = weft::testing::get<float>(dev, args[0]);
+  int bad = 0;
+  for (int64_t m = 0; m < 64; ++m)
+    for (int64_t n = 0; n < c.n; ++n) {
+      double ref = 0, mag = 0;
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        ref += av[m * c.k + kk] * bv[n * c.k + kk];
+        mag += std::fabs(av[m * c.k + kk] * bv[n * c.k + kk]);
+      }
+      const double g = got[m * c.n + n];
+      const bool ok = identity ? g == ref : std::fabs(g - ref) <= 1e-5 * mag + 1e-6;
+      if (!ok && bad++ < 5) FAIL_CHECK("C[" << m << "][" << n << "] = " << g << ", expected " << ref);
+    }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("Hopper: wgmma tiles and K loops against a host reference on an H200 [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  for (const WgmmaCase& c : {WgmmaCase{64, 16, WgmmaSwizzle::None}, WgmmaCase{128, 16, WgmmaSwizzle::None}, WgmmaCase{64, 64, WgmmaSwizzle::None},
+                             WgmmaCase{128, 64, WgmmaSwizzle::B128}, WgmmaCase{256, 64, WgmmaSwizzle::B128}})
+    for (DType input : {dtypes::bfloat16, dtypes::float16})
+      for (bool identity : {true, false}) check_wgmma(*dev, c, input, identity);
+}
+
+TEST_CASE("Hopper: TMA loads of 2-D boxes with ragged edges (zeros past them), with and without the 128-byte swizzle [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  for (WgmmaSwizzle sw : {WgmmaSwizzle::None, WgmmaSwizzle::B128}) {
+    const TmaCase c{100, 72, 32, 32, sw};
+    CAPTURE(static_cast<int>(sw));
+    const auto k = rt::CompiledKernel::compile(*dev, tma_kernel(c));
+    const std::vector<float> in = weft::testing::random_floats(static_cast<size_t>(c.rows * c.cols));
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, c.out_elements()), weft::testing::put(*dev, dtypes::float32, in)};
+    k.launch(*dev, args);
+    const std::vector<float> got = weft::testing::get<float>(*dev, args[0]);
+    int bad = 0;
+    for (int64_t g = 0; g < c.tiles_r() * c.tiles_c(); ++g)
+      for (int64_t r = 0; r < c.box_rows; ++r)
+        for (int64_t col = 0; col < c.box_cols; ++col) {
+          const int64_t gr = g / c.tiles_c() * c.box_rows + r, gc = g % c.tiles_c() * c.box_cols + col;
+          const float want = gr < c.rows && gc < c.cols ? in[gr * c.cols + gc] : 0.0f;
+          const float have = got[(g * c.box_rows + r) * c.box_cols + col];
+          if (std::memcmp(&want, &have, 4) != 0 && bad++ < 5) FAIL_CHECK("box " << g << " (" << r << ", " << col << ") = " << have << ", expected " << want);
+        }
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("Hopper: two mbarrier phases order shared-memory writes between threads [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const int64_t threads = 128;
+  const auto k = rt::CompiledKernel::compile(*dev, mbarrier_kernel(threads));
+  const std::vector<int32_t> in = weft::testing::random_ints(threads, -1000000, 1000000);
+  const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::int32, 2 * threads), weft::testing::put(*dev, dtypes::int32, in)};
+  k.launch(*dev, args);
+  const std::vector<int32_t> got = weft::testing::get<int32_t>(*dev, args[0]);
+  for (int64_t t = 0; t < threads; ++t) {
+    CHECK(got[t] == in[(t + 1) % threads]);
+    CHECK(got[t + threads] == in[(t + 1) % threads] * 2);
+  }
+}
+
+TEST_CASE("Hopper: a 64 KiB shared buffer (dynamic shared memory) copies exactly [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const int64_t n = 16384;
+  const auto k = rt::CompiledKernel::compile(*dev, big_shared_copy(n, 256));
+  const std::vector<float> in = weft::testing::random_floats(n);
+  const std::vector<float> got = weft::testing::run_float_kernel(*dev, k, in, n);
+  int bad = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (got[i] != in[n - 1 - i] && bad++ < 5) FAIL_CHECK("out[" << i << "] = " << got[i] << ", expected " << in[n - 1 - i]);
+  CHECK(bad == 0);
+}
