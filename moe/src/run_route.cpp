@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "route_inputs.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/moe/route.h"
 #include "weft/runtime/kernel.h"
@@ -48,24 +49,29 @@ void draw_inputs(const RouteConfig& c, RouteInputs inputs, std::mt19937_64& gen,
 
 }  // namespace
 
+RouteData draw_route_inputs(const RouteConfig& c, RouteInputs inputs, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  RouteData d;
+  draw_inputs(c, inputs, gen, d.logits, d.bias);
+  d.logits_bytes = logits_bytes(c.logits, d.logits);
+  for (double& b : d.bias) b = static_cast<float>(b);  // the device's float32 bias
+  std::vector<float> bias_f(d.bias.begin(), d.bias.end());
+  d.bias_bytes.resize(bias_f.size() * 4);
+  std::memcpy(d.bias_bytes.data(), bias_f.data(), d.bias_bytes.size());
+  return d;
+}
+
 gemm::RunResult run_route(rt::Device& device, const RouteConfig& c, uint64_t seed, rt::CompileCache* cache, RouteInputs inputs) {
   c.validate();
   gemm::RunResult r;
   rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, route(c, device.arch()), cache);
   r.compile = compiled.times();
-  std::mt19937_64 gen(seed);
-  std::vector<double> logits, bias;
-  draw_inputs(c, inputs, gen, logits, bias);
-  const std::vector<uint8_t> x = logits_bytes(c.logits, logits);
-  std::vector<float> bias_f(bias.begin(), bias.end());
-  for (size_t e = 0; e < bias.size(); ++e) bias[e] = bias_f[e];
+  const RouteData d = draw_route_inputs(c, inputs, seed);
   const size_t choices = static_cast<size_t>(c.tokens * c.top_k);
   const rt::OwnedArray ids(device, rt::upload(device, dtypes::int32, std::vector<uint8_t>(choices * 4, 0xCD), "expert_ids"));
   const rt::OwnedArray w(device, rt::upload(device, dtypes::float32, std::vector<uint8_t>(choices * 4, 0xCD), "weights"));
-  const rt::OwnedArray in(device, rt::upload(device, c.logits, x, "logits"));
-  std::vector<uint8_t> bias_bytes(bias_f.size() * 4);
-  std::memcpy(bias_bytes.data(), bias_f.data(), bias_bytes.size());
-  const rt::OwnedArray b(device, rt::upload(device, dtypes::float32, bias_bytes, "correction_bias"));
+  const rt::OwnedArray in(device, rt::upload(device, c.logits, d.logits_bytes, "logits"));
+  const rt::OwnedArray b(device, rt::upload(device, dtypes::float32, d.bias_bytes, "correction_bias"));
   auto t = std::chrono::steady_clock::now();
   std::vector<rt::DeviceArray> args{ids, w, in};
   if (c.scoring == Scoring::SigmoidGroupedTopK) args.push_back(b);
@@ -78,7 +84,7 @@ gemm::RunResult run_route(rt::Device& device, const RouteConfig& c, uint64_t see
   std::memcpy(got_ids.data(), id_bytes.data(), choices * 4);
   std::memcpy(got_w.data(), w_bytes.data(), choices * 4);
   t = std::chrono::steady_clock::now();
-  r.check = check_route(c, logits, bias, got_ids, got_w);
+  r.check = check_route(c, d.logits, d.bias, got_ids, got_w);
   r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   return r;
 }

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/kernel_harness.h"
-#include "weft/moe/align.h"
+#include "weft/moe/router.h"
 
 using namespace weft;
 using moe::AlignInputs;
@@ -49,4 +49,32 @@ TEST_CASE("align: bad shapes are errors naming the field") {
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 9, 128}), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 96}), doctest::Contains("block_rows must be a power of two"), Error);
   CHECK(moe::align_workspace({300, 64, 2, 128}) == 3 * 64);
+}
+
+WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the routed choices, bit for bit") {
+  for (const std::string& target : weft::testing::devices()) {
+    auto dev = rt::open_device(target);
+    const uint64_t seed = weft::testing::rng()();
+    CAPTURE(target);
+    CAPTURE(seed);
+    const moe::RouteConfig grouped{37, 64, 8, moe::Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 4, 2, true, 2.5};
+    const moe::RouteConfig softmax{70, 8, 2, moe::Scoring::SoftmaxTopK, dtypes::float32};
+    for (const auto& [config, rows] : {std::pair{grouped, int64_t{128}}, std::pair{softmax, int64_t{256}}}) {
+      const gemm::RunResult r = moe::run_router(*dev, config, rows, seed);
+      INFO(r.check.first_bad);
+      CHECK(r.check.passed());
+    }
+  }
+}
+
+TEST_CASE("compare_plans finds a single wrong bit") {
+  const MoeShape s{5, 8, 2, 16};
+  const moe::RoutingPlan want = moe::plan_reference(s, {0, 1, 2, 3, 1, 0, 7, 6, 5, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(moe::compare_plans(want, want).passed());
+  moe::RoutingPlan got = want;
+  got.row_weight[3] = -got.row_weight[3];
+  CHECK_FALSE(moe::compare_plans(got, want).passed());
+  got = want;
+  got.block_expert.back() = 0;
+  CHECK(moe::compare_plans(got, want).first_bad.find("block_expert") != std::string::npos);
 }
