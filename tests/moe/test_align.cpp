@@ -38,7 +38,7 @@ WEFT_DEVICE_TEST_CASE("align: stable plans, bit for bit, for uniform choices") {
   check_align_runs({300, 256, 2, 256}, AlignInputs::Uniform);
 }
 
-WEFT_DEVICE_TEST_CASE("align: one expert takes every token; most experts take none") {
+WEFT_DEVICE_TEST_CASE("align: one expert takes every token, or most experts take none") {
   check_align_runs({333, 16, 1, 128}, AlignInputs::OneExpert);
   check_align_runs({100, 64, 8, 128}, AlignInputs::OneExpert);
   check_align_runs({77, 512, 2, 256}, AlignInputs::FewExperts);

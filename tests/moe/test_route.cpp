@@ -47,7 +47,7 @@ WEFT_DEVICE_TEST_CASE("route, softmax top-k: E 8..512, k 1..8, float32 and bfloa
   check_route_runs(softmax(5, 512, 2, dtypes::float32), RouteInputs::Random);
 }
 
-WEFT_DEVICE_TEST_CASE("route, softmax top-k: exact ties go to the lower id; NaN logits rank last and weigh 0") {
+WEFT_DEVICE_TEST_CASE("route, softmax top-k: exact ties go to the lower id, NaN logits rank last and weigh 0") {
   check_route_runs(softmax(11, 64, 8, dtypes::bfloat16), RouteInputs::Quantized);
   check_route_runs(softmax(6, 8, 2, dtypes::float32), RouteInputs::Quantized);
   check_route_runs(softmax(15, 64, 8, dtypes::float32), RouteInputs::WithNaN);
