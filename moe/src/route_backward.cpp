@@ -31,7 +31,7 @@ std::vector<UOp> chosen_gradients(const std::vector<UOp>& logit, const std::vect
   const size_t k = logit.size();
   const UOp scale = constant(static_cast<double>(c.routed_scaling_factor), dtypes::float32), one = constant(1.0, dtypes::float32);
   std::vector<UOp> grad(k);
-  if (c.scoring == Scoring::Softmax) {
+  if (c.scoring == Scoring::SoftmaxTopK) {
     UOp m = logit[0];
     for (size_t j = 1; j < k; ++j) m = max(m, logit[j]);
     std::vector<UOp> e(k);
@@ -94,7 +94,7 @@ UOp route_backward_kernel(int64_t experts, int64_t top_k, const RouteBackwardCon
   for (size_t j = 0; j < grad.size(); ++j) value = where(id[j].eq(a.column), grad[j], value);
   const UOp at = dlogits[{token, a.column}];
   const UOp store = a.inside ? at.store(value, a.inside) : at.store(value);
-  const char* scoring = config.scoring == Scoring::Softmax ? "softmax" : config.normalize ? "sigmoid_normalized" : "sigmoid";
+  const char* scoring = config.scoring == Scoring::SoftmaxTopK ? "softmax" : config.normalize ? "sigmoid_normalized" : "sigmoid";
   return sink({std::string("moe_route_backward_") + scoring + "_e" + std::to_string(experts) + "_k" + std::to_string(top_k)},
               {store.end({token, a.lane, a.step})});
 }
@@ -141,7 +141,7 @@ gemm::RunResult run_route_backward(rt::Device& device, const MoeShape& shape, co
     }
     double sum = 0, dot = 0, magnitude = 0, largest = 0;
     for (double x : l) largest = std::max(largest, std::abs(x));
-    if (config.scoring == Scoring::Softmax) {
+    if (config.scoring == Scoring::SoftmaxTopK) {
       const double m = *std::max_element(l.begin(), l.end());
       for (size_t j = 0; j < l.size(); ++j) sum += s[j] = std::exp(l[j] - m);
       for (size_t j = 0; j < l.size(); ++j) s[j] /= sum;
@@ -149,13 +149,13 @@ gemm::RunResult run_route_backward(rt::Device& device, const MoeShape& shape, co
       for (size_t j = 0; j < l.size(); ++j) sum += s[j] = 1.0 / (1.0 + std::exp(-l[j]));
     }
     for (size_t j = 0; j < l.size(); ++j) {
-      const double p = config.scoring == Scoring::Softmax ? s[j] : s[j] / sum;
+      const double p = config.scoring == Scoring::SoftmaxTopK ? s[j] : s[j] / sum;
       dot += p * g[j];
       magnitude += std::abs(p * g[j]);
     }
     for (size_t j = 0; j < l.size(); ++j) {
       double v, size;
-      if (config.scoring == Scoring::Softmax) {
+      if (config.scoring == Scoring::SoftmaxTopK) {
         v = scale * s[j] * (g[j] - dot);
         size = std::abs(scale) * s[j] * (std::abs(g[j]) + magnitude);
       } else if (config.normalize) {

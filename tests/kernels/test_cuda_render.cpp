@@ -228,3 +228,12 @@ TEST_CASE("NVRTC: a compile error names the kernel and shows NVRTC's log") {
     CHECK(m.find("undeclared_thing") != std::string::npos);  // from NVRTC's log
   }
 }
+
+TEST_CASE("CUDA: a masked load of bfloat16 (carried as unsigned short) fills with a zero C++ accepts") {
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
+  // Rendered once as `unsigned short{}`, which NVRTC rejects ("type name is not allowed").
+  UOp in = placeholder({64}, dtypes::bfloat16, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp l = range(64, 0, AxisType::LOCAL);
+  UOp x = in[l].load(l < 40, constant(0.0, dtypes::bfloat16)).cast(dtypes::float32);
+  compiles(sink({"masked_bf16_load"}, {out[l].store(x).end({l})}), "static_cast<unsigned short>(0)");
+}

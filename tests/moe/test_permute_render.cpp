@@ -25,8 +25,8 @@ std::vector<UOp> every_kernel(int64_t d) {
     k.push_back(moe::combine_backward_kernel(d, 8, dt));
   }
   k.push_back(moe::zero_kernel(d));
-  k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::Softmax, true, 1.0f}));
-  k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::Sigmoid, true, 2.5f}));
+  k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::SoftmaxTopK, true, 1.0f}));
+  k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::SigmoidGroupedTopK, true, 2.5f}));
   return k;
 }
 

@@ -9,10 +9,10 @@
 using namespace weft;
 
 WEFT_DEVICE_TEST_CASE("moe route backward: dlogits of softmax-of-top-k and sigmoid scoring match the analytic gradient") {
-  const moe::RouteBackwardConfig configs[] = {{moe::Scoring::Softmax, true, 1.0f},
-                                              {moe::Scoring::Softmax, true, 2.5f},
-                                              {moe::Scoring::Sigmoid, true, 2.5f},
-                                              {moe::Scoring::Sigmoid, false, 1.0f}};
+  const moe::RouteBackwardConfig configs[] = {{moe::Scoring::SoftmaxTopK, true, 1.0f},
+                                              {moe::Scoring::SoftmaxTopK, true, 2.5f},
+                                              {moe::Scoring::SigmoidGroupedTopK, true, 2.5f},
+                                              {moe::Scoring::SigmoidGroupedTopK, false, 1.0f}};
   struct Case {
     int64_t tokens, experts, top_k;
     bool skew;
@@ -23,7 +23,7 @@ WEFT_DEVICE_TEST_CASE("moe route backward: dlogits of softmax-of-top-k and sigmo
     auto dev = rt::open_device(target);
     for (const auto& config : configs)
       for (const Case& c : cases) {
-        const std::string name = std::string(config.scoring == moe::Scoring::Softmax ? "softmax" : "sigmoid") +
+        const std::string name = std::string(config.scoring == moe::Scoring::SoftmaxTopK ? "softmax" : "sigmoid") +
                                  (config.normalize ? " normalized" : "") + " scale " + std::to_string(config.routed_scaling_factor) +
                                  " T=" + std::to_string(c.tokens) + " E=" + std::to_string(c.experts) + " k=" + std::to_string(c.top_k);
         CAPTURE(name);
@@ -37,7 +37,7 @@ WEFT_DEVICE_TEST_CASE("moe route backward: dlogits of softmax-of-top-k and sigmo
 TEST_CASE("moe route backward: bad configurations and mismatched buffers are errors that name them") {
   CHECK_THROWS_WITH_AS(moe::route_backward_kernel(0, 1, {}), doctest::Contains("experts must be >= 1"), Error);
   CHECK_THROWS_WITH_AS(moe::route_backward_kernel(8, 9, {}), doctest::Contains("top_k must lie in [1, min(experts, 64)]"), Error);
-  CHECK_THROWS_WITH_AS(moe::route_backward_kernel(8, 2, {moe::Scoring::Sigmoid, true, INFINITY}), doctest::Contains("must be finite"), Error);
+  CHECK_THROWS_WITH_AS(moe::route_backward_kernel(8, 2, {moe::Scoring::SigmoidGroupedTopK, true, INFINITY}), doctest::Contains("must be finite"), Error);
   if (weft::testing::emulators().empty()) return;
   auto dev = rt::open_device("emu:gfx950");
   const moe::MoeShape s{4, 8, 2, 16};

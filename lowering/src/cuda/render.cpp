@@ -334,8 +334,15 @@ class Renderer {
     } else {
       v = "*" + p;
     }
-    if (idx.src().size() > 2) return ref(idx.src(2)) + " ? " + v + " : " + (u.src().size() > 1 ? ref(u.src(1)) : type(d) + "{}");
+    if (idx.src().size() > 2) return ref(idx.src(2)) + " ? " + v + " : " + (u.src().size() > 1 ? ref(u.src(1)) : zero_of(d));
     return v;
+  }
+
+  // A zero of dtype `d` for a masked load's fill: `T{}`, except for a type of several words
+  // ("unsigned short", bfloat16's carrier), which C++ does not take before braces.
+  std::string zero_of(DType d) {
+    const std::string t = type(d);
+    return t.find(' ') == std::string::npos ? t + "{}" : "static_cast<" + t + ">(0)";
   }
 
   // ---- atomics: relaxed, at the named scope (CUDA's atomic*_block / atomic* / atomic*_system) ----

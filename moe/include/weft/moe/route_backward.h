@@ -13,24 +13,28 @@
 //                 dlogits[t, e_j] = scale / S * (dW_j - sum_i (s_i / S) dW_i) * s_j (1 - s_j)
 //     otherwise:  w_j = scale * s_j,  dlogits[t, e_j] = scale * dW_j * s_j (1 - s_j)
 //
-// Kept minimal on purpose: route.h's RouteConfig (written alongside) names the same three facts;
-// the two are to be unified.
+// The three facts of route.h's RouteConfig the backward needs (backward_config picks them).
 #pragma once
 
 #include <cstdint>
 
 #include "weft/gemm/matmul_relu.h"
 #include "weft/moe/plan.h"
+#include "weft/moe/route.h"
 
 namespace weft::moe {
 
-enum class Scoring { Softmax, Sigmoid };
-
 struct RouteBackwardConfig {
-  Scoring scoring = Scoring::Softmax;
+  Scoring scoring = Scoring::SoftmaxTopK;
   bool normalize = true;  // Sigmoid only: weights divided by the sum over the chosen experts
   float routed_scaling_factor = 1.0f;
 };
+
+// The backward of the weights route(`config`) computes (its softmax is not scaled).
+inline RouteBackwardConfig backward_config(const RouteConfig& config) {
+  const bool softmax = config.scoring == Scoring::SoftmaxTopK;
+  return {config.scoring, config.normalize, softmax ? 1.0f : static_cast<float>(config.scaling)};
+}
 
 // slot 0 dlogits [T, E] float32, 1 logits [T, E] float32, 2 expert_ids [T*k] int32,
 // 3 dW [T*k] float32; T bound at launch. One workgroup per token; every element written.

@@ -1,0 +1,71 @@
+// align: the choices of route (expert_ids, weights [T*k]) -> the rest of the routing plan
+// (plan.h: counts, offsets, dest_row, row_token, row_weight, block_expert), on the device,
+// without a host synchronization, bit for bit what plan_reference computes (stable: the rows of
+// an expert in order of t*k + j).
+//
+// Two kernels, launched in order by launch_align:
+//   align_count: one workgroup of 256 threads per chunk of 256 choices counts each expert's
+//     choices in the chunk (shared-memory atomics: counts do not depend on order) into the
+//     workspace, a histogram [chunks, E].
+//   align_place: every workgroup reads the whole histogram, so each has every expert's count,
+//     the counts of the chunks before its own, and (an exclusive sum of the padded counts) the
+//     offsets. Workgroup c places chunk c's choices: dest = offsets[e] + choices of e in earlier
+//     chunks + those earlier in this chunk (a count over the chunk's ids in shared memory), and
+//     writes dest_row, row_token and row_weight there. Independently, each workgroup marks its
+//     share of the max_rows rows (2048 a workgroup) that are padding (row_token -1, row_weight
+//     0), and of the blocks their expert (a binary search over the offsets); workgroup 0 writes
+//     counts and offsets. Rows of choices and padding rows are disjoint, so no write races.
+// The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
+// outside gets dest_row -1 and no row.
+#pragma once
+
+#include <cstdint>
+
+#include "weft/gemm/matmul_relu.h"
+#include "weft/moe/plan.h"
+#include "weft/runtime/kernel.h"
+
+namespace weft::moe {
+
+inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup counts and places
+inline constexpr int64_t kAlignRowsPerGroup = 2048;  // rows a workgroup of align_place checks for padding
+
+// Elements of the int32 workspace align needs: ceil(T*k / 256) * E.
+int64_t align_workspace(const MoeShape& shape);
+
+// The two kernels. align_count: slot 0 workspace, 1 expert_ids. align_place: 0 counts, 1
+// offsets, 2 dest_row, 3 row_token, 4 row_weight, 5 block_expert, 6 workspace, 7 expert_ids,
+// 8 weights. Throws weft::Error for a shape MoeShape::validate refuses.
+UOp align_count(const MoeShape& shape);
+UOp align_place(const MoeShape& shape);
+
+// A routing plan's buffers on a device, sized by the shape (plan.h), and align's workspace.
+struct PlanBuffers {
+  rt::OwnedArray expert_ids, weights, counts, offsets, dest_row, row_token, row_weight, block_expert, workspace;
+};
+// Every buffer filled with 0xCD bytes (poison), so that a value the kernels never wrote shows.
+PlanBuffers allocate_plan(rt::Device& device, const MoeShape& shape);
+RoutingPlan download_plan(rt::Device& device, const MoeShape& shape, const PlanBuffers& buffers);
+
+struct AlignKernels {
+  MoeShape shape;
+  rt::CompiledKernel count, place;
+};
+AlignKernels compile_align(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr);
+// Launches both kernels on `buffers` (expert_ids and weights in, the rest out).
+void launch_align(rt::Device& device, const AlignKernels& kernels, const PlanBuffers& buffers);
+
+// What run_align feeds the kernels: each token's k distinct experts drawn uniformly, all tokens
+// on the same k experts (one expert takes every token), or only from the first and last few
+// experts (most experts get no token).
+enum class AlignInputs { Uniform, OneExpert, FewExperts };
+
+// Random choices from `seed`, poisoned outputs, both launches, and a bit-exact comparison of
+// every buffer with plan_reference.
+gemm::RunResult run_align(rt::Device& device, const MoeShape& shape, uint64_t seed, rt::CompileCache* cache = nullptr,
+                          AlignInputs inputs = AlignInputs::Uniform);
+
+// The comparison run_align makes: every element of every buffer equal, bit for bit.
+gemm::Check compare_plans(const RoutingPlan& got, const RoutingPlan& want);
+
+}  // namespace weft::moe

@@ -1,0 +1,200 @@
+// The route kernel (route.h): one wave per token, the token's logits in registers, k rounds of a
+// wave-wide max over 64-bit (score, ~id) keys.
+#include "weft/moe/route.h"
+
+#include <limits>
+#include <string>
+
+#include "weft/dsl/builder.h"
+#include "weft/kernels/layouts.h"
+
+namespace weft::moe {
+namespace {
+
+constexpr int64_t kTokensPerGroup = 4;  // waves of a workgroup, one token each
+constexpr double kLog2e = 1.4426950408889634;
+constexpr int64_t kMaxExperts = 512, kMaxTopK = 8;
+
+UOp u32(uint64_t v) { return constant(Wide(v), dtypes::uint32); }
+UOp u64(uint64_t v) { return constant(Wide(v), dtypes::uint64); }
+UOp f32(double v) { return constant(v, dtypes::float32); }
+UOp idx(int64_t v) { return constant(Wide(v)); }
+
+bool is_pow2(int64_t v) { return v >= 1 && (v & (v - 1)) == 0; }
+
+// Bits that order as the numbers do (a < b iff bits(a) < bits(b)), with NaN at 0, below -inf
+// (whose bits are 0x007fffff).
+UOp order_bits(const UOp& x) {
+  const UOp bits = x.bitcast(dtypes::uint32);
+  const UOp negative = (bits & u32(0x80000000u)).ne(u32(0));
+  return where(x.ne(x), u32(0), where(negative, ~bits, bits | u32(0x80000000u)));
+}
+
+// The number order_bits made (NaN, at 0, comes back as -inf).
+UOp from_order_bits(const UOp& ord) {
+  const UOp positive = (ord & u32(0x80000000u)).ne(u32(0));
+  const UOp bits = where(positive, ord & u32(0x7fffffffu), ~ord);
+  return where(ord.eq(u32(0)), f32(-std::numeric_limits<double>::infinity()), bits.bitcast(dtypes::float32));
+}
+
+// The key a wave max ranks: the score's order bits above ~id, so equal scores go to the lower id.
+// Key 0 marks an expert out of the race (taken already, in a dropped group, or past E).
+UOp rank_key(const UOp& score, const UOp& expert) {
+  return (order_bits(score).cast(dtypes::uint64) << u64(32)) | (~expert.cast(dtypes::uint32)).cast(dtypes::uint64);
+}
+
+UOp sigmoid(const UOp& x) {
+  const UOp s = recip(f32(1.0) + exp2(-x * kLog2e));
+  return where(x.ne(x), f32(0.0), s);  // NaN counts as -inf
+}
+
+// The top-2 of a group, as a pair merged with another: (max, second largest).
+struct Top2 {
+  UOp first, second;
+};
+Top2 merge(const Top2& a, const Top2& b) { return {max(a.first, b.first), max(min(a.first, b.first), max(a.second, b.second))}; }
+Top2 butterfly(Top2 p, int64_t width) {
+  for (int64_t m = 1; m < width; m *= 2) p = merge(p, {shuffle_xor(p.first, m, width), shuffle_xor(p.second, m, width)});
+  return p;
+}
+
+// For each register slot, whether its expert's group is among the topk_group best. `selection`:
+// the slots' selection scores (-inf for NaN logits and lanes past E).
+std::vector<UOp> kept_groups(const RouteConfig& c, int64_t W, const UOp& lane, const std::vector<UOp>& selection) {
+  const int64_t slots = static_cast<int64_t>(selection.size()), group = c.experts / c.n_group;
+  const UOp ninf = f32(-std::numeric_limits<double>::infinity());
+  // Each slot's group score, in the lanes of that group, and every group's score in every lane.
+  std::vector<UOp> own(static_cast<size_t>(slots)), all(static_cast<size_t>(c.n_group));
+  if (group >= W) {
+    const int64_t per = group / W;  // slots a group spans
+    for (int64_t h = 0; h < c.n_group; ++h) {
+      Top2 p{selection[static_cast<size_t>(h * per)], ninf};
+      for (int64_t i = 1; i < per; ++i) p = merge(p, {selection[static_cast<size_t>(h * per + i)], ninf});
+      p = butterfly(p, W);
+      all[static_cast<size_t>(h)] = p.first + p.second;
+      for (int64_t i = 0; i < per; ++i) own[static_cast<size_t>(h * per + i)] = all[static_cast<size_t>(h)];
+    }
+  } else {
+    for (int64_t i = 0; i < slots; ++i) {
+      const Top2 p = butterfly({selection[static_cast<size_t>(i)], ninf}, group);
+      own[static_cast<size_t>(i)] = p.first + p.second;
+    }
+    for (int64_t h = 0; h < c.n_group; ++h)
+      all[static_cast<size_t>(h)] = broadcast(own[static_cast<size_t>(h * group / W)], constant(Wide(h * group % W), dtypes::int32));
+  }
+  std::vector<UOp> kept;
+  for (int64_t i = 0; i < slots; ++i) {
+    const UOp g = (lane + i * W) / group;  // this slot's group (past n_group for lanes past E)
+    const UOp mine = own[static_cast<size_t>(i)];
+    UOp better = constant(Wide(0), dtypes::int32);
+    for (int64_t h = 0; h < c.n_group; ++h) {
+      const UOp s = all[static_cast<size_t>(h)];
+      better = better + ((s > mine) | (s.eq(mine) & (g > h))).cast(dtypes::int32);
+    }
+    kept.push_back(better < c.topk_group);
+  }
+  return kept;
+}
+
+}  // namespace
+
+void RouteConfig::validate() const {
+  auto fail = [](const std::string& what) { throw Error("moe route: " + what); };
+  auto str = [](int64_t v) { return std::to_string(v); };
+  if (tokens < 1) fail("tokens must be >= 1, got " + str(tokens));
+  if (experts < 1 || experts > kMaxExperts) fail("experts must lie in [1, 512], got " + str(experts));
+  if (top_k < 1 || top_k > std::min(kMaxTopK, experts)) fail("top_k must lie in [1, min(8, experts)], got " + str(top_k));
+  if (logits != dtypes::float32 && logits != dtypes::bfloat16) fail("logits are float32 or bfloat16, not " + logits.name());
+  if (scoring != Scoring::SigmoidGroupedTopK) return;
+  if (n_group < 1 || experts % n_group) fail("n_group must divide experts = " + str(experts) + ", got " + str(n_group));
+  if (n_group > 1 && (experts / n_group < 2 || !is_pow2(experts / n_group)))
+    fail("a group holds a power of two >= 2 experts, got " + str(experts) + " / " + str(n_group));
+  if (topk_group < 1 || topk_group > n_group) fail("topk_group must lie in [1, n_group = " + str(n_group) + "], got " + str(topk_group));
+  if (top_k > topk_group * (experts / n_group))
+    fail("top_k = " + str(top_k) + " exceeds the experts of the kept groups, " + str(topk_group * (experts / n_group)));
+}
+
+UOp route(const RouteConfig& c, std::string_view arch) {
+  c.validate();
+  if (!tile::is_nvidia(arch) && arch != "gfx942" && arch != "gfx950")
+    throw Error("moe route: no schedule for target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
+  const int64_t W = tile::is_nvidia(arch) ? 32 : 64, T = c.tokens, E = c.experts, k = c.top_k;
+  const int64_t slots = (E + W - 1) / W;
+  const bool grouped = c.scoring == Scoring::SigmoidGroupedTopK;
+  const UOp ids = placeholder({T * k}, dtypes::int32, 0), weights = placeholder({T * k}, dtypes::float32, 1);
+  const UOp logits = placeholder({T * E}, c.logits, 2), bias = placeholder({E}, dtypes::float32, 3);
+  const UOp g = range((T + kTokensPerGroup - 1) / kTokensPerGroup, 0, AxisType::GLOBAL);
+  const UOp lane = range(W, 1, AxisType::LOCAL), wave = range(kTokensPerGroup, 2, AxisType::WARP);
+  const UOp t = g * kTokensPerGroup + wave, live = t < T;
+  const UOp ninf = f32(-std::numeric_limits<double>::infinity());
+
+  // The lane's experts, their keys, and (grouped) their sigmoid and selection scores.
+  std::vector<UOp> key, sig, selection;
+  for (int64_t i = 0; i < slots; ++i) {
+    const UOp e = lane + i * W, present = e < E;
+    const UOp x = logits[t * E + e].load(live & present, constant(0.0, c.logits)).cast(dtypes::float32);
+    UOp score = x;
+    if (grouped) {
+      sig.push_back(sigmoid(x));
+      score = where(x.ne(x), x, sig.back() + bias[e].load(present, f32(0.0)));  // NaN stays NaN: ranked last
+      selection.push_back(where(present & score.eq(score), score, ninf));
+    }
+    key.push_back(where(present, rank_key(score, e), u64(0)));
+  }
+  if (grouped && c.n_group > 1 && c.topk_group < c.n_group) {
+    const std::vector<UOp> kept = kept_groups(c, W, lane, selection);
+    for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], u64(0));
+  }
+
+  // k rounds: the wave's best key wins and leaves the race.
+  std::vector<UOp> chosen, value;  // the winners' ids (int32) and scores
+  for (int64_t j = 0; j < k; ++j) {
+    UOp best = key[0];
+    for (int64_t i = 1; i < slots; ++i) best = max(best, key[static_cast<size_t>(i)]);
+    const UOp win = wave_reduce(best, Op::MAX, W);
+    for (UOp& kk : key) kk = where(kk.eq(win), u64(0), kk);
+    const UOp id = (~win.cast(dtypes::uint32)).cast(dtypes::int32);
+    chosen.push_back(id);
+    if (!grouped) {
+      value.push_back(from_order_bits((win >> u64(32)).cast(dtypes::uint32)));
+    } else {  // the winner's sigmoid, from the lane that holds it
+      const UOp slot = id / static_cast<int>(W);
+      UOp s = sig[0];
+      for (int64_t i = 1; i < slots; ++i) s = where(slot.eq(constant(Wide(i), dtypes::int32)), sig[static_cast<size_t>(i)], s);
+      value.push_back(shuffle(s, id & static_cast<int>(W - 1), W));
+    }
+  }
+
+  std::vector<UOp> w(static_cast<size_t>(k));
+  if (!grouped) {  // softmax as its limit: values equal to the largest weigh exp(0)
+    UOp sum = f32(0.0);
+    for (int64_t j = 0; j < k; ++j) {
+      const UOp v = value[static_cast<size_t>(j)], m = value[0];
+      w[static_cast<size_t>(j)] = where(v.eq(m), f32(1.0), exp2((v - m) * kLog2e));
+      sum = sum + w[static_cast<size_t>(j)];
+    }
+    for (UOp& x : w) x = x / sum;
+  } else {
+    UOp sum = f32(0.0);
+    for (int64_t j = 0; j < k; ++j) sum = sum + value[static_cast<size_t>(j)];
+    for (int64_t j = 0; j < k; ++j) {
+      UOp x = value[static_cast<size_t>(j)];
+      if (c.normalize) x = where(sum > 0.0, x / sum, f32(1.0 / static_cast<double>(k)));
+      w[static_cast<size_t>(j)] = x * static_cast<double>(static_cast<float>(c.scaling));
+    }
+  }
+
+  // Lane j writes choice j.
+  UOp out_id = chosen[0], out_w = w[0];
+  for (int64_t j = 1; j < k; ++j) {
+    const UOp mine = lane.eq(idx(j));
+    out_id = where(mine, chosen[static_cast<size_t>(j)], out_id);
+    out_w = where(mine, w[static_cast<size_t>(j)], out_w);
+  }
+  const UOp writes = live & (lane < k);
+  const UOp store = group({ids[t * k + lane].store(out_id, writes), weights[t * k + lane].store(out_w, writes)});
+  const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" + std::to_string(k);
+  return sink({name}, {store.end({g, lane, wave})});
+}
+
+}  // namespace weft::moe

@@ -1,0 +1,138 @@
+// align's host side (align.h): the plan's device buffers, the two launches in order, and
+// run_align's bit-exact comparison with plan_reference.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "weft/moe/align.h"
+
+namespace weft::moe {
+namespace {
+
+rt::OwnedArray poisoned(rt::Device& device, DType dtype, int64_t elements, const char* label) {
+  return rt::OwnedArray(device, rt::upload(device, dtype, std::vector<uint8_t>(static_cast<size_t>(elements) * 4, 0xCD), label));
+}
+
+template <class T>
+std::vector<T> fetch(rt::Device& device, const rt::OwnedArray& a) {
+  const std::vector<uint8_t> bytes = rt::download(device, a);
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+template <class T>
+void compare_field(gemm::Check& check, const char* name, const std::vector<T>& got, const std::vector<T>& want) {
+  if (got.size() != want.size()) {
+    if (check.bad++ == 0) check.first_bad = std::string(name) + " has " + std::to_string(got.size()) + " elements, expected " + std::to_string(want.size());
+    return;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    ++check.count;
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0 && check.bad++ == 0)
+      check.first_bad = std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
+  }
+}
+
+// k distinct experts per token, as `inputs` says.
+std::vector<int32_t> draw_choices(const MoeShape& s, AlignInputs inputs, std::mt19937_64& gen) {
+  std::vector<int32_t> pool(static_cast<size_t>(s.experts));
+  std::iota(pool.begin(), pool.end(), 0);
+  if (inputs == AlignInputs::FewExperts) {  // the first k and the last k experts only
+    std::vector<int32_t> few;
+    for (int64_t j = 0; j < s.top_k; ++j) few.push_back(static_cast<int32_t>(j)), few.push_back(static_cast<int32_t>(s.experts - 1 - j));
+    std::sort(few.begin(), few.end());
+    few.erase(std::unique(few.begin(), few.end()), few.end());
+    pool = few;
+  }
+  std::vector<int32_t> ids;
+  for (int64_t t = 0; t < s.tokens; ++t) {
+    if (inputs != AlignInputs::OneExpert) std::shuffle(pool.begin(), pool.end(), gen);
+    ids.insert(ids.end(), pool.begin(), pool.begin() + s.top_k);
+  }
+  return ids;
+}
+
+}  // namespace
+
+PlanBuffers allocate_plan(rt::Device& device, const MoeShape& s) {
+  s.validate();
+  PlanBuffers b;
+  b.expert_ids = poisoned(device, dtypes::int32, s.choices(), "expert_ids");
+  b.weights = poisoned(device, dtypes::float32, s.choices(), "weights");
+  b.counts = poisoned(device, dtypes::int32, s.experts, "counts");
+  b.offsets = poisoned(device, dtypes::int32, s.experts + 1, "offsets");
+  b.dest_row = poisoned(device, dtypes::int32, s.choices(), "dest_row");
+  b.row_token = poisoned(device, dtypes::int32, s.max_rows(), "row_token");
+  b.row_weight = poisoned(device, dtypes::float32, s.max_rows(), "row_weight");
+  b.block_expert = poisoned(device, dtypes::int32, s.max_blocks(), "block_expert");
+  b.workspace = poisoned(device, dtypes::int32, align_workspace(s), "align_workspace");
+  return b;
+}
+
+RoutingPlan download_plan(rt::Device& device, const MoeShape& s, const PlanBuffers& b) {
+  (void)s;
+  RoutingPlan p;
+  p.expert_ids = fetch<int32_t>(device, b.expert_ids);
+  p.weights = fetch<float>(device, b.weights);
+  p.counts = fetch<int32_t>(device, b.counts);
+  p.offsets = fetch<int32_t>(device, b.offsets);
+  p.dest_row = fetch<int32_t>(device, b.dest_row);
+  p.row_token = fetch<int32_t>(device, b.row_token);
+  p.row_weight = fetch<float>(device, b.row_weight);
+  p.block_expert = fetch<int32_t>(device, b.block_expert);
+  return p;
+}
+
+AlignKernels compile_align(rt::Device& device, const MoeShape& s, rt::CompileCache* cache) {
+  return {s, rt::CompiledKernel::compile(device, align_count(s), cache), rt::CompiledKernel::compile(device, align_place(s), cache)};
+}
+
+void launch_align(rt::Device& device, const AlignKernels& k, const PlanBuffers& b) {
+  const rt::DeviceArray count_args[] = {b.workspace, b.expert_ids};
+  k.count.launch(device, count_args);
+  const rt::DeviceArray place_args[] = {b.counts, b.offsets, b.dest_row, b.row_token, b.row_weight, b.block_expert, b.workspace, b.expert_ids, b.weights};
+  k.place.launch(device, place_args);
+}
+
+gemm::Check compare_plans(const RoutingPlan& got, const RoutingPlan& want) {
+  gemm::Check c;
+  compare_field(c, "expert_ids", got.expert_ids, want.expert_ids);
+  compare_field(c, "weights", got.weights, want.weights);
+  compare_field(c, "counts", got.counts, want.counts);
+  compare_field(c, "offsets", got.offsets, want.offsets);
+  compare_field(c, "dest_row", got.dest_row, want.dest_row);
+  compare_field(c, "row_token", got.row_token, want.row_token);
+  compare_field(c, "row_weight", got.row_weight, want.row_weight);
+  compare_field(c, "block_expert", got.block_expert, want.block_expert);
+  return c;
+}
+
+gemm::RunResult run_align(rt::Device& device, const MoeShape& s, uint64_t seed, rt::CompileCache* cache, AlignInputs inputs) {
+  s.validate();
+  gemm::RunResult r;
+  const AlignKernels kernels = compile_align(device, s, cache);
+  r.compile = kernels.place.times();
+  std::mt19937_64 gen(seed);
+  const std::vector<int32_t> ids = draw_choices(s, inputs, gen);
+  std::vector<float> weights(ids.size());
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (float& w : weights) w = unit(gen);
+  const PlanBuffers b = allocate_plan(device, s);
+  device.copy_to_device(b.expert_ids.get().buffer, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
+  device.copy_to_device(b.weights.get().buffer, {reinterpret_cast<const uint8_t*>(weights.data()), weights.size() * 4});
+  auto t = std::chrono::steady_clock::now();
+  launch_align(device, kernels, b);
+  device.synchronize();
+  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  const RoutingPlan got = download_plan(device, s, b);
+  t = std::chrono::steady_clock::now();
+  const RoutingPlan want = plan_reference(s, ids, weights);
+  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  r.check = compare_plans(got, want);
+  return r;
+}
+
+}  // namespace weft::moe
