@@ -1,7 +1,9 @@
 // The moe suite: the MoE routing kernels (moe/) on issue 16's shapes, in bf16.
 //   dispatch   Xs[r] = X[row_token[r]]                 vs PyTorch torch.index_select
 //   combine    Y[t] = sum_j w[t,j] * Ys[dest_row[t,j]]  vs PyTorch index_select + weighted sum
-// Both are memory-bound: the unit is TB/s of bytes read and written, and the ceiling is the
+//   route+align  the whole routing plan from bf16 logits (route, then align's two kernels, no host
+//              synchronization)                      vs PyTorch topk + softmax + a stable sort
+// dispatch and combine are memory-bound: the unit is TB/s of bytes read and written, and the ceiling is the
 // device's copy rate measured in the same job (PyTorch's device-to-device copy_ of 1 GiB).
 // weft's output is checked against a host reference in full (dispatch bit for bit, combine
 // within its fp32 rounding) and against the peer's first rows. On the emulator the shapes are
@@ -18,6 +20,7 @@
 #include "weft/dsl/error.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/moe/permute.h"
+#include "weft/moe/router.h"
 #include "weft/runtime/kernel.h"
 
 namespace weft::bench {
@@ -66,6 +69,29 @@ def step():
     b.copy_(a)
 def result():
     return torch.zeros(1)
+)PY";
+
+// route + align the PyTorch way: top-k, softmax, and a stable sort by expert for the rows.
+// args T E k block; input logits (T x E bf16). Output: every choice's destination row.
+constexpr const char* kTorchRouteAlign = R"PY(
+T, E, k, block = args
+logits = load("logits", torch.bfloat16, T, E)
+NAME = "topk + softmax + stable sort"
+out = {}
+def step():
+    v, ids = torch.topk(logits.float(), k, dim=1)
+    out["w"] = torch.softmax(v, dim=1)
+    flat = ids.flatten()
+    order = torch.sort(flat, stable=True).indices
+    counts = torch.bincount(flat, minlength=E)
+    padded = (counts + block - 1) // block * block
+    offsets = torch.cumsum(padded, 0) - padded
+    starts = torch.cumsum(counts, 0) - counts
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(flat.numel(), device="cuda")
+    out["dest"] = offsets[flat] + rank - starts[flat]
+def result():
+    return out["dest"][:1]
 )PY";
 
 template <class T>
@@ -207,16 +233,60 @@ Lines permute_lines(rt::Device& device, const MoeCase& c, double ceiling, bool w
   return out;
 }
 
+// route + align at `config` on `device`: a latency (no throughput unit; the table shows the time).
+Result router_line(rt::Device& device, const moe::RouteConfig& config, int64_t block_rows, bool with_peer, const Options& o) {
+  Result r;
+  r.suite = "moe";
+  r.kernel = "route+align";
+  r.size = "T=" + std::to_string(config.tokens) + " E=" + std::to_string(config.experts) + " k=" + std::to_string(config.top_k);
+  r.device = device.name();
+  tell(o, "moe route+align " + r.size + " on " + device.name());
+  const moe::Router router = moe::compile_router(device, config, block_rows);
+  std::vector<float> logits_f;
+  const std::vector<uint8_t> logits_bytes = random_matrix(dtypes::bfloat16, config.tokens, config.experts, o.seed + 2, logits_f);
+  const rt::OwnedArray logits(device, rt::upload(device, dtypes::bfloat16, logits_bytes, "logits"));
+  const moe::PlanBuffers plan = moe::allocate_plan(device, router.shape);
+  r.weft = time_on(device, [&] { moe::launch_router(device, router, logits, nullptr, plan); }, o);
+  device.synchronize();
+  // The check: route against its reference, and the plan bit for bit against plan_reference of
+  // the routed choices.
+  const moe::RoutingPlan got = moe::download_plan(device, router.shape, plan);
+  const std::vector<double> logits_d(logits_f.begin(), logits_f.end());
+  const gemm::Check route_check = moe::check_route(config, logits_d, {}, got.expert_ids, got.weights);
+  bool ok = route_check.passed();
+  if (ok) ok = moe::compare_plans(got, moe::plan_reference(router.shape, got.expert_ids, got.weights)).passed();
+  r.check = {ok, ok ? 0.0 : INFINITY, 0, "host reference (route) and plan_reference (bit for bit)"};
+  if (!with_peer) return r;
+  r.peer = "PyTorch topk + softmax + stable sort";
+  try {
+    tell(o, "moe route+align: PyTorch in a python3 child");
+    const FrameworkRun run = run_framework({kTorchRouteAlign, {{"logits", logits_bytes}}, {config.tokens, config.experts, config.top_k, block_rows}, 1}, o);
+    r.peer = run.name;
+    r.peer_device = device.name() + ", python3 child";
+    r.peer_timing = run.timing;
+  } catch (const Error& e) {
+    tell(o, std::string("moe: no PyTorch peer: ") + e.what());
+  }
+  return r;
+}
+
 std::vector<Result> run_moe(const Options& o) {
   if (!o.sizes.empty()) throw Error("weft bench moe: it runs issue 16's shapes (Mixtral-like and DeepSeek-V3-like on cuda); --sizes is not taken");
-  if (!o.kernel.empty() && o.kernel != "dispatch" && o.kernel != "combine") throw Error("weft bench moe: no kernel " + o.kernel + " (dispatch, combine)");
+  if (!o.kernel.empty() && o.kernel != "dispatch" && o.kernel != "combine" && o.kernel != "route+align")
+    throw Error("weft bench moe: no kernel " + o.kernel + " (route+align, dispatch, combine)");
   auto device = open(o, "cuda");
   const bool nvidia = device->arch().starts_with("sm_");
   const std::vector<MoeCase> cases = nvidia ? std::vector<MoeCase>{{"mixtral", {16384, 8, 2, 128}, 4096}, {"deepseek", {8192, 256, 8, 128}, 7168}}
                                             : std::vector<MoeCase>{{"small", {256, 8, 2, 128}, 256}};
   const double ceiling = nvidia ? copy_rate(o) : 0;
   std::vector<Result> out;
+  if (o.kernel.empty() || o.kernel == "route+align") {
+    const moe::RouteConfig route = nvidia ? moe::RouteConfig{16384, 256, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16}
+                                          : moe::RouteConfig{256, 64, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16};
+    out.push_back(router_line(*device, route, 128, nvidia, o));
+  }
   for (const MoeCase& c : cases) {
+    if (o.kernel == "route+align") break;
     Lines l = permute_lines(*device, c, ceiling, nvidia, o);
     if (o.kernel.empty() || o.kernel == "dispatch") out.push_back(std::move(l.dispatch));
     if (o.kernel.empty() || o.kernel == "combine") out.push_back(std::move(l.combine));
@@ -227,7 +297,8 @@ std::vector<Result> run_moe(const Options& o) {
 }  // namespace
 
 Suite moe_suite() {
-  return {"moe", "MoE routing, bf16: dispatch and combine against PyTorch, in TB/s against the device's copy rate", {"dispatch", "combine"}, run_moe};
+  return {"moe", "MoE routing, bf16: route+align, dispatch and combine against PyTorch; dispatch and combine in TB/s against the device's copy rate",
+          {"route+align", "dispatch", "combine"}, run_moe};
 }
 
 }  // namespace weft::bench

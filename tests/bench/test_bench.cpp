@@ -119,24 +119,27 @@ TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged sha
 #endif
 
 #ifdef WEFT_HAVE_LLVM
-TEST_CASE("bench: the moe suite's dispatch and combine lines on the emulator, checked against the host reference") {
+TEST_CASE("bench: the moe suite's route+align, dispatch and combine lines on the emulator, checked against the host reference") {
   Options o;
   o.device = "emu:gfx942";
   o.repetitions = 1;
   o.warmup = 0;
   o.seed = 777;
   const std::vector<Result> results = run("moe", o);
-  REQUIRE(results.size() == 2);
-  CHECK(results[0].kernel == "dispatch");
-  CHECK(results[1].kernel == "combine");
+  REQUIRE(results.size() == 3);
+  CHECK(results[0].kernel == "route+align");
+  CHECK(results[1].kernel == "dispatch");
+  CHECK(results[2].kernel == "combine");
   for (const Result& r : results) {
     CAPTURE(r.kernel);
-    CHECK(r.unit == "TB/s");
-    CHECK(r.work > 0);
     CHECK(r.check.ok);
     CHECK(!r.has_peer());  // no framework peer on the emulator
   }
-  CHECK(results[0].check.max_error == 0);  // a copy: bit for bit
+  for (const Result& r : {results[1], results[2]}) {
+    CHECK(r.unit == "TB/s");
+    CHECK(r.work > 0);
+  }
+  CHECK(results[1].check.max_error == 0);  // a copy: bit for bit
   o.sizes = {{4}};
   CHECK_THROWS_WITH_AS(run("moe", o), doctest::Contains("--sizes is not taken"), Error);
 }

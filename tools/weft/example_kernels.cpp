@@ -5,6 +5,7 @@
 #include "weft/gemm/matmul_relu.h"
 #include "weft/moe/grouped_gemm.h"
 #include "weft/moe/permute.h"
+#include "weft/moe/router.h"
 #include "weft/moe/route_backward.h"
 #include "weft/gemm/mfma_tile.h"
 #include "weft/gemm/mma_tile.h"
@@ -73,6 +74,14 @@ const std::vector<Example>& all() {
        [](const std::string&) { return add_one_flat(); }},
       {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", [](const std::string&) { return matmul_tiled(); }},
       {"scale_n", "out[i] = in[i] * scale for i < n, both bound at launch", [](const std::string&) { return scale_n(); }},
+      {"moe_route", "MoE route: each token's top k of E experts with softmax weights, one wave per token, E = 64, k = 8 (runnable)",
+       [](const std::string& target) { return moe::route({64, 64, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16}, target); }, true},
+      {"moe_route_grouped", "MoE route, DeepSeek-V3's sigmoid scoring with grouped top-k: E = 256 in 8 groups, 4 kept, k = 8 (runnable)",
+       [](const std::string& target) { return moe::route({64, 256, 8, moe::Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 8, 4, true, 2.5}, target); }, true},
+      {"moe_align", "MoE align, first kernel: per-chunk expert counts (align_place then scans them into the plan) (runnable)",
+       [](const std::string&) { return moe::align_count({300, 64, 8, 256}); }, true},
+      {"moe_router", "MoE route then align on device buffers: the whole routing plan, no host synchronization (runnable; prints route)",
+       [](const std::string& target) { return moe::route({300, 64, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16}, target); }, true},
       {"moe_dispatch", "MoE dispatch: Xs[r] = X[row_token[r]] (zeros for padding rows), bf16 rows of D = 256, one workgroup per row (runnable)",
        [](const std::string&) { return moe::dispatch_kernel(256, dtypes::bfloat16); }, true},
       {"moe_dispatch_fp8", "MoE dispatch quantized to fp8 e4m3 with per-row scales, D = 256 (runnable)",

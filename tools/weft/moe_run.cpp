@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "weft/moe/grouped_gemm.h"
 #include "weft/moe/permute.h"
+#include "weft/moe/router.h"
 #include "weft/moe/route_backward.h"
 
 namespace weft::cli {
@@ -30,6 +31,20 @@ MoeKernel permute(PermuteRun run, moe::PermuteOptions options = {}) {
           }};
 }
 
+// The routes --size names: T,E,k (softmax of the top k) or T,E,k,G,TG (DeepSeek-V3's sigmoid
+// scoring over G groups keeping TG of them, weights normalized and scaled by 2.5); `logits`
+// bfloat16 or float32.
+moe::RouteConfig route_config(const std::vector<int64_t>& s, DType logits) {
+  moe::RouteConfig c{s[0], s[1], s[2], moe::Scoring::SoftmaxTopK, logits};
+  if (s.size() == 5) {
+    c.scoring = moe::Scoring::SigmoidGroupedTopK;
+    c.n_group = s[3];
+    c.topk_group = s[4];
+    c.scaling = 2.5;
+  }
+  return c;
+}
+
 const std::map<std::string, MoeKernel>& kernels() {
   static const std::map<std::string, MoeKernel> all = {
       {"moe_dispatch", permute(moe::run_dispatch)},
@@ -37,6 +52,22 @@ const std::map<std::string, MoeKernel>& kernels() {
       {"moe_combine", permute(moe::run_combine)},
       {"moe_dispatch_backward", permute(moe::run_dispatch_backward)},
       {"moe_combine_backward", permute(moe::run_combine_backward)},
+      {"moe_route",
+       {"T,E,k", {300, 64, 8}, true, [](rt::Device& dev, const std::vector<int64_t>& s, DType dtype, uint64_t seed, rt::CompileCache& cache) {
+          return moe::run_route(dev, route_config(s, dtype), seed, &cache);
+        }}},
+      {"moe_route_grouped",
+       {"T,E,k,G,TG", {300, 256, 8, 8, 4}, true, [](rt::Device& dev, const std::vector<int64_t>& s, DType dtype, uint64_t seed, rt::CompileCache& cache) {
+          return moe::run_route(dev, route_config(s, dtype), seed, &cache);
+        }}},
+      {"moe_align",
+       {"T,E,k", {300, 64, 8}, false, [](rt::Device& dev, const std::vector<int64_t>& s, DType, uint64_t seed, rt::CompileCache& cache) {
+          return moe::run_align(dev, shape_of(s), seed, &cache);
+        }}},
+      {"moe_router",
+       {"T,E,k", {300, 64, 8}, true, [](rt::Device& dev, const std::vector<int64_t>& s, DType dtype, uint64_t seed, rt::CompileCache& cache) {
+          return moe::run_router(dev, route_config(s, dtype), 256, seed, &cache);
+        }}},
       {"moe_route_backward",
        {"T,E,k", {300, 64, 8}, false, [](rt::Device& dev, const std::vector<int64_t>& s, DType, uint64_t seed, rt::CompileCache& cache) {
           return moe::run_route_backward(dev, shape_of(s), {}, seed, &cache);
@@ -65,7 +96,8 @@ gemm::RunResult run_moe(const std::string& kernel, rt::Device& device, const std
   const std::vector<int64_t>& s = size.empty() ? k.default_size : size;
   if (s.size() != k.default_size.size()) throw UsageError("run: " + kernel + "'s --size is " + k.size_form);
   if (dtype && !k.takes_dtype) throw UsageError("run: " + kernel + " takes no --dtype");
-  if (dtype && *dtype != dtypes::bfloat16 && *dtype != dtypes::float32) throw UsageError("run: " + kernel + "'s rows (--dtype) are bfloat16 or float32");
+  if (dtype && *dtype != dtypes::bfloat16 && *dtype != dtypes::float32)
+    throw UsageError("run: " + kernel + "'s " + (kernel.starts_with("moe_route") ? "logits" : "rows") + " (--dtype) are bfloat16 or float32");
   shape_of(s).validate();  // bad sizes fail before anything is printed
   const std::string what = k.takes_dtype ? " " + dtype.value_or(dtypes::bfloat16).name() : "";
   std::printf("%s %s=%s%s on %s (seed %llu)\n", kernel.c_str(), k.size_form.c_str(), joined(s).c_str(), what.c_str(), device.name().c_str(),
