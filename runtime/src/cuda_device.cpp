@@ -197,7 +197,7 @@ class CudaModule : public Module {
 
  private:
   // The dynamic shared memory a kernel needs: the cubin's `weft_dynamic_shared_<kernel>` global
-  // (lowering/cuda_codegen.h), 0 where it has none.
+  // (lowering/cuda_codegen.h; every weft kernel has one), 0 for a cubin not made by weft.
   unsigned dynamic_shared_bytes(const std::string& kernel) {
     CUdeviceptr p = 0;
     size_t size = 0;

@@ -125,8 +125,10 @@ class Renderer {
     }
     std::ostringstream out;
     out << kPrelude;
-    if (const int64_t dynamic = dynamic_shared_bytes(k_))  // read by the CUDA device at load (cuda_codegen.h)
-      out << "extern \"C\" __device__ unsigned long long weft_dynamic_shared_" << k_.name << " = " << dynamic << "ull;\n";
+    // Read by the CUDA device at load (cuda_codegen.h); always there, 0 without dynamic shared
+    // memory, so that looking it up never fails (a failing driver call is an error to
+    // compute-sanitizer).
+    out << "extern \"C\" __device__ unsigned long long weft_dynamic_shared_" << k_.name << " = " << dynamic_shared_bytes(k_) << "ull;\n";
     for (const std::string& h : fp8_helpers_) out << h;
     for (const std::string& t : vector_types_) out << t;
     out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << ") " << k_.name << "(" << parameters << ") {\n";
