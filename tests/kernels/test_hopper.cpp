@@ -232,7 +232,7 @@ TEST_CASE("Hopper: shared memory past 48 KiB is dynamic, sized for the launch") 
   CHECK(small_src.find("weft_dynamic_shared_big_shared_copy = 0ull") != std::string::npos);
 }
 
-TEST_CASE("Hopper: other targets reject mbarrier and wgmma, naming the node; the builder checks operands") {
+TEST_CASE("Hopper: other targets reject mbarrier and wgmma, naming the node, and the builder checks operands") {
   const lower::LoweredKernel k = lowered_for_warps(wgmma_kernel(64, 16, dtypes::bfloat16, WgmmaSwizzle::None));
   CHECK_THROWS_WITH_AS(cuda::render_cuda(k, 80), doctest::Contains("needs sm_90a"), Error);
   CHECK_THROWS_WITH_AS(cuda::nvrtc_arch(k, 80), doctest::Contains("WGMMA"), Error);
