@@ -25,7 +25,7 @@ std::string speed(const Result& r, const Timing& t) {
 
 std::string ceiling_text(const Result& r) {
   if (r.ceiling <= 0) return "-";
-  return format("%.0f ", r.ceiling) + r.unit + format(" (weft %.0f%%)", 100 * r.throughput(r.weft) / r.ceiling);
+  return format(r.ceiling < 10 ? "%.2f " : "%.0f ", r.ceiling) + r.unit + format(" (weft %.0f%%)", 100 * r.throughput(r.weft) / r.ceiling);
 }
 
 std::string check_text(const Check& c) {
