@@ -135,8 +135,12 @@ uint64_t KernelStats::count_prefix(std::string_view prefix) const {
 }
 
 uint64_t KernelStats::count_text(std::string_view text) const {
+  // Whole words: "s_load_dword" is not "s_load_dwordx2"; a query that ends at a separator
+  // ("s_load_dword ") already ends a word.
+  const bool ends_word = text.empty() || text.back() == ' ' || text.back() == ',';
   return static_cast<uint64_t>(std::count_if(code.begin(), code.end(), [&](const CodeLine& l) {
-    return l.text.starts_with(text) && (l.text.size() == text.size() || l.text[text.size()] == ' ' || l.text[text.size()] == ',');
+    return l.text.starts_with(text) &&
+           (ends_word || l.text.size() == text.size() || l.text[text.size()] == ' ' || l.text[text.size()] == ',');
   }));
 }
 

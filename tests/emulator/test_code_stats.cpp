@@ -163,6 +163,15 @@ void check_against_llvm(const Variant& v, Arch arch) {
   CHECK(s.instruction_total == total);
   CHECK(s.code.size() == total);
   CHECK(s.count_text("s_endpgm") == 1);
+  // Whole words, with or without the separator after the mnemonic.
+  for (const CodeLine& l : s.code) {
+    const size_t space = l.text.find(' ');
+    if (space == std::string::npos) continue;
+    const std::string word = l.text.substr(0, space);
+    CHECK(s.count_text(word + " ") == s.count_text(word));
+    CHECK(s.count_text(word + " ") == s.count(word));
+    break;
+  }
 }
 
 }  // namespace

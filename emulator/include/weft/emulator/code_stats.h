@@ -67,7 +67,8 @@ struct KernelStats {
 
   uint64_t count(std::string_view mnemonic) const;
   uint64_t count_prefix(std::string_view prefix) const;  // summed over mnemonics starting with it
-  // Instructions whose printed text starts with `text` ("s_setprio 1").
+  // Instructions whose printed text starts with `text` ("s_setprio 1") as whole words: "s_load_dword"
+  // and "s_load_dword " count s_load_dword, never s_load_dwordx2.
   uint64_t count_text(std::string_view text) const;
 };
 
