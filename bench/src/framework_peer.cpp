@@ -47,8 +47,9 @@ with open(f"{d}/name.txt", "w") as f:
 
 // torch.matmul in bf16: args m n k; inputs a (m x k), b (k x n).
 constexpr const char* kTorchMatmul = R"PY(
-m, n, k = args
-a, b = load("a", torch.bfloat16, m, k), load("b", torch.bfloat16, k, n)
+m, n, k, transposed = args
+a = load("a", torch.bfloat16, m, k)
+b = load("b", torch.bfloat16, n, k).t() if transposed else load("b", torch.bfloat16, k, n)
 c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
 NAME = "torch.matmul"
 def step():
@@ -105,8 +106,9 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
   return run;
 }
 
-FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& o) {
-  return run_framework({kTorchMatmul, {{"a", a}, {"b", b}}, {m, n, k}, static_cast<size_t>(m * n)}, o);
+FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& o,
+                          bool b_transposed) {
+  return run_framework({kTorchMatmul, {{"a", a}, {"b", b}}, {m, n, k, b_transposed ? 1 : 0}, static_cast<size_t>(m * n)}, o);
 }
 
 }  // namespace weft::bench

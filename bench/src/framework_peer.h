@@ -36,7 +36,9 @@ struct FrameworkJob {
 // PyTorch (with CUDA) is not there, or when its results are incomplete.
 FrameworkRun run_framework(const FrameworkJob& job, const Options& options);
 
-// C = A * B (A m x k, B k x n, bf16 bytes) by torch.matmul in bf16 on the GPU.
-FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& options);
+// C = A * B (A m x k, B k x n, bf16 bytes), or C = A * B^T with b_transposed (B n x k), by
+// torch.matmul in bf16 on the GPU.
+FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& options,
+                          bool b_transposed = false);
 
 }  // namespace weft::bench

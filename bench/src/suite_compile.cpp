@@ -8,6 +8,7 @@
 #include "timing.h"
 #include "weft/dsl/error.h"
 #include "weft/gemm/hk_gemm.h"
+#include "weft/gemm/hopper_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mma_tile.h"
 #include "weft/lowering/cuda_codegen.h"
@@ -72,7 +73,7 @@ Result nvidia(const std::string& kernel, const UOp& graph, const Options& o) {
     const std::string source = cuda::render_cuda(lowered, 90);
     s.add("render", since(t));
     t = std::chrono::steady_clock::now();
-    const std::vector<uint8_t> cubin = rt::nvrtc_compile(source, lowered.name, "sm_90");
+    const std::vector<uint8_t> cubin = rt::nvrtc_compile(source, lowered.name, cuda::nvrtc_arch(lowered, 90));  // sm_90a for Hopper's instructions
     s.add("nvrtc", since(t));
   }, o);
 }
@@ -86,6 +87,7 @@ std::vector<Result> run_compile(const Options& o) {
       {"matmul_relu", [&] { return amd("matmul_relu", gemm::matmul_relu(256, 256, 256, dtypes::float32), o); }},
       {"hk_gemm", [&] { return amd("hk_gemm", gemm::hk_gemm("gfx950"), o); }},
       {"mma_gemm", [&] { return nvidia("mma_gemm", gemm::mma_gemm(4096, 4096, 4096, dtypes::bfloat16), o); }},
+      {"hopper_gemm", [&] { return nvidia("hopper_gemm", gemm::hopper_gemm(dtypes::bfloat16), o); }},
   };
   std::vector<Result> out;
   for (const Entry& e : entries) {
@@ -116,7 +118,7 @@ std::vector<Result> run_compile(const Options& o) {
 
 Suite compile_suite() {
   return {"compile", "compile latency per stage, cache off: AMD kernels for gfx950 (LLVM in-process), NVIDIA ones for sm_90 (NVRTC)",
-          {"matmul_relu", "hk_gemm", "mma_gemm"}, run_compile};
+          {"matmul_relu", "hk_gemm", "mma_gemm", "hopper_gemm"}, run_compile};
 }
 
 }  // namespace weft::bench

@@ -1,10 +1,13 @@
 // The gemm suite: weft's GEMM for the device against the vendor library in the same process.
-//   cuda:      mma_gemm (C = A * B, bf16 in, fp32 out)     vs cuBLAS cublasGemmEx, same types, and
+//   cuda:      hopper_gemm (C = A * B^T, bf16 in and out; sm_90) vs cuBLAS cublasGemmEx, same
+//              types, and PyTorch's torch.matmul (a @ b.t()) in a python3 child of the same job;
+//              mma_gemm (C = A * B, bf16 in, fp32 out)     vs cuBLAS cublasGemmEx, same types, and
 //              PyTorch's torch.matmul (bf16 out) in a python3 child of the same job
 //   emu:*, hip: hk_gemm (C = A * B^T, bf16 in, fp32 out)  vs Eigen's float GEMM on the host CPU
 // Each line checks weft's C against the peer's C (max |difference| / max |peer's C|).
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cublas.h"
@@ -14,6 +17,7 @@
 #include "timing.h"
 #include "weft/dsl/error.h"
 #include "weft/gemm/hk_gemm.h"
+#include "weft/gemm/hopper_gemm.h"
 #include "weft/gemm/mma_tile.h"
 #include "weft/runtime/kernel.h"
 
@@ -53,13 +57,14 @@ Result gemm_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, rt:
 
 // The same weft measurement against PyTorch's torch.matmul in a child process of this job
 // (bf16 output: torch.matmul's for bf16 inputs; the check allows its rounding).
-Result torch_line(const Result& weft_line, const Inputs& in, const std::vector<double>& weft_c, int64_t m, int64_t n, int64_t k, const Options& o) {
+Result torch_line(const Result& weft_line, const Inputs& in, const std::vector<double>& weft_c, int64_t m, int64_t n, int64_t k, const Options& o,
+                  bool b_transposed = false) {
   Result r = weft_line;
   r.peer_timing = {};
   r.check = {};
   r.peer = "PyTorch torch.matmul (bf16 out)";
   try {
-    FrameworkRun run = torch_matmul(m, n, k, in.a_bytes, in.b_bytes, o);
+    FrameworkRun run = torch_matmul(m, n, k, in.a_bytes, in.b_bytes, o, b_transposed);
     r.peer = run.name + " (bf16 out)";
     r.peer_device = weft_line.device + ", python3 child";
     r.peer_timing = run.timing;
@@ -70,13 +75,45 @@ Result torch_line(const Result& weft_line, const Inputs& in, const std::vector<d
   return r;
 }
 
-// mma_gemm and cuBLAS on an NVIDIA GPU (and PyTorch in the same job, where it is installed).
-std::vector<Result> nvidia_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
-  Result r = gemm_line("mma_gemm", m, n, k, device);
+// A line of an NVIDIA GPU: cuBLAS in this process as the peer, the datasheet's peak as the ceiling.
+Result nvidia_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, rt::Device& device) {
+  Result r = gemm_line(kernel, m, n, k, device);
   r.peer = "cuBLAS cublasGemmEx";
   r.peer_device = device.name();
   r.ceiling = 989.4;  // dense bf16 tensor-core peak of an H100/H200 SXM
   r.ceiling_source = "NVIDIA H200 datasheet, dense BF16 (quoted)";
+  return r;
+}
+
+// hopper_gemm and cuBLAS, C = A * B^T in bf16 (and PyTorch in the same job). Both round the fp32
+// sums to bf16: the check allows one bf16 rounding on top of the summation order.
+std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
+  Result r = nvidia_line("hopper_gemm", m, n, k, device);
+  const Inputs in = random_inputs(m, n, k, true, o.seed);
+  const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, in.a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, in.b_bytes, "B"));
+  const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 2), 0xCD);
+  const rt::OwnedArray c(device, rt::upload(device, dtypes::bfloat16, poison, "C (weft)"));
+  const rt::OwnedArray c_peer(device, rt::upload(device, dtypes::bfloat16, poison, "C (cuBLAS)"));
+  const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(dtypes::bfloat16));
+  const rt::DeviceArray args[] = {c, a, b};
+  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}};
+  r.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);
+  Cublas& blas = Cublas::get();
+  const auto peer = [&] {
+    blas.gemm(m, n, k, dtypes::bfloat16, dtypes::bfloat16, a.get().buffer.address, b.get().buffer.address, c_peer.get().buffer.address, true);
+  };
+  r.peer_timing = time_on(device, peer, o);
+  device.synchronize();
+  const std::vector<double> weft_c = as_doubles(dtypes::bfloat16, rt::download(device, c));
+  const double bf16_rounding = std::ldexp(1.0, -8);
+  r.check = compare(weft_c, as_doubles(dtypes::bfloat16, rt::download(device, c_peer)), kTolerance + bf16_rounding, "cuBLAS (bf16)");
+  tell(o, "gemm hopper_gemm: PyTorch's torch.matmul in a python3 child");
+  return {r, torch_line(r, in, weft_c, m, n, k, o, true)};
+}
+
+// mma_gemm and cuBLAS on an NVIDIA GPU (and PyTorch in the same job, where it is installed).
+std::vector<Result> mma_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
+  Result r = nvidia_line("mma_gemm", m, n, k, device);
   const Inputs in = random_inputs(m, n, k, false, o.seed);
   const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, in.a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, in.b_bytes, "B"));
   const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 4), 0xCD);
@@ -125,10 +162,10 @@ Result hk_gemm_line(rt::Device& device, int64_t m, int64_t n, int64_t k, const O
 
 namespace {
 
-// --device, else the kernel's home (mma_gemm: cuda, hk_gemm: emu:gfx950), else a GPU where
-// there is one and the emulator where there is not (said on the progress line).
+// --device, else the kernel's home (hopper_gemm, mma_gemm: cuda, hk_gemm: emu:gfx950), else a
+// GPU where there is one and the emulator where there is not (said on the progress line).
 std::unique_ptr<rt::Device> gemm_device(const Options& o) {
-  if (!o.device.empty() || o.kernel == "mma_gemm") return open(o, "cuda");
+  if (!o.device.empty() || o.kernel == "mma_gemm" || o.kernel == "hopper_gemm") return open(o, "cuda");
   if (o.kernel == "hk_gemm") return open(o, "emu:gfx950");
   try {
     return rt::open_device("cuda");
@@ -138,32 +175,44 @@ std::unique_ptr<rt::Device> gemm_device(const Options& o) {
   }
 }
 
+// The kernels the suite runs on `device` (hopper_gemm needs sm_90), or the one asked for.
+std::vector<std::string> gemm_kernels(const rt::Device& device, const Options& o) {
+  std::vector<std::string> kernels;
+  if (device.arch() == "sm_90") kernels.push_back("hopper_gemm");
+  if (device.arch().starts_with("sm_")) kernels.push_back("mma_gemm");
+  else kernels.push_back("hk_gemm");
+  if (o.kernel.empty()) return kernels;
+  if (std::find(kernels.begin(), kernels.end(), o.kernel) == kernels.end())
+    throw Error("weft bench gemm: " + o.kernel + " does not run on " + device.name() + " (there the gemm suite runs " + kernels.front() + ")");
+  return {o.kernel};
+}
+
 std::vector<Result> run_gemm(const Options& o) {
   auto device = gemm_device(o);
   const bool nvidia = device->arch().starts_with("sm_");
-  const std::string kernel = nvidia ? "mma_gemm" : "hk_gemm";
-  if (!o.kernel.empty() && o.kernel != kernel)
-    throw Error("weft bench gemm: " + o.kernel + " does not run on " + device->name() + " (there the gemm suite runs " + kernel + ")");
-  // mma_gemm's tiles need M, N multiples of 128 and K of 32; hk_gemm takes any size.
-  const auto sizes = sizes_or(o, nvidia ? std::vector<std::vector<int64_t>>{{4096, 4096, 4096}, {8192, 8192, 8192}}
+  // The shapes of the Hopper GEMM's aims (M x N x K); hk_gemm on the emulator takes small ones.
+  const auto sizes = sizes_or(o, nvidia ? std::vector<std::vector<int64_t>>{{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 4096, 1024}, {16384, 16384, 1024}}
                                         : std::vector<std::vector<int64_t>>{{256, 256, 256}, {512, 512, 512}});
   std::vector<Result> out;
-  for (const auto& s : sizes) {
-    tell(o, "gemm " + kernel + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " on " + device->name());
-    if (!nvidia) {
-      out.push_back(hk_gemm_line(*device, s[0], s[1], s[2], o, true));
-      continue;
+  for (const std::string& kernel : gemm_kernels(*device, o))
+    for (const auto& s : sizes) {
+      tell(o, "gemm " + kernel + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " on " + device->name());
+      if (kernel == "hk_gemm") {
+        out.push_back(hk_gemm_line(*device, s[0], s[1], s[2], o, true));
+        continue;
+      }
+      // mma_gemm's tiles need M and N multiples of 128 and K of 32.
+      if (kernel == "mma_gemm" && (s[0] % 128 || s[1] % 128 || s[2] % 32)) continue;
+      for (Result& r : (kernel == "hopper_gemm" ? hopper_lines : mma_lines)(*device, s[0], s[1], s[2], o)) out.push_back(std::move(r));
     }
-    for (Result& r : nvidia_lines(*device, s[0], s[1], s[2], o)) out.push_back(std::move(r));
-  }
   return out;
 }
 
 }  // namespace
 
 Suite gemm_suite() {
-  return {"gemm", "bf16 GEMM, fp32 accumulate and output: weft against cuBLAS (cuda) or Eigen on the CPU (emulator)",
-          {"hk_gemm", "mma_gemm"}, run_gemm};
+  return {"gemm", "bf16 GEMM, fp32 accumulate: weft against cuBLAS and PyTorch (cuda; hopper_gemm bf16 out, mma_gemm fp32 out) or Eigen on the CPU (emulator, fp32 out)",
+          {"hk_gemm", "hopper_gemm", "mma_gemm"}, run_gemm};
 }
 
 }  // namespace weft::bench

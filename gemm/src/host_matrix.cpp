@@ -120,4 +120,40 @@ RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, i
 }
 
 
+RunResult run_transposed_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType output, bool identity_b,
+                                 uint64_t seed, rt::CompileCache* cache) {
+  RunResult r;
+  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
+  r.compile = compiled.times();
+  std::mt19937_64 gen(seed);
+  Eigen::MatrixXd ea, eb;
+  const auto a_bytes = random_matrix(dtypes::bfloat16, m, k, gen, ea);
+  std::vector<uint8_t> b_bytes;
+  if (identity_b) {
+    eb = Eigen::MatrixXd::Identity(n, k);
+    b_bytes = matrix_bytes(dtypes::bfloat16, eb);
+  } else {
+    b_bytes = random_matrix(dtypes::bfloat16, n, k, gen, eb);
+  }
+  const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, b_bytes, "B"));
+  const rt::OwnedArray c(device, rt::upload(device, output, std::vector<uint8_t>(static_cast<size_t>(m * n * output.itemsize()), 0xCD), "C"));
+  auto t = std::chrono::steady_clock::now();
+  const rt::DeviceArray args[] = {c, a, b};
+  compiled.launch(device, args, {{"M", m}, {"N", n}, {"K", k}});
+  device.synchronize();
+  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  const Eigen::MatrixXd got = read_matrix(output, rt::download(device, c), m, n);
+  t = std::chrono::steady_clock::now();
+  const Eigen::MatrixXd want = ea * eb.transpose();
+  // Identity: exact. Random: fp32 accumulation of K products, then the output's rounding (bf16
+  // keeps 8 significant bits: half an ulp is 2^-8 of the value at most).
+  const double rounding = output == dtypes::bfloat16 ? std::ldexp(1.0, -8) : 0.0;
+  const Eigen::MatrixXd tolerance =
+      identity_b ? Eigen::MatrixXd::Zero(m, n)
+                 : Eigen::MatrixXd((1e-6 * (ea.cwiseAbs() * eb.cwiseAbs().transpose())).array() + rounding * want.cwiseAbs().array() + 1e-7);
+  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  r.check = compare(got, want, tolerance, "C");
+  return r;
+}
+
 }  // namespace weft::gemm

@@ -27,4 +27,10 @@ Check compare(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want, const Eig
 RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType input, bool identity_b,
                              uint64_t seed, rt::CompileCache* cache);
 
+// Launches `kernel` (C[m, n] of `output` in slot 0 = A[m, k] * B[n, k]^T, bf16 A and B in slots 1
+// and 2, kernel variables M, N, K) on random inputs, or an identity B (needs n == k; then C must
+// equal A exactly), and checks C against a double-precision reference.
+RunResult run_transposed_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType output, bool identity_b,
+                                 uint64_t seed, rt::CompileCache* cache);
+
 }  // namespace weft::gemm

@@ -91,7 +91,7 @@ TEST_CASE("bench: an unknown suite or kernel is an error listing what exists") {
   } catch (const Error& e) {
     const std::string m = e.what();
     CHECK(m.find("no suite or kernel named 'nope'") != std::string::npos);
-    CHECK(m.find("gemm: hk_gemm mma_gemm") != std::string::npos);
+    CHECK(m.find("gemm: hk_gemm hopper_gemm mma_gemm") != std::string::npos);
   }
   Options zero;
   zero.repetitions = 0;
@@ -162,10 +162,10 @@ TEST_CASE("bench: the compile suite measures every stage of the kernels this bui
   o.repetitions = 1;
   o.warmup = 0;
   const std::vector<Result> results = run("compile", o);
-  REQUIRE(results.size() == 3);
+  REQUIRE(results.size() == 4);
   for (const Result& r : results) {
     CAPTURE(r.kernel);
-    const bool nvidia = r.kernel == "mma_gemm";
+    const bool nvidia = r.kernel == "mma_gemm" || r.kernel == "hopper_gemm";
 #ifdef WEFT_HAVE_LLVM
     const bool can = nvidia ? weft::rt::nvrtc_available() : true;
 #else

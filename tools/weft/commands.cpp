@@ -11,6 +11,7 @@
 #include "stats_report.h"
 #include "weft/emulator/code_stats.h"
 #include "weft/gemm/hk_gemm.h"
+#include "weft/gemm/hopper_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
 #include "weft/gemm/mma_tile.h"
@@ -134,16 +135,18 @@ int run_kernel(const std::vector<std::string>& args) {
                 static_cast<long long>(s[2]), dtype.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
     r = gemm::run_matmul_relu(*device, s[0], s[1], s[2], dtype, o.seed, &cache);
-  } else if (o.kernel == "hk_gemm") {
+  } else if (o.kernel == "hk_gemm" || o.kernel == "hopper_gemm") {  // C = A * B^T, run-time sizes, bf16 or fp32 out
+    const std::string& name = o.kernel;
     std::vector<int64_t> s = o.size.empty() ? std::vector<int64_t>{512, 512, 512} : o.size;
     if (s.size() != 3) throw UsageError("run: --size is M,N,K");
     const DType out = dtype_given ? dtype : dtypes::bfloat16;
-    if (out != dtypes::bfloat16 && out != dtypes::float32) throw UsageError("run: hk_gemm's output (--dtype) is bfloat16 or float32");
-    if (s[0] < 1 || s[1] < 1 || s[2] < 8 || s[2] % 8) throw UsageError("run: hk_gemm takes M, N >= 1 and K >= 8, a multiple of 8");
-    std::printf("hk_gemm %lldx%lldx%lld bfloat16 -> %s on %s (seed %llu)\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+    if (out != dtypes::bfloat16 && out != dtypes::float32) throw UsageError("run: " + name + "'s output (--dtype) is bfloat16 or float32");
+    if (s[0] < 1 || s[1] < 1 || s[2] < 8 || s[2] % 8) throw UsageError("run: " + name + " takes M, N >= 1 and K >= 8, a multiple of 8");
+    std::printf("%s %lldx%lldx%lld bfloat16 -> %s on %s (seed %llu)\n", name.c_str(), static_cast<long long>(s[0]), static_cast<long long>(s[1]),
                 static_cast<long long>(s[2]), out.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
-    r = gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache);
+    r = name == "hk_gemm" ? gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache)
+                          : gemm::run_hopper_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache);
   } else if (o.kernel == "mma_tile") {
     const DType in = o.dtype == "float32" ? dtypes::float16 : dtype;
     if (!o.size.empty()) throw UsageError("run: mma_tile is one m16n8k16 tile; it takes no --size");

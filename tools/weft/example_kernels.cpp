@@ -2,6 +2,7 @@
 
 #include "weft/dsl/builder.h"
 #include "weft/gemm/hk_gemm.h"
+#include "weft/gemm/hopper_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/moe/grouped_gemm.h"
 #include "weft/moe/permute.h"
@@ -70,6 +71,8 @@ const std::vector<Example>& all() {
        [](const std::string&) { return gemm::mma_tile(dtypes::float16); }, true},
       {"mma_gemm", "D = A*B, 1024^3 bfloat16 on NVIDIA tensor cores, on the tile layer: 2x4 warps, mma.sync m16n8k16, swizzle_64b shared tiles filled by 16-byte cp.async in 2 stages, 128x128 tiles",
        [](const std::string&) { return gemm::mma_gemm(1024, 1024, 1024, dtypes::bfloat16); }},
+      {"hopper_gemm", "C = A*B^T, bf16 in, fp32 accumulate, bf16 out, run-time M, N, K, on sm_90a: a producer warpgroup issues TMA loads into a 4-stage mbarrier ring, two consumer warpgroups issue m64n256k16 wgmmas, 128x256 blocks in L2-grouped order (runnable on cuda, sm_90)",
+       [](const std::string&) { return gemm::hopper_gemm(dtypes::bfloat16); }, true},
       {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id",
        [](const std::string&) { return add_one_flat(); }},
       {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", [](const std::string&) { return matmul_tiled(); }},

@@ -114,7 +114,12 @@ class Linearizer {
     Frame& f = stack_.back();
     const UOp e = f.node;
     if (f.step == 0) {
-      if (emitted_.count(e.node())) return stack_.pop_back();
+      if (emitted_.count(e.node())) {
+        if (conditional_.count(e.node()))
+          throw Error("linearize: " + std::string(op_name(e.op())) + " " + expr_string(e, 80) +
+                      " is both conditional (inside a when) and unconditional (named elsewhere); build two statements");
+        return stack_.pop_back();
+      }
       switch (e.op()) {
         case Op::SINK: case Op::GROUP: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY: case Op::ATOMIC: break;
         case Op::MBARRIER: case Op::WGMMA: case Op::WGMMA_FENCE: case Op::WGMMA_COMMIT: case Op::WGMMA_WAIT: case Op::TMA_LOAD: break;
@@ -132,14 +137,15 @@ class Linearizer {
       // statement itself is written by the renderer inside the branch.
       const UOp& statement = e.src(1);
       if (f.next == 0) return ++f.next, call(Frame::Kind::Value, e.src(0));
-      if (f.next <= statement.src().size()) return call(Frame::Kind::Effect, statement.src(f.next++ - 1));
+      if (f.next <= statement.src().size()) {
+        const UOp& s = statement.src(f.next++ - 1);
+        return call(statement_source_kind(statement, s), s);
+      }
       emitted_.insert(statement.node());
+      conditional_.insert(statement.node());
     } else if (e.op() != Op::END && f.next < e.src().size()) {
       const UOp s = e.src(f.next++);
-      // A statement's effect sources are its predecessors (CUSTOM's follow its operands).
-      const bool effect_sources = e.op() == Op::SINK || e.op() == Op::GROUP || opsets::sync.contains(e.op()) ||
-                                  (s.is_effect() && !s.is_valued_effect());
-      return call(effect_sources ? Frame::Kind::Effect : Frame::Kind::Value, s);
+      return call(statement_source_kind(e, s), s);
     }
     if (e.op() == Op::ATOMIC) {  // an effect with a value: written once, where the effects or a use reach it first
       scopes_.back().insert(e.node());
@@ -151,10 +157,18 @@ class Linearizer {
     stack_.pop_back();
   }
 
-  // resolve_when leaves WHEN only around one synchronization statement (a branch on a
+  // A statement's effect sources are its predecessors; CUSTOM's and the Hopper statements' follow
+  // their value operands.
+  static Frame::Kind statement_source_kind(const UOp& statement, const UOp& s) {
+    const bool effect_source = statement.op() == Op::SINK || statement.op() == Op::GROUP || opsets::sync.contains(statement.op()) ||
+                               (s.is_effect() && !s.is_valued_effect());
+    return effect_source ? Frame::Kind::Effect : Frame::Kind::Value;
+  }
+
+  // resolve_when leaves WHEN only around one synchronization or Hopper statement (a branch on a
   // wave-uniform condition); anything else reaching here is a pipeline bug, reported as such.
   void check_branch(const UOp& when) {
-    if (when.src().size() != 2 || !opsets::sync.contains(when.src(1).op()))
+    if (when.src().size() != 2 || !(opsets::sync.contains(when.src(1).op()) || opsets::hopper.contains(when.src(1).op())))
       throw Error("linearize: WHEN " + expr_string(when, 80) + " is not a branch around one synchronization statement (resolve_when runs first)");
     if (emitted_.count(when.src(1).node()))
       throw Error("linearize: " + std::string(op_name(when.src(1).op())) + " is both conditional (inside when(" + expr_string(when.src(0), 60) +
@@ -234,6 +248,7 @@ class Linearizer {
   std::vector<Frame> stack_;
   std::vector<LinearOp> out_;
   std::unordered_set<const Node*> emitted_;
+  std::unordered_set<const Node*> conditional_;  // statements written inside a WHEN branch
   std::vector<std::unordered_set<const Node*>> scopes_;
   std::vector<UOp> loops_;
 };

@@ -5,15 +5,25 @@
 // store; NVIDIA: an `if` around a store).
 //
 // Synchronization statements (opsets::sync: barriers, waits, priority changes, scheduling hints)
-// cannot be predicated: a scalar instruction such as s_barrier runs whatever EXEC holds. Where
-// `cond` is wave-uniform (the same in every lane of a wave: it depends only on WARP ranges,
-// workgroup ids, loop ranges, constants and kernel variables) each becomes WHEN(cond, statement),
-// which the renderers turn into a real branch taken by whole waves (HipKittens' ping-pong
-// stagger). Elsewhere they are an error, as are async copies and inline statements, and values
-// that need every lane (lane operations, reductions across threads).
+// cannot be predicated: a scalar instruction such as s_barrier runs whatever EXEC holds. Nor can
+// Hopper's statements (opsets::hopper): wgmma is issued by a whole warpgroup, an mbarrier wait
+// spins. Where `cond` is wave-uniform (the same in every lane of a wave: it depends only on WARP
+// ranges, workgroup ids, loop ranges, constants and kernel variables) each becomes WHEN(cond,
+// statement), which the renderers turn into a real branch taken by whole waves (HipKittens'
+// ping-pong stagger, a Hopper GEMM's producer and consumer warpgroups). A Hopper statement's value
+// operands (addresses, parities) are guarded like any value of the region. Elsewhere these are an
+// error, as are async copies and inline statements, and values that need every lane (lane
+// operations, reductions across threads).
 //
-// Effects the region depends on through AFTER lie outside it and keep their own guards.
+// The region holds the effects `when` lists and, inside each loop it holds, every effect of the
+// loop's body (those that depend on the loop's range: a producer loop's wait, expect and copies).
+// Other effects the region reaches, through AFTER or a statement's predecessors, lie outside it
+// and keep their own guards (the barrier after an mbarrier_init, say). An AFTER or predecessor
+// naming one of the region's own effects refers to its guarded version, whatever the order of the
+// list, so that no effect of the region is also written unguarded.
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "graph_utils.h"
 #include "weft/dsl/builder.h"
@@ -25,7 +35,9 @@ namespace {
 
 class Guard {
  public:
-  explicit Guard(UOp cond) : cond_(std::move(cond)) {}
+  Guard(const UOp& when, OpenRanges& open) : cond_(when.src(0)), open_(open) {
+    for (size_t i = 1; i < when.src().size(); ++i) collect(when.src(i), {});
+  }
 
   // Each effect of the region rewritten once; a statement that names an effect of the region as
   // its predecessor (barrier({st})) then follows the guarded one, never the unguarded original.
@@ -51,7 +63,7 @@ class Guard {
       case Op::WHEN:  // a synchronization statement under an inner uniform condition
         return branch(e.src(1), e.src(0) & cond_);
       default:
-        if (opsets::sync.contains(e.op())) return branch(e, cond_);
+        if (opsets::sync.contains(e.op()) || opsets::hopper.contains(e.op())) return branch(e, cond_);
         throw Error("resolve_when: " + std::string(op_name(e.op())) + " " + expr_string(e, 80) +
                     " inside when(" + expr_string(cond_, 60) + ", ...): not every thread would reach it; move it out of the region");
     }
@@ -64,8 +76,10 @@ class Guard {
                   ", ...): not every thread would reach it; the condition is not wave-uniform (it depends on " + *lane_varying +
                   "); a synchronization statement may depend only on WARP ranges, workgroup ids, loop ranges, constants and kernel variables");
     std::vector<UOp> src = statement.src();
-    for (UOp& p : src)
-      if (auto it = effects_.find(p.node()); it != effects_.end()) p = it->second;
+    for (UOp& p : src) {
+      if (!p.is_effect() || p.is_valued_effect()) p = value(p);  // a Hopper statement's operand
+      else if (members_.count(p.node())) p = effect(p);
+    }
     return UOp::make(Op::WHEN, dtypes::void_, {cond, statement.with_src(std::move(src))});
   }
 
@@ -96,25 +110,35 @@ class Guard {
   // The index with its address computed from guarded values and `cond` joined to its validity.
   UOp access(const UOp& index) {
     std::vector<UOp> src = index.src();
-    for (size_t i = 1; i < src.size(); ++i) src[i] = value(src[i]);
+    for (UOp& s : src) s = value(s);  // the buffer too: an AFTER may name the region's effects
     if (src.size() > 2) src[2] = src[2] & cond_;
     else src.push_back(cond_);
     return index.with_src(std::move(src));
   }
 
-  // A value with every load (and atomic) below it guarded. Buffers and ranges are left alone;
-  // so are the effects an AFTER names (they are not part of the region).
+  // A value with every load (and atomic) below it guarded. Ranges are left alone; so are the
+  // effects an AFTER names outside the region, while those of the region are its guarded ones.
   UOp value(const UOp& v) {
     if (auto it = memo_.find(v.node()); it != memo_.end()) return it->second;
     UOp out = v;
     switch (v.op()) {
-      case Op::CONST: case Op::DEFINE_VAR: case Op::RANGE: case Op::SPECIAL: case Op::PLACEHOLDER: case Op::AFTER: break;
+      case Op::CONST: case Op::DEFINE_VAR: case Op::RANGE: case Op::SPECIAL: case Op::PLACEHOLDER: break;
+      case Op::AFTER: {  // the buffer as it is after effects: the region's own are the guarded ones
+        std::vector<UOp> src = v.src();
+        for (size_t i = 1; i < src.size(); ++i)
+          if (members_.count(src[i].node())) src[i] = effect(src[i]);
+        out = v.with_src(std::move(src));
+        break;
+      }
       case Op::LOAD:
       case Op::ATOMIC: {
         // A masked lane would still feed the others of its 16-lane group their values.
         if (is_transposed_read(v)) outside(v, "a transposing LDS read needs every lane of its 16-lane group");
         std::vector<UOp> src = v.src();
-        src[0] = access(src[0]);
+        // A register read is harmless where `cond` fails and feeds only guarded effects; masking
+        // its index would make it dynamic and move a register array (a wgmma accumulator, say)
+        // to memory.
+        src[0] = v.op() == Op::LOAD && in_registers(src[0]) ? value(src[0]) : access(src[0]);
         for (size_t i = 1; i < src.size(); ++i) src[i] = value(src[i]);
         out = v.with_src(std::move(src));
         break;
@@ -131,7 +155,7 @@ class Guard {
         break;
       }
       default: {
-        if (v.is_effect() || v.is_buffer()) break;
+        if (v.is_effect()) break;  // a buffer view's sources are buffers and sizes: AFTERs are mapped
         std::vector<UOp> src = v.src();
         for (UOp& s : src) s = value(s);
         out = v.with_src(std::move(src));
@@ -141,12 +165,64 @@ class Guard {
     return out;
   }
 
+  static bool in_registers(const UOp& index) {
+    const UOp root = buffer_root(index.src(0));
+    return root && root.arg_as<BufferArg>().space == AddrSpace::REG;
+  }
+
   [[noreturn]] void outside(const UOp& v, const std::string& why) {
     throw Error("resolve_when: " + std::string(op_name(v.op())) + " " + expr_string(v, 80) + " inside when(" + expr_string(cond_, 60) +
                 ", ...): " + why + "; compute it outside the region");
   }
 
+  // The region's effects (see the top of this file): `e` and, for a loop, its body's effects
+  // inside any of `loops`.
+  void collect(const UOp& e, std::vector<UOp> loops) {
+    if (!members_.insert(e.node()).second) return;
+    switch (e.op()) {
+      case Op::END:
+        for (size_t i = 1; i < e.src().size(); ++i) loops.push_back(e.src(i));
+        return collect(e.src(0), loops);
+      case Op::GROUP:
+        for (const UOp& s : e.src()) collect(s, loops);
+        return;
+      default:
+        for (const UOp& p : predecessors(e))
+          if (inside(p, loops)) collect(p, loops);
+    }
+  }
+
+  bool inside(const UOp& effect, const std::vector<UOp>& loops) {
+    const std::vector<UOp>& open = open_.of(effect);
+    for (const UOp& r : loops)
+      if (std::any_of(open.begin(), open.end(), [&](const UOp& o) { return o.same(r); })) return true;
+    return false;
+  }
+
+  // The effects `e` comes after: its effect sources and those its values' AFTERs name.
+  static std::vector<UOp> predecessors(const UOp& e) {
+    std::vector<UOp> out, values;
+    for (const UOp& s : e.src()) (s.is_effect() && !s.is_valued_effect() ? out : values).push_back(s);
+    std::vector<const Node*> seen;
+    while (!values.empty()) {
+      const UOp v = values.back();
+      values.pop_back();
+      if (std::find(seen.begin(), seen.end(), v.node()) != seen.end()) continue;
+      seen.push_back(v.node());
+      if (v.is_effect() && !v.is_valued_effect()) continue;
+      if (v.op() == Op::AFTER) {
+        for (size_t i = 1; i < v.src().size(); ++i) out.push_back(v.src(i));
+        values.push_back(v.src(0));
+        continue;
+      }
+      for (const UOp& s : v.src()) values.push_back(s);
+    }
+    return out;
+  }
+
   UOp cond_;
+  OpenRanges& open_;
+  std::unordered_set<const Node*> members_;
   std::unordered_map<const Node*, UOp> memo_;
   std::unordered_map<const Node*, UOp> effects_;
 };
@@ -154,9 +230,10 @@ class Guard {
 }  // namespace
 
 UOp resolve_when(const UOp& kernel) {
-  return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
+  OpenRanges open;
+  return transform(kernel, [&](const UOp&, const UOp& u) -> std::optional<UOp> {
     if (u.op() != Op::WHEN) return std::nullopt;
-    Guard guard(u.src(0));
+    Guard guard(u, open);
     std::vector<UOp> effects;
     for (size_t i = 1; i < u.src().size(); ++i) effects.push_back(guard.effect(u.src(i)));
     return effects.size() == 1 ? effects[0] : group(effects);

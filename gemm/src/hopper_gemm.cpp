@@ -1,0 +1,143 @@
+#include "weft/gemm/hopper_gemm.h"
+
+#include "host_matrix.h"
+#include "weft/gemm/block_gemm.h"
+#include "weft/kernels/layout_expr.h"
+#include "weft/kernels/layouts.h"
+#include "weft/kernels/tiles.h"
+
+namespace weft::gemm {
+
+namespace {
+
+using S = HopperGemmShape;
+constexpr const char* kArch = "sm_90";
+
+// The block (row, column) of linear block id `id`, in L2-friendly order: groups of group_rows
+// block rows (fewer in the last group), walked column by column, so that the blocks running at
+// once share A's rows and B's columns in L2.
+std::pair<UOp, UOp> grouped_block(const UOp& id, const UOp& tiles_m, const UOp& tiles_n) {
+  const UOp per_group = tiles_n * S::group_rows;
+  const UOp first_row = (id / per_group) * S::group_rows;
+  const UOp rows = min(tiles_m - first_row, constant(Wide(S::group_rows)));
+  const UOp in_group = id % per_group;
+  return {first_row + in_group % rows, in_group / rows};
+}
+
+// Shared memory: `stages` copies of a rows x k_step tile in the 128-byte swizzle (TMA writes it,
+// wgmma reads it through descriptors: 8-row groups of 1024 bytes, 16-byte chunks of a row XORed
+// with the row's index in its group).
+constexpr MatrixLayoutArg kSwizzled{16, 1024, WgmmaSwizzle::B128};
+
+struct Ring {
+  UOp a, b;          // LOCAL bf16: stages x block_m x k_step, stages x block_n x k_step
+  UOp full, empty;   // LOCAL uint64: one mbarrier per stage each
+  static constexpr int64_t a_stage = S::block_m * S::k_step, b_stage = S::block_n * S::k_step;
+  static constexpr int64_t stage_bytes = (a_stage + b_stage) * 2;
+};
+
+Ring make_ring() {
+  return {alloc_shared({S::stages * Ring::a_stage}, dtypes::bfloat16), alloc_shared({S::stages * Ring::b_stage}, dtypes::bfloat16),
+          alloc_shared({S::stages}, dtypes::uint64), alloc_shared({S::stages}, dtypes::uint64)};
+}
+
+// full[s]: one arrival (the producer's expect_tx) plus the TMA bytes; empty[s]: every consumer
+// thread. The barrier publishes the initialized mbarriers to every thread.
+UOp init_ring(const Ring& ring) {
+  std::vector<UOp> inits;
+  for (int64_t s = 0; s < S::stages; ++s) {
+    inits.push_back(mbarrier_init(ring.full[constant(Wide(s))], 1));
+    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], S::consumers * S::warpgroup));
+  }
+  return barrier({group(inits)});
+}
+
+// The stage of K step `ks` and the parity of its use: step ks is the (ks / stages)-th use of its
+// stage, and an mbarrier's phases alternate in parity from 0.
+struct StageUse {
+  UOp stage, parity;
+};
+StageUse stage_use(const UOp& ks) { return {ks % S::stages, ((ks / S::stages) % 2).cast(dtypes::int32)}; }
+
+// The producer's loop: each K step waits until the stage's previous contents were consumed (the
+// first use of each stage waits for parity 1, which a fresh mbarrier reports complete), then
+// loads A's and B's boxes into it.
+UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, const tile::gl& b, const UOp& row0, const UOp& col0,
+            const UOp& steps, const UOp& ready) {
+  const UOp ks = wg.range(steps, AxisType::LOOP);
+  const auto [stage, parity] = stage_use(ks);
+  const UOp freed = mbarrier_wait(ring.empty[stage], parity ^ 1, {ready});
+  const UOp expect = mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(Ring::stage_bytes), dtypes::int32), {freed});
+  const UOp k0 = (ks * S::k_step).cast(dtypes::int32);
+  const UOp load_a = tma_load(ring.a[stage * Ring::a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, S::block_m, S::k_step,
+                              WgmmaSwizzle::B128, {expect});
+  const UOp load_b = tma_load(ring.b[stage * Ring::b_stage], b.buffer, ring.full[stage], col0.cast(dtypes::int32), k0, S::block_n, S::k_step,
+                              WgmmaSwizzle::B128, {expect});
+  return group({freed, expect, load_a, load_b}).end({ks});
+}
+
+// A consumer's loop: wait for the stage, four m64n256k16 MMAs on its 64 rows of A, wait for them
+// and release the stage. Returns the loop; the accumulator holds the block after it.
+UOp consume(const tile::Workgroup& wg, const Ring& ring, const UOp& accumulator, const UOp& consumer, const UOp& steps, const UOp& ready) {
+  const UOp j = wg.range(S::block_n / 2, AxisType::UNROLL);
+  const UOp zero = accumulator[j].store(constant(0.0, dtypes::float32)).end({j});
+  const UOp ks = wg.range(steps, AxisType::LOOP);
+  const auto [stage, parity] = stage_use(ks);
+  const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready, zero});
+  const UOp fence = wgmma_fence({landed});
+  const UOp kk = wg.range(S::k_step / 16, AxisType::UNROLL);
+  // K step kk of 16 starts 32 bytes into each 128-byte row: the descriptor's start moves, the
+  // swizzle (a function of the address bits) stays the hardware's.
+  const UOp a_at = ring.a.after({landed})[stage * Ring::a_stage + consumer * (64 * S::k_step) + kk * 16];
+  const UOp b_at = ring.b.after({landed})[stage * Ring::b_stage + kk * 16];
+  const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, dtypes::bfloat16, kSwizzled, kSwizzled, {fence}).end({kk});
+  const UOp done = wgmma_wait(0, {wgmma_commit({mma})});
+  return mbarrier_arrive(ring.empty[stage], {done}).end({ks});
+}
+
+// The consumer's 64 x 256 accumulator into C, converted to C's dtype, inside C only.
+UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const UOp& accumulator, const UOp& finished, const UOp& row0, const UOp& col0) {
+  const UOp r = wg.range(S::block_n / 2, AxisType::UNROLL);
+  const UOp thread = wg.wave_row() * wg.wave_size() + wg.lane();  // in the warpgroup
+  const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(S::block_n), thread, r);
+  const UOp at_row = row0 + row, at_col = col0 + col;
+  const UOp value = accumulator.after({finished})[r].load().cast(c.buffer.dtype());
+  return c.buffer[{at_row, at_col}].store(value, (at_row < c.rows) & (at_col < c.cols)).end({r});
+}
+
+}  // namespace
+
+UOp hopper_gemm(DType output) {
+  if (output != dtypes::bfloat16 && output != dtypes::float32) throw Error("hopper_gemm: the output is bfloat16 or float32, not " + output.name());
+  const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", 8, 1 << 20);
+  const tile::gl c = tile::global(0, m, n, output), a = tile::global(1, m, k, dtypes::bfloat16), b = tile::global(2, n, k, dtypes::bfloat16);
+  const UOp tiles_m = tiles_of(m, S::block_m), tiles_n = tiles_of(n, S::block_n), steps = tiles_of(k, S::k_step);
+  // A warpgroup is 4 consecutive warps of the block. The block's dimensions are the lane (x), the
+  // wave grid's rows (y) and its columns (z), so warps are numbered row-fastest: a warpgroup is a
+  // column of 4 rows (1 producer + consumers columns).
+  const tile::Workgroup wg(kArch, {tiles_m * tiles_n}, S::warpgroup / 32, 1 + S::consumers, 32);
+  const auto [block_row, block_col] = grouped_block(wg.block(0), tiles_m, tiles_n);
+  const UOp row0 = block_row * S::block_m, col0 = block_col * S::block_n;
+
+  const Ring ring = make_ring();
+  const UOp ready = init_ring(ring);
+  const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, row0, col0, steps, ready)});
+
+  const UOp consumer = wg.wave_col() - 1;
+  const UOp accumulator = placeholder({S::block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  const UOp finished = consume(wg, ring, accumulator, consumer, steps, ready);
+  const UOp stored = store_block(wg, c, accumulator, finished, row0 + consumer * 64, col0);
+  const UOp consumers = when(wg.wave_col() >= 1, {finished, stored});
+  return sink({"hopper_gemm"}, {group({producer, consumers}).end(wg.hardware_ranges())});
+}
+
+RunResult run_hopper_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed,
+                          rt::CompileCache* cache) {
+  if (m < 1 || n < 1 || k < 8 || k % 8)
+    throw Error("hopper_gemm: M, N >= 1 and K >= 8 a multiple of 8; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+  if (device.arch() != "sm_90") throw Error("hopper_gemm: needs an sm_90 (Hopper) device, this one is " + device.arch());
+  if (identity_b && n != k) throw Error("run_hopper_gemm: an identity B needs N == K");
+  return run_transposed_product(device, hopper_gemm(output), m, n, k, output, identity_b, seed, cache);
+}
+
+}  // namespace weft::gemm
