@@ -96,7 +96,7 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
   const rt::OwnedArray c_peer(device, rt::upload(device, dtypes::bfloat16, poison, "C (cuBLAS)"));
   const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(dtypes::bfloat16));
   const rt::DeviceArray args[] = {c, a, b};
-  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}};
+  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, m, n)}};
   r.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);
   Cublas& blas = Cublas::get();
   const auto peer = [&] {

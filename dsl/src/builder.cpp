@@ -605,7 +605,7 @@ UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& aft
 }
 
 UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
-          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after) {
+          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after, const UOp& accumulate) {
   if (n < 8 || n > 256 || n % 8 != 0) fail("WGMMA", "n = " + std::to_string(n) + "; wgmma m64nNk16 takes n from 8 to 256 in steps of 8");
   if (!(input == dtypes::float16 || input == dtypes::bfloat16)) fail("WGMMA", "inputs are float16 or bfloat16, got " + input.name());
   check_indexed("WGMMA", "the accumulator", acc, AddrSpace::REG, {dtypes::float32});
@@ -617,7 +617,10 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
   check_matrix_layout("A", a_layout);
   check_matrix_layout("B", b_layout);
   check_predecessors("WGMMA", after);
-  std::vector<UOp> src{acc, a, b};
+  const UOp scale_d = accumulate ? accumulate : constant(Wide(1), dtypes::bool_);
+  check_value(Op::WGMMA, scale_d);
+  if (!(scale_d.dtype() == dtypes::bool_)) fail("WGMMA", "accumulate is a bool, got " + scale_d.dtype().name() + " " + expr_string(scale_d));
+  std::vector<UOp> src{acc, a, b, scale_d};
   src.insert(src.end(), after.begin(), after.end());
   return UOp::make(Op::WGMMA, dtypes::void_, std::move(src), WgmmaArg{fresh_id(), n, input, a_layout, b_layout});
 }

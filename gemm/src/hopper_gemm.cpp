@@ -52,20 +52,35 @@ UOp init_ring(const Ring& ring) {
   return barrier({group(inits)});
 }
 
-// The stage of K step `ks` and the parity of its use: step ks is the (ks / stages)-th use of its
-// stage, and an mbarrier's phases alternate in parity from 0.
+// The stage of the kernel's K step `step` (counted over every tile the workgroup computes) and
+// the parity of its use: it is the (step / stages)-th use of its stage, and an mbarrier's phases
+// alternate in parity from 0.
 struct StageUse {
   UOp stage, parity;
 };
-StageUse stage_use(const UOp& ks) { return {ks % S::stages, ((ks / S::stages) % 2).cast(dtypes::int32)}; }
+StageUse stage_use(const UOp& step) { return {step % S::stages, ((step / S::stages) % 2).cast(dtypes::int32)}; }
 
-// The producer's loop: each K step waits until the stage's previous contents were consumed (the
-// first use of each stage waits for parity 1, which a fresh mbarrier reports complete), then
-// loads A's and B's boxes into it.
-UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, const tile::gl& b, const UOp& row0, const UOp& col0,
-            const UOp& steps, const UOp& ready) {
-  const UOp ks = wg.range(steps, AxisType::LOOP);
-  const auto [stage, parity] = stage_use(ks);
+// The workgroups' walk over the blocks of C: workgroup w takes blocks w, w + CTAS, w + 2 CTAS, ...
+// (CTAS workgroups, as many as the GPU runs at once), each block's place from grouped_block.
+struct Tiles {
+  UOp count, steps;  // blocks of C; K steps per block
+  UOp tiles_m, tiles_n, ctas;
+  UOp trips(const tile::Workgroup& wg) const { return (count - wg.block(0) + ctas - 1) / ctas; }
+  std::pair<UOp, UOp> origin(const tile::Workgroup& wg, const UOp& trip) const {  // C's (row, column) of the trip's block
+    const auto [row, col] = grouped_block(wg.block(0) + trip * ctas, tiles_m, tiles_n);
+    return {row * S::block_m, col * S::block_n};
+  }
+};
+
+// The producer: for each block and K step, wait until the stage's previous contents were
+// consumed (the first use of each stage waits for parity 1, which a fresh mbarrier reports
+// complete), then load A's and B's boxes into it. It runs ahead of the consumers by up to
+// `stages` steps, into the next block while they store this one.
+UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, const tile::gl& b, const Tiles& tiles, const UOp& ready) {
+  const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
+  const auto [row0, col0] = tiles.origin(wg, trip);
+  const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
+  const auto [stage, parity] = stage_use(trip * tiles.steps + ks);
   const UOp freed = mbarrier_wait(ring.empty[stage], parity ^ 1, {ready});
   const UOp expect = mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(Ring::stage_bytes), dtypes::int32), {freed});
   const UOp k0 = (ks * S::k_step).cast(dtypes::int32);
@@ -73,26 +88,30 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
                               WgmmaSwizzle::B128, {expect});
   const UOp load_b = tma_load(ring.b[stage * Ring::b_stage], b.buffer, ring.full[stage], col0.cast(dtypes::int32), k0, S::block_n, S::k_step,
                               WgmmaSwizzle::B128, {expect});
-  return group({freed, expect, load_a, load_b}).end({ks});
+  return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
 
-// A consumer's loop: wait for the stage, four m64n256k16 MMAs on its 64 rows of A, wait for them
-// and release the stage. Returns the loop; the accumulator holds the block after it.
-UOp consume(const tile::Workgroup& wg, const Ring& ring, const UOp& accumulator, const UOp& consumer, const UOp& steps, const UOp& ready) {
-  const UOp j = wg.range(S::block_n / 2, AxisType::UNROLL);
-  const UOp zero = accumulator[j].store(constant(0.0, dtypes::float32)).end({j});
-  const UOp ks = wg.range(steps, AxisType::LOOP);
-  const auto [stage, parity] = stage_use(ks);
-  const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready, zero});
+// One block's K loop of a consumer: wait for the stage, four m64n256k16 MMAs on its 64 rows of A
+// (the block's first one overwrites the accumulator: no zeroing), commit them as a group, wait
+// until only this group is in flight and release the previous step's stage. Returns the loop
+// followed by the wait for the last group: the accumulator holds the block after it.
+UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumulator, const UOp& consumer, const UOp& trip, const Tiles& tiles,
+                  const UOp& ready) {
+  const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
+  const UOp step = trip * tiles.steps + ks;
+  const auto [stage, parity] = stage_use(step);
+  const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready});
   const UOp fence = wgmma_fence({landed});
   const UOp kk = wg.range(S::k_step / 16, AxisType::UNROLL);
   // K step kk of 16 starts 32 bytes into each 128-byte row: the descriptor's start moves, the
   // swizzle (a function of the address bits) stays the hardware's.
   const UOp a_at = ring.a.after({landed})[stage * Ring::a_stage + consumer * (64 * S::k_step) + kk * 16];
   const UOp b_at = ring.b.after({landed})[stage * Ring::b_stage + kk * 16];
-  const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, dtypes::bfloat16, kSwizzled, kSwizzled, {fence}).end({kk});
-  const UOp done = wgmma_wait(0, {wgmma_commit({mma})});
-  return mbarrier_arrive(ring.empty[stage], {done}).end({ks});
+  const UOp accumulate = (ks > 0) | (kk > 0);
+  const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, dtypes::bfloat16, kSwizzled, kSwizzled, {fence}, accumulate).end({kk});
+  const UOp held = wgmma_wait(1, {wgmma_commit({mma})});
+  const UOp release = when(step > 0, {mbarrier_arrive(ring.empty[stage_use(step - 1).stage], {held})});
+  return wgmma_wait(0, {release.end({ks})});
 }
 
 // The consumer's 64 x 256 accumulator into C, converted to C's dtype, inside C only.
@@ -105,30 +124,42 @@ UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const UOp& accumul
   return c.buffer[{at_row, at_col}].store(value, (at_row < c.rows) & (at_col < c.cols)).end({r});
 }
 
+// A consumer: for each of its blocks, the K loop, then the store of its 64 rows.
+UOp consume(const tile::Workgroup& wg, const Ring& ring, const tile::gl& c, const Tiles& tiles, const UOp& consumer, const UOp& ready) {
+  const UOp accumulator = placeholder({S::block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
+  const auto [row0, col0] = tiles.origin(wg, trip);
+  const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, ready);
+  return store_block(wg, c, accumulator, finished, row0 + consumer * 64, col0).end({trip});
+}
+
 }  // namespace
 
 UOp hopper_gemm(DType output) {
   if (output != dtypes::bfloat16 && output != dtypes::float32) throw Error("hopper_gemm: the output is bfloat16 or float32, not " + output.name());
   const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", 8, 1 << 20);
   const tile::gl c = tile::global(0, m, n, output), a = tile::global(1, m, k, dtypes::bfloat16), b = tile::global(2, n, k, dtypes::bfloat16);
-  const UOp tiles_m = tiles_of(m, S::block_m), tiles_n = tiles_of(n, S::block_n), steps = tiles_of(k, S::k_step);
+  Tiles tiles;
+  tiles.tiles_m = tiles_of(m, S::block_m), tiles.tiles_n = tiles_of(n, S::block_n);
+  tiles.count = tiles.tiles_m * tiles.tiles_n, tiles.steps = tiles_of(k, S::k_step);
+  tiles.ctas = variable("CTAS", 1, 1 << 16).cast(dtypes::index);
   // A warpgroup is 4 consecutive warps of the block. The block's dimensions are the lane (x), the
   // wave grid's rows (y) and its columns (z), so warps are numbered row-fastest: a warpgroup is a
   // column of 4 rows (1 producer + consumers columns).
-  const tile::Workgroup wg(kArch, {tiles_m * tiles_n}, S::warpgroup / 32, 1 + S::consumers, 32);
-  const auto [block_row, block_col] = grouped_block(wg.block(0), tiles_m, tiles_n);
-  const UOp row0 = block_row * S::block_m, col0 = block_col * S::block_n;
+  const tile::Workgroup wg(kArch, {tiles.ctas}, S::warpgroup / 32, 1 + S::consumers, 32);
 
   const Ring ring = make_ring();
   const UOp ready = init_ring(ring);
-  const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, row0, col0, steps, ready)});
-
-  const UOp consumer = wg.wave_col() - 1;
-  const UOp accumulator = placeholder({S::block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
-  const UOp finished = consume(wg, ring, accumulator, consumer, steps, ready);
-  const UOp stored = store_block(wg, c, accumulator, finished, row0 + consumer * 64, col0);
-  const UOp consumers = when(wg.wave_col() >= 1, {finished, stored});
+  const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
+  const UOp consumers = when(wg.wave_col() >= 1, {consume(wg, ring, c, tiles, wg.wave_col() - 1, ready)});
   return sink({"hopper_gemm"}, {group({producer, consumers}).end(wg.hardware_ranges())});
+}
+
+int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n) {
+  const std::optional<int64_t> units = device.compute_units();
+  if (!units) throw Error("hopper_gemm: device " + device.name() + " does not report its multiprocessors (the persistent grid's size)");
+  const int64_t blocks = ((m + S::block_m - 1) / S::block_m) * ((n + S::block_n - 1) / S::block_n);
+  return std::min(blocks, *units);
 }
 
 RunResult run_hopper_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed,
@@ -137,7 +168,7 @@ RunResult run_hopper_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, D
     throw Error("hopper_gemm: M, N >= 1 and K >= 8 a multiple of 8; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
   if (device.arch() != "sm_90") throw Error("hopper_gemm: needs an sm_90 (Hopper) device, this one is " + device.arch());
   if (identity_b && n != k) throw Error("run_hopper_gemm: an identity B needs N == K");
-  return run_transposed_product(device, hopper_gemm(output), m, n, k, output, identity_b, seed, cache);
+  return run_transposed_product(device, hopper_gemm(output), m, n, k, output, identity_b, seed, cache, {{"CTAS", hopper_gemm_ctas(device, m, n)}});
 }
 
 }  // namespace weft::gemm

@@ -121,7 +121,7 @@ RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, i
 
 
 RunResult run_transposed_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType output, bool identity_b,
-                                 uint64_t seed, rt::CompileCache* cache) {
+                                 uint64_t seed, rt::CompileCache* cache, const std::map<std::string, rt::ScalarValue>& more_variables) {
   RunResult r;
   rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
   r.compile = compiled.times();
@@ -139,7 +139,9 @@ RunResult run_transposed_product(rt::Device& device, const UOp& kernel, int64_t 
   const rt::OwnedArray c(device, rt::upload(device, output, std::vector<uint8_t>(static_cast<size_t>(m * n * output.itemsize()), 0xCD), "C"));
   auto t = std::chrono::steady_clock::now();
   const rt::DeviceArray args[] = {c, a, b};
-  compiled.launch(device, args, {{"M", m}, {"N", n}, {"K", k}});
+  std::map<std::string, rt::ScalarValue> variables = more_variables;
+  variables.insert({{"M", m}, {"N", n}, {"K", k}});
+  compiled.launch(device, args, variables);
   device.synchronize();
   r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   const Eigen::MatrixXd got = read_matrix(output, rt::download(device, c), m, n);

@@ -206,6 +206,16 @@ std::string program_string(const LoweredKernel& kernel) {
       out += indent + "end loop r" + std::to_string(u.arg_as<RangeArg>().id) + "\n";
       continue;
     }
+    if (step.kind == LinearOp::Kind::BranchBegin) {
+      out += indent + "if " + ref(u.src(0)) + "\n";
+      indent += "  ";
+      continue;
+    }
+    if (step.kind == LinearOp::Kind::BranchEnd) {
+      if (indent.size() >= 2) indent.resize(indent.size() - 2);
+      out += indent + "end if\n";
+      continue;
+    }
     std::string line = indent;
     if (step.kind != LinearOp::Kind::Effect) {
       const size_t n = next++;

@@ -22,7 +22,7 @@ using CUmodule = void*;
 using CUfunction = void*;
 using CUdeviceptr = unsigned long long;
 using CUevent = void*;
-constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;  // CUdevice_attribute
+constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76, kMultiprocessorCount = 16;  // CUdevice_attribute
 constexpr int kMaxDynamicSharedBytes = 8;                                  // CUfunction_attribute
 constexpr int kNotFound = 500;                                             // CUDA_ERROR_NOT_FOUND
 
@@ -250,6 +250,9 @@ class CudaDevice : public Device {
     check(api.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, device_), "reading the compute capability");
     check(api.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, device_), "reading the compute capability");
     arch_ = "sm_" + std::to_string(major * 10 + minor);
+    int sms = 0;
+    check(api.cuDeviceGetAttribute(&sms, kMultiprocessorCount, device_), "reading the multiprocessor count");
+    multiprocessors_ = sms;
     check(api.cuDevicePrimaryCtxRetain(&context_, device_), "creating the context");
     check(api.cuCtxSetCurrent(context_), "making the context current");
   }
@@ -259,6 +262,8 @@ class CudaDevice : public Device {
   }
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
+
+  std::optional<int64_t> compute_units() const override { return multiprocessors_; }
 
   std::string name() const override { return "cuda:" + std::to_string(index_) + " (" + product_ + ", " + arch_ + ")"; }
   std::string arch() const override { return arch_; }
@@ -329,6 +334,7 @@ class CudaDevice : public Device {
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   std::string product_, arch_;
+  int64_t multiprocessors_ = 0;
   std::unordered_set<CUdeviceptr> allocations_;
 };
 

@@ -57,6 +57,14 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(dtypes::float16), doctest::Contains("bfloat16 or float32, not float16"), Error);
 }
 
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("hopper_gemm on a device that is not sm_90 is an error naming it") {
+  auto emu = rt::open_device("emu:gfx950");
+  CHECK_THROWS_WITH_AS(gemm::run_hopper_gemm(*emu, 128, 128, 64, dtypes::bfloat16, false, 1), doctest::Contains("needs an sm_90"), Error);
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm_ctas(*emu, 128, 128), doctest::Contains("does not report its multiprocessors"), Error);
+}
+#endif
+
 TEST_CASE("hopper_gemm on an H200: identity bit-exact, random, ragged, K = 8 [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
@@ -69,5 +77,11 @@ TEST_CASE("hopper_gemm on an H200: identity bit-exact, random, ragged, K = 8 [cu
   check_hopper_gemm(*dev, 1000, 1030, 72, dtypes::bfloat16);
   // More block rows than one L2 group (8) and a partial last group.
   check_hopper_gemm(*dev, 128 * 11, 256 * 3, 128, dtypes::float32);
+  // More blocks than multiprocessors: each workgroup takes several, the ring's phases running on
+  // across them (one K step a block here, four below).
+  check_hopper_gemm(*dev, 3000, 2100, 64, dtypes::bfloat16);
+  check_hopper_gemm(*dev, 4096, 4096, 256, dtypes::bfloat16);
+  CHECK(gemm::hopper_gemm_ctas(*dev, 4096, 4096) == *dev->compute_units());
+  CHECK(gemm::hopper_gemm_ctas(*dev, 128, 300) == 2);
   CHECK_THROWS_WITH_AS(gemm::run_hopper_gemm(*dev, 64, 64, 12, dtypes::bfloat16, false, 1), doctest::Contains("multiple of 8"), Error);
 }

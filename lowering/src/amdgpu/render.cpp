@@ -96,6 +96,10 @@ class Renderer {
         case LinearOp::Kind::LoopEnd: end_loop(); break;
         case LinearOp::Kind::Value: values_[step.op.node()] = value(step.op); break;
         case LinearOp::Kind::Effect: effect(step.op); break;
+        case LinearOp::Kind::BranchBegin:
+        case LinearOp::Kind::BranchEnd:
+          throw Error("AMDGPU renderer: WHEN " + expr_string(step.op, 80) +
+                      " is a region kept as one branch (it holds Hopper statements, NVIDIA sm_90a only)");
       }
     }
     b_.CreateRetVoid();

@@ -121,6 +121,14 @@ class Renderer {
           break;
         case LinearOp::Kind::Value: value(step.op, body); break;
         case LinearOp::Kind::Effect: effect(step.op, body); break;
+        case LinearOp::Kind::BranchBegin:  // a warp-uniform region (a warp-specialized role)
+          body << indent_ << "if (" << ref(step.op.src(0)) << ") {\n";
+          indent_ += "  ";
+          break;
+        case LinearOp::Kind::BranchEnd:
+          indent_.resize(indent_.size() - 2);
+          body << indent_ << "}\n";
+          break;
       }
     }
     std::ostringstream out;
@@ -781,12 +789,13 @@ class Renderer {
       regs += (i ? ", %" : "%") + std::to_string(i);
       outs += std::string(i ? ", " : "") + "\"+f\"(" + d[i] + ")";
     }
-    // scale-d = 1 (D += A*B; a kernel zeroes its accumulator with stores), A and B unscaled and
+    // scale-d: the `accumulate` operand (D += A*B, or D = A*B where false); A and B unscaled and
     // not transposed: both K-major.
     o << indent_ << "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %" << n + 2 << ", 0;\\n\\twgmma.mma_async.sync.aligned.m64n" << w.n << "k16.f32."
       << in << "." << in << " {" << regs << "}, %" << n << ", %" << n + 1 << ", p, 1, 1, 0, 0;\\n\\t}\"\n"
       << indent_ << "    : " << outs << "\n"
-      << indent_ << "    : \"l\"(" << descriptor(e.src(1), w.a) << "), \"l\"(" << descriptor(e.src(2), w.b) << "), \"r\"(1) : \"memory\");\n";
+      << indent_ << "    : \"l\"(" << descriptor(e.src(1), w.a) << "), \"l\"(" << descriptor(e.src(2), w.b) << "), \"r\"((unsigned)" << ref(e.src(3))
+      << ") : \"memory\");\n";
   }
 
   // After wgmma.wait_group the accumulators are the MMAs' results; an empty asm that "writes"

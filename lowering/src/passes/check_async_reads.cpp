@@ -181,8 +181,13 @@ class Checker {
         i = match_[i];
         continue;
       }
+      if (step.kind == LinearOp::Kind::BranchBegin || step.kind == LinearOp::Kind::BranchEnd) {
+        branch_depth_ += step.kind == LinearOp::Kind::BranchBegin ? 1 : -1;
+        continue;
+      }
       const bool reads = step.kind == LinearOp::Kind::Value && (step.op.op() == Op::LOAD || step.op.op() == Op::ATOMIC) && local_slot(step.op.src(0)) >= 0;
       if (step.kind != LinearOp::Kind::Effect && !reads) continue;
+      if (step.kind == LinearOp::Kind::Effect && branch_depth_ > 0 && opsets::sync.contains(step.op.op())) continue;  // as in run()
       if (step.kind == LinearOp::Kind::Effect && step.op.op() != Op::ASYNC_COPY) ++batch_;
       for (Path& p : paths)
         for (wave_ = 0; wave_ < waves_.size(); ++wave_) {
@@ -328,7 +333,13 @@ class Checker {
       switch (step.kind) {
         case LinearOp::Kind::LoopBegin: s = loop(i, std::move(s)); i = match_[i]; break;
         case LinearOp::Kind::LoopEnd: break;
-        case LinearOp::Kind::Effect: effect(i, step.op, s); break;
+        // A region branch (a warp-specialized role) may not run: its waits and barriers count as
+        // absent, its copies as issued.
+        case LinearOp::Kind::BranchBegin: ++branch_depth_; break;
+        case LinearOp::Kind::BranchEnd: --branch_depth_; break;
+        case LinearOp::Kind::Effect:
+          if (branch_depth_ == 0 || !opsets::sync.contains(step.op.op())) effect(i, step.op, s);
+          break;
         case LinearOp::Kind::Value:
           if ((step.op.op() == Op::LOAD || step.op.op() == Op::ATOMIC) && local_slot(step.op.src(0)) >= 0) read(i, step.op, s);
           break;
@@ -574,6 +585,7 @@ class Checker {
   std::vector<std::pair<UOp, Wide>> env_;
   std::vector<std::unordered_map<const Node*, UOp>> memos_ = std::vector<std::unordered_map<const Node*, UOp>>(1);  // per wave
   std::vector<std::vector<std::pair<UOp, Wide>>> waves_;  // staggered mode: each wave's widx values
+  int branch_depth_ = 0;  // region branches open at the step being checked
   size_t wave_ = 0;
   int64_t batch_ = 0;
   std::map<std::pair<int64_t, int64_t>, Span> batches_;  // (batch, buffer) -> elements written

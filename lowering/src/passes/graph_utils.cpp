@@ -61,6 +61,57 @@ bool depends_on(const UOp& node, const UOp& target) {
   return false;
 }
 
+namespace {
+
+// The effects `e` comes after: its effect sources and those its values' AFTERs name.
+std::vector<UOp> predecessors(const UOp& e) {
+  std::vector<UOp> out, values;
+  for (const UOp& s : e.src()) (s.is_effect() && !s.is_valued_effect() ? out : values).push_back(s);
+  std::unordered_set<const Node*> seen;
+  while (!values.empty()) {
+    const UOp v = values.back();
+    values.pop_back();
+    if (!seen.insert(v.node()).second || (v.is_effect() && !v.is_valued_effect())) continue;
+    if (v.op() == Op::AFTER) {
+      for (size_t i = 1; i < v.src().size(); ++i) out.push_back(v.src(i));
+      values.push_back(v.src(0));
+      continue;
+    }
+    for (const UOp& s : v.src()) values.push_back(s);
+  }
+  return out;
+}
+
+bool inside(const UOp& effect, const std::vector<UOp>& loops, OpenRanges& open) {
+  const std::vector<UOp>& ranges = open.of(effect);
+  for (const UOp& r : loops)
+    if (std::any_of(ranges.begin(), ranges.end(), [&](const UOp& o) { return o.same(r); })) return true;
+  return false;
+}
+
+void collect_region(const UOp& e, std::vector<UOp> loops, OpenRanges& open, std::unordered_set<const Node*>& members) {
+  if (!members.insert(e.node()).second) return;
+  switch (e.op()) {
+    case Op::END:
+      for (size_t i = 1; i < e.src().size(); ++i) loops.push_back(e.src(i));
+      return collect_region(e.src(0), loops, open, members);
+    case Op::GROUP:
+      for (const UOp& s : e.src()) collect_region(s, loops, open, members);
+      return;
+    default:
+      for (const UOp& p : predecessors(e))
+        if (inside(p, loops, open)) collect_region(p, loops, open, members);
+  }
+}
+
+}  // namespace
+
+std::unordered_set<const Node*> when_region(const UOp& when, OpenRanges& open) {
+  std::unordered_set<const Node*> members;
+  for (size_t i = 1; i < when.src().size(); ++i) collect_region(when.src(i), {}, open, members);
+  return members;
+}
+
 UOp buffer_root(const UOp& buffer) {
   UOp b = buffer;
   while (b.op() != Op::PLACEHOLDER) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "weft/dsl/uop.h"
@@ -26,6 +27,11 @@ class OpenRanges {
 };
 
 bool depends_on(const UOp& node, const UOp& target);
+
+// The effects of a WHEN's region: those it lists and, inside each loop it holds, every effect of
+// the loop's body (those that depend on the loop's range). Other effects the region's effects come
+// after (their predecessors, the effects their values' AFTERs name) lie outside it.
+std::unordered_set<const Node*> when_region(const UOp& when, OpenRanges& open);
 
 // The PLACEHOLDER under views and AFTERs of a buffer; a null UOp if there is none.
 UOp buffer_root(const UOp& buffer);

@@ -5,8 +5,11 @@
 // an effect is written once, after the effects it depends on (through AFTER); an END opens its
 // loop, writes its body and closes it; a value is written where it is first used in each loop
 // scope and reused inside that scope. Effects a loop body depends on that do not lie in the loop
-// are written before the loop opens.
+// are written before the loop opens. A WHEN region that resolve_when kept whole (a warp-specialized
+// role) is written the same way: what it depends on outside it, then BranchBegin, its effects in a
+// scope of their own, BranchEnd.
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "graph_utils.h"
@@ -41,6 +44,7 @@ class Linearizer {
       switch (stack_.back().kind) {
         case Frame::Kind::Effect: resume_effect(); break;
         case Frame::Kind::Loop: resume_loop(); break;
+        case Frame::Kind::Branch: resume_branch(); break;
         case Frame::Kind::Value: resume_value(); break;
       }
     }
@@ -49,12 +53,13 @@ class Linearizer {
 
  private:
   struct Frame {
-    enum class Kind { Effect, Loop, Value };
+    enum class Kind { Effect, Loop, Branch, Value };
     Kind kind = Kind::Effect;
     UOp node;
     int step = 0;          // where the call resumes
     size_t next = 0;       // the next source (or dependency) to visit
-    std::vector<UOp> deps;  // Loop: the effects its body depends on
+    std::vector<UOp> deps;  // Loop, Branch: the effects its body depends on
+    std::unordered_set<const Node*> region;  // Branch: the effects of its region
   };
 
   bool defined(const UOp& v) const {
@@ -115,15 +120,21 @@ class Linearizer {
     const UOp e = f.node;
     if (f.step == 0) {
       if (emitted_.count(e.node())) {
-        if (conditional_.count(e.node()))
+        if (auto it = branch_of_.find(e.node()); it != branch_of_.end() && std::find(branches_.begin(), branches_.end(), it->second) == branches_.end())
           throw Error("linearize: " + std::string(op_name(e.op())) + " " + expr_string(e, 80) +
-                      " is both conditional (inside a when) and unconditional (named elsewhere); build two statements");
+                      " is both conditional (inside a when) and named outside it; build two statements");
         return stack_.pop_back();
       }
       switch (e.op()) {
         case Op::SINK: case Op::GROUP: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY: case Op::ATOMIC: break;
         case Op::MBARRIER: case Op::WGMMA: case Op::WGMMA_FENCE: case Op::WGMMA_COMMIT: case Op::WGMMA_WAIT: case Op::TMA_LOAD: break;
-        case Op::WHEN: check_branch(e); break;
+        case Op::WHEN:
+          if (!around_one_statement(e)) {
+            f.step = 1;
+            return call(Frame::Kind::Branch, e);
+          }
+          check_branch(e);
+          break;
         case Op::END:
           f.step = 1;
           return call(Frame::Kind::Loop, e);
@@ -132,7 +143,7 @@ class Linearizer {
       }
       f.step = 1;
     }
-    if (e.op() == Op::WHEN) {
+    if (e.op() == Op::WHEN && around_one_statement(e)) {
       // A branch around one statement: the condition, then the statement's predecessors; the
       // statement itself is written by the renderer inside the branch.
       const UOp& statement = e.src(1);
@@ -142,19 +153,63 @@ class Linearizer {
         return call(statement_source_kind(statement, s), s);
       }
       emitted_.insert(statement.node());
-      conditional_.insert(statement.node());
-    } else if (e.op() != Op::END && f.next < e.src().size()) {
+      branch_of_[statement.node()] = next_branch_++;  // a branch that is never open again
+    } else if (e.op() != Op::END && e.op() != Op::WHEN && f.next < e.src().size()) {
       const UOp s = e.src(f.next++);
       return call(statement_source_kind(e, s), s);
     }
     if (e.op() == Op::ATOMIC) {  // an effect with a value: written once, where the effects or a use reach it first
       scopes_.back().insert(e.node());
       out_.push_back({LinearOp::Kind::Value, e});
-    } else if (e.op() != Op::SINK && e.op() != Op::GROUP && e.op() != Op::END) {
+    } else if (e.op() != Op::SINK && e.op() != Op::GROUP && e.op() != Op::END && !(e.op() == Op::WHEN && !around_one_statement(e))) {
       out_.push_back({LinearOp::Kind::Effect, e});
     }
     emitted_.insert(e.node());
+    if (!branches_.empty()) branch_of_[e.node()] = branches_.back();
     stack_.pop_back();
+  }
+
+  // resolve_when leaves two kinds of WHEN: a branch around one synchronization or Hopper statement
+  // (an effect the renderer writes as `if (cond) statement`), and a region of whole loops and
+  // statements (a warp-specialized role), written as BranchBegin, its effects, BranchEnd.
+  static bool around_one_statement(const UOp& when) {
+    return when.src().size() == 2 && (opsets::sync.contains(when.src(1).op()) || opsets::hopper.contains(when.src(1).op()));
+  }
+
+  // A region branch opens (after the effects its region depends on that lie outside it, and its
+  // condition), writes the region's effects in a scope of its own and closes.
+  void resume_branch() {
+    Frame& f = stack_.back();
+    const UOp when = f.node;
+    switch (f.step) {
+      case 0:
+        f.region = when_region(when, open_);
+        for (size_t i = 1; i < when.src().size(); ++i)
+          for (const UOp& d : dependencies(when.src(i)))
+            if (!f.region.count(d.node())) f.deps.push_back(d);
+        f.step = 1;
+        [[fallthrough]];
+      case 1:
+        while (f.next < f.deps.size()) {
+          const UOp d = f.deps[f.next++];
+          if (in_open_loops(d)) return call(Frame::Kind::Effect, d);
+        }
+        f.step = 2;
+        return call(Frame::Kind::Value, when.src(0));
+      case 2:
+        out_.push_back({LinearOp::Kind::BranchBegin, when});
+        branches_.push_back(next_branch_++);
+        scopes_.emplace_back();
+        f.next = 1;
+        f.step = 3;
+        [[fallthrough]];
+      case 3:
+        if (f.next < when.src().size()) return call(Frame::Kind::Effect, when.src(f.next++));
+        scopes_.pop_back();
+        branches_.pop_back();
+        out_.push_back({LinearOp::Kind::BranchEnd, when});
+        stack_.pop_back();
+    }
   }
 
   // A statement's effect sources are its predecessors; CUSTOM's and the Hopper statements' follow
@@ -165,11 +220,9 @@ class Linearizer {
     return effect_source ? Frame::Kind::Effect : Frame::Kind::Value;
   }
 
-  // resolve_when leaves WHEN only around one synchronization or Hopper statement (a branch on a
+  // A branch around one synchronization or Hopper statement (a branch on a
   // wave-uniform condition); anything else reaching here is a pipeline bug, reported as such.
   void check_branch(const UOp& when) {
-    if (when.src().size() != 2 || !(opsets::sync.contains(when.src(1).op()) || opsets::hopper.contains(when.src(1).op())))
-      throw Error("linearize: WHEN " + expr_string(when, 80) + " is not a branch around one synchronization statement (resolve_when runs first)");
     if (emitted_.count(when.src(1).node()))
       throw Error("linearize: " + std::string(op_name(when.src(1).op())) + " is both conditional (inside when(" + expr_string(when.src(0), 60) +
                   ", ...)) and unconditional (named elsewhere); build two statements");
@@ -248,7 +301,11 @@ class Linearizer {
   std::vector<Frame> stack_;
   std::vector<LinearOp> out_;
   std::unordered_set<const Node*> emitted_;
-  std::unordered_set<const Node*> conditional_;  // statements written inside a WHEN branch
+  // The branch each effect written inside one belongs to (numbered as opened), and the branches
+  // open now: an effect of a closed branch named again is an error, not an effect skipped.
+  std::unordered_map<const Node*, size_t> branch_of_;
+  std::vector<size_t> branches_;
+  size_t next_branch_ = 0;
   std::vector<std::unordered_set<const Node*>> scopes_;
   std::vector<UOp> loops_;
 };

@@ -16,11 +16,16 @@
 // operations, reductions across threads).
 //
 // The region holds the effects `when` lists and, inside each loop it holds, every effect of the
-// loop's body (those that depend on the loop's range: a producer loop's wait, expect and copies).
-// Other effects the region reaches, through AFTER or a statement's predecessors, lie outside it
-// and keep their own guards (the barrier after an mbarrier_init, say). An AFTER or predecessor
-// naming one of the region's own effects refers to its guarded version, whatever the order of the
-// list, so that no effect of the region is also written unguarded.
+// loop's body (when_region, graph_utils.h). Other effects the region reaches, through AFTER or a
+// statement's predecessors, lie outside it and keep their own guards (the barrier after an
+// mbarrier_init, say). An AFTER or predecessor naming one of the region's own effects refers to
+// its guarded version, whatever the order of the list, so that no effect of the region is also
+// written unguarded.
+//
+// A region on a wave-uniform condition that holds a Hopper statement (a warp-specialized role:
+// the producer's TMA loop, a consumer's wgmma loop) is not rewritten: it stays WHEN(cond,
+// effects...), which linearize writes as one branch around the whole region. ptxas serializes
+// wgmma instructions that sit in branches of their own, and a role is one branch in any case.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -35,8 +40,14 @@ namespace {
 
 class Guard {
  public:
-  Guard(const UOp& when, OpenRanges& open) : cond_(when.src(0)), open_(open) {
-    for (size_t i = 1; i < when.src().size(); ++i) collect(when.src(i), {});
+  Guard(const UOp& when, OpenRanges& open) : cond_(when.src(0)), members_(when_region(when, open)) {}
+
+  // A region on a wave-uniform condition holding a Hopper statement stays one branch.
+  bool one_branch() const {
+    if (varying_part(cond_)) return false;
+    for (const Node* n : members_)
+      if (opsets::hopper.contains(n->op)) return true;
+    return false;
   }
 
   // Each effect of the region rewritten once; a statement that names an effect of the region as
@@ -175,53 +186,7 @@ class Guard {
                 ", ...): " + why + "; compute it outside the region");
   }
 
-  // The region's effects (see the top of this file): `e` and, for a loop, its body's effects
-  // inside any of `loops`.
-  void collect(const UOp& e, std::vector<UOp> loops) {
-    if (!members_.insert(e.node()).second) return;
-    switch (e.op()) {
-      case Op::END:
-        for (size_t i = 1; i < e.src().size(); ++i) loops.push_back(e.src(i));
-        return collect(e.src(0), loops);
-      case Op::GROUP:
-        for (const UOp& s : e.src()) collect(s, loops);
-        return;
-      default:
-        for (const UOp& p : predecessors(e))
-          if (inside(p, loops)) collect(p, loops);
-    }
-  }
-
-  bool inside(const UOp& effect, const std::vector<UOp>& loops) {
-    const std::vector<UOp>& open = open_.of(effect);
-    for (const UOp& r : loops)
-      if (std::any_of(open.begin(), open.end(), [&](const UOp& o) { return o.same(r); })) return true;
-    return false;
-  }
-
-  // The effects `e` comes after: its effect sources and those its values' AFTERs name.
-  static std::vector<UOp> predecessors(const UOp& e) {
-    std::vector<UOp> out, values;
-    for (const UOp& s : e.src()) (s.is_effect() && !s.is_valued_effect() ? out : values).push_back(s);
-    std::vector<const Node*> seen;
-    while (!values.empty()) {
-      const UOp v = values.back();
-      values.pop_back();
-      if (std::find(seen.begin(), seen.end(), v.node()) != seen.end()) continue;
-      seen.push_back(v.node());
-      if (v.is_effect() && !v.is_valued_effect()) continue;
-      if (v.op() == Op::AFTER) {
-        for (size_t i = 1; i < v.src().size(); ++i) out.push_back(v.src(i));
-        values.push_back(v.src(0));
-        continue;
-      }
-      for (const UOp& s : v.src()) values.push_back(s);
-    }
-    return out;
-  }
-
   UOp cond_;
-  OpenRanges& open_;
   std::unordered_set<const Node*> members_;
   std::unordered_map<const Node*, UOp> memo_;
   std::unordered_map<const Node*, UOp> effects_;
@@ -234,6 +199,7 @@ UOp resolve_when(const UOp& kernel) {
   return transform(kernel, [&](const UOp&, const UOp& u) -> std::optional<UOp> {
     if (u.op() != Op::WHEN) return std::nullopt;
     Guard guard(u, open);
+    if (guard.one_branch()) return std::nullopt;  // linearize writes it as one branch
     std::vector<UOp> effects;
     for (size_t i = 1; i < u.src().size(); ++i) effects.push_back(guard.effect(u.src(i)));
     return effects.size() == 1 ? effects[0] : group(effects);

@@ -150,8 +150,11 @@ UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& aft
 //   pending; only then may the accumulator be read (order the reads after it with .after()).
 //   wgmma_fence also makes this thread's earlier shared-memory writes visible to the MMAs (the
 //   async proxy: fence.proxy.async); put a barrier() after it when other threads wrote the tiles.
+//   `accumulate` (a wave-uniform bool value; null: true) is the MMA's scale-d: where false,
+//   acc = A * B, the accumulator's old contents ignored (the first K step of a tile, with no
+//   zeroing stores).
 UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
-          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after = {});
+          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after = {}, const UOp& accumulate = UOp());
 // TMA (cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes): the first thread of the
 // workgroup copies the box of `box.rows` x `box.cols` elements of the 2-D GLOBAL buffer `tensor`
 // (row-major, its shape [rows, cols]; cols * itemsize a multiple of 16 bytes) whose first element

@@ -10,14 +10,19 @@
 // elements inside C.
 //
 // The schedule (docs/nvidia.md, "hopper_gemm"):
-//   - one workgroup of 3 warpgroups per 128 x 256 block of C; blocks in L2-friendly order:
-//     groups of `group_rows` block rows, column by column inside a group;
-//   - warpgroup 0, warp 0 (the producer): for each K step of 64, wait until the consumers
-//     released the stage (`empty`), announce its bytes and issue two TMA loads (A's 128 x 64 box,
-//     B's 256 x 64 box) that complete on the stage's `full` mbarrier;
+//   - persistent: CTAS workgroups of 3 warpgroups (the kernel variable CTAS, as many as the GPU
+//     runs at once: hopper_gemm_ctas) walk the 128 x 256 blocks of C, workgroup w taking blocks
+//     w, w + CTAS, ..., in L2-friendly order: groups of `group_rows` block rows, column by column
+//     inside a group;
+//   - warpgroup 0, warp 0 (the producer): for each block and K step of 64, wait until the
+//     consumers released the stage (`empty`), announce its bytes and issue two TMA loads (A's
+//     128 x 64 box, B's 256 x 64 box) that complete on the stage's `full` mbarrier; it runs up to
+//     `stages` steps ahead, into the next block while the consumers store this one;
 //   - warpgroups 1 and 2 (the consumers, 64 rows of the block each): wait for `full`, issue four
-//     m64n256k16 wgmmas, wait for them, release the stage; then convert and store their 64 x 256
-//     accumulator (128 fp32 registers a thread).
+//     m64n256k16 wgmmas as one group (the block's first overwrites the accumulator), wait until
+//     only that group is in flight and release the previous step's stage; after the block's last
+//     step, wait for it and convert and store the 64 x 256 accumulator (128 fp32 registers a
+//     thread).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +39,13 @@ struct HopperGemmShape {
   static constexpr int64_t warpgroup = 128;  // threads
 };
 
-// The kernel (NVIDIA sm_90a). `output` is bfloat16 or float32; throws weft::Error otherwise.
+// The kernel (NVIDIA sm_90a), with kernel variables M, N, K and CTAS. `output` is bfloat16 or
+// float32; throws weft::Error otherwise.
 UOp hopper_gemm(DType output);
+
+// The persistent grid for an M x N product on `device`: one workgroup per multiprocessor, at most
+// one per block of C. Throws weft::Error for a device that does not report its multiprocessors.
+int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n);
 
 // Compiles and runs hopper_gemm on random bf16 A and B (or the identity B: then C equals A bit
 // for bit), and checks C against a double-precision reference. Throws weft::Error for sizes it

@@ -41,9 +41,10 @@ struct LaunchDims {
 };
 
 // One step of the linear program. Values and effects appear after everything they use;
-// LoopBegin/LoopEnd bracket the body of a RANGE.
+// LoopBegin/LoopEnd bracket the body of a RANGE; BranchBegin/BranchEnd (op: the WHEN, its
+// condition src(0), wave-uniform) the effects of a region that runs only where it holds.
 struct LinearOp {
-  enum class Kind { Value, Effect, LoopBegin, LoopEnd };
+  enum class Kind { Value, Effect, LoopBegin, LoopEnd, BranchBegin, BranchEnd };
   Kind kind;
   UOp op;
 };

@@ -72,6 +72,9 @@ class Device {
   virtual ~Device() = default;
   virtual std::string name() const = 0;  // "emu:gfx950", "hip:0 (gfx942)"
   virtual std::string arch() const = 0;  // the target to compile for: "gfx950", "sm_90"
+  // The GPU's compute units (NVIDIA multiprocessors), which a persistent kernel sizes its grid
+  // by; nullopt where the device does not say (the emulator, which runs workgroups one by one).
+  virtual std::optional<int64_t> compute_units() const { return std::nullopt; }
   virtual Buffer allocate(size_t bytes, std::string label) = 0;
   // Frees a buffer this device allocated. Throws weft::Error for one it did not allocate or
   // freed already. On the emulator a later access to it is an out-of-bounds error.
