@@ -1,6 +1,7 @@
 // run_moe_layer: random inputs from a seed, one forward of the MoE layer on poisoned buffers,
 // and its checks: the routing, the plan, every stage from the device's own input to it, and Y
 // end to end (layer.h).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -96,6 +97,22 @@ gemm::Check check_stages(const MoeLayerConfig& config, const MoeLayerHost& host,
                              combine(exact(gather_rows(got.ys, real.rows, d), d), real.slot_of_row, plan, s.top_k)));
 }
 
+// The weights of MoeLayerRunOptions::identity, and X's column 0 set to 1.
+void identity_weights(const MoeLayerConfig& config, MoeLayerHost& host) {
+  const int64_t T = config.route.tokens, E = config.route.experts, D = config.hidden, F = config.ffn;
+  for (int64_t t = 0; t < T; ++t) host.x[static_cast<size_t>(t * D)] = 1.0;
+  std::fill(host.w1.begin(), host.w1.end(), 0.0);
+  std::fill(host.w2.begin(), host.w2.end(), 0.0);
+  for (int64_t e = 0; e < E; ++e) {
+    const double scale = std::ldexp(1.0, static_cast<int>(e % 4));
+    for (int64_t c = 0; c < F; ++c) {
+      host.w1[static_cast<size_t>((e * 2 * F + c) * D)] = 32.0;               // gate row c: 32 * X[:, 0]
+      host.w1[static_cast<size_t>((e * 2 * F + F + c) * D + c)] = scale;      // up row c: X[:, c] * 2^(e mod 4)
+      host.w2[static_cast<size_t>((e * D + c) * F + c)] = 1.0 / (32 * scale);  // Ys[:, c] = A[:, c] / (32 * 2^(e mod 4))
+    }
+  }
+}
+
 }  // namespace
 
 gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, uint64_t seed, rt::CompileCache* cache,
@@ -105,6 +122,8 @@ gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, 
   const int64_t T = s.tokens, E = s.experts, D = config.hidden, F = config.ffn;
   if (options.empty_experts && (config.route.scoring != Scoring::SoftmaxTopK || 2 * s.top_k > E))
     throw Error("run_moe_layer: empty experts need softmax scoring and k <= E/2");
+  if (options.identity && (config.route.scoring != Scoring::SoftmaxTopK || s.top_k != 1 || D != F))
+    throw Error("run_moe_layer: the identity layer needs softmax scoring, k = 1 and D = F");
   gemm::RunResult r;
   const MoeLayer layer(device, config, cache);
   r.compile = layer.compile_times();
@@ -118,16 +137,17 @@ gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, 
   }
   std::mt19937_64 gen(seed ^ 0x9E3779B97F4A7C15ull);
   MoeLayerHost host;
-  const std::vector<uint8_t> x_bytes = random_values(dtypes::bfloat16, static_cast<size_t>(T * D), gen, host.x);
+  random_values(dtypes::bfloat16, static_cast<size_t>(T * D), gen, host.x);
   host.w1 = random_weights(static_cast<size_t>(E * 2 * F * D), D, gen);
   host.w2 = random_weights(static_cast<size_t>(E * D * F), F, gen);
+  if (options.identity) identity_weights(config, host);
   std::vector<double> w1_device = host.w1;
   if (options.perturb_weight) {
     const int32_t e = route_reference(config.route, routing.logits, routing.bias).expert_ids[0];
     w1_device[static_cast<size_t>(e * 2 * F * D)] += 64.0;
   }
   const DType bf16 = dtypes::bfloat16;
-  const rt::OwnedArray x = upload(device, bf16, x_bytes, "X"), logits = upload(device, config.route.logits, routing.logits_bytes, "logits");
+  const rt::OwnedArray x = upload(device, bf16, value_bytes(bf16, host.x), "X"), logits = upload(device, config.route.logits, routing.logits_bytes, "logits");
   const rt::OwnedArray bias = upload(device, dtypes::float32, routing.bias_bytes, "correction_bias");
   const rt::OwnedArray w1 = upload(device, bf16, value_bytes(bf16, w1_device), "W1"), w2 = upload(device, bf16, value_bytes(bf16, host.w2), "W2");
   const rt::OwnedArray y = upload(device, bf16, std::vector<uint8_t>(static_cast<size_t>(T * D * 2), 0xCD), "Y");
@@ -155,6 +175,7 @@ gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, 
     end_to_end.value = want.y;
     end_to_end.bound = want.tolerance;
     r.check = merge(r.check, check_rows("Y (end to end)", got.y, all_tokens, end_to_end));
+    if (options.identity) r.check = merge(r.check, check_rows("Y (the identity layer: must equal X)", got.y, all_tokens, exact(host.x, D)));
   }
   r.reference_seconds = seconds_since(t);
   return r;

@@ -2,8 +2,8 @@
 // dispatch, the gate/up grouped GEMM, SiLU * up, the down grouped GEMM and combine launched back
 // to back, then every stage checked against its reference from the device's own input and Y
 // against the double-precision reference of the whole layer (run_moe_layer). Shapes: random
-// routing, experts without tokens, T = 1, DeepSeek-V3's grouped sigmoid scoring; a perturbed
-// weight must fail the check; bad configs and buffers are errors naming them.
+// routing, experts without tokens, T = 1, DeepSeek-V3's grouped sigmoid scoring; weights that
+// make the layer the identity give Y = X bit for bit; a perturbed weight must fail the check; bad configs and buffers are errors naming them.
 #include <doctest/doctest.h>
 
 #include "kernels/kernel_harness.h"
@@ -55,6 +55,10 @@ WEFT_DEVICE_TEST_CASE("moe layer: DeepSeek-V3's grouped sigmoid scoring with bfl
   c.route.topk_group = 2;
   c.route.scaling = 2.5;
   check_layer(c);
+}
+
+WEFT_DEVICE_TEST_CASE("moe layer: identity weights give Y = X bit for bit (k = 1)") {
+  check_layer(softmax_layer(37, 8, 1, 64, 64), {.identity = true});
 }
 
 WEFT_DEVICE_TEST_CASE("moe layer: a perturbed weight fails the check (the check can fail)") {

@@ -106,6 +106,12 @@ struct MoeLayerRunOptions {
   // The device's W1 differs from the reference's in one element (+64 at [e, 0, 0] of the first
   // token's first expert): the check must fail.
   bool perturb_weight = false;
+  // Weights that make the layer the identity, so that Y must equal X bit for bit (needs k = 1,
+  // whose softmax weight is exactly 1, and D = F): X's column 0 holds 1; expert e's gate rows of
+  // W1 hold 32 in column 0 (g = 32: sigmoid(32) rounds to 1 in fp32, so silu(g) = g exactly),
+  // its up rows the identity times 2^(e mod 4), and W2 the identity times 2^-(e mod 4) / 32. Every
+  // step is then exact; an expert's W1 paired with another's W2 would scale its rows.
+  bool identity = false;
 };
 
 // The host entry: random logits (as run_route draws them), X in [-1, 1], W1 and W2 uniform in
@@ -113,7 +119,8 @@ struct MoeLayerRunOptions {
 // forward, and the checks: route's ids and weights (check_route), the plan bit for bit
 // (plan_reference of the device's choices), each stage against the reference of that stage
 // computed from the device's own input to it (Xs bit for bit; H, A, Ys and Y within one stage's
-// bound; padding rows zero), and Y against moe_layer_reference end to end.
+// bound; padding rows zero), Y against moe_layer_reference end to end, and (options.identity) Y
+// against X bit for bit.
 gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, uint64_t seed, rt::CompileCache* cache = nullptr,
                               const MoeLayerRunOptions& options = {});
 
