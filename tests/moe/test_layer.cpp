@@ -3,8 +3,11 @@
 // to back, then every stage checked against its reference from the device's own input and Y
 // against the double-precision reference of the whole layer (run_moe_layer). Shapes: random
 // routing, experts without tokens, T = 1, DeepSeek-V3's grouped sigmoid scoring; weights that
-// make the layer the identity give Y = X bit for bit; a perturbed weight must fail the check; bad configs and buffers are errors naming them.
+// make the layer the identity give Y = X bit for bit; a perturbed weight must fail the check;
+// bad configs and buffers are errors naming them; the activation's code on both vendors.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include "kernels/kernel_harness.h"
 #include "weft/dsl/error.h"
@@ -80,6 +83,30 @@ WEFT_DEVICE_TEST_CASE("moe layer: a perturbed weight fails the check (the check 
     INFO(r.check.first_bad);
     CHECK_FALSE(r.check.passed());
     CHECK(r.check.first_bad.starts_with("H[row "));  // the gate/up stage is the first to differ
+  }
+}
+
+WEFT_DEVICE_TEST_CASE("moe layer: forward runs again on the buffers of an earlier forward, giving the same bits") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    const moe::MoeLayerConfig c = softmax_layer(45, 8, 2, 32, 16);
+    const moe::MoeLayer layer(*dev, c);
+    const moe::MoeLayerBuffers b = moe::allocate_layer(*dev, c);
+    std::vector<double> values;
+    auto random = [&](int64_t n, float scale) {
+      return rt::OwnedArray(*dev, weft::testing::put(*dev, dtypes::bfloat16, weft::testing::random_bf16(static_cast<size_t>(n), -scale, scale, values)));
+    };
+    const rt::OwnedArray x = random(45 * 32, 1.0f), w1 = random(8 * 32 * 32, 0.25f), w2 = random(8 * 32 * 16, 0.25f);
+    const rt::OwnedArray logits(*dev, weft::testing::put(*dev, dtypes::float32, weft::testing::random_floats(45 * 8, -4.0f, 4.0f)));
+    std::vector<std::vector<uint16_t>> ys;
+    for (int run = 0; run < 2; ++run) {
+      const rt::OwnedArray y(*dev, weft::testing::poisoned(*dev, dtypes::bfloat16, 45 * 32));
+      layer.forward(*dev, x, logits, nullptr, w1, w2, y, b);
+      ys.push_back(weft::testing::get<uint16_t>(*dev, y));
+    }
+    CHECK(std::count(ys[0].begin(), ys[0].end(), uint16_t{0xCDCD}) == 0);  // every element written
+    CHECK(ys[0] == ys[1]);
   }
 }
 

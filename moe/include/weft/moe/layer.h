@@ -115,12 +115,12 @@ struct MoeLayerRunOptions {
 };
 
 // The host entry: random logits (as run_route draws them), X in [-1, 1], W1 and W2 uniform in
-// +-2^-floor(log2(K) / 2), about 1/sqrt(K) (all exact bf16 values), from `seed`; poisoned outputs and intermediates, one
-// forward, and the checks: route's ids and weights (check_route), the plan bit for bit
-// (plan_reference of the device's choices), each stage against the reference of that stage
-// computed from the device's own input to it (Xs bit for bit; H, A, Ys and Y within one stage's
-// bound; padding rows zero), Y against moe_layer_reference end to end, and (options.identity) Y
-// against X bit for bit.
+// +-2^-floor(log2(K) / 2), about 1/sqrt(K) (all exact bf16 values), from `seed`; poisoned
+// outputs and intermediates, one forward, and the checks: route's ids and weights
+// (check_route), the plan bit for bit (plan_reference of the device's choices), each stage
+// against the reference of that stage computed from the device's own input to it (Xs bit for
+// bit; H, A, Ys and Y within one stage's bound; padding rows zero), Y against
+// moe_layer_reference end to end, and (options.identity) Y against X bit for bit.
 gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, uint64_t seed, rt::CompileCache* cache = nullptr,
                               const MoeLayerRunOptions& options = {});
 
