@@ -101,22 +101,6 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   return b;
 }
 
-// k distinct experts per token, uniform, weights uniform in [0, 1).
-moe::RoutingPlan random_plan(const moe::MoeShape& s, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::vector<int32_t> experts(static_cast<size_t>(s.experts)), ids;
-  for (size_t e = 0; e < experts.size(); ++e) experts[e] = static_cast<int32_t>(e);
-  std::vector<float> weights(static_cast<size_t>(s.choices()));
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  ids.reserve(weights.size());
-  for (int64_t t = 0; t < s.tokens; ++t) {
-    for (int64_t j = 0; j < s.top_k; ++j) std::swap(experts[static_cast<size_t>(j)], experts[static_cast<size_t>(j) + gen() % (experts.size() - static_cast<size_t>(j))]);
-    ids.insert(ids.end(), experts.begin(), experts.begin() + s.top_k);
-  }
-  for (float& w : weights) w = unit(gen);
-  return moe::plan_reference(s, ids, weights);
-}
-
 Result moe_line(const std::string& kernel, const MoeCase& c, rt::Device& device) {
   Result r;
   r.suite = "moe";
@@ -161,7 +145,8 @@ struct Lines {
 Lines permute_lines(rt::Device& device, const MoeCase& c, double ceiling, bool with_peer, const Options& o) {
   const moe::MoeShape& s = c.shape;
   const int64_t R = s.max_rows(), d = c.d;
-  const moe::RoutingPlan plan = random_plan(s, o.seed);
+  std::mt19937_64 gen(o.seed);
+  const moe::RoutingPlan plan = moe::random_plan(s, gen);
   const int64_t used = plan.offsets.back();
   std::vector<float> x_values;
   const std::vector<uint8_t> x_bytes = random_matrix(dtypes::bfloat16, s.tokens, d, o.seed + 1, x_values);

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <random>
 #include <string>
 
@@ -82,17 +81,6 @@ void GroupedGemm::launch(rt::Device& device, int64_t n, int64_t k, const rt::Dev
 
 namespace {
 
-// k distinct experts per token, uniformly.
-std::vector<int32_t> random_choices(const MoeShape& s, std::mt19937_64& gen) {
-  std::vector<int32_t> experts(static_cast<size_t>(s.experts)), ids;
-  std::iota(experts.begin(), experts.end(), 0);
-  for (int64_t t = 0; t < s.tokens; ++t) {
-    std::shuffle(experts.begin(), experts.end(), gen);
-    ids.insert(ids.end(), experts.begin(), experts.begin() + s.top_k);
-  }
-  return ids;
-}
-
 // The expert of row r (-1: a block past the last expert).
 int32_t expert_of_row(const MoeShape& s, const RoutingPlan& p, int64_t r) { return p.block_expert[static_cast<size_t>(r / s.block_rows)]; }
 
@@ -110,7 +98,7 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
   const GroupedGemm gg(device, shape, cache);
   r.compile = gg.kernel().times();
   std::mt19937_64 gen(seed);
-  const std::vector<int32_t> ids = inputs.expert_ids.empty() ? random_choices(shape, gen) : inputs.expert_ids;
+  const std::vector<int32_t> ids = inputs.expert_ids.empty() ? random_plan(shape, gen).expert_ids : inputs.expert_ids;
   const RoutingPlan plan = plan_reference(shape, ids, std::vector<float>(ids.size(), 1.0f / static_cast<float>(shape.top_k)));
 
   // Xs: random real rows, zero padding rows. W: random, the identity for `identity_expert`.

@@ -3,29 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <sstream>
 
 #include "weft/dsl/float_formats.h"
 
 namespace weft::moe::detail {
-
-RoutingPlan random_plan(const MoeShape& shape, std::mt19937_64& gen, bool skew) {
-  shape.validate();
-  std::vector<int32_t> experts(static_cast<size_t>(shape.experts)), ids;
-  std::iota(experts.begin(), experts.end(), 0);
-  ids.reserve(static_cast<size_t>(shape.choices()));
-  for (int64_t t = 0; t < shape.tokens; ++t) {
-    if (!skew)  // a partial Fisher-Yates shuffle: the first k are k distinct experts
-      for (int64_t j = 0; j < shape.top_k; ++j)
-        std::swap(experts[static_cast<size_t>(j)], experts[static_cast<size_t>(std::uniform_int_distribution<int64_t>(j, shape.experts - 1)(gen))]);
-    ids.insert(ids.end(), experts.begin(), experts.begin() + shape.top_k);
-  }
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<float> w(ids.size());
-  for (float& x : w) x = u(gen);
-  return plan_reference(shape, ids, w);
-}
 
 std::vector<uint8_t> random_values(DType dtype, size_t n, std::mt19937_64& gen, std::vector<double>& exact) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);

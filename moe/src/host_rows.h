@@ -1,4 +1,4 @@
-// Host-side data for the MoE entry points: random routings and their plans, random rows of
+// Host-side data for the MoE entry points (random routings: plan.h's random_plan): random rows of
 // bfloat16 or float32 with the exact values they hold, and comparisons that fill gemm::Check.
 #pragma once
 
@@ -11,10 +11,6 @@
 #include "weft/moe/plan.h"
 
 namespace weft::moe::detail {
-
-// k distinct experts per token, drawn uniformly (or, `skew`, experts 0..k-1 for every token),
-// weights uniform in [0, 1), and the plan of plan_reference.
-RoutingPlan random_plan(const MoeShape& shape, std::mt19937_64& gen, bool skew);
 
 // `n` random values in [-1, 1] of `dtype` (bfloat16 or float32): their bytes, and in `exact`
 // the values those bytes hold.

@@ -12,7 +12,10 @@ void expect_array(const char* op, const rt::DeviceArray& a, const char* name, DT
 
 void launch(rt::Device& device, const UOp& kernel, std::initializer_list<rt::DeviceArray> buffers, const MoeShape& shape,
             rt::CompileCache* cache) {
-  const rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
+  launch(device, rt::CompiledKernel::compile(device, kernel, cache), buffers, shape);
+}
+
+void launch(rt::Device& device, const rt::CompiledKernel& compiled, std::initializer_list<rt::DeviceArray> buffers, const MoeShape& shape) {
   std::map<std::string, rt::ScalarValue> scalars;
   for (const lower::KernelParam& p : compiled.lowered().params) {
     if (p.kind != lower::KernelParam::Kind::Scalar) continue;

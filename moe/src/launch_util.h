@@ -12,8 +12,11 @@ namespace weft::moe::detail {
 // weft::Error "moe OP: NAME must hold N DTYPE values, got M DTYPE'" unless `a` matches.
 void expect_array(const char* op, const rt::DeviceArray& a, const char* name, DType dtype, int64_t elements);
 
-// Compiles `kernel` (through `cache`) and launches it on `buffers` in slot order, binding the
-// variables it has of "T" (shape.tokens) and "R" (shape.max_rows()).
+// Launches a compiled kernel on `buffers` in slot order, binding the variables it has of "T"
+// (shape.tokens) and "R" (shape.max_rows()).
+void launch(rt::Device& device, const rt::CompiledKernel& kernel, std::initializer_list<rt::DeviceArray> buffers, const MoeShape& shape);
+
+// Compiles `kernel` (through `cache`) and launches it as above.
 void launch(rt::Device& device, const UOp& kernel, std::initializer_list<rt::DeviceArray> buffers, const MoeShape& shape,
             rt::CompileCache* cache);
 

@@ -23,15 +23,25 @@ void check_d(const char* op, int64_t d) {
 
 }  // namespace
 
+Dispatch::Dispatch(rt::Device& device, const MoeShape& shape, int64_t d, DType dtype, rt::CompileCache* cache)
+    : shape_(shape), d_(d), dtype_(dtype) {
+  shape_.validate();
+  check_d("dispatch", d);
+  kernel_ = rt::CompiledKernel::compile(device, dispatch_kernel(d, dtype), cache);  // (which checks the dtype)
+}
+
+void Dispatch::launch(rt::Device& device, const rt::DeviceArray& x, const rt::DeviceArray& row_token, const rt::DeviceArray& xs) const {
+  expect_array("dispatch", x, "X [T, D]", dtype_, shape_.tokens * d_);
+  expect_array("dispatch", row_token, "row_token [max_rows]", dtypes::int32, shape_.max_rows());
+  expect_array("dispatch", xs, "Xs [max_rows, D]", dtype_, shape_.max_rows() * d_);
+  detail::launch(device, kernel_, {xs, x, row_token}, shape_);
+}
+
 void launch_dispatch(rt::Device& device, const MoeShape& shape, int64_t d, const rt::DeviceArray& x, const rt::DeviceArray& row_token,
                      const rt::DeviceArray& xs, rt::CompileCache* cache) {
   shape.validate();
   check_d("dispatch", d);
-  const DType dt = row_dtype("dispatch", x, "X");
-  expect_array("dispatch", x, "X [T, D]", dt, shape.tokens * d);
-  expect_array("dispatch", row_token, "row_token [max_rows]", dtypes::int32, shape.max_rows());
-  expect_array("dispatch", xs, "Xs [max_rows, D]", dt, shape.max_rows() * d);
-  launch(device, dispatch_kernel(d, dt), {xs, x, row_token}, shape, cache);
+  Dispatch(device, shape, d, row_dtype("dispatch", x, "X"), cache).launch(device, x, row_token, xs);
 }
 
 void launch_dispatch_fp8(rt::Device& device, const MoeShape& shape, int64_t d, const rt::DeviceArray& x, const rt::DeviceArray& row_token,
@@ -48,16 +58,28 @@ void launch_dispatch_fp8(rt::Device& device, const MoeShape& shape, int64_t d, c
   launch(device, dispatch_fp8_kernel(d, dt, xs8.dtype), {xs8, scales, x, row_token}, shape, cache);
 }
 
+Combine::Combine(rt::Device& device, const MoeShape& shape, int64_t d, DType input, DType output, rt::CompileCache* cache)
+    : shape_(shape), d_(d), input_(input), output_(output) {
+  shape_.validate();
+  check_d("combine", d);
+  kernel_ = rt::CompiledKernel::compile(device, combine_kernel(d, shape.top_k, input, output), cache);
+}
+
+void Combine::launch(rt::Device& device, const rt::DeviceArray& ys, const rt::DeviceArray& dest_row, const rt::DeviceArray& weights,
+                     const rt::DeviceArray& y) const {
+  expect_array("combine", ys, "Ys [max_rows, D]", input_, shape_.max_rows() * d_);
+  expect_array("combine", dest_row, "dest_row [T*k]", dtypes::int32, shape_.choices());
+  expect_array("combine", weights, "weights [T*k]", dtypes::float32, shape_.choices());
+  expect_array("combine", y, "Y [T, D]", output_, shape_.tokens * d_);
+  detail::launch(device, kernel_, {y, ys, dest_row, weights}, shape_);
+}
+
 void launch_combine(rt::Device& device, const MoeShape& shape, int64_t d, const rt::DeviceArray& ys, const rt::DeviceArray& dest_row,
                     const rt::DeviceArray& weights, const rt::DeviceArray& y, rt::CompileCache* cache) {
   shape.validate();
   check_d("combine", d);
   const DType in = row_dtype("combine", ys, "Ys"), out = row_dtype("combine", y, "Y");
-  expect_array("combine", ys, "Ys [max_rows, D]", in, shape.max_rows() * d);
-  expect_array("combine", dest_row, "dest_row [T*k]", dtypes::int32, shape.choices());
-  expect_array("combine", weights, "weights [T*k]", dtypes::float32, shape.choices());
-  expect_array("combine", y, "Y [T, D]", out, shape.tokens * d);
-  launch(device, combine_kernel(d, shape.top_k, in, out), {y, ys, dest_row, weights}, shape, cache);
+  Combine(device, shape, d, in, out, cache).launch(device, ys, dest_row, weights, y);
 }
 
 void launch_dispatch_backward(rt::Device& device, const MoeShape& shape, int64_t d, const rt::DeviceArray& dxs,

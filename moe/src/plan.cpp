@@ -1,5 +1,7 @@
 #include "weft/moe/plan.h"
 
+#include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "weft/dsl/error.h"
@@ -53,6 +55,23 @@ RoutingPlan plan_reference(const MoeShape& shape, const std::vector<int32_t>& ex
     for (int32_t r = p.offsets[static_cast<size_t>(e)]; r < p.offsets[static_cast<size_t>(e + 1)]; r += static_cast<int32_t>(B))
       p.block_expert[static_cast<size_t>(r / B)] = static_cast<int32_t>(e);
   return p;
+}
+
+RoutingPlan random_plan(const MoeShape& shape, std::mt19937_64& gen, bool skew) {
+  shape.validate();
+  std::vector<int32_t> experts(static_cast<size_t>(shape.experts)), ids;
+  std::iota(experts.begin(), experts.end(), 0);
+  ids.reserve(static_cast<size_t>(shape.choices()));
+  for (int64_t t = 0; t < shape.tokens; ++t) {
+    if (!skew)  // a partial Fisher-Yates shuffle: the first k are k distinct experts
+      for (int64_t j = 0; j < shape.top_k; ++j)
+        std::swap(experts[static_cast<size_t>(j)], experts[static_cast<size_t>(std::uniform_int_distribution<int64_t>(j, shape.experts - 1)(gen))]);
+    ids.insert(ids.end(), experts.begin(), experts.begin() + shape.top_k);
+  }
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<float> w(ids.size());
+  for (float& x : w) x = u(gen);
+  return plan_reference(shape, ids, w);
 }
 
 }  // namespace weft::moe

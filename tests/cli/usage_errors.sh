@@ -41,6 +41,8 @@ if [ "${2:-}" = llvm ]; then
   expect 2 "unknown option '--grid'" run matmul_relu --grid 4
   expect 2 "moe_dispatch's --size is T,E,k,D" run moe_dispatch --size 3,4
   expect 2 "moe_route_backward takes no --dtype" run moe_route_backward --dtype float32
+  expect 2 "moe_layer's --size is T,E,k,D,F" run moe_layer --size 37,8,2,64
+  expect 2 "moe_layer takes no --dtype" run moe_layer --dtype float32
   expect 2 "moe_combine's rows \\(--dtype\\) are bfloat16 or float32" run moe_combine --dtype float16
 fi
 # A failure while working (not a usage error) exits with 1.
@@ -49,5 +51,6 @@ if [ "${2:-}" = llvm ]; then
   expect 1 "unknown device|emulator runs gfx942 and gfx950" run matmul_relu --device emu:gfx1100
   expect 1 "M, N and K must be positive multiples of the 64-wide tile" stats matmul_relu --size 100,64,64
   expect 1 "tokens must be >= 1, got 0" run moe_dispatch --size 0,8,2,64
+  expect 1 "hidden \\(D\\) must be a multiple of 8" run moe_layer --size 37,8,2,60,64
 fi
 exit $fail

@@ -74,3 +74,23 @@ TEST_CASE("plan_reference: bad shapes and bad expert ids are errors that say wha
   CHECK_THROWS_WITH_AS(moe::plan_reference(s, {0, 1, 3, 3}, {1, 1, 1, 1}), doctest::Contains("token 1 chooses expert 3 twice"), Error);
   CHECK_THROWS_WITH_AS(moe::plan_reference(s, {0, 1, 3}, {1, 1, 1}), doctest::Contains("tokens * top_k = 4"), Error);
 }
+
+TEST_CASE("random_plan: k distinct experts per token, weights from 0 to 1, the plan of plan_reference, skew puts every token on experts 0..k-1") {
+  for (bool skew : {false, true}) {
+    CAPTURE(skew);
+    const moe::MoeShape s{301, 16, 4, 64};
+    const moe::RoutingPlan p = moe::random_plan(s, weft::testing::rng(), skew);
+    REQUIRE(p.expert_ids.size() == static_cast<size_t>(s.choices()));
+    for (int64_t t = 0; t < s.tokens; ++t)
+      for (int64_t j = 0; j < s.top_k; ++j) {
+        const int32_t e = p.expert_ids[static_cast<size_t>(t * s.top_k + j)];
+        CHECK((skew ? e == j : (e >= 0 && e < s.experts)));
+        for (int64_t i = 0; i < j; ++i) CHECK(p.expert_ids[static_cast<size_t>(t * s.top_k + i)] != e);
+      }
+    for (float w : p.weights) CHECK((w >= 0.0f && w < 1.0f));
+    check_plan(s, p);
+    const moe::RoutingPlan again = moe::plan_reference(s, p.expert_ids, p.weights);
+    CHECK(again.dest_row == p.dest_row);
+    CHECK(again.block_expert == p.block_expert);
+  }
+}

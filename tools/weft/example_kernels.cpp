@@ -5,6 +5,7 @@
 #include "weft/gemm/hopper_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/moe/grouped_gemm.h"
+#include "weft/moe/layer.h"
 #include "weft/moe/permute.h"
 #include "weft/moe/router.h"
 #include "weft/moe/route_backward.h"
@@ -99,6 +100,9 @@ const std::vector<Example>& all() {
        [](const std::string&) { return moe::route_backward_kernel(64, 8, {}); }, true},
       {"moe_grouped_gemm", "MoE grouped GEMM: Ys = Xs * W[e]^T per expert row block, on the tile layer's GEMM body (runnable)",
        [](const std::string& target) { return moe::grouped_gemm(target, 256); }, true},
+      {"moe_layer", "MoE feed-forward layer: route, align, dispatch, gate/up grouped GEMM, SiLU * up, down grouped GEMM, combine "
+                    "on device buffers (runnable; prints the SiLU * up activation, F = 256)",
+       [](const std::string&) { return moe::silu_mul_kernel(256); }, true},
   };
   return examples;
 }

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "weft/moe/grouped_gemm.h"
+#include "weft/moe/layer.h"
 #include "weft/moe/permute.h"
 #include "weft/moe/router.h"
 #include "weft/moe/route_backward.h"
@@ -19,6 +20,8 @@ struct MoeKernel {
   std::vector<int64_t> default_size;
   bool takes_dtype;  // the rows' dtype, bfloat16 or float32 (--dtype)
   std::function<gemm::RunResult(rt::Device&, const std::vector<int64_t>&, DType, uint64_t, rt::CompileCache&)> run;
+  // Throws weft::Error for sizes the kernel cannot take (none: the routing shape's checks).
+  std::function<void(const std::vector<int64_t>&)> validate = {};
 };
 
 moe::MoeShape shape_of(const std::vector<int64_t>& s) { return {s[0], s[1], s[2], 256}; }
@@ -42,6 +45,15 @@ moe::RouteConfig route_config(const std::vector<int64_t>& s, DType logits) {
     c.topk_group = s[4];
     c.scaling = 2.5;
   }
+  return c;
+}
+
+// The layer --size names: T,E,k,D,F (softmax of the top k, float32 logits).
+moe::MoeLayerConfig layer_config(const std::vector<int64_t>& s) {
+  moe::MoeLayerConfig c;
+  c.route = {s[0], s[1], s[2], moe::Scoring::SoftmaxTopK, dtypes::float32};
+  c.hidden = s[3];
+  c.ffn = s[4];
   return c;
 }
 
@@ -76,6 +88,12 @@ const std::map<std::string, MoeKernel>& kernels() {
        {"T,E,k,N,K", {300, 4, 2, 256, 128}, false, [](rt::Device& dev, const std::vector<int64_t>& s, DType, uint64_t seed, rt::CompileCache& cache) {
           return moe::run_grouped_gemm(dev, shape_of(s), s[3], s[4], seed, &cache);
         }}},
+      {"moe_layer",
+       {"T,E,k,D,F", {128, 8, 2, 128, 256}, false,
+        [](rt::Device& dev, const std::vector<int64_t>& s, DType, uint64_t seed, rt::CompileCache& cache) {
+          return moe::run_moe_layer(dev, layer_config(s), seed, &cache);
+        },
+        [](const std::vector<int64_t>& s) { layer_config(s).validate(); }}},
   };
   return all;
 }
@@ -98,7 +116,8 @@ gemm::RunResult run_moe(const std::string& kernel, rt::Device& device, const std
   if (dtype && !k.takes_dtype) throw UsageError("run: " + kernel + " takes no --dtype");
   if (dtype && *dtype != dtypes::bfloat16 && *dtype != dtypes::float32)
     throw UsageError("run: " + kernel + "'s " + (kernel.starts_with("moe_route") ? "logits" : "rows") + " (--dtype) are bfloat16 or float32");
-  shape_of(s).validate();  // bad sizes fail before anything is printed
+  if (k.validate) k.validate(s);  // bad sizes fail before anything is printed
+  else shape_of(s).validate();
   const std::string what = k.takes_dtype ? " " + dtype.value_or(dtypes::bfloat16).name() : "";
   std::printf("%s %s=%s%s on %s (seed %llu)\n", kernel.c_str(), k.size_form.c_str(), joined(s).c_str(), what.c_str(), device.name().c_str(),
               static_cast<unsigned long long>(seed));

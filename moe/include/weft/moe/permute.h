@@ -65,6 +65,41 @@ void launch_combine_backward(rt::Device& device, const MoeShape& shape, int64_t 
                              const rt::DeviceArray& row_token, const rt::DeviceArray& row_weight, const rt::DeviceArray& dest_row,
                              const rt::DeviceArray& dys, const rt::DeviceArray& dw, rt::CompileCache* cache = nullptr);
 
+// ---- compiled once, launched many times (what the MoE layer holds) ----------------------------
+// The forward kernels compiled for a device, a shape and D; launch() checks the buffers as the
+// free launches above do (which build one of these per call, compiling through their cache).
+
+class Dispatch {
+ public:
+  // `dtype`: the rows' (bfloat16 or float32). Throws weft::Error for a bad shape, D or dtype.
+  Dispatch(rt::Device& device, const MoeShape& shape, int64_t d, DType dtype, rt::CompileCache* cache = nullptr);
+  // x [T, D], row_token [max_rows] (int32), xs [max_rows, D].
+  void launch(rt::Device& device, const rt::DeviceArray& x, const rt::DeviceArray& row_token, const rt::DeviceArray& xs) const;
+  const rt::CompiledKernel& kernel() const { return kernel_; }
+
+ private:
+  MoeShape shape_;
+  int64_t d_;
+  DType dtype_;
+  rt::CompiledKernel kernel_;
+};
+
+class Combine {
+ public:
+  // `input`: Ys's dtype, `output`: Y's (each bfloat16 or float32).
+  Combine(rt::Device& device, const MoeShape& shape, int64_t d, DType input, DType output, rt::CompileCache* cache = nullptr);
+  // ys [max_rows, D], dest_row [T*k] (int32), weights [T*k] (float32), y [T, D].
+  void launch(rt::Device& device, const rt::DeviceArray& ys, const rt::DeviceArray& dest_row, const rt::DeviceArray& weights,
+              const rt::DeviceArray& y) const;
+  const rt::CompiledKernel& kernel() const { return kernel_; }
+
+ private:
+  MoeShape shape_;
+  int64_t d_;
+  DType input_, output_;
+  rt::CompiledKernel kernel_;
+};
+
 // ---- host entry points: random inputs (`seed`), poisoned outputs, a launch, a check ----------
 // The routing: k distinct experts per token drawn uniformly (`skew`: every token on experts
 // 0..k-1, so the others get no rows), random weights; its plan from plan_reference. The

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace weft::moe {
@@ -49,5 +50,9 @@ struct RoutingPlan {
 // The plan for given choices (the definition above, computed sequentially on the host). Throws
 // weft::Error for an expert id outside [0, E) or a repeated expert within one token.
 RoutingPlan plan_reference(const MoeShape& shape, const std::vector<int32_t>& expert_ids, const std::vector<float>& weights);
+
+// A random routing, for tests and benchmarks: k distinct experts per token drawn uniformly (or,
+// `skew`, experts 0..k-1 for every token), weights uniform in [0, 1), and its plan_reference.
+RoutingPlan random_plan(const MoeShape& shape, std::mt19937_64& gen, bool skew = false);
 
 }  // namespace weft::moe
