@@ -647,9 +647,9 @@ UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, 
   return UOp::make(Op::TMA_LOAD, dtypes::void_, std::move(src), TmaArg{fresh_id(), box_rows, box_cols, swizzle});
 }
 
-UOp wgmma_fence(const std::vector<UOp>& after) {
+UOp wgmma_fence(const std::vector<UOp>& after, bool shared_writes) {
   check_predecessors("WGMMA_FENCE", after);
-  return UOp::make(Op::WGMMA_FENCE, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});
+  return UOp::make(Op::WGMMA_FENCE, dtypes::void_, after, EffectArg{fresh_id(), shared_writes ? 1 : 0, {}});
 }
 UOp wgmma_commit(const std::vector<UOp>& after) {
   check_predecessors("WGMMA_COMMIT", after);

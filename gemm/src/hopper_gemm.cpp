@@ -101,7 +101,7 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const UOp step = trip * tiles.steps + ks;
   const auto [stage, parity] = stage_use(step);
   const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready});
-  const UOp fence = wgmma_fence({landed});
+  const UOp fence = wgmma_fence({landed}, /*shared_writes=*/false);  // TMA filled the stage
   const UOp kk = wg.range(S::k_step / 16, AxisType::UNROLL);
   // K step kk of 16 starts 32 bytes into each 128-byte row: the descriptor's start moves, the
   // swizzle (a function of the address bits) stays the hardware's.

@@ -377,3 +377,73 @@ TEST_CASE("Hopper: a 64 KiB shared buffer (dynamic shared memory) copies exactly
     if (got[i] != in[n - 1 - i] && bad++ < 5) FAIL_CHECK("out[" << i << "] = " << got[i] << ", expected " << in[n - 1 - i]);
   CHECK(bad == 0);
 }
+
+namespace {
+
+// A producer loop in one warp (mbarrier waits and arrivals over `steps`), another warp's loop
+// waiting on it: two warp-uniform when() regions holding Hopper statements. Slots: 0 out.
+UOp two_roles(int64_t steps, int64_t wave = 32) {
+  auto out = placeholder({2 * wave}, dtypes::int32, 0);
+  auto bar = alloc_shared({2}, dtypes::uint64);
+  auto lane = range(wave, 0, AxisType::LOCAL);
+  auto warp = range(2, 1, AxisType::WARP);
+  auto zero = constant(Wide(0)), one = constant(Wide(1));
+  auto ready = barrier({group({mbarrier_init(bar[zero], wave), mbarrier_init(bar[one], wave)})});
+  auto i = range(steps, 2, AxisType::LOOP);
+  auto parity = (i % 2).cast(dtypes::int32);
+  auto freed = mbarrier_wait(bar[one], parity ^ 1, {ready});
+  auto produced = mbarrier_arrive(bar[zero], {freed}).end({i});
+  auto j = range(steps, 3, AxisType::LOOP);
+  auto landed = mbarrier_wait(bar[zero], (j % 2).cast(dtypes::int32), {ready});
+  auto consumed = mbarrier_arrive(bar[one], {landed}).end({j});
+  auto store = out[warp * wave + lane].store(constant(Wide(7), dtypes::int32));
+  return sink({"two_roles"}, {group({when(warp.eq(0), {produced}), when(warp.eq(1), {consumed}), store}).end({lane, warp})});
+}
+
+}  // namespace
+
+TEST_CASE("when(): a warp-uniform region holding Hopper statements is one branch around its loops") {
+  const lower::LoweredKernel k = lowered_for_warps(two_roles(5));
+  int depth = 0, branches = 0, loops_inside = 0, mbarrier_ops = 0;
+  for (const lower::LinearOp& s : k.program) {
+    if (s.kind == lower::LinearOp::Kind::BranchBegin) ++depth, ++branches;
+    if (s.kind == lower::LinearOp::Kind::BranchEnd) --depth;
+    if (s.kind == lower::LinearOp::Kind::LoopBegin && depth > 0) ++loops_inside;
+    if (s.kind == lower::LinearOp::Kind::Effect && s.op.op() == Op::MBARRIER) ++mbarrier_ops;
+    CHECK(depth >= 0);
+  }
+  CHECK(depth == 0);
+  CHECK(branches == 2);
+  CHECK(loops_inside == 2);
+  CHECK(mbarrier_ops == 6);  // 2 inits, then each role's wait and arrival, written once
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  compiles_sm90(two_roles(5), {"mbarrier.try_wait.parity"}, "sm_90a");
+}
+
+TEST_CASE("when(): Hopper statements on a lane-varying condition, and a region's effect named outside it, are errors") {
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto lane = range(32, 0, AxisType::LOCAL);
+  auto zero = constant(Wide(0));
+  auto ready = barrier({mbarrier_init(bar[zero], 32)});
+  auto arrive = mbarrier_arrive(bar[zero], {ready});
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"lane_role"}, {when(lane < 16, {arrive}).end({lane})})),
+                       doctest::Contains("not wave-uniform"), Error);
+  auto warp = range(2, 1, AxisType::WARP);
+  auto i = range(3, 2, AxisType::LOOP);
+  auto loop = mbarrier_wait(bar[zero], (i % 2).cast(dtypes::int32), {ready}).end({i});
+  // The loop is the region's, and a barrier outside the region comes after it too.
+  auto outside = barrier({loop});
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"named_outside"}, {group({when(warp.eq(0), {loop}), outside}).end({lane, warp})})),
+                       doctest::Contains("named outside it"), Error);
+  // Either order: named outside first, then by the region.
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"named_outside_first"}, {group({outside, when(warp.eq(0), {loop})}).end({lane, warp})})),
+                       doctest::Contains("named outside it"), Error);
+}
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("when(): the AMD renderer rejects a kernel of Hopper roles, naming what it cannot render") {
+  // Its first Hopper statement (an mbarrier init before the regions) or a region kept as one branch.
+  auto emu = rt::open_device("emu:gfx950");
+  CHECK_THROWS_WITH_AS(rt::CompiledKernel::compile(*emu, two_roles(3, 64)), doctest::Contains("sm_90a"), Error);
+}
+#endif

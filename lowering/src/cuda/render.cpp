@@ -652,8 +652,9 @@ class Renderer {
       case Op::WGMMA: return wgmma(e, o);
       case Op::WGMMA_FENCE:
         // This thread's shared-memory writes (generic proxy) before the MMAs' reads (async proxy),
-        // and the accumulator registers' writes before the MMAs.
-        o << indent_ << "asm volatile(\"fence.proxy.async.shared::cta;\\n\\twgmma.fence.sync.aligned;\" ::: \"memory\");\n";
+        // where asked, and the accumulator registers' writes before the MMAs.
+        if (e.arg_as<EffectArg>().value != 0) o << indent_ << "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n";
+        o << indent_ << "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n";
         accumulator_fence(o);
         return;
       case Op::WGMMA_COMMIT:

@@ -120,7 +120,11 @@ class Linearizer {
     const UOp e = f.node;
     if (f.step == 0) {
       if (emitted_.count(e.node())) {
-        if (auto it = branch_of_.find(e.node()); it != branch_of_.end() && std::find(branches_.begin(), branches_.end(), it->second) == branches_.end())
+        const auto it = branch_of_.find(e.node());
+        const bool closed_branch = it != branch_of_.end() && std::find(branches_.begin(), branches_.end(), it->second) == branches_.end();
+        // Named first outside, now by an open region that holds it.
+        const bool outside_region = !regions_.empty() && regions_.back().count(e.node()) && (it == branch_of_.end() || it->second != branches_.back());
+        if (closed_branch || outside_region)
           throw Error("linearize: " + std::string(op_name(e.op())) + " " + expr_string(e, 80) +
                       " is both conditional (inside a when) and named outside it; build two statements");
         return stack_.pop_back();
@@ -199,6 +203,7 @@ class Linearizer {
       case 2:
         out_.push_back({LinearOp::Kind::BranchBegin, when});
         branches_.push_back(next_branch_++);
+        regions_.push_back(f.region);
         scopes_.emplace_back();
         f.next = 1;
         f.step = 3;
@@ -207,6 +212,7 @@ class Linearizer {
         if (f.next < when.src().size()) return call(Frame::Kind::Effect, when.src(f.next++));
         scopes_.pop_back();
         branches_.pop_back();
+        regions_.pop_back();
         out_.push_back({LinearOp::Kind::BranchEnd, when});
         stack_.pop_back();
     }
@@ -305,6 +311,7 @@ class Linearizer {
   // open now: an effect of a closed branch named again is an error, not an effect skipped.
   std::unordered_map<const Node*, size_t> branch_of_;
   std::vector<size_t> branches_;
+  std::vector<std::unordered_set<const Node*>> regions_;  // the effects of each open branch's region
   size_t next_branch_ = 0;
   std::vector<std::unordered_set<const Node*>> scopes_;
   std::vector<UOp> loops_;

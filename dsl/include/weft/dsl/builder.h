@@ -167,7 +167,10 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
 // so every TMA load of one buffer uses one box and swizzle.
 UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
              WgmmaSwizzle swizzle = WgmmaSwizzle::None, const std::vector<UOp>& after = {});
-UOp wgmma_fence(const std::vector<UOp>& after = {});
+// wgmma_fence's `shared_writes`: whether this thread's shared-memory stores must be made visible to
+// the MMAs (fence.proxy.async). Tiles that TMA filled (the async proxy itself, completed through
+// an mbarrier) need only the register fence; the proxy fence would also wait for MMAs in flight.
+UOp wgmma_fence(const std::vector<UOp>& after = {}, bool shared_writes = true);
 UOp wgmma_commit(const std::vector<UOp>& after = {});
 UOp wgmma_wait(int64_t pending, const std::vector<UOp>& after = {});
 
