@@ -597,6 +597,7 @@ UOp mbarrier_init(const UOp& bar, int64_t count, const std::vector<UOp>& after) 
   return mbarrier(MbarrierOp::Init, bar, constant(Wide(count), dtypes::int32), after);
 }
 UOp mbarrier_arrive(const UOp& bar, const std::vector<UOp>& after) { return mbarrier(MbarrierOp::Arrive, bar, std::nullopt, after); }
+UOp mbarrier_arrive_warp(const UOp& bar, const std::vector<UOp>& after) { return mbarrier(MbarrierOp::ArriveWarp, bar, std::nullopt, after); }
 UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vector<UOp>& after) {
   return mbarrier(MbarrierOp::ArriveExpectTx, bar, bytes, after);
 }

@@ -116,8 +116,8 @@ class Checker {
       case Op::WMMA: want(std::holds_alternative<WmmaArg>(a), "the wmma shape"); break;
       case Op::WGMMA: want(std::holds_alternative<WgmmaArg>(a), "a site, the wgmma shape and its operands' layouts"); break;
       case Op::MBARRIER:
-        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 3,
-             "a site and an mbarrier operation 0..3");
+        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= static_cast<Wide>(MbarrierOp::ArriveWarp),
+             "a site and an mbarrier operation 0..4");
         break;
       case Op::TMA_LOAD: want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle"); break;
       case Op::WGMMA_FENCE:

@@ -42,12 +42,12 @@ Ring make_ring() {
 }
 
 // full[s]: one arrival (the producer's expect_tx) plus the TMA bytes; empty[s]: every consumer
-// thread. The barrier publishes the initialized mbarriers to every thread.
+// warp. The barrier publishes the initialized mbarriers to every thread.
 UOp init_ring(const Ring& ring) {
   std::vector<UOp> inits;
   for (int64_t s = 0; s < S::stages; ++s) {
     inits.push_back(mbarrier_init(ring.full[constant(Wide(s))], 1));
-    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], S::consumers * S::warpgroup));
+    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], S::consumers * S::warpgroup / 32));
   }
   return barrier({group(inits)});
 }
@@ -110,7 +110,8 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const UOp accumulate = (ks > 0) | (kk > 0);
   const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, dtypes::bfloat16, kSwizzled, kSwizzled, {fence}, accumulate).end({kk});
   const UOp held = wgmma_wait(1, {wgmma_commit({mma})});
-  const UOp release = when(step > 0, {mbarrier_arrive(ring.empty[stage_use(step - 1).stage], {held})});
+  // One arrival a warp: the MMAs reading the stage are the warpgroup's, complete for every warp.
+  const UOp release = when(step > 0, {mbarrier_arrive_warp(ring.empty[stage_use(step - 1).stage], {held})});
   return wgmma_wait(0, {release.end({ks})});
 }
 

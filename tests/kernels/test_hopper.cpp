@@ -188,6 +188,9 @@ TEST_CASE("Hopper: mbarrier init, arrive, expect_tx and try_wait.parity render a
   auto bar = alloc_shared({1}, dtypes::uint64);
   auto expect = mbarrier_arrive_expect_tx(bar[constant(Wide(0))], constant(Wide(4096), dtypes::int32), {barrier({mbarrier_init(bar[constant(Wide(0))], 1)})});
   compiles_sm90(sink({"expect_tx"}, {expect}), {"mbarrier.arrive.expect_tx.shared::cta.b64"}, "sm_90a");
+  // One arrival a warp: lane 0 of the block's linear thread index.
+  auto per_warp = mbarrier_arrive_warp(bar[constant(Wide(0))], {barrier({mbarrier_init(bar[constant(Wide(0))], 4)})});
+  compiles_sm90(sink({"arrive_warp"}, {per_warp}), {"& 31u) == 0u) asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64"}, "sm_90a");
 }
 
 TEST_CASE("Hopper: a TMA load takes a __grid_constant__ tensor map and compiles for sm_90a") {

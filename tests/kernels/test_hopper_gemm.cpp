@@ -52,6 +52,8 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   CHECK(occurrences(src, "mbarrier.init.shared::cta.b64") == 8);
   CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
   CHECK(occurrences(src, "cp.async.bulk.tensor.2d") == 2);
+  CHECK(occurrences(src, "& 31u) == 0u) asm volatile") == 1);  // the consumers release a stage once a warp
+  CHECK(src.find("asm volatile(\"fence.proxy.async.shared::cta;\" :::") == std::string::npos);  // TMA fills: the register fence only
   CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 64 * 2);
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(dtypes::float16), doctest::Contains("bfloat16 or float32, not float16"), Error);

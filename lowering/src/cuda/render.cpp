@@ -738,6 +738,10 @@ class Renderer {
         o << indent_ << "asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64 state, [%0];\\n\\t}\" :: \"r\"(" << bar
           << ") : \"memory\");\n";
         return;
+      case MbarrierOp::ArriveWarp:  // lane 0 of the warp, counted on the block's linear thread index
+        o << indent_ << "if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == 0u) asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64 state, [%0];\\n\\t}\" :: \"r\"(" << bar
+          << ") : \"memory\");\n";
+        return;
       case MbarrierOp::ArriveExpectTx:
         o << indent_ << "if (" << kFirstThread << ") asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\\n\\t}\" :: \"r\"("
           << bar << "), \"r\"(" << ref(e.src(1)) << ") : \"memory\");\n";

@@ -130,12 +130,15 @@ UOp wave_reduce(const UOp& x, Op op, int64_t width);
 // elects it); put a barrier() between mbarrier_init and the barrier's first use.
 //   mbarrier_init: the barrier expects `count` arrivals (1..2^20-1) per phase; its phase parity is 0.
 //   mbarrier_arrive: every thread that runs it arrives once.
+//   mbarrier_arrive_warp: the first lane of each warp that runs it arrives once, after the warp's
+//     earlier statements (a consumer releasing a stage once per warp: 8 arrivals, not 256).
 //   mbarrier_arrive_expect_tx: the first thread arrives and adds `bytes` (an int32 value) to the
 //     transaction bytes the current phase waits for (asynchronous copies that complete_tx).
 //   mbarrier_wait: every thread waits (try_wait in a loop) until the phase whose parity is
 //     `parity` (an int32 value, 0 or 1) has completed.
 UOp mbarrier_init(const UOp& bar, int64_t count, const std::vector<UOp>& after = {});
 UOp mbarrier_arrive(const UOp& bar, const std::vector<UOp>& after = {});
+UOp mbarrier_arrive_warp(const UOp& bar, const std::vector<UOp>& after = {});
 UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vector<UOp>& after = {});
 UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& after = {});
 // Warpgroup MMA (wgmma.mma_async, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-

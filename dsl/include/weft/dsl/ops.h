@@ -148,6 +148,7 @@ enum class MbarrierOp : uint8_t {
   Arrive = 1,          // every thread that runs it arrives once
   ArriveExpectTx = 2,  // the first thread arrives and adds operand 1 bytes to the transactions awaited
   Wait = 3,            // every thread waits until the phase of parity operand 1 has completed
+  ArriveWarp = 4,      // the first lane of every warp that runs it arrives once (one arrival a warp)
 };
 std::string_view mbarrier_op_name(MbarrierOp k);
 
