@@ -618,7 +618,7 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
   check_matrix_layout("A", a_layout);
   check_matrix_layout("B", b_layout);
   check_predecessors("WGMMA", after);
-  const UOp scale_d = accumulate ? accumulate : constant(Wide(1), dtypes::bool_);
+  const UOp scale_d = accumulate.is_null() ? constant(Wide(1), dtypes::bool_) : accumulate;
   check_value(Op::WGMMA, scale_d);
   if (!(scale_d.dtype() == dtypes::bool_)) fail("WGMMA", "accumulate is a bool, got " + scale_d.dtype().name() + " " + expr_string(scale_d));
   std::vector<UOp> src{acc, a, b, scale_d};

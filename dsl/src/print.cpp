@@ -156,7 +156,7 @@ std::string arg_to_string(const Arg& arg) {
 }
 
 std::string expr_string(const UOp& u, size_t max_length) {
-  if (!u) return "<null>";
+  if (u.is_null()) return "<null>";
   return ExprPrinter(max_length).print(u);
 }
 

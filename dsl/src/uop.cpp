@@ -161,7 +161,7 @@ UOp UOp::make(Op op, DType dtype, std::initializer_list<UOp> src, Arg arg) {
 
 UOp UOp::intern(Op op, DType dtype, std::span<const UOp> src, Arg&& arg) {
   for (size_t i = 0; i < src.size(); ++i)
-    if (!src[i]) throw Error("internal: " + std::string(op_name(op)) + " built with an empty source " + std::to_string(i));
+    if (src[i].is_null()) throw Error("internal: " + std::string(op_name(op)) + " built with an empty source " + std::to_string(i));
   const uint64_t h = hash_content(op, dtype, src, arg);
   Shard& shard = shards()[h % kShards];
   {

@@ -43,11 +43,11 @@ UOp weighted_gather_sum(const WeightedGather& g) {
     const UOp choice = token * g.top_k + j;
     const UOp row = max(min(as_index(dest_row[choice].load()), rows - 1), constant(Wide(0)));
     const UOp at = src[{row, a.column}].vec(t.vector);
-    const UOp v = a.inside ? at.load(a.inside, splat(constant(0.0, g.input), t.vector)) : at.load();
+    const UOp v = !a.inside.is_null() ? at.load(a.inside, splat(constant(0.0, g.input), t.vector)) : at.load();
     const UOp w = g.weighted ? weights[choice].load() : UOp();
     for (int64_t i = 0; i < t.vector; ++i) {
       UOp x = (t.vector == 1 ? v : v.gep(i)).cast(dtypes::float32);
-      if (w) x = w * x;
+      if (!w.is_null()) x = w * x;
       if (j == 0) acc.push_back(x);
       else acc[static_cast<size_t>(i)] = acc[static_cast<size_t>(i)] + x;
     }
@@ -55,7 +55,7 @@ UOp weighted_gather_sum(const WeightedGather& g) {
   for (UOp& x : acc) x = x.cast(g.output);
   const UOp at = out[{token, a.column}].vec(t.vector);
   const UOp value = t.vector == 1 ? acc[0] : vectorize(acc);
-  const UOp store = a.inside ? at.store(value, a.inside) : at.store(value);
+  const UOp store = !a.inside.is_null() ? at.store(value, a.inside) : at.store(value);
   return sink({g.name}, {store.end({token, a.lane, a.step})});
 }
 
@@ -73,7 +73,7 @@ UOp dispatch_kernel(int64_t d, DType dtype) {
   const UOp valid = both(row_token[row].load() >= 0, a.inside);
   const UOp v = x[{token_of(row_token, row, tokens), a.column}].vec(t.vector).load(valid, splat(constant(0.0, dtype), t.vector));
   const UOp at = xs[{row, a.column}].vec(t.vector);
-  const UOp store = a.inside ? at.store(v, a.inside) : at.store(v);
+  const UOp store = !a.inside.is_null() ? at.store(v, a.inside) : at.store(v);
   return sink({"moe_dispatch_" + dtype.name() + "_d" + std::to_string(d)}, {store.end({row, a.lane, a.step})});
 }
 
@@ -106,7 +106,7 @@ UOp dispatch_fp8_kernel(int64_t d, DType dtype, DType fp8) {
   for (const UOp& l : lanes) q.push_back((l * inv).cast(fp8));
   const UOp at = xs8[{row, a.column}].vec(t.vector);
   const UOp value = t.vector == 1 ? q[0] : vectorize(q);
-  const UOp store = a.inside ? at.store(value, a.inside) : at.store(value);
+  const UOp store = !a.inside.is_null() ? at.store(value, a.inside) : at.store(value);
   const UOp scale_store = scales[row].store(scale, a.lane.eq(constant(Wide(0))));
   return sink({"moe_dispatch_" + fp8.name() + "_" + dtype.name() + "_d" + std::to_string(d)},
               {group({store.end({a.lane, a.step}), scale_store.end({a.lane})}).end({row})});

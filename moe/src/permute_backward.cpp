@@ -45,7 +45,7 @@ UOp zero_kernel(int64_t d) {
   const RowAccess a = row_access(t, 1);
   const UOp at = out[{token, a.column}].vec(t.vector);
   const UOp zeros = splat(constant(0.0, dtypes::float32), t.vector);
-  const UOp store = a.inside ? at.store(zeros, a.inside) : at.store(zeros);
+  const UOp store = !a.inside.is_null() ? at.store(zeros, a.inside) : at.store(zeros);
   return sink({"moe_zero_float32_d" + std::to_string(d)}, {store.end({token, a.lane, a.step})});
 }
 
@@ -65,7 +65,7 @@ UOp combine_backward_kernel(int64_t d, int64_t top_k, DType dtype) {
   const UOp zeros = splat(constant(0.0, dtype), t.vector);
   const UOp g = dy[{token, a.column}].vec(t.vector).load(both(routed, a.inside), zeros);
   const UOp yi = ys[{row, a.column}].vec(t.vector);
-  const UOp y = a.inside ? yi.load(a.inside, zeros) : yi.load();
+  const UOp y = !a.inside.is_null() ? yi.load(a.inside, zeros) : yi.load();
   const UOp w = row_weight[row].load();
   std::vector<UOp> grads;
   UOp dot;
@@ -76,7 +76,7 @@ UOp combine_backward_kernel(int64_t d, int64_t top_k, DType dtype) {
   }
   const UOp at = dys[{row, a.column}].vec(t.vector);
   const UOp value = t.vector == 1 ? grads[0] : vectorize(grads);
-  const UOp row_store = a.inside ? at.store(value, a.inside) : at.store(value);
+  const UOp row_store = !a.inside.is_null() ? at.store(value, a.inside) : at.store(value);
   // dW at the choice of this row: the j with dest_row[token*k + j] == row (one of them for a
   // routed row). The dot product is reduced in a fixed order: per lane, then across the lanes.
   const UOp total = dot.reduce(Op::ADD, {a.lane, a.step});

@@ -116,7 +116,7 @@ UOp merge(const std::vector<Candidate>& run) {
 bool coalescable(const UOp& store) {
   if (store.op() != Op::STORE || store.src(1).dtype().is_vector()) return false;
   UOp root = buffer_root(store.src(0).src(0));
-  return root && root.arg_as<BufferArg>().space != AddrSpace::REG;
+  return !root.is_null() && root.arg_as<BufferArg>().space != AddrSpace::REG;
 }
 
 std::optional<UOp> coalesce_group(const UOp& g) {
@@ -135,7 +135,7 @@ std::optional<UOp> coalesce_group(const UOp& g) {
     const UOp& idx = e.src(0);
     Address a = split_address(idx.src(1));
     const Node* valid = idx.src().size() > 2 ? idx.src(2).node() : nullptr;
-    by_key[{idx.src(0).node(), valid, a.base ? a.base.node() : nullptr}].push_back({e, a, p});
+    by_key[{idx.src(0).node(), valid, a.base.node()}].push_back({e, a, p});
   }
   std::map<const Node*, UOp> merged_into;  // earliest store of a run -> vector store; others -> null
   for (auto& [key, cands] : by_key) {
@@ -166,7 +166,7 @@ std::optional<UOp> coalesce_group(const UOp& g) {
   for (const UOp& e : effects) {
     auto it = merged_into.find(e.node());
     if (it == merged_into.end()) out.push_back(e);
-    else if (it->second) out.push_back(it->second);
+    else if (!it->second.is_null()) out.push_back(it->second);
   }
   return out.size() == 1 ? out[0] : group(out);
 }

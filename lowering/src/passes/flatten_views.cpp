@@ -18,7 +18,7 @@ struct Indexed {
   UOp valid;                // null while always valid
 };
 
-void add_condition(Indexed& x, const UOp& c) { x.valid = x.valid ? (x.valid & c) : c; }
+void add_condition(Indexed& x, const UOp& c) { x.valid = x.valid.is_null() ? c : (x.valid & c); }
 
 UOp dim(const UOp& buffer, size_t i) { return buffer.shape().at(i); }
 
@@ -125,7 +125,7 @@ UOp flatten_views(const UOp& kernel) {
     UOp flat = constant(Wide(0));
     for (size_t i = 0; i < x.idx.size(); ++i) flat = flat * dim(x.buffer, i) + x.idx[i];
     std::vector<UOp> src{rewrap(afters, x.buffer), flat};
-    if (x.valid) src.push_back(x.valid);
+    if (!x.valid.is_null()) src.push_back(x.valid);
     return UOp::make(Op::INDEX, u.dtype(), std::move(src));
   });
 }

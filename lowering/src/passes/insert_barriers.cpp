@@ -20,7 +20,7 @@ namespace {
 
 bool is_local(const UOp& buffer) {
   UOp root = buffer_root(buffer);
-  return root && root.arg_as<BufferArg>().space == AddrSpace::LOCAL;
+  return !root.is_null() && root.arg_as<BufferArg>().space == AddrSpace::LOCAL;
 }
 
 // A STORE, an ATOMIC or an ASYNC_COPY (global to LDS) into a LOCAL buffer.

@@ -178,7 +178,7 @@ class Guard {
 
   static bool in_registers(const UOp& index) {
     const UOp root = buffer_root(index.src(0));
-    return root && root.arg_as<BufferArg>().space == AddrSpace::REG;
+    return !root.is_null() && root.arg_as<BufferArg>().space == AddrSpace::REG;
   }
 
   [[noreturn]] void outside(const UOp& v, const std::string& why) {

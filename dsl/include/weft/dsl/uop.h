@@ -181,7 +181,9 @@ class UOp {
   const T& arg_as() const;
   uint64_t hash() const;  // content hash, stable across processes
   const Node* node() const { return n_; }
-  explicit operator bool() const { return n_ != nullptr; }
+  // Whether this is the empty handle (a default-constructed UOp). There is no conversion to bool:
+  // `!u` builds the IR's logical not (builder.h), so `if (!u)` would test a new node, never u.
+  bool is_null() const { return n_ == nullptr; }
 
   // Value range: every value this node can take lies in [vmin, vmax]. Integral dtypes only;
   // for others the bounds are the widest int64 range.
