@@ -9,11 +9,14 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <thread>
 #include <unordered_map>
 
 #include "isa_fields.h"
 #include "sdwa.h"
+#include "sanitizer.h"
 #include "semantics.h"
 #include "weft/emulator/mfma.h"
 #include "wave.h"
@@ -270,12 +273,15 @@ std::shared_ptr<const Program> program_for(const CodeObject& code, const Kernel&
 
 // ---- what handlers use ----
 
-void Exec::fail(const std::string& what) const {
+std::string Exec::context() const {
   const std::string text = step->inst.info ? std::string(step->inst.info->mnemonic) : ".long";
-  throw Error("kernel " + prog.kernel + ", PC " + hex(step->offset) + " (" + text + ", bytes " + bytes_text(step->inst) +
-              "), workgroup (" + std::to_string(wg.id[0]) + "," + std::to_string(wg.id[1]) + "," + std::to_string(wg.id[2]) +
-              "), wave " + std::to_string(w.id) + ": " + what);
+  return "kernel " + prog.kernel + ", PC " + hex(step->offset) + " (" + text + ", bytes " + bytes_text(step->inst) + "), workgroup (" +
+         std::to_string(wg.id[0]) + "," + std::to_string(wg.id[1]) + "," + std::to_string(wg.id[2]) + "), wave " + std::to_string(w.id) +
+         ": ";
 }
+
+void Exec::fail(const std::string& what) const { throw Error(context() + what); }
+void Exec::fail_out_of_bounds(const std::string& what) const { throw OutOfBoundsError(context() + what); }
 
 uint32_t Exec::special_scalar(uint32_t code) const {
   if (const std::optional<uint32_t> constant = fields::inline_constant32(code)) return *constant;
@@ -308,7 +314,7 @@ uint64_t Exec::special_scalar64(uint32_t code) const {
 uint8_t* Exec::find_global(uint64_t address, uint32_t bytes, int lane) const {
   GlobalMemory::Buffer* b = mem.find(address, bytes);
   if (!b) {
-    fail("out-of-bounds global access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
+    fail_out_of_bounds("out-of-bounds global access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
          " bytes; " + mem.describe_nearest(address));
   }
   last_buffer = b;
@@ -319,7 +325,7 @@ namespace {
 
 void check_lds_range(const Exec& e, uint64_t address, uint32_t bytes, int lane) {
   if (address > e.wg.lds.size() || bytes > e.wg.lds.size() - address)
-    e.fail("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
+    e.fail_out_of_bounds("out-of-bounds LDS access: lane " + std::to_string(lane) + ", address " + hex(address) + ", " + std::to_string(bytes) +
            " bytes; the kernel allocates " + std::to_string(e.wg.lds.size()) + " bytes of LDS (group segment)");
 }
 
@@ -328,16 +334,23 @@ void check_lds_range(const Exec& e, uint64_t address, uint32_t bytes, int lane) 
 const uint8_t* Exec::checked_lds_read(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
   if (!wg.lds_written.empty())
-    for (uint32_t i = 0; i < bytes; ++i)
-      if (!wg.lds_written[address + i])
-        fail("read of LDS this workgroup never wrote: lane " + std::to_string(lane) + ", address " + hex(address + i) +
-             " (a " + std::to_string(bytes) + "-byte read at " + hex(address) + ")");
+    for (uint32_t i = 0; i < bytes; ++i) {
+      if (wg.lds_written[address + i]) continue;
+      if (wg.sanitizer) {
+        wg.sanitizer->report_unwritten_lds(*this, address + i, lane);
+        break;
+      }
+      fail("read of LDS this workgroup never wrote: lane " + std::to_string(lane) + ", address " + hex(address + i) + " (a " +
+           std::to_string(bytes) + "-byte read at " + hex(address) + ")");
+    }
+  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, lane, false);
   return wg.lds.data() + address;
 }
 
 uint8_t* Exec::checked_lds_write(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
   if (!wg.lds_written.empty()) std::memset(&wg.lds_written[address], 1, bytes);
+  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, lane, true);
   return wg.lds.data() + address;
 }
 
@@ -466,6 +479,17 @@ void observe(const Step& s, const Wave& w, const Workgroup& wg, const Program& p
   if (stats) ++(*stats)[name];
 }
 
+[[noreturn]] void fail_budget(Exec& e, const LaunchOptions& o) {
+  e.fail("the wave reached its budget of " + std::to_string(o.max_wave_instructions) +
+         " instructions without ending (a loop that never exits?); raise or lift it with LaunchOptions::max_wave_instructions, "
+         "weft-emu --max-instructions N or WEFT_EMU_MAX_INSTRUCTIONS (0: no limit)");
+}
+
+// The instructions a wave may still execute under LaunchOptions::max_wave_instructions.
+uint64_t budget_left(const Wave& w, const LaunchOptions& o) {
+  return o.max_wave_instructions ? o.max_wave_instructions - std::min(w.executed, o.max_wave_instructions) : ~0ull;
+}
+
 // Runs one wave until it ends or reaches a barrier. The loop is the emulator's hot path: every
 // step has a handler (errors included) and the program ends in a sentinel, so there is nothing to
 // check but the wave's state; tracing and statistics are compiled in only where asked for.
@@ -475,16 +499,13 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
   uint64_t n = 0;
   Exec e{w, wg, mem, prog};
   const Step* steps = prog.steps.data();
-  // The instructions this wave may still execute; one compare per step enforces the budget.
-  const uint64_t allowed = o.max_wave_instructions ? o.max_wave_instructions - std::min(w.executed, o.max_wave_instructions) : ~0ull;
+  const uint64_t allowed = budget_left(w, o);  // one compare per step enforces the budget
   while (!w.ended && !w.at_barrier) {
     const Step& s = steps[w.pc];
     e.step = &s;
     if (n == allowed) {
       w.executed += n;
-      e.fail("the wave reached its budget of " + std::to_string(o.max_wave_instructions) +
-             " instructions without ending (a loop that never exits?); raise or lift it with LaunchOptions::max_wave_instructions, "
-             "weft-emu --max-instructions N or WEFT_EMU_MAX_INSTRUCTIONS (0: no limit)");
+      fail_budget(e, o);
     }
     if constexpr (Observed) observe(s, w, wg, prog, o, stats);
     ++w.pc;  // a branch overwrites it
@@ -495,10 +516,8 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
   return n;
 }
 
-uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Kernel& k, const Program& prog, GlobalMemory& mem,
-                       const DispatchState& d, const LaunchOptions& o, const std::vector<uint8_t>& kernarg,
+uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
                        std::map<std::string, uint64_t>* stats) {
-  for (size_t i = 0; i < ws.size(); ++i) init_wave(ws[i], k, d, wg, o, static_cast<int>(i), kernarg);
   uint64_t n = 0;
   for (;;) {
     bool any_waiting = false;
@@ -511,6 +530,75 @@ uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Kernel& k, co
     for (Wave& w : ws) w.at_barrier = false;  // every live wave has arrived: release the barrier
   }
   return n;
+}
+
+// Hazard mode: at most `burst` steps of one wave, each checked by the sanitizer around it.
+uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o,
+                          std::map<std::string, uint64_t>* stats, Sanitizer& sanitizer, uint64_t burst) {
+  uint64_t n = 0;
+  Exec e{w, wg, mem, prog};
+  const uint64_t allowed = budget_left(w, o);
+  while (!w.ended && !w.at_barrier && n < burst) {
+    const Step& s = prog.steps[static_cast<size_t>(w.pc)];
+    e.step = &s;
+    if (n == allowed) {
+      w.executed += n;
+      fail_budget(e, o);
+    }
+    if (o.trace || stats) observe(s, w, wg, prog, o, stats);
+    sanitizer.before(e, s);
+    ++w.pc;
+    try {
+      s.handler(e, s.inst);
+    } catch (const OutOfBoundsError& ex) {
+      sanitizer.report_out_of_bounds(e, ex.what());  // the launch cannot go on: reported, then ended
+      throw;
+    }
+    sanitizer.after(e, s);
+    ++n;
+  }
+  w.executed += n;
+  if (w.ended) sanitizer.wave_ended(w);
+  return n;
+}
+
+// Hazard mode's schedule: the waves interleave a few instructions at a time, the next wave and
+// the length of its turn drawn from the schedule seed and the workgroup, so that a kernel that
+// relies on one wave running ahead of another (instead of on a barrier) shows it, replayably.
+uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
+                               std::map<std::string, uint64_t>* stats, Sanitizer& sanitizer, uint64_t linear_id) {
+  sanitizer.start_workgroup(wg, ws);
+  std::mt19937_64 rng(o.schedule_seed * 0x9E3779B97F4A7C15ull + linear_id);
+  std::vector<Wave*> ready;
+  uint64_t n = 0;
+  for (;;) {
+    ready.clear();
+    bool any_waiting = false;
+    for (Wave& w : ws) {
+      if (w.ended) continue;
+      if (w.at_barrier) any_waiting = true;
+      else ready.push_back(&w);
+    }
+    if (ready.empty()) {
+      if (!any_waiting) break;
+      for (Wave& w : ws) w.at_barrier = false;
+      sanitizer.barrier_released();
+      continue;
+    }
+    Wave& w = *ready[rng() % ready.size()];
+    n += run_wave_checked(w, wg, mem, prog, o, stats, sanitizer, 1 + rng() % 4);
+  }
+  return n;
+}
+
+// Merges one host thread's hazard reports into the launch's: one report per kind and pair of
+// PCs, occurrences summed.
+void merge_hazards(std::vector<Hazard>& into, std::vector<Hazard> from) {
+  for (Hazard& h : from) {
+    const auto same = [&](const Hazard& x) { return x.kind == h.kind && x.pc == h.pc && x.other_pc == h.other_pc; };
+    if (const auto it = std::find_if(into.begin(), into.end(), same); it != into.end()) it->occurrences += h.occurrences;
+    else into.push_back(std::move(h));
+  }
 }
 
 }  // namespace
@@ -562,18 +650,31 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   std::string first_error;
   std::map<std::string, uint64_t> per_opcode;
   const auto start = std::chrono::steady_clock::now();
+  std::vector<Hazard> hazards;
   auto worker = [&] {
     std::map<std::string, uint64_t> local_stats;
     Workgroup wg;
     std::vector<Wave> waves(static_cast<size_t>((o.block.count() + kLanes - 1) / kLanes));  // reused by every workgroup
+    std::optional<Sanitizer> sanitizer;
+    if (o.sanitize) {
+      sanitizer.emplace(prog);
+      wg.sanitizer = &*sanitizer;
+    }
     for (uint64_t g; (g = next.fetch_add(1)) < groups;) {
       wg.id[0] = static_cast<uint32_t>(g % o.grid.x);
       wg.id[1] = static_cast<uint32_t>(g / o.grid.x % o.grid.y);
       wg.id[2] = static_cast<uint32_t>(g / (uint64_t{o.grid.x} * o.grid.y));
       wg.lds.assign(lds_bytes, 0);
-      if (o.check_lds_reads) wg.lds_written.assign(lds_bytes, 0);
+      if (o.check_lds_reads || o.sanitize) wg.lds_written.assign(lds_bytes, 0);
+      std::map<std::string, uint64_t>* stats = o.stats ? &local_stats : nullptr;
       try {
-        instructions += run_workgroup(wg, waves, k, prog, memory, d, o, kernarg, o.stats ? &local_stats : nullptr);
+        for (size_t i = 0; i < waves.size(); ++i) init_wave(waves[i], k, d, wg, o, static_cast<int>(i), kernarg);
+        instructions += sanitizer ? run_workgroup_checked(wg, waves, prog, memory, o, stats, *sanitizer, g)
+                                  : run_workgroup(wg, waves, prog, memory, o, stats);
+      } catch (const OutOfBoundsError& ex) {  // in hazard mode, already a report
+        std::lock_guard lock(error_mutex);
+        if (first_error.empty() && !sanitizer) first_error = ex.what();
+        next = groups;  // an access out of bounds ends the launch
       } catch (const std::exception& ex) {
         std::lock_guard lock(error_mutex);
         if (first_error.empty()) first_error = ex.what();
@@ -582,12 +683,17 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
     }
     std::lock_guard lock(stats_mutex);
     for (const auto& [name, n] : local_stats) per_opcode[name] += n;
+    if (sanitizer) merge_hazards(hazards, sanitizer->take_reports());
   };
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
-  if (!first_error.empty()) throw Error(first_error);
+  if (!first_error.empty()) {
+    if (hazards.empty()) throw Error(first_error);
+    throw Error(first_error + "\n" + HazardError(std::move(hazards), o.schedule_seed).what());
+  }
+  if (!hazards.empty()) throw HazardError(std::move(hazards), o.schedule_seed);
 
   RunReport r;
   r.workgroups = groups;

@@ -67,7 +67,7 @@ uint64_t scratch_offset(const Exec& e, const Inst& in, int l) {
 
 uint8_t* scratch_at(const Exec& e, uint64_t offset, uint32_t bytes, int lane) {
   if (offset + bytes > e.w.private_size)
-    e.fail("scratch access out of bounds: lane " + std::to_string(lane) + " offset " + std::to_string(offset) + " + " +
+    e.fail_out_of_bounds("scratch access out of bounds: lane " + std::to_string(lane) + " offset " + std::to_string(offset) + " + " +
            std::to_string(bytes) + " bytes, private segment is " + std::to_string(e.w.private_size) + " bytes per lane");
   return e.w.scratch.data() + static_cast<size_t>(lane) * e.w.private_size + offset;
 }

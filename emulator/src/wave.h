@@ -16,6 +16,7 @@
 namespace weft::emu {
 
 struct MfmaOp;
+class Sanitizer;
 
 constexpr int kLanes = 64;
 constexpr uint32_t kVcc = 106, kM0 = 124, kExec = 126;
@@ -77,6 +78,7 @@ struct Workgroup {
   uint32_t id[3] = {};
   std::vector<uint8_t> lds;
   std::vector<uint8_t> lds_written;  // one flag per LDS byte, when reads of unwritten LDS are checked
+  Sanitizer* sanitizer = nullptr;    // hazard mode: sees every LDS access (lds_written is then kept too)
 };
 
 // The generic (FLAT) address space: a 64-bit address whose high half is one of these apertures
@@ -98,6 +100,9 @@ struct Exec {
   mutable GlobalMemory::Buffer* last_buffer = nullptr;
 
   [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void fail_out_of_bounds(const std::string& what) const;  // an OutOfBoundsError
+  // "kernel K, PC 0x.. (mnemonic, bytes ...), workgroup (x,y,z), wave W: ", the prefix of every error.
+  std::string context() const;
   // Scalar operand of a 9-bit / 8-bit source field: SGPR, special register, constant or literal.
   uint32_t scalar(uint32_t code) const {
     if (code < 128) return w.s[code];
@@ -124,7 +129,7 @@ struct Exec {
     return find_global(address, bytes, lane);
   }
   // LDS for reading or for writing; with LaunchOptions::check_lds_reads a read of bytes this
-  // workgroup never wrote is reported.
+  // workgroup never wrote is reported; in hazard mode the sanitizer sees every access.
   const uint8_t* lds_read(uint64_t address, uint32_t bytes, int lane) const {
     if (lds_in_range(address, bytes) && wg.lds_written.empty()) return wg.lds.data() + address;
     return checked_lds_read(address, bytes, lane);

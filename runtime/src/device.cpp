@@ -29,14 +29,21 @@ EmulatorOptions EmulatorOptions::from_environment() {
       throw Error(std::string("WEFT_EMU_MAX_INSTRUCTIONS='") + v + "' is not a number of instructions (0: no limit)");
     o.max_wave_instructions = n;
   }
+  if (const char* v = std::getenv("WEFT_EMU_SCHEDULE_SEED"); v && *v) {
+    const char* end = v + std::strlen(v);
+    const auto r = std::from_chars(v, end, o.schedule_seed);
+    if (r.ec != std::errc() || r.ptr != end) throw Error(std::string("WEFT_EMU_SCHEDULE_SEED='") + v + "' is not a number");
+  }
   if (const char* v = std::getenv("WEFT_EMU_CHECKS"); v && *v) {
     std::string_view rest = v;
     while (!rest.empty()) {
       const size_t comma = rest.find(',');
       const std::string_view check = rest.substr(0, comma);
       if (check == "lds-reads") o.check_lds_reads = true;
+      else if (check == "hazards") o.sanitize = true;
       else if (check != "none" && !check.empty())
-        throw Error("WEFT_EMU_CHECKS: unknown check '" + std::string(check) + "' (lds-reads, none; out-of-bounds accesses are always checked)");
+        throw Error("WEFT_EMU_CHECKS: unknown check '" + std::string(check) +
+                    "' (lds-reads, hazards, none; out-of-bounds accesses are always checked)");
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
   }

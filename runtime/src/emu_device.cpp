@@ -92,6 +92,8 @@ class EmuDevice : public Device {
     emu::LaunchOptions o;
     if (options_.max_wave_instructions) o.max_wave_instructions = *options_.max_wave_instructions;
     o.check_lds_reads = options_.check_lds_reads;
+    o.sanitize = options_.sanitize;
+    o.schedule_seed = options_.schedule_seed;
     o.host_threads = options_.host_threads;
     o.grid = {grid.x, grid.y, grid.z};
     o.block = {block.x, block.y, block.z};

@@ -45,10 +45,16 @@ run options:
   --trace                print every executed instruction of every wave (stderr)
   --threads N            host threads running workgroups (default: all)
   --check-lds            report reads of LDS the workgroup has not written
+  --sanitize             hazard mode: report LDS races between waves, reads of a load's
+                         destination before the s_waitcnt that covers it, reads of VGPRs or LDS
+                         never written, and accesses out of bounds (exit status 3); the waves of
+                         a workgroup interleave at instruction granularity
+  --schedule-seed N      the seed of hazard mode's interleaving (default 1)
   --max-instructions N   fail when one wave has executed N instructions without ending (a kernel
                          that never ends); 0: no limit. Default @MAX_INSTRUCTIONS@
 
-exit status: 0 on success, 1 if loading or running failed, 2 on a usage error.
+exit status: 0 on success, 1 if loading or running failed, 2 on a usage error, 3 when
+--sanitize found hazards (each printed on stderr; output files are still written).
 )";
 
 struct UsageError : std::runtime_error {
@@ -178,6 +184,8 @@ int run(const std::vector<std::string>& args) {
     else if (a == "--stats") o.stats = true;
     else if (a == "--trace") o.trace = true;
     else if (a == "--check-lds") o.check_lds_reads = true;
+    else if (a == "--sanitize") o.sanitize = true;
+    else if (a == "--schedule-seed") o.schedule_seed = parse_number<uint64_t>(value(), "--schedule-seed");
     else if (a == "--threads") o.host_threads = parse_number<int>(value(), "--threads");
     else if (a == "--max-instructions") o.max_wave_instructions = parse_number<uint64_t>(value(), "--max-instructions");
     else if (a.starts_with("-")) throw UsageError("run: unknown option '" + a + "'");
@@ -194,7 +202,14 @@ int run(const std::vector<std::string>& args) {
   std::vector<ArgValue> values;
   for (size_t i = 0; i < arg_specs.size(); ++i) values.push_back(parse_arg(arg_specs[i], mem, outputs, i));
   o.kernarg = pack_kernel_args(k, values);
-  const RunReport r = run_kernel(code, kernel, mem, o);
+  RunReport r;
+  try {
+    r = run_kernel(code, kernel, mem, o);
+  } catch (const HazardError& e) {
+    for (const OutputFile& out : outputs) write_file(out.path, mem.data(out.address), mem.size(out.address));
+    std::cerr << "weft-emu: " << e.what() << "\n";
+    return 3;
+  }
   for (const OutputFile& out : outputs) write_file(out.path, mem.data(out.address), mem.size(out.address));
   if (o.stats) print_stats(r);
   return 0;

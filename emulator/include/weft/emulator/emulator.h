@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "weft/emulator/code_object.h"
+#include "weft/emulator/hazards.h"
 
 namespace weft::emu {
 
@@ -67,6 +68,12 @@ struct LaunchOptions {
   bool trace = false;    // print every executed instruction of every wave to stderr
   bool stats = false;    // count executions per opcode
   bool check_lds_reads = false;  // report a read of LDS the workgroup has not written
+  // Hazard mode (docs/emulator.md): outstanding memory operations, LDS races between waves, reads
+  // before s_waitcnt and of what was never written are reported; the waves of a workgroup
+  // interleave a few instructions at a time in an order drawn from `schedule_seed`. A launch
+  // that saw any hazard throws HazardError listing them all.
+  bool sanitize = false;
+  uint64_t schedule_seed = 1;
   // The most instructions one wave may execute (0: no limit). A wave that reaches it is reported
   // as a weft::Error naming the kernel, workgroup, wave and PC, so a kernel that never ends (a
   // loop whose exit condition never holds) fails instead of hanging. The default is far above

@@ -108,11 +108,17 @@ struct EmulatorOptions {
   std::optional<uint64_t> max_wave_instructions;
   // Report a read of LDS the workgroup never wrote (out-of-bounds accesses are always reported).
   bool check_lds_reads = false;
+  // Hazard mode (docs/emulator.md): LDS races, reads before s_waitcnt, reads of what nothing wrote;
+  // a launch that sees one throws emu::HazardError (a weft::Error) listing every report.
+  bool sanitize = false;
+  uint64_t schedule_seed = 1;  // the order hazard mode interleaves waves in
   int host_threads = 0;  // host threads running workgroups; 0: all
 
   // The defaults, changed by the environment:
   //   WEFT_EMU_MAX_INSTRUCTIONS=N   max_wave_instructions (0: no limit)
   //   WEFT_EMU_CHECKS=lds-reads     check_lds_reads (a comma-separated list; "none" for none)
+  //   WEFT_EMU_CHECKS=hazards       sanitize (hazard mode)
+  //   WEFT_EMU_SCHEDULE_SEED=N      schedule_seed
   // Throws weft::Error naming the variable for a value it cannot read.
   static EmulatorOptions from_environment();
 };

@@ -1,0 +1,35 @@
+// The registers an instruction reads and writes and the counter its memory operation is counted
+// on: what hazard mode (sanitizer.cpp) checks and marks around every step. Derived from the
+// opcode table's operand list and the encoding's fields, the same facts the disassembler prints
+// (tests/emulator/test_footprint.cpp holds the two against each other).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "weft/emulator/isa.h"
+
+namespace weft::emu {
+
+// Registers [first, first + count): VGPRs 0-255 and AGPRs 256-511 in one file (as Wave::v), or
+// SGPRs and the special registers by operand code (VCC 106).
+struct RegisterRange {
+  uint16_t first = 0;
+  uint16_t count = 0;
+};
+
+// The counter an instruction's memory operation is counted on until it completes. Loads, stores
+// and atomics of vector memory and LDS DMA: vmcnt, in order. LDS: lgkmcnt, in order. Scalar memory:
+// lgkmcnt, returning out of order (only lgkmcnt(0) waits for one). FLAT: both counters.
+enum class MemoryCounter : uint8_t { None, Vm, Lgkm, Smem, Flat };
+
+struct Footprint {
+  std::vector<RegisterRange> vgpr_uses, vgpr_defs;
+  std::vector<RegisterRange> sgpr_uses, sgpr_defs;
+  MemoryCounter counter = MemoryCounter::None;
+  bool lds_dma = false;  // a buffer load into LDS (its LDS bytes land when vmcnt covers it)
+};
+
+Footprint footprint(const Inst& inst);
+
+}  // namespace weft::emu

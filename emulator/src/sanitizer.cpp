@@ -1,0 +1,303 @@
+// Hazard mode's checks (sanitizer.h states the model).
+#include "sanitizer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <utility>
+
+#include "isa_fields.h"
+
+namespace weft::emu {
+
+const char* hazard_kind_name(HazardKind kind) {
+  switch (kind) {
+    case HazardKind::OutOfBounds: return "out of bounds";
+    case HazardKind::LdsRace: return "LDS race";
+    case HazardKind::ReadBeforeWait: return "read before wait";
+    case HazardKind::UninitializedRead: return "uninitialized read";
+  }
+  return "hazard";
+}
+
+namespace {
+
+std::string hazard_list(const std::vector<Hazard>& hazards, uint64_t schedule_seed) {
+  std::string s = "hazard mode found " + std::to_string(hazards.size()) + (hazards.size() == 1 ? " hazard" : " hazards") +
+                  " (schedule seed " + std::to_string(schedule_seed) + "):";
+  for (const Hazard& h : hazards) {
+    s += "\n  " + h.message;
+    if (h.occurrences > 1) s += " [seen " + std::to_string(h.occurrences) + " times]";
+  }
+  return s;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// "v5", "a3", "s[4:5]"'s first register "s4", "vcc".
+std::string vector_register_name(uint32_t r) { return (r >= 256 ? "a" : "v") + std::to_string(r % 256); }
+std::string scalar_register_name(uint32_t r) { return r == 106 ? "vcc" : r == 107 ? "vcc_hi" : "s" + std::to_string(r); }
+
+const char* mnemonic_of(const Step& s) { return s.inst.info ? s.inst.info->mnemonic : ".long"; }
+
+bool is_waitcnt(const Step& s) { return s.inst.info && std::string_view(s.inst.info->mnemonic) == "s_waitcnt"; }
+
+// gfx9's s_waitcnt immediate: vmcnt in bits 3:0 and 15:14, expcnt 6:4, lgkmcnt 11:8.
+uint32_t waitcnt_vm(uint32_t imm) { return (imm & 0xf) | (((imm >> 14) & 3) << 4); }
+uint32_t waitcnt_lgkm(uint32_t imm) { return (imm >> 8) & 0xf; }
+
+}  // namespace
+
+HazardError::HazardError(std::vector<Hazard> hazards, uint64_t schedule_seed)
+    : Error(hazard_list(hazards, schedule_seed)), hazards_(std::move(hazards)) {}
+
+Sanitizer::Sanitizer(const Program& program) : program_(program) {
+  footprints_.reserve(program.steps.size());
+  for (const Step& s : program.steps) footprints_.push_back(footprint(s.inst));
+}
+
+void Sanitizer::start_workgroup(Workgroup& wg, std::vector<Wave>& waves) {
+  wg_ = &wg;
+  waves_.resize(waves.size());
+  for (size_t i = 0; i < waves.size(); ++i) {
+    WaveState& ws = waves_[i];
+    ws.pending_v.assign(512, 0);
+    ws.written_v.assign(512, 0);
+    ws.written_v[0] = waves[i].exec();  // the work-item ids
+    std::fill(std::begin(ws.pending_s), std::end(ws.pending_s), 0u);
+    ws.vm.clear();
+    ws.lgkm.clear();
+    ws.current = 0;
+  }
+  ops_.assign(1, Operation{});
+  epoch_ = 0;
+  lds_write_.assign(wg.lds.size(), 0);
+  lds_read0_.assign(wg.lds.size(), 0);
+  lds_read1_.assign(wg.lds.size(), 0);
+}
+
+std::string Sanitizer::where(int step) const {
+  const Step& s = program_.steps[static_cast<size_t>(step)];
+  return "PC " + hex(s.offset) + " (" + mnemonic_of(s) + ")";
+}
+
+bool Sanitizer::seen(HazardKind kind, int step, int other_step) {
+  const auto it = seen_.find(std::make_tuple(static_cast<int>(kind), step, other_step));
+  if (it == seen_.end()) return false;
+  ++hazards_[it->second].occurrences;
+  return true;
+}
+
+void Sanitizer::report(const Exec& e, const Report& r) {
+  seen_[std::make_tuple(static_cast<int>(r.kind), r.step, r.other_step)] = hazards_.size();
+  Hazard h;
+  h.kind = r.kind;
+  h.kernel = program_.kernel;
+  std::copy(std::begin(e.wg.id), std::end(e.wg.id), h.workgroup);
+  const Step& s = program_.steps[static_cast<size_t>(r.step)];
+  h.pc = s.offset;
+  h.instruction = mnemonic_of(s);
+  h.wave = r.wave;
+  h.lane = r.lane;
+  if (r.other_step >= 0) {
+    const Step& o = program_.steps[static_cast<size_t>(r.other_step)];
+    h.other_pc = o.offset;
+    h.other_instruction = mnemonic_of(o);
+  }
+  h.other_wave = r.other_wave;
+  h.address = r.address;
+  h.message = std::string(hazard_kind_name(r.kind)) + ": kernel " + program_.kernel + ", workgroup (" + std::to_string(h.workgroup[0]) +
+              "," + std::to_string(h.workgroup[1]) + "," + std::to_string(h.workgroup[2]) + "), wave " + std::to_string(r.wave) +
+              (r.lane >= 0 ? ", lane " + std::to_string(r.lane) : "") + ": " + where(r.step) + " " + r.detail;
+  hazards_.push_back(std::move(h));
+}
+
+void Sanitizer::report_out_of_bounds(const Exec& e, const std::string& what) {
+  Hazard h;
+  h.kind = HazardKind::OutOfBounds;
+  h.kernel = program_.kernel;
+  std::copy(std::begin(e.wg.id), std::end(e.wg.id), h.workgroup);
+  if (e.step) {
+    h.pc = e.step->offset;
+    h.instruction = mnemonic_of(*e.step);
+  }
+  h.wave = e.w.id;
+  h.message = std::string(hazard_kind_name(h.kind)) + ": " + what;
+  hazards_.push_back(std::move(h));
+}
+
+std::vector<Hazard> Sanitizer::take_reports() {
+  seen_.clear();
+  return std::exchange(hazards_, {});
+}
+
+std::string Sanitizer::needed_wait(const WaveState& ws, uint32_t op) const {
+  const Operation& o = ops_[op];
+  if (o.counter == MemoryCounter::Smem || o.counter == MemoryCounter::Flat) return "lgkmcnt(0)";
+  const std::deque<uint32_t>& q = o.counter == MemoryCounter::Lgkm ? ws.lgkm : ws.vm;
+  const auto at = std::find(q.begin(), q.end(), op);
+  const auto after = q.end() - at - 1;
+  return std::string(o.counter == MemoryCounter::Lgkm ? "lgkmcnt(" : "vmcnt(") + std::to_string(after) + ")";
+}
+
+void Sanitizer::check_reads(const Exec& e, const Step& s, const Footprint& f, WaveState& ws) {
+  const int step = static_cast<int>(&s - program_.steps.data());
+  const uint64_t exec = e.w.exec();
+  const auto pending = [&](uint32_t op, uint32_t index, bool scalar, bool overwrite) {
+    const Operation& o = ops_[op];
+    if (seen(HazardKind::ReadBeforeWait, step, o.step)) return;
+    const uint64_t lanes = o.lanes & exec ? o.lanes & exec : o.lanes;
+    const std::string reg = scalar ? scalar_register_name(index) : vector_register_name(index);
+    report(e, {HazardKind::ReadBeforeWait, step, o.step, e.w.id, -1, lanes ? std::countr_zero(lanes) : -1, 0,
+               std::string(overwrite ? "overwrites " : "reads ") + reg + (overwrite ? ", the destination of " : ", which ") + "the load at " +
+                   where(o.step) + (overwrite ? " still in flight" : " writes") + ", before an s_waitcnt covers it (" +
+                   needed_wait(ws, op) + " would)"});
+  };
+  for (const RegisterRange& r : f.vgpr_uses)
+    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
+      if (const uint32_t op = ws.pending_v[v]) pending(op, v, false, false);
+      else if (const uint64_t unwritten = exec & ~ws.written_v[v]; unwritten && !seen(HazardKind::UninitializedRead, step, -1))
+        report(e, {HazardKind::UninitializedRead, step, -1, e.w.id, -1, std::countr_zero(unwritten), 0,
+                   "reads " + vector_register_name(v) + ", which nothing wrote in this lane"});
+    }
+  for (const RegisterRange& r : f.vgpr_defs)
+    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
+      if (const uint32_t op = ws.pending_v[v]; op && op != ws.current) pending(op, v, false, true);
+  for (const RegisterRange& r : f.sgpr_uses)
+    for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
+      if (const uint32_t op = ws.pending_s[x]) pending(op, x, true, false);
+  for (const RegisterRange& r : f.sgpr_defs)
+    for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
+      if (const uint32_t op = ws.pending_s[x]) pending(op, x, true, true);
+}
+
+void Sanitizer::before(const Exec& e, const Step& s) {
+  WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
+  const size_t step = static_cast<size_t>(&s - program_.steps.data());
+  const Footprint& f = footprints_[step];
+  ws.current = 0;
+  check_reads(e, s, f, ws);
+  ws.exec_at_issue = e.w.exec();
+  if (f.counter == MemoryCounter::None) return;
+  const uint32_t id = static_cast<uint32_t>(ops_.size());
+  ops_.push_back({e.w.id, static_cast<int>(step), ws.exec_at_issue, epoch_, kInFlight, f.counter, f.lds_dma});
+  ws.current = id;
+  if (f.counter == MemoryCounter::Vm || f.counter == MemoryCounter::Flat) ws.vm.push_back(id);
+  if (f.counter != MemoryCounter::Vm) ws.lgkm.push_back(id);
+}
+
+void Sanitizer::after(const Exec& e, const Step& s) {
+  WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
+  const Footprint& f = footprints_[static_cast<size_t>(&s - program_.steps.data())];
+  for (const RegisterRange& r : f.vgpr_defs)
+    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
+      ws.written_v[v] |= ws.exec_at_issue;
+      if (ws.current) ws.pending_v[v] = ws.current;
+    }
+  if (ws.current)
+    for (const RegisterRange& r : f.sgpr_defs)
+      for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x) ws.pending_s[x] = ws.current;
+  if (is_waitcnt(s)) {
+    const uint32_t imm = fields::simm16(s.inst);
+    wait(ws, waitcnt_vm(imm), waitcnt_lgkm(imm));
+  }
+  ws.current = 0;
+}
+
+void Sanitizer::wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt) {
+  while (ws.vm.size() > vmcnt) retire(ws.vm.front());
+  // Scalar memory (and FLAT, on lgkmcnt) returns out of order: while one is outstanding, only
+  // lgkmcnt(0) says which operations are done.
+  const bool unordered = std::any_of(ws.lgkm.begin(), ws.lgkm.end(), [&](uint32_t op) { return ops_[op].counter != MemoryCounter::Lgkm; });
+  if (unordered && lgkmcnt > 0) return;
+  while (ws.lgkm.size() > lgkmcnt) retire(ws.lgkm.front());
+}
+
+void Sanitizer::retire(uint32_t op) {
+  Operation& o = ops_[op];
+  WaveState& ws = waves_[static_cast<size_t>(o.wave)];
+  o.completed = epoch_;
+  for (std::deque<uint32_t>* q : {&ws.vm, &ws.lgkm})
+    if (const auto it = std::find(q->begin(), q->end(), op); it != q->end()) q->erase(it);
+  const Footprint& f = footprints_[static_cast<size_t>(o.step)];
+  for (const RegisterRange& r : f.vgpr_defs)
+    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
+      if (ws.pending_v[v] == op) ws.pending_v[v] = 0;
+  for (const RegisterRange& r : f.sgpr_defs)
+    for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
+      if (ws.pending_s[x] == op) ws.pending_s[x] = 0;
+}
+
+void Sanitizer::wave_ended(const Wave& w) {
+  WaveState& ws = waves_[static_cast<size_t>(w.id)];
+  while (!ws.vm.empty()) retire(ws.vm.front());
+  while (!ws.lgkm.empty()) retire(ws.lgkm.front());
+}
+
+void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write) {
+  const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
+  if (!me) return;
+  for (uint64_t b = address; b < address + bytes; ++b) {
+    check_lds_byte(e, b, lane, write, me);
+    if (write) lds_write_[b] = me;
+    else record_read(b, me);
+  }
+}
+
+// Why another wave's access to an LDS byte is not ordered before this one.
+std::string Sanitizer::ordering(const Operation& other) const {
+  if (other.issued == epoch_) return " with no s_barrier between them";
+  return std::string(other.completed == kInFlight ? " (still in flight)" : "") +
+         ": an s_barrier lies between them, but no s_waitcnt made that wave wait for its access before it";
+}
+
+void Sanitizer::check_lds_byte(const Exec& e, uint64_t address, int lane, bool write, uint32_t me) {
+  const Operation& mine = ops_[me];
+  const auto access = [&] { return std::string(write ? "writes" : "reads") + " LDS " + hex(address); };
+  if (const uint32_t w = lds_write_[address]; w && w != me) {
+    const Operation& o = ops_[w];
+    if (o.wave != mine.wave && o.completed >= epoch_) {
+      if (!seen(HazardKind::LdsRace, mine.step, o.step))
+        report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane, address,
+                 access() + ", which wave " + std::to_string(o.wave) + " writes at " + where(o.step) + ordering(o)});
+    } else if (o.wave == mine.wave && o.completed == kInFlight && o.lds_dma && !mine.lds_dma &&
+               !seen(HazardKind::ReadBeforeWait, mine.step, o.step)) {
+      report(e, {HazardKind::ReadBeforeWait, mine.step, o.step, mine.wave, o.wave, lane, address,
+                 access() + ", which the direct-to-LDS load at " + where(o.step) + " fills, before an s_waitcnt covers it (" +
+                     needed_wait(waves_[static_cast<size_t>(o.wave)], w) + " would)"});
+    }
+  }
+  if (!write) return;
+  for (const uint32_t r : {lds_read0_[address], lds_read1_[address]}) {
+    if (!r || r == me) continue;
+    const Operation& o = ops_[r];
+    if (o.wave != mine.wave && o.completed >= epoch_ && !seen(HazardKind::LdsRace, mine.step, o.step))
+      report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane, address,
+                 access() + ", which wave " + std::to_string(o.wave) + " reads at " + where(o.step) + ordering(o)});
+  }
+}
+
+void Sanitizer::record_read(uint64_t address, uint32_t me) {
+  // Two slots per byte keep the reads of two waves: a slot is taken over when it is empty, holds
+  // this wave's read, or holds a read finished before this epoch (a barrier ordered it already).
+  const int wave = ops_[me].wave;
+  const auto free_for_me = [&](uint32_t r) { return !r || ops_[r].wave == wave || ops_[r].completed < epoch_; };
+  uint32_t& s0 = lds_read0_[address];
+  uint32_t& s1 = lds_read1_[address];
+  if (free_for_me(s0)) s0 = me;
+  else if (free_for_me(s1)) s1 = me;
+  else (ops_[s0].completed <= ops_[s1].completed ? s0 : s1) = me;
+}
+
+void Sanitizer::report_unwritten_lds(const Exec& e, uint64_t address, int lane) {
+  const int step = e.step ? static_cast<int>(e.step - program_.steps.data()) : 0;
+  if (seen(HazardKind::UninitializedRead, step, -1)) return;
+  report(e, {HazardKind::UninitializedRead, step, -1, e.w.id, -1, lane, address,
+             "reads LDS " + hex(address) + ", which this workgroup never wrote"});
+}
+
+}  // namespace weft::emu

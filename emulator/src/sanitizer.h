@@ -1,0 +1,102 @@
+// Hazard mode: the checks LaunchOptions::sanitize turns on, run around every step of every wave
+// of a workgroup (one Sanitizer per host thread, reset for each workgroup it runs).
+//
+// The model (docs/emulator.md, "Hazard mode"): every memory instruction is an operation that
+// stays outstanding on its counter (footprint.h) until the issuing wave's s_waitcnt covers it;
+// its destination registers are pending until then, and reading or overwriting one is a read
+// before wait. Epochs count the workgroup's s_barrier releases; an operation on LDS spans the
+// epochs from its issue to its completion, and two operations of different waves on one byte,
+// one of them a write, race when their spans share an epoch. The data itself moves at issue, as
+// in the plain mode, so a run goes on after a report and finds the next one.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "footprint.h"
+#include "wave.h"
+#include "weft/emulator/hazards.h"
+
+namespace weft::emu {
+
+class Sanitizer {
+ public:
+  explicit Sanitizer(const Program& program);
+
+  void start_workgroup(Workgroup& wg, std::vector<Wave>& waves);
+  // Around one step of one wave: `before` checks what the step reads and overwrites and opens its
+  // memory operation; `after` marks what it wrote, makes a load's destination pending, and lets
+  // s_waitcnt retire operations.
+  void before(const Exec& e, const Step& s);
+  void after(const Exec& e, const Step& s);
+  // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode).
+  void lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write);
+  void barrier_released() { ++epoch_; }
+  void wave_ended(const Wave& w);
+
+  void report_out_of_bounds(const Exec& e, const std::string& what);
+  void report_unwritten_lds(const Exec& e, uint64_t address, int lane);
+  // The reports so far (each pair of PCs once, with its count), moved out.
+  std::vector<Hazard> take_reports();
+
+ private:
+  static constexpr uint32_t kInFlight = UINT32_MAX;  // an operation's end epoch before it completes
+
+  // One memory operation: who issued it, where, its lanes, and the epochs it spans.
+  struct Operation {
+    int wave = 0;
+    int step = 0;
+    uint64_t lanes = 0;
+    uint32_t issued = 0, completed = kInFlight;
+    MemoryCounter counter = MemoryCounter::None;
+    bool lds_dma = false;
+  };
+  struct WaveState {
+    std::vector<uint32_t> pending_v;  // per VGPR/AGPR: the operation whose result lands there (0: none)
+    std::vector<uint64_t> written_v;  // per VGPR/AGPR: the lanes something wrote
+    uint32_t pending_s[128] = {};
+    std::deque<uint32_t> vm, lgkm;    // outstanding operations in issue order
+    uint64_t exec_at_issue = 0;
+    uint32_t current = 0;             // the operation of the step being run (0: none)
+  };
+
+  void check_reads(const Exec& e, const Step& s, const Footprint& f, WaveState& ws);
+  void retire(uint32_t op);
+  void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
+  // Which counter value would have covered `op`: the operations issued after it on its queue.
+  std::string needed_wait(const WaveState& ws, uint32_t op) const;
+  void check_lds_byte(const Exec& e, uint64_t address, int lane, bool write, uint32_t me);
+  void record_read(uint64_t address, uint32_t me);
+  std::string ordering(const Operation& other) const;
+
+  struct Report {
+    HazardKind kind;
+    int step, other_step;
+    int wave, other_wave, lane;
+    uint64_t address;
+    std::string detail;
+  };
+  // Whether (kind, step, other step) was reported already; if so, counts one more occurrence.
+  // Checked before a report's text is built: a hazard in a loop repeats thousands of times.
+  bool seen(HazardKind kind, int step, int other_step);
+  void report(const Exec& e, const Report& r);
+  std::string where(int step) const;
+
+  const Program& program_;
+  std::vector<Footprint> footprints_;  // per step
+  Workgroup* wg_ = nullptr;
+  std::vector<WaveState> waves_;
+  std::vector<Operation> ops_;  // by id; 0 is no operation
+  uint32_t epoch_ = 0;
+  // Per LDS byte: the last write and the last two reads (by different waves where possible).
+  std::vector<uint32_t> lds_write_, lds_read0_, lds_read1_;
+
+  std::vector<Hazard> hazards_;
+  std::map<std::tuple<int, int, int>, size_t> seen_;  // (kind, step, other step) -> index in hazards_
+};
+
+}  // namespace weft::emu
