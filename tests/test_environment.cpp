@@ -20,6 +20,13 @@ namespace {
 
 [[maybe_unused]] const bool kTestCacheDir = [] { return setenv("WEFT_CACHE_DIR", WEFT_TEST_CACHE_DIR, 0) == 0; }();
 
+#ifdef WEFT_TEST_EMU_CHECKS
+// The kernel suites run every emulator launch with these checks (tests/CMakeLists.txt: hazard
+// mode), so a weft kernel with an LDS race or a missing wait fails its test. A WEFT_EMU_CHECKS the
+// caller set wins.
+[[maybe_unused]] const bool kEmuChecks = [] { return setenv("WEFT_EMU_CHECKS", WEFT_TEST_EMU_CHECKS, 0) == 0; }();
+#endif
+
 std::string& test_case_name() {
   static std::string name;
   return name;

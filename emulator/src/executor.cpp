@@ -333,17 +333,14 @@ void check_lds_range(const Exec& e, uint64_t address, uint32_t bytes, int lane) 
 
 const uint8_t* Exec::checked_lds_read(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
-  if (!wg.lds_written.empty())
-    for (uint32_t i = 0; i < bytes; ++i) {
-      if (wg.lds_written[address + i]) continue;
-      if (wg.sanitizer) {
-        wg.sanitizer->report_unwritten_lds(*this, address + i, lane);
-        break;
-      }
-      fail("read of LDS this workgroup never wrote: lane " + std::to_string(lane) + ", address " + hex(address + i) + " (a " +
+  if (!wg.lds_written.empty()) {
+    if (const void* unwritten = std::memchr(&wg.lds_written[address], 0, bytes)) {
+      const uint64_t at = static_cast<uint64_t>(static_cast<const uint8_t*>(unwritten) - wg.lds_written.data());
+      fail("read of LDS this workgroup never wrote: lane " + std::to_string(lane) + ", address " + hex(at) + " (a " +
            std::to_string(bytes) + "-byte read at " + hex(address) + ")");
     }
-  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, lane, false);
+  }
+  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, lane, false);  // which checks unwritten bytes too
   return wg.lds.data() + address;
 }
 
@@ -665,7 +662,8 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
       wg.id[1] = static_cast<uint32_t>(g / o.grid.x % o.grid.y);
       wg.id[2] = static_cast<uint32_t>(g / (uint64_t{o.grid.x} * o.grid.y));
       wg.lds.assign(lds_bytes, 0);
-      if (o.check_lds_reads || o.sanitize) wg.lds_written.assign(lds_bytes, 0);
+      if (o.check_lds_reads && !o.sanitize) wg.lds_written.assign(lds_bytes, 0);
+      wg.checked_lds = o.check_lds_reads || o.sanitize;
       std::map<std::string, uint64_t>* stats = o.stats ? &local_stats : nullptr;
       try {
         for (size_t i = 0; i < waves.size(); ++i) init_wave(waves[i], k, d, wg, o, static_cast<int>(i), kernarg);

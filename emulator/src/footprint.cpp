@@ -1,7 +1,8 @@
 // The registers an instruction reads and writes, by family, from the opcode table's operand list
 // (field, register kind, width) and the encoding's fields, as disasm.cpp reads them.
-#include "footprint.h"
+#include "weft/emulator/footprint.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "isa_fields.h"
@@ -17,19 +18,27 @@ constexpr uint32_t kVccCode = 106;
 struct Builder {
   Footprint f;
 
+  // A tuple that would run past v255 (or a255) is cut there: it never reaches the other file.
   void vgprs(std::vector<RegisterRange>& to, uint32_t index, char kind, int width) {
-    if (width > 0) to.push_back({static_cast<uint16_t>((kind == 'a' ? 256 : 0) + index), static_cast<uint16_t>(width)});
+    const int count = std::min(width, 256 - static_cast<int>(index % 256));
+    if (count > 0) to.push_back({static_cast<uint16_t>((kind == 'a' ? 256 : 0) + index % 256), static_cast<uint16_t>(count)});
   }
   void use_v(uint32_t index, char kind, int width) { vgprs(f.vgpr_uses, index, kind, width); }
   void def_v(uint32_t index, char kind, int width) { vgprs(f.vgpr_defs, index, kind, width); }
   // A scalar register by operand code: the SGPRs and VCC; constants and the other specials
   // (EXEC, M0, apertures) are not tracked.
   static bool tracked_scalar(uint32_t code) { return code < 102 || code == kVccCode; }
+  // A misaligned SGPR tuple is the aligned one below it (pairs by 2, wider tuples by 4), as the
+  // hardware reads it and LLVM prints it.
+  static RegisterRange scalar_range(uint32_t code, int width) {
+    if (code < 102) code &= ~static_cast<uint32_t>(width >= 4 ? 3 : width == 2 ? 1 : 0);
+    return {static_cast<uint16_t>(code), static_cast<uint16_t>(width)};
+  }
   void use_s(uint32_t code, int width) {
-    if (tracked_scalar(code) && width > 0) f.sgpr_uses.push_back({static_cast<uint16_t>(code), static_cast<uint16_t>(width)});
+    if (tracked_scalar(code) && width > 0) f.sgpr_uses.push_back(scalar_range(code, width));
   }
   void def_s(uint32_t code, int width) {
-    if (tracked_scalar(code) && width > 0) f.sgpr_defs.push_back({static_cast<uint16_t>(code), static_cast<uint16_t>(width)});
+    if (tracked_scalar(code) && width > 0) f.sgpr_defs.push_back(scalar_range(code, width));
   }
   // A 9-bit source code: 256 and up a VGPR (or an AGPR where the operand is one), else scalar.
   void use_source(uint32_t code, char kind, int width) {
@@ -72,10 +81,13 @@ void scalar_memory(Builder& b, const Inst& in) {
       else b.use_s(smem_sdata(in), op.width);
     } else if (op.field == Field::SBase) {
       b.use_s(smem_sbase(in), op.width);
+    } else if (op.text && std::string_view(op.text, op.width) == "0x40") {
+      // The offset: an SGPR (soffset with soe, else the offset field) without imm; with imm and
+      // soe, an SGPR besides the immediate.
+      if (!smem_imm(in)) b.use_s(smem_soe(in) ? smem_soffset(in) : in.word[1] & 0x7f, 1);
+      else if (smem_soe(in)) b.use_s(smem_soffset(in), 1);
     }
   }
-  if (!smem_imm(in)) b.use_s(smem_soe(in) ? smem_soffset(in) : in.word[1] & 0x7f, 1);
-  else if (smem_soe(in)) b.use_s(smem_soffset(in), 1);
   if (load) b.f.counter = MemoryCounter::Smem;
 }
 
@@ -150,6 +162,9 @@ void lds(Builder& b, const Inst& in) {
     }
   }
   b.f.counter = MemoryCounter::Lgkm;
+  const std::string_view m = in.info->mnemonic;
+  b.f.atomic = !m.starts_with("ds_read") && !m.starts_with("ds_write") && !m.starts_with("ds_permute") && !m.starts_with("ds_bpermute") &&
+               !m.starts_with("ds_swizzle") && !m.starts_with("ds_nop");
 }
 
 bool returns_pre_op_value(std::string_view m, bool sc0) { return sc0 && m.find("atomic") != std::string_view::npos; }
@@ -178,6 +193,7 @@ void flat(Builder& b, const Inst& in) {
     }
   }
   b.f.counter = in.family == Family::FLAT ? MemoryCounter::Flat : MemoryCounter::Vm;
+  b.f.atomic = m.find("atomic") != std::string_view::npos;
 }
 
 void buffer(Builder& b, const Inst& in) {

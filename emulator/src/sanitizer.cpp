@@ -75,9 +75,7 @@ void Sanitizer::start_workgroup(Workgroup& wg, std::vector<Wave>& waves) {
   }
   ops_.assign(1, Operation{});
   epoch_ = 0;
-  lds_write_.assign(wg.lds.size(), 0);
-  lds_read0_.assign(wg.lds.size(), 0);
-  lds_read1_.assign(wg.lds.size(), 0);
+  lds_.assign(wg.lds.size(), LdsShadow{});
 }
 
 std::string Sanitizer::where(int step) const {
@@ -184,7 +182,7 @@ void Sanitizer::before(const Exec& e, const Step& s) {
   ws.exec_at_issue = e.w.exec();
   if (f.counter == MemoryCounter::None) return;
   const uint32_t id = static_cast<uint32_t>(ops_.size());
-  ops_.push_back({e.w.id, static_cast<int>(step), ws.exec_at_issue, epoch_, kInFlight, f.counter, f.lds_dma});
+  ops_.push_back({e.w.id, static_cast<int>(step), ws.exec_at_issue, epoch_, kInFlight, f.counter, f.lds_dma, f.atomic});
   ws.current = id;
   if (f.counter == MemoryCounter::Vm || f.counter == MemoryCounter::Flat) ws.vm.push_back(id);
   if (f.counter != MemoryCounter::Vm) ws.lgkm.push_back(id);
@@ -241,10 +239,19 @@ void Sanitizer::wave_ended(const Wave& w) {
 void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write) {
   const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
   if (!me) return;
+  // The bytes of one access mostly share their shadow (the same operations wrote and read all of
+  // them last): such a run is checked once and its new shadow copied along.
+  LdsShadow before, after;
   for (uint64_t b = address; b < address + bytes; ++b) {
-    check_lds_byte(e, b, lane, write, me);
-    if (write) lds_write_[b] = me;
-    else record_read(b, me);
+    LdsShadow& cell = lds_[b];
+    if (b == address || !(cell == before)) {
+      before = cell;
+      check_lds_byte(e, b, cell, lane, write, me);
+      after = cell;
+      if (write) after.write = me;
+      else record_read(after.read0, after.read1, me);
+    }
+    cell = after;
   }
 }
 
@@ -255,12 +262,15 @@ std::string Sanitizer::ordering(const Operation& other) const {
          ": an s_barrier lies between them, but no s_waitcnt made that wave wait for its access before it";
 }
 
-void Sanitizer::check_lds_byte(const Exec& e, uint64_t address, int lane, bool write, uint32_t me) {
+void Sanitizer::check_lds_byte(const Exec& e, uint64_t address, const LdsShadow& shadow, int lane, bool write, uint32_t me) {
   const Operation& mine = ops_[me];
   const auto access = [&] { return std::string(write ? "writes" : "reads") + " LDS " + hex(address); };
-  if (const uint32_t w = lds_write_[address]; w && w != me) {
+  if (!write && !shadow.write && !seen(HazardKind::UninitializedRead, mine.step, -1))
+    report(e, {HazardKind::UninitializedRead, mine.step, -1, mine.wave, -1, lane, address,
+               "reads LDS " + hex(address) + ", which this workgroup never wrote"});
+  if (const uint32_t w = shadow.write; w && w != me) {
     const Operation& o = ops_[w];
-    if (o.wave != mine.wave && o.completed >= epoch_) {
+    if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic)) {
       if (!seen(HazardKind::LdsRace, mine.step, o.step))
         report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane, address,
                  access() + ", which wave " + std::to_string(o.wave) + " writes at " + where(o.step) + ordering(o)});
@@ -272,32 +282,23 @@ void Sanitizer::check_lds_byte(const Exec& e, uint64_t address, int lane, bool w
     }
   }
   if (!write) return;
-  for (const uint32_t r : {lds_read0_[address], lds_read1_[address]}) {
+  for (const uint32_t r : {shadow.read0, shadow.read1}) {
     if (!r || r == me) continue;
     const Operation& o = ops_[r];
-    if (o.wave != mine.wave && o.completed >= epoch_ && !seen(HazardKind::LdsRace, mine.step, o.step))
+    if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic) && !seen(HazardKind::LdsRace, mine.step, o.step))
       report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane, address,
                  access() + ", which wave " + std::to_string(o.wave) + " reads at " + where(o.step) + ordering(o)});
   }
 }
 
-void Sanitizer::record_read(uint64_t address, uint32_t me) {
+void Sanitizer::record_read(uint32_t& slot0, uint32_t& slot1, uint32_t me) const {
   // Two slots per byte keep the reads of two waves: a slot is taken over when it is empty, holds
   // this wave's read, or holds a read finished before this epoch (a barrier ordered it already).
   const int wave = ops_[me].wave;
   const auto free_for_me = [&](uint32_t r) { return !r || ops_[r].wave == wave || ops_[r].completed < epoch_; };
-  uint32_t& s0 = lds_read0_[address];
-  uint32_t& s1 = lds_read1_[address];
-  if (free_for_me(s0)) s0 = me;
-  else if (free_for_me(s1)) s1 = me;
-  else (ops_[s0].completed <= ops_[s1].completed ? s0 : s1) = me;
-}
-
-void Sanitizer::report_unwritten_lds(const Exec& e, uint64_t address, int lane) {
-  const int step = e.step ? static_cast<int>(e.step - program_.steps.data()) : 0;
-  if (seen(HazardKind::UninitializedRead, step, -1)) return;
-  report(e, {HazardKind::UninitializedRead, step, -1, e.w.id, -1, lane, address,
-             "reads LDS " + hex(address) + ", which this workgroup never wrote"});
+  if (free_for_me(slot0)) slot0 = me;
+  else if (free_for_me(slot1)) slot1 = me;
+  else (ops_[slot0].completed <= ops_[slot1].completed ? slot0 : slot1) = me;
 }
 
 }  // namespace weft::emu

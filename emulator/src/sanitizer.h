@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "footprint.h"
+#include "weft/emulator/footprint.h"
 #include "wave.h"
 #include "weft/emulator/hazards.h"
 
@@ -33,18 +33,25 @@ class Sanitizer {
   // s_waitcnt retire operations.
   void before(const Exec& e, const Step& s);
   void after(const Exec& e, const Step& s);
-  // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode).
+  // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode); a
+  // read of bytes nothing wrote is reported here too.
   void lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write);
   void barrier_released() { ++epoch_; }
   void wave_ended(const Wave& w);
 
   void report_out_of_bounds(const Exec& e, const std::string& what);
-  void report_unwritten_lds(const Exec& e, uint64_t address, int lane);
   // The reports so far (each pair of PCs once, with its count), moved out.
   std::vector<Hazard> take_reports();
 
  private:
   static constexpr uint32_t kInFlight = UINT32_MAX;  // an operation's end epoch before it completes
+
+  // Per LDS byte: the last write (0: never written) and the last two reads (by different waves
+  // where possible), as operation ids.
+  struct LdsShadow {
+    uint32_t write = 0, read0 = 0, read1 = 0;
+    bool operator==(const LdsShadow&) const = default;
+  };
 
   // One memory operation: who issued it, where, its lanes, and the epochs it spans.
   struct Operation {
@@ -54,6 +61,7 @@ class Sanitizer {
     uint32_t issued = 0, completed = kInFlight;
     MemoryCounter counter = MemoryCounter::None;
     bool lds_dma = false;
+    bool atomic = false;
   };
   struct WaveState {
     std::vector<uint32_t> pending_v;  // per VGPR/AGPR: the operation whose result lands there (0: none)
@@ -69,8 +77,8 @@ class Sanitizer {
   void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
   // Which counter value would have covered `op`: the operations issued after it on its queue.
   std::string needed_wait(const WaveState& ws, uint32_t op) const;
-  void check_lds_byte(const Exec& e, uint64_t address, int lane, bool write, uint32_t me);
-  void record_read(uint64_t address, uint32_t me);
+  void check_lds_byte(const Exec& e, uint64_t address, const LdsShadow& shadow, int lane, bool write, uint32_t me);
+  void record_read(uint32_t& slot0, uint32_t& slot1, uint32_t me) const;
   std::string ordering(const Operation& other) const;
 
   struct Report {
@@ -92,8 +100,7 @@ class Sanitizer {
   std::vector<WaveState> waves_;
   std::vector<Operation> ops_;  // by id; 0 is no operation
   uint32_t epoch_ = 0;
-  // Per LDS byte: the last write and the last two reads (by different waves where possible).
-  std::vector<uint32_t> lds_write_, lds_read0_, lds_read1_;
+  std::vector<LdsShadow> lds_;
 
   std::vector<Hazard> hazards_;
   std::map<std::tuple<int, int, int>, size_t> seen_;  // (kind, step, other step) -> index in hazards_

@@ -78,7 +78,8 @@ struct Workgroup {
   uint32_t id[3] = {};
   std::vector<uint8_t> lds;
   std::vector<uint8_t> lds_written;  // one flag per LDS byte, when reads of unwritten LDS are checked
-  Sanitizer* sanitizer = nullptr;    // hazard mode: sees every LDS access (lds_written is then kept too)
+  Sanitizer* sanitizer = nullptr;    // hazard mode: sees every LDS access (and checks reads of unwritten bytes itself)
+  bool checked_lds = false;          // lds_written or a sanitizer: every LDS access takes the checked path
 };
 
 // The generic (FLAT) address space: a 64-bit address whose high half is one of these apertures
@@ -131,11 +132,11 @@ struct Exec {
   // LDS for reading or for writing; with LaunchOptions::check_lds_reads a read of bytes this
   // workgroup never wrote is reported; in hazard mode the sanitizer sees every access.
   const uint8_t* lds_read(uint64_t address, uint32_t bytes, int lane) const {
-    if (lds_in_range(address, bytes) && wg.lds_written.empty()) return wg.lds.data() + address;
+    if (lds_in_range(address, bytes) && !wg.checked_lds) return wg.lds.data() + address;
     return checked_lds_read(address, bytes, lane);
   }
   uint8_t* lds_write(uint64_t address, uint32_t bytes, int lane) const {
-    if (lds_in_range(address, bytes) && wg.lds_written.empty()) return wg.lds.data() + address;
+    if (lds_in_range(address, bytes) && !wg.checked_lds) return wg.lds.data() + address;
     return checked_lds_write(address, bytes, lane);
   }
   void branch_to(uint64_t byte_offset);

@@ -12,6 +12,7 @@
 #include "listing_text.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/verify.h"
+#include "weft/emulator/hazards.h"
 #include "weft/emulator/listing.h"
 #include "weft/lowering/amdgpu_codegen.h"
 #include "weft/lowering/cuda_codegen.h"
@@ -270,10 +271,27 @@ WEFT_DEVICE_TEST_CASE("ping-pong: wave-group barriers before and after the loop 
       REQUIRE(y[q] == want[q]);
     }
     if (target.starts_with("emu:")) {
-      // The same kernel without the stagger reads slots not yet written: the check above can fail.
-      auto plain = rt::CompiledKernel::compile(*dev, ping_pong_kernel(false));
-      auto z = weft::testing::run_float_kernel(*dev, plain, x, static_cast<size_t>(2 * kSteps * 64));
+      // The same kernel without the stagger reads slots not yet written: the check above can
+      // fail, and the emulator's hazard mode says why.
+      rt::EmulatorOptions options = rt::EmulatorOptions::from_environment();
+      options.sanitize = false;
+      auto plain_dev = rt::open_device(target, options);
+      auto plain = rt::CompiledKernel::compile(*plain_dev, ping_pong_kernel(false));
+      auto z = weft::testing::run_float_kernel(*plain_dev, plain, x, static_cast<size_t>(2 * kSteps * 64));
       CHECK_FALSE(std::equal(z.begin(), z.end(), want.begin()));
+      options.sanitize = true;
+      auto checked_dev = rt::open_device(target, options);
+      auto checked = rt::CompiledKernel::compile(*checked_dev, ping_pong_kernel(false));
+      try {
+        weft::testing::run_float_kernel(*checked_dev, checked, x, static_cast<size_t>(2 * kSteps * 64));
+        FAIL("hazard mode ran the unstaggered ping-pong without a report");
+      } catch (const emu::HazardError& e) {
+        INFO(e.what());
+        CHECK(std::any_of(e.hazards().begin(), e.hazards().end(), [](const emu::Hazard& h) {
+          return (h.kind == emu::HazardKind::UninitializedRead || h.kind == emu::HazardKind::LdsRace) && h.instruction.starts_with("ds_read") &&
+                 h.wave == 1;
+        }));
+      }
     }
   }
 }

@@ -115,3 +115,31 @@ TEST_CASE("the emulator device's LDS read check: off by default, on from C++ or 
   }
 #endif
 }
+
+TEST_CASE("the emulator device's hazard mode: off by default, on from C++ or WEFT_EMU_CHECKS=hazards, its seed from WEFT_EMU_SCHEDULE_SEED") {
+  {
+    const ScopedEnv checks("WEFT_EMU_CHECKS", "none");
+    CHECK_FALSE(rt::EmulatorOptions::from_environment().sanitize);
+  }
+  {
+    const ScopedEnv checks("WEFT_EMU_CHECKS", "hazards,lds-reads");
+    const ScopedEnv seed("WEFT_EMU_SCHEDULE_SEED", "12345");
+    const rt::EmulatorOptions o = rt::EmulatorOptions::from_environment();
+    CHECK(o.sanitize);
+    CHECK(o.check_lds_reads);
+    CHECK(o.schedule_seed == 12345);
+  }
+  {
+    const ScopedEnv seed("WEFT_EMU_SCHEDULE_SEED", "soon");
+    CHECK(error_of([] { rt::EmulatorOptions::from_environment(); }).find("WEFT_EMU_SCHEDULE_SEED='soon' is not a number") != std::string::npos);
+  }
+#ifdef WEFT_HAVE_LLVM
+  // The unwritten read is a hazard report, not a plain error, when the device runs in hazard mode.
+  rt::EmulatorOptions hazards;
+  hazards.sanitize = true;
+  const std::string e = run(*rt::open_device("emu:gfx950", hazards), unwritten_lds_read());
+  INFO(e);
+  CHECK(e.find("hazard mode found") != std::string::npos);
+  CHECK(e.find("uninitialized read: kernel unwritten_lds") != std::string::npos);
+#endif
+}

@@ -1,7 +1,7 @@
 // The registers an instruction reads and writes and the counter its memory operation is counted
 // on: what hazard mode (sanitizer.cpp) checks and marks around every step. Derived from the
 // opcode table's operand list and the encoding's fields, the same facts the disassembler prints
-// (tests/emulator/test_footprint.cpp holds the two against each other).
+// (tests/emulator/test_footprint.cpp holds the two against each other on random words).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,7 @@ struct Footprint {
   std::vector<RegisterRange> sgpr_uses, sgpr_defs;
   MemoryCounter counter = MemoryCounter::None;
   bool lds_dma = false;  // a buffer load into LDS (its LDS bytes land when vmcnt covers it)
+  bool atomic = false;   // a read-modify-write that other atomics on the same bytes do not race with
 };
 
 Footprint footprint(const Inst& inst);
