@@ -102,6 +102,7 @@ void run(benchmark::State& state, const char* ir, const char* kernel, const char
   o.grid = {groups, 1, 1};
   o.block = {256, 1, 1};
   o.host_threads = static_cast<int>(threads);
+  o.sanitize = state.range(2) != 0;  // hazard mode (docs/emulator.md)
   if (std::string(kernel) == "valu") {
     o.kernarg.resize(12);
     std::memcpy(o.kernarg.data(), &out, 8);
@@ -159,6 +160,7 @@ void BM_ExecuteMfma16x16x32Bf16(benchmark::State& state, bool reused) {
 void BM_HkGemm512(benchmark::State& state, const char* arch) {
   weft::rt::EmulatorOptions emulator;
   emulator.host_threads = static_cast<int>(state.range(0));
+  emulator.sanitize = state.range(1) != 0;  // hazard mode
   const auto device = weft::rt::open_device(std::string("emu:") + arch, emulator);
   const weft::rt::CompiledKernel kernel = weft::rt::CompiledKernel::compile(*device, weft::gemm::hk_gemm(arch));
   constexpr int64_t kSize = 512;
@@ -184,12 +186,17 @@ const int kAllThreads = static_cast<int>(std::max(1u, std::thread::hardware_conc
 
 }  // namespace
 
-BENCHMARK(BM_ValuFma)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Mfma16x16x32Bf16)->ArgNames({"groups", "threads"})->Args({8, 1})->Args({8, kAllThreads})->Unit(benchmark::kMillisecond)->UseRealTime();
+// hazards:1 runs the same launches in hazard mode (the sanitizer), to compare with hazards:0.
+BENCHMARK(BM_ValuFma)->ArgNames({"groups", "threads", "hazards"})->Args({8, 1, 0})->Args({8, kAllThreads, 0})->Args({8, 1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Mfma16x16x32Bf16)->ArgNames({"groups", "threads", "hazards"})->Args({8, 1, 0})->Args({8, kAllThreads, 0})->Args({8, 1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_ExecuteMfma16x16x32Bf16, decoded, false);
 BENCHMARK_CAPTURE(BM_ExecuteMfma16x16x32Bf16, reused, true);
 #ifdef WEFT_BENCH_HK_GEMM
-BENCHMARK_CAPTURE(BM_HkGemm512, gfx950, "gfx950")->ArgName("threads")->Arg(1)->Arg(kAllThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_HkGemm512, gfx942, "gfx942")->ArgName("threads")->Arg(1)->Arg(kAllThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_HkGemm512, gfx950, "gfx950")->ArgNames({"threads", "hazards"})->Args({1, 0})->Args({kAllThreads, 0})->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_HkGemm512, gfx942, "gfx942")->ArgNames({"threads", "hazards"})->Args({1, 0})->Args({kAllThreads, 0})->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
 BENCHMARK_MAIN();

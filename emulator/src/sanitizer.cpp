@@ -75,7 +75,7 @@ void Sanitizer::start_workgroup(Workgroup& wg, std::vector<Wave>& waves) {
   }
   ops_.assign(1, Operation{});
   epoch_ = 0;
-  lds_.assign(wg.lds.size(), LdsShadow{});
+  lds_.assign((wg.lds.size() + 3) / 4, LdsShadow{});
 }
 
 std::string Sanitizer::where(int step) const {
@@ -238,18 +238,28 @@ void Sanitizer::wave_ended(const Wave& w) {
 
 void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write) {
   const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
-  if (!me) return;
-  // The bytes of one access mostly share their shadow (the same operations wrote and read all of
+  if (!me || bytes == 0) return;
+  // The dwords of one access mostly share their shadow (the same operations wrote and read all of
   // them last): such a run is checked once and its new shadow copied along.
   LdsShadow before, after;
-  for (uint64_t b = address; b < address + bytes; ++b) {
-    LdsShadow& cell = lds_[b];
-    if (b == address || !(cell == before)) {
+  uint8_t before_bytes = 0;
+  const uint64_t end = address + bytes;
+  for (uint64_t d = address / 4; d * 4 < end; ++d) {
+    const uint64_t lo = std::max(address, d * 4), hi = std::min(end, d * 4 + 4);
+    const uint8_t mask = static_cast<uint8_t>(((1u << (hi - lo)) - 1) << (lo - d * 4));
+    LdsShadow& cell = lds_[d];
+    if (d == address / 4 || !(cell == before) || mask != before_bytes) {
       before = cell;
-      check_lds_byte(e, b, cell, lane, write, me);
+      before_bytes = mask;
+      check_lds_dword(e, lo, cell, mask, lane, write, me);
       after = cell;
-      if (write) after.write = me;
-      else record_read(after.read0, after.read1, me);
+      if (write) {
+        after.write = me;
+        after.write_bytes = mask;
+        after.written |= mask;
+      } else {
+        record_read(after, mask, me);
+      }
     }
     cell = after;
   }
@@ -262,13 +272,15 @@ std::string Sanitizer::ordering(const Operation& other) const {
          ": an s_barrier lies between them, but no s_waitcnt made that wave wait for its access before it";
 }
 
-void Sanitizer::check_lds_byte(const Exec& e, uint64_t address, const LdsShadow& shadow, int lane, bool write, uint32_t me) {
+void Sanitizer::check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, int lane, bool write,
+                                uint32_t me) {
   const Operation& mine = ops_[me];
   const auto access = [&] { return std::string(write ? "writes" : "reads") + " LDS " + hex(address); };
-  if (!write && !shadow.write && !seen(HazardKind::UninitializedRead, mine.step, -1))
-    report(e, {HazardKind::UninitializedRead, mine.step, -1, mine.wave, -1, lane, address,
-               "reads LDS " + hex(address) + ", which this workgroup never wrote"});
-  if (const uint32_t w = shadow.write; w && w != me) {
+  if (!write && (bytes & ~shadow.written) && !seen(HazardKind::UninitializedRead, mine.step, -1)) {
+    const uint64_t at = address / 4 * 4 + static_cast<uint64_t>(std::countr_zero(static_cast<unsigned>(bytes & ~shadow.written)));
+    report(e, {HazardKind::UninitializedRead, mine.step, -1, mine.wave, -1, lane, at, "reads LDS " + hex(at) + ", which this workgroup never wrote"});
+  }
+  if (const uint32_t w = shadow.write; w && w != me && (shadow.write_bytes & bytes)) {
     const Operation& o = ops_[w];
     if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic)) {
       if (!seen(HazardKind::LdsRace, mine.step, o.step))
@@ -282,8 +294,8 @@ void Sanitizer::check_lds_byte(const Exec& e, uint64_t address, const LdsShadow&
     }
   }
   if (!write) return;
-  for (const uint32_t r : {shadow.read0, shadow.read1}) {
-    if (!r || r == me) continue;
+  for (const auto& [r, read_bytes] : {std::pair{shadow.read0, shadow.read0_bytes}, std::pair{shadow.read1, shadow.read1_bytes}}) {
+    if (!r || r == me || !(read_bytes & bytes)) continue;
     const Operation& o = ops_[r];
     if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic) && !seen(HazardKind::LdsRace, mine.step, o.step))
       report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane, address,
@@ -291,14 +303,19 @@ void Sanitizer::check_lds_byte(const Exec& e, uint64_t address, const LdsShadow&
   }
 }
 
-void Sanitizer::record_read(uint32_t& slot0, uint32_t& slot1, uint32_t me) const {
-  // Two slots per byte keep the reads of two waves: a slot is taken over when it is empty, holds
-  // this wave's read, or holds a read finished before this epoch (a barrier ordered it already).
+void Sanitizer::record_read(LdsShadow& shadow, uint8_t bytes, uint32_t me) const {
+  // Two slots keep the reads of two waves: a slot is taken over when it is empty, holds this
+  // wave's read, or holds a read finished before this epoch (a barrier ordered it already).
   const int wave = ops_[me].wave;
   const auto free_for_me = [&](uint32_t r) { return !r || ops_[r].wave == wave || ops_[r].completed < epoch_; };
-  if (free_for_me(slot0)) slot0 = me;
-  else if (free_for_me(slot1)) slot1 = me;
-  else (ops_[slot0].completed <= ops_[slot1].completed ? slot0 : slot1) = me;
+  const auto take = [&](uint32_t& slot, uint8_t& slot_bytes) {
+    slot_bytes = slot == me ? static_cast<uint8_t>(slot_bytes | bytes) : bytes;
+    slot = me;
+  };
+  if (free_for_me(shadow.read0)) take(shadow.read0, shadow.read0_bytes);
+  else if (free_for_me(shadow.read1)) take(shadow.read1, shadow.read1_bytes);
+  else if (ops_[shadow.read0].completed <= ops_[shadow.read1].completed) take(shadow.read0, shadow.read0_bytes);
+  else take(shadow.read1, shadow.read1_bytes);
 }
 
 }  // namespace weft::emu

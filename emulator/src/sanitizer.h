@@ -46,10 +46,15 @@ class Sanitizer {
  private:
   static constexpr uint32_t kInFlight = UINT32_MAX;  // an operation's end epoch before it completes
 
-  // Per LDS byte: the last write (0: never written) and the last two reads (by different waves
-  // where possible), as operation ids.
+  // Per LDS dword: the last operation that wrote it and the last two that read it (of different
+  // waves where possible), as ids, each with the bytes of the dword it touched; and which bytes
+  // anything ever wrote. One 16-byte cell per 4 bytes of LDS keeps the shadow of a 16-byte access
+  // in one cache line. A write that leaves some of the last writer's bytes alone replaces it all
+  // the same: a race with those bytes can be missed, never invented.
   struct LdsShadow {
     uint32_t write = 0, read0 = 0, read1 = 0;
+    uint8_t write_bytes = 0, read0_bytes = 0, read1_bytes = 0;  // bit i: byte i of the dword
+    uint8_t written = 0;                                       // bytes anything ever wrote
     bool operator==(const LdsShadow&) const = default;
   };
 
@@ -77,8 +82,9 @@ class Sanitizer {
   void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
   // Which counter value would have covered `op`: the operations issued after it on its queue.
   std::string needed_wait(const WaveState& ws, uint32_t op) const;
-  void check_lds_byte(const Exec& e, uint64_t address, const LdsShadow& shadow, int lane, bool write, uint32_t me);
-  void record_read(uint32_t& slot0, uint32_t& slot1, uint32_t me) const;
+  // One dword of an access: `bytes` are the bytes of it the access touches, `address` the first.
+  void check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, int lane, bool write, uint32_t me);
+  void record_read(LdsShadow& shadow, uint8_t bytes, uint32_t me) const;
   std::string ordering(const Operation& other) const;
 
   struct Report {
