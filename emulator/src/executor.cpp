@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <thread>
 #include <unordered_map>
 
@@ -536,14 +535,15 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
   Exec e{w, wg, mem, prog};
   const uint64_t allowed = budget_left(w, o);
   while (!w.ended && !w.at_barrier && n < burst) {
-    const Step& s = prog.steps[static_cast<size_t>(w.pc)];
+    const int index = w.pc;
+    const Step& s = prog.steps[static_cast<size_t>(index)];
     e.step = &s;
     if (n == allowed) {
       w.executed += n;
       fail_budget(e, o);
     }
     if (o.trace || stats) observe(s, w, wg, prog, o, stats);
-    sanitizer.before(e, s);
+    sanitizer.before(e, index);
     ++w.pc;
     try {
       s.handler(e, s.inst);
@@ -551,7 +551,7 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
       sanitizer.report_out_of_bounds(e, ex.what());  // the launch cannot go on: reported, then ended
       throw;
     }
-    sanitizer.after(e, s);
+    sanitizer.after(e, index);
     ++n;
   }
   w.executed += n;
@@ -565,7 +565,15 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
 uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
                                std::map<std::string, uint64_t>* stats, Sanitizer& sanitizer, uint64_t linear_id) {
   sanitizer.start_workgroup(wg, ws);
-  std::mt19937_64 rng(o.schedule_seed * 0x9E3779B97F4A7C15ull + linear_id);
+  // SplitMix64: a draw costs a few multiplies, where a library engine and a modulo would cost
+  // as much as the instructions of a turn.
+  uint64_t state = o.schedule_seed * 0x9E3779B97F4A7C15ull + linear_id;
+  const auto draw = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
   std::vector<Wave*> ready;
   uint64_t n = 0;
   for (;;) {
@@ -582,8 +590,9 @@ uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Progr
       sanitizer.barrier_released();
       continue;
     }
-    Wave& w = *ready[rng() % ready.size()];
-    n += run_wave_checked(w, wg, mem, prog, o, stats, sanitizer, 1 + rng() % 4);
+    const uint64_t r = draw();
+    Wave& w = *ready[static_cast<size_t>(((r & 0xffffffffu) * ready.size()) >> 32)];
+    n += run_wave_checked(w, wg, mem, prog, o, stats, sanitizer, 1 + ((r >> 32) & 7));  // a turn of 1 to 8 instructions
   }
   return n;
 }

@@ -56,8 +56,26 @@ HazardError::HazardError(std::vector<Hazard> hazards, uint64_t schedule_seed)
     : Error(hazard_list(hazards, schedule_seed)), hazards_(std::move(hazards)) {}
 
 Sanitizer::Sanitizer(const Program& program) : program_(program) {
-  footprints_.reserve(program.steps.size());
-  for (const Step& s : program.steps) footprints_.push_back(footprint(s.inst));
+  steps_.reserve(program.steps.size());
+  for (const Step& s : program.steps) {
+    const Footprint f = footprint(s.inst);
+    StepFacts facts;
+    facts.first = static_cast<uint32_t>(ranges_.size());
+    facts.vgpr_uses = static_cast<uint8_t>(f.vgpr_uses.size());
+    facts.vgpr_defs = static_cast<uint8_t>(f.vgpr_defs.size());
+    facts.sgpr_uses = static_cast<uint8_t>(f.sgpr_uses.size());
+    facts.sgpr_defs = static_cast<uint8_t>(f.sgpr_defs.size());
+    for (const auto* list : {&f.vgpr_uses, &f.vgpr_defs, &f.sgpr_uses, &f.sgpr_defs}) ranges_.insert(ranges_.end(), list->begin(), list->end());
+    facts.counter = f.counter;
+    facts.lds_dma = f.lds_dma;
+    facts.atomic = f.atomic;
+    facts.waitcnt = is_waitcnt(s);
+    if (facts.waitcnt) {
+      facts.wait_vm = waitcnt_vm(fields::simm16(s.inst));
+      facts.wait_lgkm = waitcnt_lgkm(fields::simm16(s.inst));
+    }
+    steps_.push_back(facts);
+  }
 }
 
 void Sanitizer::start_workgroup(Workgroup& wg, std::vector<Wave>& waves) {
@@ -142,8 +160,7 @@ std::string Sanitizer::needed_wait(const WaveState& ws, uint32_t op) const {
   return std::string(o.counter == MemoryCounter::Lgkm ? "lgkmcnt(" : "vmcnt(") + std::to_string(after) + ")";
 }
 
-void Sanitizer::check_reads(const Exec& e, const Step& s, const Footprint& f, WaveState& ws) {
-  const int step = static_cast<int>(&s - program_.steps.data());
+void Sanitizer::check_reads(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
   const uint64_t exec = e.w.exec();
   const auto pending = [&](uint32_t op, uint32_t index, bool scalar, bool overwrite) {
     const Operation& o = ops_[op];
@@ -155,54 +172,50 @@ void Sanitizer::check_reads(const Exec& e, const Step& s, const Footprint& f, Wa
                    where(o.step) + (overwrite ? " still in flight" : " writes") + ", before an s_waitcnt covers it (" +
                    needed_wait(ws, op) + " would)"});
   };
-  for (const RegisterRange& r : f.vgpr_uses)
+  for (const RegisterRange& r : vgpr_uses(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
       if (const uint32_t op = ws.pending_v[v]) pending(op, v, false, false);
       else if (const uint64_t unwritten = exec & ~ws.written_v[v]; unwritten && !seen(HazardKind::UninitializedRead, step, -1))
         report(e, {HazardKind::UninitializedRead, step, -1, e.w.id, -1, std::countr_zero(unwritten), 0,
                    "reads " + vector_register_name(v) + ", which nothing wrote in this lane"});
     }
-  for (const RegisterRange& r : f.vgpr_defs)
+  for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
       if (const uint32_t op = ws.pending_v[v]; op && op != ws.current) pending(op, v, false, true);
-  for (const RegisterRange& r : f.sgpr_uses)
+  for (const RegisterRange& r : sgpr_uses(f))
     for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
       if (const uint32_t op = ws.pending_s[x]) pending(op, x, true, false);
-  for (const RegisterRange& r : f.sgpr_defs)
+  for (const RegisterRange& r : sgpr_defs(f))
     for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
       if (const uint32_t op = ws.pending_s[x]) pending(op, x, true, true);
 }
 
-void Sanitizer::before(const Exec& e, const Step& s) {
+void Sanitizer::before(const Exec& e, int step) {
   WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
-  const size_t step = static_cast<size_t>(&s - program_.steps.data());
-  const Footprint& f = footprints_[step];
+  const StepFacts& f = steps_[static_cast<size_t>(step)];
   ws.current = 0;
-  check_reads(e, s, f, ws);
+  check_reads(e, step, f, ws);
   ws.exec_at_issue = e.w.exec();
   if (f.counter == MemoryCounter::None) return;
   const uint32_t id = static_cast<uint32_t>(ops_.size());
-  ops_.push_back({e.w.id, static_cast<int>(step), ws.exec_at_issue, epoch_, kInFlight, f.counter, f.lds_dma, f.atomic});
+  ops_.push_back({e.w.id, step, ws.exec_at_issue, epoch_, kInFlight, f.counter, f.lds_dma, f.atomic});
   ws.current = id;
   if (f.counter == MemoryCounter::Vm || f.counter == MemoryCounter::Flat) ws.vm.push_back(id);
   if (f.counter != MemoryCounter::Vm) ws.lgkm.push_back(id);
 }
 
-void Sanitizer::after(const Exec& e, const Step& s) {
+void Sanitizer::after(const Exec& e, int step) {
   WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
-  const Footprint& f = footprints_[static_cast<size_t>(&s - program_.steps.data())];
-  for (const RegisterRange& r : f.vgpr_defs)
+  const StepFacts& f = steps_[static_cast<size_t>(step)];
+  for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
       ws.written_v[v] |= ws.exec_at_issue;
       if (ws.current) ws.pending_v[v] = ws.current;
     }
   if (ws.current)
-    for (const RegisterRange& r : f.sgpr_defs)
+    for (const RegisterRange& r : sgpr_defs(f))
       for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x) ws.pending_s[x] = ws.current;
-  if (is_waitcnt(s)) {
-    const uint32_t imm = fields::simm16(s.inst);
-    wait(ws, waitcnt_vm(imm), waitcnt_lgkm(imm));
-  }
+  if (f.waitcnt) wait(ws, f.wait_vm, f.wait_lgkm);
   ws.current = 0;
 }
 
@@ -221,11 +234,11 @@ void Sanitizer::retire(uint32_t op) {
   o.completed = epoch_;
   for (std::deque<uint32_t>* q : {&ws.vm, &ws.lgkm})
     if (const auto it = std::find(q->begin(), q->end(), op); it != q->end()) q->erase(it);
-  const Footprint& f = footprints_[static_cast<size_t>(o.step)];
-  for (const RegisterRange& r : f.vgpr_defs)
+  const StepFacts& f = steps_[static_cast<size_t>(o.step)];
+  for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
       if (ws.pending_v[v] == op) ws.pending_v[v] = 0;
-  for (const RegisterRange& r : f.sgpr_defs)
+  for (const RegisterRange& r : sgpr_defs(f))
     for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
       if (ws.pending_s[x] == op) ws.pending_s[x] = 0;
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -31,8 +32,8 @@ class Sanitizer {
   // Around one step of one wave: `before` checks what the step reads and overwrites and opens its
   // memory operation; `after` marks what it wrote, makes a load's destination pending, and lets
   // s_waitcnt retire operations.
-  void before(const Exec& e, const Step& s);
-  void after(const Exec& e, const Step& s);
+  void before(const Exec& e, int step);  // `step`: the index of the step in the program
+  void after(const Exec& e, int step);
   // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode); a
   // read of bytes nothing wrote is reported here too.
   void lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write);
@@ -57,6 +58,24 @@ class Sanitizer {
     uint8_t written = 0;                                       // bytes anything ever wrote
     bool operator==(const LdsShadow&) const = default;
   };
+  // What before() and after() need of each step, flat: its footprint's register ranges (in
+  // ranges_ from `first`: VGPR uses, VGPR defs, SGPR uses, SGPR defs) and its memory operation.
+  struct StepFacts {
+    uint32_t first = 0;
+    uint8_t vgpr_uses = 0, vgpr_defs = 0, sgpr_uses = 0, sgpr_defs = 0;
+    MemoryCounter counter = MemoryCounter::None;
+    bool lds_dma = false, atomic = false;
+    bool waitcnt = false;
+    uint32_t wait_vm = 0, wait_lgkm = 0;  // s_waitcnt's counts
+  };
+  std::span<const RegisterRange> vgpr_uses(const StepFacts& f) const { return {ranges_.data() + f.first, f.vgpr_uses}; }
+  std::span<const RegisterRange> vgpr_defs(const StepFacts& f) const { return {ranges_.data() + f.first + f.vgpr_uses, f.vgpr_defs}; }
+  std::span<const RegisterRange> sgpr_uses(const StepFacts& f) const {
+    return {ranges_.data() + f.first + f.vgpr_uses + f.vgpr_defs, f.sgpr_uses};
+  }
+  std::span<const RegisterRange> sgpr_defs(const StepFacts& f) const {
+    return {ranges_.data() + f.first + f.vgpr_uses + f.vgpr_defs + f.sgpr_uses, f.sgpr_defs};
+  }
 
   // One memory operation: who issued it, where, its lanes, and the epochs it spans.
   struct Operation {
@@ -77,7 +96,7 @@ class Sanitizer {
     uint32_t current = 0;             // the operation of the step being run (0: none)
   };
 
-  void check_reads(const Exec& e, const Step& s, const Footprint& f, WaveState& ws);
+  void check_reads(const Exec& e, int step, const StepFacts& f, WaveState& ws);
   void retire(uint32_t op);
   void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
   // Which counter value would have covered `op`: the operations issued after it on its queue.
@@ -101,7 +120,8 @@ class Sanitizer {
   std::string where(int step) const;
 
   const Program& program_;
-  std::vector<Footprint> footprints_;  // per step
+  std::vector<StepFacts> steps_;
+  std::vector<RegisterRange> ranges_;
   Workgroup* wg_ = nullptr;
   std::vector<WaveState> waves_;
   std::vector<Operation> ops_;  // by id; 0 is no operation
