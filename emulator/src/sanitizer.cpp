@@ -261,6 +261,13 @@ void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, int 
     const uint64_t lo = std::max(address, d * 4), hi = std::min(end, d * 4 + 4);
     const uint8_t mask = static_cast<uint8_t>(((1u << (hi - lo)) - 1) << (lo - d * 4));
     LdsShadow& cell = lds_[d];
+    // Another lane of this operation recorded these bytes already (a broadcast read): the check
+    // it made holds for this lane too, and the shadow stays as it is.
+    if (write ? cell.write == me && (cell.write_bytes & mask) == mask
+              : (cell.read0 == me && (cell.read0_bytes & mask) == mask) || (cell.read1 == me && (cell.read1_bytes & mask) == mask)) {
+      before_bytes = 0;  // the next dword is checked afresh
+      continue;
+    }
     if (d == address / 4 || !(cell == before) || mask != before_bytes) {
       before = cell;
       before_bytes = mask;
