@@ -1,6 +1,7 @@
 #!/bin/sh
 # weft-emu end to end: disassembly equal to llvm-objdump's, a run whose output file is a
-# bit-exact copy of its random input, out-of-bounds and usage errors with their exit codes.
+# bit-exact copy of its random input, out-of-bounds and usage errors with their exit codes, and
+# hazard mode (--sanitize: exit status 3 on a planted bug).
 # usage: weft_emu.sh WEFT_EMU LLC LLD OBJDUMP DATA_DIR
 set -eu
 emu=$1 llc=$2 lld=$3 objdump=$4 data=$5
@@ -31,6 +32,33 @@ for arch in gfx942 gfx950; do
   [ $rc -eq 1 ] || fail "$arch: out-of-bounds run exited with $rc, not 1"
   grep -q 'out-of-bounds global access: lane 40' "$dir/err.txt" || fail "$arch: no out-of-bounds report: $(cat "$dir/err.txt")"
 done
+
+# hazard mode: the copy runs clean (exit 0, the same output); a planted read before wait and an
+# access out of bounds are reported with exit status 3
+"$llc" -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 -filetype=obj "$data/copy_scale.ll" -o "$dir/k.o"
+"$lld" -shared "$dir/k.o" -o "$dir/k.hsaco"
+"$emu" run "$dir/k.hsaco" --kernel copy --grid 16 --block 64 --arg "in:$dir/in.bin" --arg "out:4000:$dir/out.bin" --arg i32:1000 --sanitize --schedule-seed 7 ||
+  fail "the copy kernel failed in hazard mode"
+cmp "$dir/in.bin" "$dir/out.bin" || fail "hazard mode: output is not a copy of the input"
+"$llc" -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 -filetype=obj "$data/early_read.ll" -o "$dir/early.o"
+"$lld" -shared "$dir/early.o" -o "$dir/early.hsaco"
+head -c 256 /dev/urandom > "$dir/in64.bin"
+set +e
+"$emu" run "$dir/early.hsaco" --kernel early --grid 1 --block 64 --arg "in:$dir/in64.bin" --arg "out:256:$dir/early.bin" --sanitize 2> "$dir/err.txt"
+rc=$?
+set -e
+[ $rc -eq 3 ] || fail "a read before wait in hazard mode exited with $rc, not 3: $(cat "$dir/err.txt")"
+grep -q 'read before wait: kernel early, workgroup (0,0,0), wave 0, lane 0: PC 0x[0-9a-f]* (v_add_u32_e32) reads v[0-9]*, which the load at PC 0x[0-9a-f]* (global_load_dword) writes' "$dir/err.txt" ||
+  fail "no read-before-wait report: $(cat "$dir/err.txt")"
+[ -s "$dir/early.bin" ] || fail "hazard mode did not write the output file"
+"$emu" run "$dir/early.hsaco" --kernel early --grid 1 --block 64 --arg "in:$dir/in64.bin" --arg "out:256:$dir/early.bin" ||
+  fail "without --sanitize the planted kernel must run (memory completes at issue)"
+set +e
+"$emu" run "$dir/k.hsaco" --kernel copy --grid 16 --block 64 --arg "in:$dir/in.bin" --arg "out:4000:$dir/out.bin" --arg i32:1024 --sanitize 2> "$dir/err.txt"
+rc=$?
+set -e
+[ $rc -eq 3 ] && grep -q 'out of bounds: kernel copy.*out-of-bounds global access' "$dir/err.txt" ||
+  fail "hazard mode: out of bounds exited with $rc: $(cat "$dir/err.txt")"
 
 # a kernel that never ends: stopped at its instruction budget (exit 1), the report names it
 "$llc" -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 -filetype=obj "$data/spin.ll" -o "$dir/spin.o"
