@@ -188,6 +188,7 @@ enum class Specials {
   Ieee,               // the all-ones exponent is inf (zero mantissa) or NaN
   AllOnesIsNan,       // OCP E4M3FN: only S.1111.111 is NaN; no inf
   NegativeZeroIsNan,  // FNUZ: 0x80 is the one NaN; no inf, every other code is a number
+  None,               // the OCP MX fp6 and fp4 formats: every code is a finite number
 };
 
 struct NarrowFloat {
@@ -200,6 +201,9 @@ constexpr NarrowFloat kE4M3Fn{4, 3, 7, Specials::AllOnesIsNan};
 constexpr NarrowFloat kE5M2{5, 2, 15, Specials::Ieee};
 constexpr NarrowFloat kE4M3Fnuz{4, 3, 8, Specials::NegativeZeroIsNan};
 constexpr NarrowFloat kE5M2Fnuz{5, 2, 16, Specials::NegativeZeroIsNan};
+constexpr NarrowFloat kE2M3{2, 3, 1, Specials::None};  // fp6
+constexpr NarrowFloat kE3M2{3, 2, 3, Specials::None};  // bf6
+constexpr NarrowFloat kE2M1{2, 1, 1, Specials::None};  // fp4
 
 float decode_narrow(const NarrowFloat& f, uint32_t code) {
   const uint32_t mantissa = code & ((1u << f.mantissa_bits) - 1);
@@ -558,7 +562,87 @@ void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, con
                       [](uint32_t x, uint32_t y, uint32_t acc) { return acc + x * y; });
 }
 
+// ---------------------------------------------------------------------------------------------
+// gfx950's f8f6f4 MFMAs. Sources (collected with their quotes in the session notes of issue 14):
+// LLVM 22's VOP3PInstructions.td and IntrinsicsAMDGPU.td (formats, register counts), AMD
+// Composable Kernel's hardware-run tests test/mx_mfma_op (register maps, scale lanes), AMD's
+// "Matrix Core Programming on AMD CDNA3 and CDNA4" blog (formats, scale semantics).
+
+struct F8F6F4Format {
+  const char* name;
+  NarrowFloat format;
+  int bits;
+};
+const F8F6F4Format& f8f6f4_format(uint32_t code) {
+  static const F8F6F4Format formats[] = {
+      {"fp8 E4M3", kE4M3Fn, 8}, {"bf8 E5M2", kE5M2, 8}, {"fp6 E2M3", kE2M3, 6}, {"bf6 E3M2", kE3M2, 6}, {"fp4 E2M1", kE2M1, 4}};
+  if (code > 4) throw Error("v_mfma_*_f8f6f4: format code " + std::to_string(code) + " (cbsz/blgp) is undefined; 0-4 name fp8, bf8, fp6, bf6, fp4");
+  return formats[code];
+}
+
+// Lane l holds row i = l % size of A (column j of B) and 32 elements of K, in lane group
+// g = l / size. fp8/bf8 (one byte each, 8 registers) hold two runs of 16: byte e is
+// k = (e / 16) * K/2 + 16 g + e % 16 (lane 0 of 16x16x128: K 0-15 and 64-79). fp6/bf6 (6 bits,
+// 6 registers, elements across dword boundaries) and fp4 (4 bits, 4 registers, the low nibble
+// first) hold 32 consecutive k: element e is k = 32 g + e. Element e sits at bits e * width.
+int f8f6f4_k(int width, int size, int group, int e) {
+  const int k_size = size == 16 ? 128 : 64;
+  return width == 8 ? (e / 16) * (k_size / 2) + 16 * group + e % 16 : 32 * group + e;
+}
+
+uint32_t bits_at(const uint32_t* regs, int lane, int bit, int width) {
+  const int r = bit / 32, shift = bit % 32;
+  uint64_t v = regs[r * kWave + lane] >> shift;
+  if (shift + width > 32) v |= uint64_t{regs[(r + 1) * kWave + lane]} << (32 - shift);
+  return static_cast<uint32_t>(v & ((1u << width) - 1));
+}
+
+// The operand as a dense matrix, [outer][k]: A[i][k] or B[k][j] stored as [j][k].
+std::vector<float> f8f6f4_operand(const uint32_t* regs, const F8F6F4Format& f, int size) {
+  const int k_size = size == 16 ? 128 : 64;
+  std::vector<float> values(static_cast<size_t>(size * k_size));
+  for (int lane = 0; lane < kWave; ++lane)
+    for (int e = 0; e < 32; ++e)
+      values[static_cast<size_t>((lane % size) * k_size + f8f6f4_k(f.bits, size, lane / size, e))] =
+          decode_narrow(f.format, bits_at(regs, lane, e * f.bits, f.bits));
+  return values;
+}
+
 }  // namespace
+
+int f8f6f4_element_bits(uint32_t format) { return f8f6f4_format(format).bits; }
+
+void execute_mfma_f8f6f4(int size, uint32_t format_a, uint32_t format_b, const uint32_t* a, const uint32_t* b, const uint32_t* c,
+                         uint32_t* d, const uint8_t* scale_a, const uint8_t* scale_b) {
+  if (size != 16 && size != 32) throw Error("execute_mfma_f8f6f4: the shapes are 16x16x128 and 32x32x64, not " + std::to_string(size));
+  const int k_size = size == 16 ? 128 : 64;
+  const std::vector<float> av = f8f6f4_operand(a, f8f6f4_format(format_a), size), bv = f8f6f4_operand(b, f8f6f4_format(format_b), size);
+  const MfmaOp shape{"v_mfma_f8f6f4", size, size, k_size, 1, FP8, FP8, 8, 8, size * size / kWave, false};
+  // The scale of K block kb for row i (column j) is lane i + size * kb's E8M0 byte: 2^(E - 127),
+  // 0xFF (NaN in OCP's E8M0) taken as NaN.
+  const auto scale = [&](const uint8_t* scales, int outer, int block) {
+    if (!scales) return 0;
+    const uint8_t e = scales[outer + size * block];
+    return e == 0xFF ? INT32_MIN : static_cast<int>(e) - 127;
+  };
+  std::vector<uint32_t> out(static_cast<size_t>(shape.cd_dwords) * kWave);
+  for (int i = 0; i < size; ++i)
+    for (int j = 0; j < size; ++j) {
+      const int at = accum_index(shape, 0, i, j);
+      float acc = std::bit_cast<float>(c[at]);
+      for (int block = 0; block < k_size / 32; ++block) {
+        float partial = 0.0f;
+        for (int k = 32 * block; k < 32 * block + 32; ++k)
+          partial = std::fma(av[static_cast<size_t>(i * k_size + k)], bv[static_cast<size_t>(j * k_size + k)], partial);
+        const int sa = scale(scale_a, i, block), sb = scale(scale_b, j, block);
+        if (sa == INT32_MIN || sb == INT32_MIN) partial = std::numeric_limits<float>::quiet_NaN();
+        else if (sa + sb != 0) partial = static_cast<float>(std::ldexp(static_cast<double>(partial), sa + sb));  // one rounding
+        acc += partial;
+      }
+      out[static_cast<size_t>(at)] = std::bit_cast<uint32_t>(acc);
+    }
+  std::memcpy(d, out.data(), out.size() * sizeof(uint32_t));  // d may alias c
+}
 
 std::span<const MfmaOp> mfma_ops(Arch arch) {
   if (arch == Arch::Gfx942) return kGfx942Ops;

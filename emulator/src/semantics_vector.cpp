@@ -489,6 +489,28 @@ void v_mfma(Exec& e, const Inst& in) {
   execute_mfma(*op, e.prog.arch, a, b, c, e.w.vreg(vop3_vdst(in) + cd_base));
 }
 
+// gfx950's f8f6f4 MFMAs: A and B in the formats cbsz and blgp name (8, 6 or 4 registers), C/D
+// as the other f32 MFMAs of the shape. Like every MFMA, it ignores EXEC.
+template <int Size>
+void v_mfma_f8f6f4(Exec& e, const Inst& in) {
+  const uint32_t a_reg = vop3_src(in, 0), b_reg = vop3_src(in, 1), c_code = vop3_src(in, 2);
+  if (a_reg < 256 || b_reg < 256) e.fail("MFMA with a scalar A or B operand");
+  if (mai_cbsz(in) > 4 || mai_blgp(in) > 4)
+    e.fail("cbsz:" + std::to_string(mai_cbsz(in)) + " blgp:" + std::to_string(mai_blgp(in)) + ": format codes above 4 are undefined");
+  const uint32_t acc = mai_acc(in), cd_base = mai_acc_cd(in) ? 256 : 0;
+  const uint32_t* a = e.w.vreg((a_reg - 256) + ((acc & 1) ? 256 : 0));
+  const uint32_t* b = e.w.vreg((b_reg - 256) + ((acc & 2) ? 256 : 0));
+  std::vector<uint32_t> c_const;
+  const uint32_t* c;
+  if (c_code >= 256) {
+    c = e.w.vreg(c_code - 256 + cd_base);
+  } else {  // an inline constant C
+    c_const.assign(static_cast<size_t>(Size * Size / kLanes) * kLanes, e.scalar(c_code));
+    c = c_const.data();
+  }
+  execute_mfma_f8f6f4(Size, mai_cbsz(in), mai_blgp(in), a, b, c, e.w.vreg(vop3_vdst(in) + cd_base));
+}
+
 }  // namespace
 
 void register_vector_semantics(SemanticsTable& t) {
@@ -572,6 +594,8 @@ void register_vector_semantics(SemanticsTable& t) {
   t["v_accvgpr_mov_b32"] = v_accvgpr_mov_b32;
   for (const MfmaOp& op : mfma_ops(Arch::Gfx942)) t[op.mnemonic] = v_mfma;
   for (const MfmaOp& op : mfma_ops(Arch::Gfx950)) t[op.mnemonic] = v_mfma;
+  t["v_mfma_f32_16x16x128_f8f6f4"] = v_mfma_f8f6f4<16>;
+  t["v_mfma_f32_32x32x64_f8f6f4"] = v_mfma_f8f6f4<32>;
 
 #define WEFT_CMP(cond, COND, type, CTYPE)                                                  \
   for (const char* suffix : {"_e32", "_e64"}) {                                            \

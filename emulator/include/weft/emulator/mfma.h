@@ -47,4 +47,21 @@ std::span<const MfmaOp> mfma_ops(Arch arch);
 // simple model (real CDNA3 hardware adds groups of products at once, see mfma.cpp).
 void execute_mfma(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d);
 
+// gfx950's v_mfma_f32_16x16x128_f8f6f4 and v_mfma_f32_32x32x64_f8f6f4 (`size` 16 or 32): A and B
+// in the formats their cbsz and blgp fields name (0 fp8 E4M3 and 1 bf8 E5M2, OCP, in 8 registers;
+// 2 fp6 E2M3 and 3 bf6 E3M2 in 6; 4 fp4 E2M1 in 4), register-major as for execute_mfma; C and D in
+// the shape's f32 accumulator layout (4 or 16 registers; d may alias c). `scale_a` and `scale_b`
+// are the scaled form's E8M0 scale bytes per lane (nullptr: the unscaled instruction, scale 1).
+// Throws weft::Error for a format code above 4.
+//
+// Numerics (the hardware's order is not documented; this is the model): the products of each
+// 32-wide K block, all exact in fp32, are summed in k order by fp32 fused multiply-adds from 0;
+// the block's sum times its two scales (rounded once) is added to the fp32 accumulator, which
+// starts at C, block by block.
+void execute_mfma_f8f6f4(int size, uint32_t format_a, uint32_t format_b, const uint32_t* a, const uint32_t* b, const uint32_t* c,
+                         uint32_t* d, const uint8_t* scale_a = nullptr, const uint8_t* scale_b = nullptr);
+// The bits of one element of an f8f6f4 format code: 8, 6 or 4, which is also the number of
+// registers an operand of that format takes. Throws weft::Error for a code above 4.
+int f8f6f4_element_bits(uint32_t format);
+
 }  // namespace weft::emu
