@@ -592,7 +592,7 @@ uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Progr
     }
     const uint64_t r = draw();
     Wave& w = *ready[static_cast<size_t>(((r & 0xffffffffu) * ready.size()) >> 32)];
-    n += run_wave_checked(w, wg, mem, prog, o, stats, sanitizer, 1 + ((r >> 32) & 7));  // a turn of 1 to 8 instructions
+    n += run_wave_checked(w, wg, mem, prog, o, stats, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 instructions
   }
   return n;
 }

@@ -83,9 +83,8 @@ void Sanitizer::start_workgroup(Workgroup& wg, std::vector<Wave>& waves) {
   waves_.resize(waves.size());
   for (size_t i = 0; i < waves.size(); ++i) {
     WaveState& ws = waves_[i];
-    ws.pending_v.assign(512, 0);
-    ws.written_v.assign(512, 0);
-    ws.written_v[0] = waves[i].exec();  // the work-item ids
+    ws.v.assign(512, {});
+    ws.v[0].written = waves[i].exec();  // the work-item ids
     std::fill(std::begin(ws.pending_s), std::end(ws.pending_s), 0u);
     ws.vm.clear();
     ws.lgkm.clear();
@@ -174,14 +173,14 @@ void Sanitizer::check_reads(const Exec& e, int step, const StepFacts& f, WaveSta
   };
   for (const RegisterRange& r : vgpr_uses(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
-      if (const uint32_t op = ws.pending_v[v]) pending(op, v, false, false);
-      else if (const uint64_t unwritten = exec & ~ws.written_v[v]; unwritten && !seen(HazardKind::UninitializedRead, step, -1))
+      if (const uint32_t op = ws.v[v].pending) pending(op, v, false, false);
+      else if (const uint64_t unwritten = exec & ~ws.v[v].written; unwritten && !seen(HazardKind::UninitializedRead, step, -1))
         report(e, {HazardKind::UninitializedRead, step, -1, e.w.id, -1, std::countr_zero(unwritten), 0,
                    "reads " + vector_register_name(v) + ", which nothing wrote in this lane"});
     }
   for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
-      if (const uint32_t op = ws.pending_v[v]; op && op != ws.current) pending(op, v, false, true);
+      if (const uint32_t op = ws.v[v].pending; op && op != ws.current) pending(op, v, false, true);
   for (const RegisterRange& r : sgpr_uses(f))
     for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
       if (const uint32_t op = ws.pending_s[x]) pending(op, x, true, false);
@@ -209,8 +208,8 @@ void Sanitizer::after(const Exec& e, int step) {
   const StepFacts& f = steps_[static_cast<size_t>(step)];
   for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
-      ws.written_v[v] |= ws.exec_at_issue;
-      if (ws.current) ws.pending_v[v] = ws.current;
+      ws.v[v].written |= ws.exec_at_issue;
+      if (ws.current) ws.v[v].pending = ws.current;
     }
   if (ws.current)
     for (const RegisterRange& r : sgpr_defs(f))
@@ -237,7 +236,7 @@ void Sanitizer::retire(uint32_t op) {
   const StepFacts& f = steps_[static_cast<size_t>(o.step)];
   for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
-      if (ws.pending_v[v] == op) ws.pending_v[v] = 0;
+      if (ws.v[v].pending == op) ws.v[v].pending = 0;
   for (const RegisterRange& r : sgpr_defs(f))
     for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
       if (ws.pending_s[x] == op) ws.pending_s[x] = 0;

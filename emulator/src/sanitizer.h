@@ -88,8 +88,13 @@ class Sanitizer {
     bool atomic = false;
   };
   struct WaveState {
-    std::vector<uint32_t> pending_v;  // per VGPR/AGPR: the operation whose result lands there (0: none)
-    std::vector<uint64_t> written_v;  // per VGPR/AGPR: the lanes something wrote
+    // Per VGPR/AGPR, side by side (a step checks both): the lanes something wrote, and the
+    // operation whose result lands there (0: none).
+    struct Vgpr {
+      uint64_t written = 0;
+      uint32_t pending = 0;
+    };
+    std::vector<Vgpr> v;
     uint32_t pending_s[128] = {};
     std::deque<uint32_t> vm, lgkm;    // outstanding operations in issue order
     uint64_t exec_at_issue = 0;
