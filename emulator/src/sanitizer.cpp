@@ -159,7 +159,7 @@ std::string Sanitizer::needed_wait(const WaveState& ws, uint32_t op) const {
   return std::string(o.counter == MemoryCounter::Lgkm ? "lgkmcnt(" : "vmcnt(") + std::to_string(after) + ")";
 }
 
-void Sanitizer::check_reads(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
+void Sanitizer::check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
   const uint64_t exec = e.w.exec();
   const auto pending = [&](uint32_t op, uint32_t index, bool scalar, bool overwrite) {
     const Operation& o = ops_[op];
@@ -193,7 +193,7 @@ void Sanitizer::before(const Exec& e, int step) {
   WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
   const StepFacts& f = steps_[static_cast<size_t>(step)];
   ws.current = 0;
-  check_reads(e, step, f, ws);
+  check_registers(e, step, f, ws);
   ws.exec_at_issue = e.w.exec();
   if (f.counter == MemoryCounter::None) return;
   const uint32_t id = static_cast<uint32_t>(ops_.size());

@@ -101,7 +101,9 @@ class Sanitizer {
     uint32_t current = 0;             // the operation of the step being run (0: none)
   };
 
-  void check_reads(const Exec& e, int step, const StepFacts& f, WaveState& ws);
+  // The registers a step reads (pending: a read before wait; unwritten lanes: an uninitialized
+  // read) and overwrites (pending: a load still in flight would land on them later).
+  void check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws);
   void retire(uint32_t op);
   void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
   // Which counter value would have covered `op`: the operations issued after it on its queue.
