@@ -563,7 +563,7 @@ void execute_integer(const MfmaOp& op, const uint32_t* a, const uint32_t* b, con
 }
 
 // ---------------------------------------------------------------------------------------------
-// gfx950's f8f6f4 MFMAs. Sources (collected with their quotes in the session notes of issue 14):
+// gfx950's f8f6f4 MFMAs. Sources (collected with their quotes in docs/mfma-f8f6f4.md):
 // LLVM 22's VOP3PInstructions.td and IntrinsicsAMDGPU.td (formats, register counts), AMD
 // Composable Kernel's hardware-run tests test/mx_mfma_op (register maps, scale lanes), AMD's
 // "Matrix Core Programming on AMD CDNA3 and CDNA4" blog (formats, scale semantics).
