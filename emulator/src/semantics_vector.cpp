@@ -467,48 +467,50 @@ void v_accvgpr_mov_b32(Exec& e, const Inst&) {
   each_lane(e, [&](int l) { d[l] = a[l]; });
 }
 
-// MFMA: reads A, B from VGPRs or AGPRs (acc bits), C/D in AGPRs when acc_cd is set. The
-// emulator runs every lane: an MFMA ignores EXEC.
+// An MFMA's operands: A and B from VGPRs or AGPRs (acc bits), C and D in AGPRs when acc_cd is
+// set; an inline-constant C is spread over `cd_dwords` registers of every lane.
+struct MfmaOperands {
+  const uint32_t* a = nullptr;
+  const uint32_t* b = nullptr;
+  const uint32_t* c = nullptr;
+  uint32_t* d = nullptr;
+  std::vector<uint32_t> c_const;
+};
+
+MfmaOperands mfma_operands(Exec& e, const Inst& in, int cd_dwords) {
+  const uint32_t a_reg = vop3_src(in, 0), b_reg = vop3_src(in, 1), c_code = vop3_src(in, 2);
+  if (a_reg < 256 || b_reg < 256) e.fail("MFMA with a scalar A or B operand");
+  const uint32_t acc = mai_acc(in), cd_base = mai_acc_cd(in) ? 256 : 0;
+  MfmaOperands o;
+  o.a = e.w.vreg((a_reg - 256) + ((acc & 1) ? 256 : 0));
+  o.b = e.w.vreg((b_reg - 256) + ((acc & 2) ? 256 : 0));
+  if (c_code >= 256) {
+    o.c = e.w.vreg(c_code - 256 + cd_base);
+  } else {  // an inline constant C (0 for a fresh accumulator)
+    o.c_const.assign(static_cast<size_t>(cd_dwords) * kLanes, e.scalar(c_code));
+    o.c = o.c_const.data();
+  }
+  o.d = e.w.vreg(vop3_vdst(in) + cd_base);
+  return o;
+}
+
+// The emulator runs every lane: an MFMA ignores EXEC.
 void v_mfma(Exec& e, const Inst& in) {
   const MfmaOp* op = e.step->mfma;
   if (!op) e.fail("this MFMA has no semantics on " + std::string(arch_name(e.prog.arch)));
   if (mai_cbsz(in) || mai_abid(in) || mai_blgp(in)) e.fail("MFMA with cbsz/abid/blgp modifiers is not supported");
-  const uint32_t a_reg = vop3_src(in, 0), b_reg = vop3_src(in, 1), c_code = vop3_src(in, 2);
-  if (a_reg < 256 || b_reg < 256) e.fail("MFMA with a scalar A or B operand");
-  const uint32_t acc = mai_acc(in), cd_base = mai_acc_cd(in) ? 256 : 0;
-  const uint32_t* a = e.w.vreg((a_reg - 256) + ((acc & 1) ? 256 : 0));
-  const uint32_t* b = e.w.vreg((b_reg - 256) + ((acc & 2) ? 256 : 0));
-  std::vector<uint32_t> c_const;
-  const uint32_t* c;
-  if (c_code >= 256) {
-    c = e.w.vreg(c_code - 256 + cd_base);
-  } else {  // an inline constant C (0 for a fresh accumulator)
-    c_const.assign(static_cast<size_t>(op->cd_dwords) * kLanes, e.scalar(c_code));
-    c = c_const.data();
-  }
-  execute_mfma(*op, e.prog.arch, a, b, c, e.w.vreg(vop3_vdst(in) + cd_base));
+  const MfmaOperands o = mfma_operands(e, in, op->cd_dwords);
+  execute_mfma(*op, e.prog.arch, o.a, o.b, o.c, o.d);
 }
 
 // gfx950's f8f6f4 MFMAs: A and B in the formats cbsz and blgp name (8, 6 or 4 registers), C/D
-// as the other f32 MFMAs of the shape. Like every MFMA, it ignores EXEC.
+// as the other f32 MFMAs of the shape.
 template <int Size>
 void v_mfma_f8f6f4(Exec& e, const Inst& in) {
-  const uint32_t a_reg = vop3_src(in, 0), b_reg = vop3_src(in, 1), c_code = vop3_src(in, 2);
-  if (a_reg < 256 || b_reg < 256) e.fail("MFMA with a scalar A or B operand");
   if (mai_cbsz(in) > 4 || mai_blgp(in) > 4)
     e.fail("cbsz:" + std::to_string(mai_cbsz(in)) + " blgp:" + std::to_string(mai_blgp(in)) + ": format codes above 4 are undefined");
-  const uint32_t acc = mai_acc(in), cd_base = mai_acc_cd(in) ? 256 : 0;
-  const uint32_t* a = e.w.vreg((a_reg - 256) + ((acc & 1) ? 256 : 0));
-  const uint32_t* b = e.w.vreg((b_reg - 256) + ((acc & 2) ? 256 : 0));
-  std::vector<uint32_t> c_const;
-  const uint32_t* c;
-  if (c_code >= 256) {
-    c = e.w.vreg(c_code - 256 + cd_base);
-  } else {  // an inline constant C
-    c_const.assign(static_cast<size_t>(Size * Size / kLanes) * kLanes, e.scalar(c_code));
-    c = c_const.data();
-  }
-  execute_mfma_f8f6f4(Size, mai_cbsz(in), mai_blgp(in), a, b, c, e.w.vreg(vop3_vdst(in) + cd_base));
+  const MfmaOperands o = mfma_operands(e, in, Size * Size / kLanes);
+  execute_mfma_f8f6f4(Size, mai_cbsz(in), mai_blgp(in), o.a, o.b, o.c, o.d);
 }
 
 }  // namespace
