@@ -464,15 +464,33 @@ struct Counters {
   std::map<std::string, uint64_t> per_opcode;
 };
 
-void observe(const Step& s, const Wave& w, const Workgroup& wg, const Program& prog, const LaunchOptions& o,
-             std::map<std::string, uint64_t>* stats) {
+// What watches the steps of a workgroup besides the handlers: the per-opcode counts of --stats
+// and the recording of the timeline's workgroup.
+struct Observers {
+  std::map<std::string, uint64_t>* stats = nullptr;
+  WorkgroupRecording* recording = nullptr;
+  bool any(const LaunchOptions& o) const { return o.print_instructions || stats || recording; }
+};
+
+void record(WorkgroupRecording& r, const Wave& w) {
+  if (r.waves.size() <= static_cast<size_t>(w.id)) r.waves.resize(static_cast<size_t>(w.id) + 1);
+  size_t total = 0;
+  for (const auto& stream : r.waves) total += stream.size();
+  if (total >= WorkgroupRecording::kMaxIssues)
+    throw Error("the timeline records at most " + std::to_string(WorkgroupRecording::kMaxIssues) +
+                " instructions of its workgroup; this one runs longer (model a smaller problem)");
+  r.waves[static_cast<size_t>(w.id)].push_back({static_cast<uint32_t>(w.pc), static_cast<uint8_t>(std::popcount(w.exec()))});
+}
+
+void observe(const Step& s, const Wave& w, const Workgroup& wg, const Program& prog, const LaunchOptions& o, const Observers& obs) {
   const char* name = s.inst.info ? s.inst.info->mnemonic : ".long";
-  if (o.trace) {
+  if (o.print_instructions) {
     const auto text = s.inst.info ? disassemble(s.inst, prog.arch) : std::nullopt;
     std::fprintf(stderr, "wg(%u,%u,%u) wave %d  %04x: %s\n", wg.id[0], wg.id[1], wg.id[2], w.id, s.offset,
                  text ? text->c_str() : name);
   }
-  if (stats) ++(*stats)[name];
+  if (obs.stats) ++(*obs.stats)[name];
+  if (obs.recording) record(*obs.recording, w);
 }
 
 [[noreturn]] void fail_budget(Exec& e, const LaunchOptions& o) {
@@ -490,8 +508,7 @@ uint64_t budget_left(const Wave& w, const LaunchOptions& o) {
 // step has a handler (errors included) and the program ends in a sentinel, so there is nothing to
 // check but the wave's state; tracing and statistics are compiled in only where asked for.
 template <bool Observed>
-uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o,
-                  std::map<std::string, uint64_t>* stats) {
+uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o, const Observers& obs) {
   uint64_t n = 0;
   Exec e{w, wg, mem, prog};
   const Step* steps = prog.steps.data();
@@ -503,7 +520,7 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
       w.executed += n;
       fail_budget(e, o);
     }
-    if constexpr (Observed) observe(s, w, wg, prog, o, stats);
+    if constexpr (Observed) observe(s, w, wg, prog, o, obs);
     ++w.pc;  // a branch overwrites it
     s.handler(e, s.inst);
     ++n;
@@ -513,13 +530,13 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
 }
 
 uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
-                       std::map<std::string, uint64_t>* stats) {
+                       const Observers& obs) {
   uint64_t n = 0;
   for (;;) {
     bool any_waiting = false;
     for (Wave& w : ws) {
       if (w.ended) continue;
-      n += (o.trace || stats) ? run_wave<true>(w, wg, mem, prog, o, stats) : run_wave<false>(w, wg, mem, prog, o, stats);
+      n += obs.any(o) ? run_wave<true>(w, wg, mem, prog, o, obs) : run_wave<false>(w, wg, mem, prog, o, obs);
       any_waiting |= w.at_barrier;
     }
     if (!any_waiting) break;
@@ -530,7 +547,7 @@ uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Program& prog
 
 // Hazard mode: at most `burst` steps of one wave, each checked by the sanitizer around it.
 uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o,
-                          std::map<std::string, uint64_t>* stats, Sanitizer& sanitizer, uint64_t burst) {
+                          const Observers& obs, Sanitizer& sanitizer, uint64_t burst) {
   uint64_t n = 0;
   Exec e{w, wg, mem, prog};
   const uint64_t allowed = budget_left(w, o);
@@ -542,7 +559,7 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
       w.executed += n;
       fail_budget(e, o);
     }
-    if (o.trace || stats) observe(s, w, wg, prog, o, stats);
+    if (obs.any(o)) observe(s, w, wg, prog, o, obs);
     sanitizer.before(e, index);
     ++w.pc;
     try {
@@ -563,7 +580,7 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
 // the length of its turn drawn from the schedule seed and the workgroup, so that a kernel that
 // relies on one wave running ahead of another (instead of on a barrier) shows it, replayably.
 uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
-                               std::map<std::string, uint64_t>* stats, Sanitizer& sanitizer, uint64_t linear_id) {
+                               const Observers& obs, Sanitizer& sanitizer, uint64_t linear_id) {
   sanitizer.start_workgroup(wg, ws);
   // SplitMix64: a draw costs a few multiplies, where a library engine and a modulo would cost
   // as much as the instructions of a turn.
@@ -592,9 +609,20 @@ uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Progr
     }
     const uint64_t r = draw();
     Wave& w = *ready[static_cast<size_t>(((r & 0xffffffffu) * ready.size()) >> 32)];
-    n += run_wave_checked(w, wg, mem, prog, o, stats, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 instructions
+    n += run_wave_checked(w, wg, mem, prog, o, obs, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 instructions
   }
   return n;
+}
+
+WorkgroupRecording start_recording(const Program& prog, const Workgroup& wg) {
+  WorkgroupRecording r;
+  r.arch = prog.arch;
+  std::copy(std::begin(wg.id), std::end(wg.id), r.workgroup);
+  for (const Step& s : prog.steps) {
+    r.instructions.push_back(s.inst);
+    r.offsets.push_back(s.offset);
+  }
+  return r;
 }
 
 // Merges one host thread's hazard reports into the launch's: one report per kind and pair of
@@ -657,6 +685,7 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   std::map<std::string, uint64_t> per_opcode;
   const auto start = std::chrono::steady_clock::now();
   std::vector<Hazard> hazards;
+  std::optional<WorkgroupRecording> recorded;
   auto worker = [&] {
     std::map<std::string, uint64_t> local_stats;
     Workgroup wg;
@@ -673,11 +702,18 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
       wg.lds.assign(lds_bytes, 0);
       if (o.check_lds_reads && !o.sanitize) wg.lds_written.assign(lds_bytes, 0);
       wg.checked_lds = o.check_lds_reads || o.sanitize;
-      std::map<std::string, uint64_t>* stats = o.stats ? &local_stats : nullptr;
+      Observers obs{o.stats ? &local_stats : nullptr, nullptr};
+      std::optional<WorkgroupRecording> recording;
+      if (o.record_workgroup == g) obs.recording = &recording.emplace(start_recording(prog, wg));
       try {
         for (size_t i = 0; i < waves.size(); ++i) init_wave(waves[i], k, d, wg, o, static_cast<int>(i), kernarg);
-        instructions += sanitizer ? run_workgroup_checked(wg, waves, prog, memory, o, stats, *sanitizer, g)
-                                  : run_workgroup(wg, waves, prog, memory, o, stats);
+        instructions += sanitizer ? run_workgroup_checked(wg, waves, prog, memory, o, obs, *sanitizer, g)
+                                  : run_workgroup(wg, waves, prog, memory, o, obs);
+        if (recording) {
+          recording->waves.resize(waves.size());
+          std::lock_guard lock(stats_mutex);
+          recorded = std::move(recording);
+        }
       } catch (const OutOfBoundsError& ex) {  // in hazard mode, already a report
         std::lock_guard lock(error_mutex);
         if (first_error.empty() && !sanitizer) first_error = ex.what();
@@ -708,6 +744,7 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   r.instructions = instructions;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.per_opcode = std::move(per_opcode);
+  r.recording = std::move(recorded);
   return r;
 }
 

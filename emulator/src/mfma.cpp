@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "isa_fields.h"
 #include "weft/dsl/error.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -49,50 +50,50 @@ struct TableEntry {
 
 using enum MfmaInput;
 
-// m, n, k, blocks; A, B types; A, B, C/D dwords per lane; i32 accumulators.
+// m, n, k, blocks; A, B types; A, B, C/D dwords per lane; i32 accumulators; matrix-core passes.
 constexpr TableEntry kAllOps[] = {
     // f32. The multi-block ones are LLVM's renames of gfx908's 32x32x1f32, 16x16x1f32, 4x4x1f32.
-    {Targets::Both, {"v_mfma_f32_32x32x1_2b_f32", 32, 32, 1, 2, F32, F32, 1, 1, 32, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x1_4b_f32", 16, 16, 1, 4, F32, F32, 1, 1, 16, false}},
-    {Targets::Both, {"v_mfma_f32_4x4x1_16b_f32", 4, 4, 1, 16, F32, F32, 1, 1, 4, false}},
-    {Targets::Both, {"v_mfma_f32_32x32x2_f32", 32, 32, 2, 1, F32, F32, 1, 1, 16, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x4_f32", 16, 16, 4, 1, F32, F32, 1, 1, 4, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x1_2b_f32", 32, 32, 1, 2, F32, F32, 1, 1, 32, false, 16}},
+    {Targets::Both, {"v_mfma_f32_16x16x1_4b_f32", 16, 16, 1, 4, F32, F32, 1, 1, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_4x4x1_16b_f32", 4, 4, 1, 16, F32, F32, 1, 1, 4, false, 2}},
+    {Targets::Both, {"v_mfma_f32_32x32x2_f32", 32, 32, 2, 1, F32, F32, 1, 1, 16, false, 16}},
+    {Targets::Both, {"v_mfma_f32_16x16x4_f32", 16, 16, 4, 1, F32, F32, 1, 1, 4, false, 8}},
     // xf32: gfx942 only; gfx950 dropped it.
-    {Targets::Gfx942Only, {"v_mfma_f32_32x32x4_xf32", 32, 32, 4, 1, XF32, XF32, 2, 2, 16, false}},
-    {Targets::Gfx942Only, {"v_mfma_f32_16x16x8_xf32", 16, 16, 8, 1, XF32, XF32, 2, 2, 4, false}},
+    {Targets::Gfx942Only, {"v_mfma_f32_32x32x4_xf32", 32, 32, 4, 1, XF32, XF32, 2, 2, 16, false, 8}},
+    {Targets::Gfx942Only, {"v_mfma_f32_16x16x8_xf32", 16, 16, 8, 1, XF32, XF32, 2, 2, 4, false, 4}},
     // f16.
-    {Targets::Both, {"v_mfma_f32_32x32x4_2b_f16", 32, 32, 4, 2, F16, F16, 2, 2, 32, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x4_4b_f16", 16, 16, 4, 4, F16, F16, 2, 2, 16, false}},
-    {Targets::Both, {"v_mfma_f32_4x4x4_16b_f16", 4, 4, 4, 16, F16, F16, 2, 2, 4, false}},
-    {Targets::Both, {"v_mfma_f32_32x32x8_f16", 32, 32, 8, 1, F16, F16, 2, 2, 16, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x16_f16", 16, 16, 16, 1, F16, F16, 2, 2, 4, false}},
-    {Targets::Gfx950Only, {"v_mfma_f32_32x32x16_f16", 32, 32, 16, 1, F16, F16, 4, 4, 16, false}},
-    {Targets::Gfx950Only, {"v_mfma_f32_16x16x32_f16", 16, 16, 32, 1, F16, F16, 4, 4, 4, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x4_2b_f16", 32, 32, 4, 2, F16, F16, 2, 2, 32, false, 16}},
+    {Targets::Both, {"v_mfma_f32_16x16x4_4b_f16", 16, 16, 4, 4, F16, F16, 2, 2, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_4x4x4_16b_f16", 4, 4, 4, 16, F16, F16, 2, 2, 4, false, 2}},
+    {Targets::Both, {"v_mfma_f32_32x32x8_f16", 32, 32, 8, 1, F16, F16, 2, 2, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_16x16x16_f16", 16, 16, 16, 1, F16, F16, 2, 2, 4, false, 4}},
+    {Targets::Gfx950Only, {"v_mfma_f32_32x32x16_f16", 32, 32, 16, 1, F16, F16, 4, 4, 16, false, 8}},
+    {Targets::Gfx950Only, {"v_mfma_f32_16x16x32_f16", 16, 16, 32, 1, F16, F16, 4, 4, 4, false, 4}},
     // bf16. The multi-block ones are gfx90a's *bf16_1k ops under their gfx940 names.
-    {Targets::Both, {"v_mfma_f32_32x32x4_2b_bf16", 32, 32, 4, 2, BF16, BF16, 2, 2, 32, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x4_4b_bf16", 16, 16, 4, 4, BF16, BF16, 2, 2, 16, false}},
-    {Targets::Both, {"v_mfma_f32_4x4x4_16b_bf16", 4, 4, 4, 16, BF16, BF16, 2, 2, 4, false}},
-    {Targets::Both, {"v_mfma_f32_32x32x8_bf16", 32, 32, 8, 1, BF16, BF16, 2, 2, 16, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x16_bf16", 16, 16, 16, 1, BF16, BF16, 2, 2, 4, false}},
-    {Targets::Gfx950Only, {"v_mfma_f32_32x32x16_bf16", 32, 32, 16, 1, BF16, BF16, 4, 4, 16, false}},
-    {Targets::Gfx950Only, {"v_mfma_f32_16x16x32_bf16", 16, 16, 32, 1, BF16, BF16, 4, 4, 4, false}},
+    {Targets::Both, {"v_mfma_f32_32x32x4_2b_bf16", 32, 32, 4, 2, BF16, BF16, 2, 2, 32, false, 16}},
+    {Targets::Both, {"v_mfma_f32_16x16x4_4b_bf16", 16, 16, 4, 4, BF16, BF16, 2, 2, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_4x4x4_16b_bf16", 4, 4, 4, 16, BF16, BF16, 2, 2, 4, false, 2}},
+    {Targets::Both, {"v_mfma_f32_32x32x8_bf16", 32, 32, 8, 1, BF16, BF16, 2, 2, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_16x16x16_bf16", 16, 16, 16, 1, BF16, BF16, 2, 2, 4, false, 4}},
+    {Targets::Gfx950Only, {"v_mfma_f32_32x32x16_bf16", 32, 32, 16, 1, BF16, BF16, 4, 4, 16, false, 8}},
+    {Targets::Gfx950Only, {"v_mfma_f32_16x16x32_bf16", 16, 16, 32, 1, BF16, BF16, 4, 4, 4, false, 4}},
     // i8.
-    {Targets::Both, {"v_mfma_i32_32x32x4_2b_i8", 32, 32, 4, 2, I8, I8, 1, 1, 32, true}},
-    {Targets::Both, {"v_mfma_i32_16x16x4_4b_i8", 16, 16, 4, 4, I8, I8, 1, 1, 16, true}},
-    {Targets::Both, {"v_mfma_i32_4x4x4_16b_i8", 4, 4, 4, 16, I8, I8, 1, 1, 4, true}},
-    {Targets::Both, {"v_mfma_i32_32x32x16_i8", 32, 32, 16, 1, I8, I8, 2, 2, 16, true}},
-    {Targets::Both, {"v_mfma_i32_16x16x32_i8", 16, 16, 32, 1, I8, I8, 2, 2, 4, true}},
-    {Targets::Gfx950Only, {"v_mfma_i32_32x32x32_i8", 32, 32, 32, 1, I8, I8, 4, 4, 16, true}},
-    {Targets::Gfx950Only, {"v_mfma_i32_16x16x64_i8", 16, 16, 64, 1, I8, I8, 4, 4, 4, true}},
+    {Targets::Both, {"v_mfma_i32_32x32x4_2b_i8", 32, 32, 4, 2, I8, I8, 1, 1, 32, true, 16}},
+    {Targets::Both, {"v_mfma_i32_16x16x4_4b_i8", 16, 16, 4, 4, I8, I8, 1, 1, 16, true, 8}},
+    {Targets::Both, {"v_mfma_i32_4x4x4_16b_i8", 4, 4, 4, 16, I8, I8, 1, 1, 4, true, 2}},
+    {Targets::Both, {"v_mfma_i32_32x32x16_i8", 32, 32, 16, 1, I8, I8, 2, 2, 16, true, 8}},
+    {Targets::Both, {"v_mfma_i32_16x16x32_i8", 16, 16, 32, 1, I8, I8, 2, 2, 4, true, 4}},
+    {Targets::Gfx950Only, {"v_mfma_i32_32x32x32_i8", 32, 32, 32, 1, I8, I8, 4, 4, 16, true, 8}},
+    {Targets::Gfx950Only, {"v_mfma_i32_16x16x64_i8", 16, 16, 64, 1, I8, I8, 4, 4, 4, true, 4}},
     // fp8 / bf8, any pairing; the format behind each name depends on the target (mfma.h).
-    {Targets::Both, {"v_mfma_f32_16x16x32_fp8_fp8", 16, 16, 32, 1, FP8, FP8, 2, 2, 4, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x32_fp8_bf8", 16, 16, 32, 1, FP8, BF8, 2, 2, 4, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x32_bf8_fp8", 16, 16, 32, 1, BF8, FP8, 2, 2, 4, false}},
-    {Targets::Both, {"v_mfma_f32_16x16x32_bf8_bf8", 16, 16, 32, 1, BF8, BF8, 2, 2, 4, false}},
-    {Targets::Both, {"v_mfma_f32_32x32x16_fp8_fp8", 32, 32, 16, 1, FP8, FP8, 2, 2, 16, false}},
-    {Targets::Both, {"v_mfma_f32_32x32x16_fp8_bf8", 32, 32, 16, 1, FP8, BF8, 2, 2, 16, false}},
-    {Targets::Both, {"v_mfma_f32_32x32x16_bf8_fp8", 32, 32, 16, 1, BF8, FP8, 2, 2, 16, false}},
-    {Targets::Both, {"v_mfma_f32_32x32x16_bf8_bf8", 32, 32, 16, 1, BF8, BF8, 2, 2, 16, false}},
+    {Targets::Both, {"v_mfma_f32_16x16x32_fp8_fp8", 16, 16, 32, 1, FP8, FP8, 2, 2, 4, false, 4}},
+    {Targets::Both, {"v_mfma_f32_16x16x32_fp8_bf8", 16, 16, 32, 1, FP8, BF8, 2, 2, 4, false, 4}},
+    {Targets::Both, {"v_mfma_f32_16x16x32_bf8_fp8", 16, 16, 32, 1, BF8, FP8, 2, 2, 4, false, 4}},
+    {Targets::Both, {"v_mfma_f32_16x16x32_bf8_bf8", 16, 16, 32, 1, BF8, BF8, 2, 2, 4, false, 4}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_fp8_fp8", 32, 32, 16, 1, FP8, FP8, 2, 2, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_fp8_bf8", 32, 32, 16, 1, FP8, BF8, 2, 2, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_bf8_fp8", 32, 32, 16, 1, BF8, FP8, 2, 2, 16, false, 8}},
+    {Targets::Both, {"v_mfma_f32_32x32x16_bf8_bf8", 32, 32, 16, 1, BF8, BF8, 2, 2, 16, false, 8}},
 };
 
 constexpr size_t count_on(Arch arch) {
@@ -617,7 +618,7 @@ void execute_mfma_f8f6f4(int size, uint32_t format_a, uint32_t format_b, const u
   if (size != 16 && size != 32) throw Error("execute_mfma_f8f6f4: the shapes are 16x16x128 and 32x32x64, not " + std::to_string(size));
   const int k_size = size == 16 ? 128 : 64;
   const std::vector<float> av = f8f6f4_operand(a, f8f6f4_format(format_a), size), bv = f8f6f4_operand(b, f8f6f4_format(format_b), size);
-  const MfmaOp shape{"v_mfma_f8f6f4", size, size, k_size, 1, FP8, FP8, 8, 8, size * size / kWave, false};
+  const MfmaOp shape{"v_mfma_f8f6f4", size, size, k_size, 1, FP8, FP8, 8, 8, size * size / kWave, false, 0};
   // The scale of K block kb for row i (column j) is lane i + size * kb's E8M0 byte: 2^(E - 127),
   // 0xFF (NaN in OCP's E8M0) taken as NaN.
   const auto scale = [&](const uint8_t* scales, int outer, int block) {
@@ -653,6 +654,26 @@ const MfmaOp* find_mfma(std::string_view mnemonic, Arch arch) {
   const std::span<const MfmaOp> ops = mfma_ops(arch);
   const auto it = std::ranges::find_if(ops, [mnemonic](const MfmaOp& op) { return op.mnemonic == mnemonic; });
   return it == ops.end() ? nullptr : &*it;
+}
+
+// gfx950's f8f6f4 MFMAs: LLVM 22's scheduling model gives 16x16x128 4 passes and 32x32x64 8 for
+// every format, which is the rate of AMD's MI355X peak for fp6 and fp4 (10 PFLOPS dense, 256
+// CUs at 2.4 GHz: 4096 flops per SIMD per cycle); its fp8 peak is half that (5 PFLOPS), so an op
+// with an fp8 or bf8 operand takes twice the passes.
+namespace {
+int f8f6f4_passes(int size, uint32_t format_a, uint32_t format_b) {
+  const int base = size == 16 ? 4 : 8;
+  return format_a <= 1 || format_b <= 1 ? 2 * base : base;
+}
+}  // namespace
+
+int mfma_passes(const Inst& inst, Arch arch) {
+  if (!inst.info || inst.family != Family::VOP3P) return 0;
+  const std::string_view m = inst.info->mnemonic;
+  if (m == "v_mfma_f32_16x16x128_f8f6f4" || m == "v_mfma_f32_32x32x64_f8f6f4")
+    return f8f6f4_passes(m == "v_mfma_f32_16x16x128_f8f6f4" ? 16 : 32, fields::mai_cbsz(inst), fields::mai_blgp(inst));
+  const MfmaOp* op = find_mfma(m, arch);
+  return op ? op->passes : 0;
 }
 
 void execute_mfma(const MfmaOp& op, Arch arch, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d) {

@@ -34,6 +34,7 @@ EmulatorOptions EmulatorOptions::from_environment() {
     const auto r = std::from_chars(v, end, o.schedule_seed);
     if (r.ec != std::errc() || r.ptr != end) throw Error(std::string("WEFT_EMU_SCHEDULE_SEED='") + v + "' is not a number");
   }
+  if (const char* v = std::getenv("WEFT_EMU_TIMELINE"); v && *v) o.timeline_path = v;
   if (const char* v = std::getenv("WEFT_EMU_CHECKS"); v && *v) {
     std::string_view rest = v;
     while (!rest.empty()) {

@@ -2,10 +2,12 @@
 // (synchronize has nothing to wait for); the emulator's reports surface as weft::Error.
 #include <chrono>
 #include <cstring>
+#include <fstream>
 
 #include "devices.h"
 #include "weft/dsl/error.h"
 #include "weft/emulator/emulator.h"
+#include "weft/emulator/timeline.h"
 
 namespace weft::rt {
 
@@ -98,7 +100,10 @@ class EmuDevice : public Device {
     o.grid = {grid.x, grid.y, grid.z};
     o.block = {block.x, block.y, block.z};
     o.kernarg = pack_args(m->code().kernel(kernel), args);
-    emu::run_kernel(m->code(), kernel, memory_, o);
+    if (!options_.timeline_path.empty()) o.record_workgroup = 0;
+    const emu::RunReport report = emu::run_kernel(m->code(), kernel, memory_, o);
+    if (report.recording) write_timeline(*report.recording);
+    ++launches_;
   }
 
   void synchronize() override {}
@@ -112,6 +117,18 @@ class EmuDevice : public Device {
   }
 
  private:
+  // The launch's timeline, where EmulatorOptions::timeline_path says.
+  void write_timeline(const emu::WorkgroupRecording& recording) const {
+    std::string path = options_.timeline_path;
+    if (const size_t at = path.find("{launch}"); at != std::string::npos) path.replace(at, 8, std::to_string(launches_));
+    const emu::Timeline t = emu::model_timeline(recording, emu::cu_model(recording.arch));
+    std::ofstream out(path);
+    if (path.ends_with(".svg")) emu::write_timeline_svg(t, recording, out);
+    else if (path.ends_with(".txt")) emu::write_timeline_stats(t, out);
+    else emu::write_chrome_trace(t, recording, out);
+    if (!out.flush()) throw Error("device " + name() + ": cannot write the timeline to '" + path + "'");
+  }
+
   void check_range(const Buffer& b, size_t bytes, const char* what) const {
     if (!memory_.live(b.address) || memory_.size(b.address) != b.bytes)
       throw Error(std::string("device ") + name() + ": " + what + " a buffer this device does not hold: " +
@@ -124,6 +141,7 @@ class EmuDevice : public Device {
   emu::Arch arch_;
   EmulatorOptions options_;
   emu::GlobalMemory memory_;
+  uint64_t launches_ = 0;
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/isa.h"
 #include "weft/emulator/kernel_args.h"
+#include "weft/emulator/timeline.h"
 #include "weft/version.h"
 
 namespace {
@@ -40,9 +41,16 @@ commands:
   help                   print this help
 
 run options:
-  --stats                print waves, instructions, wall time, instructions per second and
-                         the most executed opcodes
-  --trace                print every executed instruction of every wave (stderr)
+  --stats                print waves, instructions, wall time, instructions per second, the
+                         most executed opcodes, and the timeline model's table: the modelled
+                         MFMA-busy fraction per SIMD and each wave's stalled cycles by reason
+  --trace FILE.json      write the timeline of one workgroup as a Chrome/Perfetto trace (open it
+                         in ui.perfetto.dev or chrome://tracing): a track per wave, a slice per
+                         instruction, on a model of one CU (a model, not cycle-accurate hardware;
+                         docs/emulator.md, "Timeline")
+  --timeline-svg FILE    write the same timeline as an SVG picture
+  --timeline-workgroup N the workgroup the timeline models (linear index, x fastest; default 0)
+  --print-instructions   print every executed instruction of every wave (stderr)
   --threads N            host threads running workgroups (default: all)
   --check-lds            report reads of LDS the workgroup has not written
   --sanitize             hazard mode: report LDS races between waves, reads of a load's
@@ -166,9 +174,24 @@ void print_stats(const RunReport& r) {
   for (size_t i = 0; i < ops.size() && i < 12; ++i) std::cout << "  " << ops[i].second << " " << ops[i].first << "\n";
 }
 
+void write_timeline(const WorkgroupRecording& recording, bool stats, const std::string& trace_path, const std::string& svg_path) {
+  const Timeline t = model_timeline(recording, cu_model(recording.arch));
+  if (stats) write_timeline_stats(t, std::cout);
+  const auto write = [&](const std::string& path, auto writer) {
+    if (path.empty()) return;
+    std::ofstream out(path);
+    writer(t, recording, out);
+    if (!out.flush()) throw weft::Error("cannot write '" + path + "'");
+  };
+  write(trace_path, write_chrome_trace);
+  write(svg_path, write_timeline_svg);
+}
+
 int run(const std::vector<std::string>& args) {
   std::string file, kernel;
   std::vector<std::string> arg_specs;
+  std::string trace_path, svg_path;
+  uint64_t timeline_workgroup = 0;
   LaunchOptions o;
   bool have_grid = false, have_block = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -182,7 +205,10 @@ int run(const std::vector<std::string>& args) {
     else if (a == "--block") o.block = parse_dims(value(), "--block"), have_block = true;
     else if (a == "--arg") arg_specs.push_back(value());
     else if (a == "--stats") o.stats = true;
-    else if (a == "--trace") o.trace = true;
+    else if (a == "--trace") trace_path = value();
+    else if (a == "--timeline-svg") svg_path = value();
+    else if (a == "--timeline-workgroup") timeline_workgroup = parse_number<uint64_t>(value(), "--timeline-workgroup");
+    else if (a == "--print-instructions") o.print_instructions = true;
     else if (a == "--check-lds") o.check_lds_reads = true;
     else if (a == "--sanitize") o.sanitize = true;
     else if (a == "--schedule-seed") o.schedule_seed = parse_number<uint64_t>(value(), "--schedule-seed");
@@ -195,6 +221,10 @@ int run(const std::vector<std::string>& args) {
   if (file.empty()) throw UsageError("run: which code object?");
   if (kernel.empty()) throw UsageError("run: --kernel NAME is required");
   if (!have_grid || !have_block) throw UsageError("run: --grid and --block are required");
+  if (timeline_workgroup >= o.grid.count())
+    throw UsageError("--timeline-workgroup " + std::to_string(timeline_workgroup) + ": the grid has " + std::to_string(o.grid.count()) +
+                     " workgroups");
+  if (o.stats || !trace_path.empty() || !svg_path.empty()) o.record_workgroup = timeline_workgroup;
   const CodeObject code = CodeObject::load_file(file);
   const Kernel& k = code.kernel(kernel);
   GlobalMemory mem;
@@ -212,6 +242,7 @@ int run(const std::vector<std::string>& args) {
   }
   for (const OutputFile& out : outputs) write_file(out.path, mem.data(out.address), mem.size(out.address));
   if (o.stats) print_stats(r);
+  if (r.recording) write_timeline(*r.recording, o.stats, trace_path, svg_path);
   return 0;
 }
 

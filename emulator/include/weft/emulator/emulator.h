@@ -6,11 +6,13 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "weft/emulator/code_object.h"
 #include "weft/emulator/hazards.h"
+#include "weft/emulator/isa.h"
 
 namespace weft::emu {
 
@@ -65,7 +67,7 @@ struct LaunchOptions {
   // hidden ones).
   std::vector<uint8_t> kernarg;
   int host_threads = 0;  // 0: all hardware threads
-  bool trace = false;    // print every executed instruction of every wave to stderr
+  bool print_instructions = false;  // print every executed instruction of every wave to stderr
   bool stats = false;    // count executions per opcode
   bool check_lds_reads = false;  // report a read of LDS the workgroup has not written
   // Hazard mode (docs/emulator.md): outstanding memory operations, LDS races between waves, reads
@@ -74,6 +76,9 @@ struct LaunchOptions {
   // that saw any hazard throws HazardError listing them all.
   bool sanitize = false;
   uint64_t schedule_seed = 1;
+  // The workgroup (linear index, x fastest) whose waves' instruction streams RunReport::recording
+  // keeps, for the timeline model (timeline.h); none when empty.
+  std::optional<uint64_t> record_workgroup;
   // The most instructions one wave may execute (0: no limit). A wave that reaches it is reported
   // as a weft::Error naming the kernel, workgroup, wave and PC, so a kernel that never ends (a
   // loop whose exit condition never holds) fails instead of hanging. The default is far above
@@ -82,11 +87,29 @@ struct LaunchOptions {
   static constexpr uint64_t kDefaultMaxWaveInstructions = uint64_t{1} << 28;
 };
 
+// What one workgroup executed, for the timeline model: the kernel's instructions and, per wave,
+// the ones it issued in order with the lanes active at each.
+struct WorkgroupRecording {
+  Arch arch{};
+  uint32_t workgroup[3] = {};
+  std::vector<Inst> instructions;  // the kernel's, in program order
+  std::vector<uint32_t> offsets;   // each one's byte offset from the kernel's entry
+  struct Issue {
+    uint32_t index;       // into `instructions`
+    uint8_t active_lanes; // EXEC's population count when it issued
+  };
+  std::vector<std::vector<Issue>> waves;
+  // The most issues a recording holds (8 bytes each): a launch whose recorded
+  // workgroup runs longer fails naming it, rather than keeping gigabytes.
+  static constexpr size_t kMaxIssues = size_t{1} << 25;
+};
+
 struct RunReport {
   uint64_t workgroups = 0, waves = 0;
   uint64_t instructions = 0;  // wave-instructions executed
   double seconds = 0;
   std::map<std::string, uint64_t> per_opcode;  // with LaunchOptions::stats
+  std::optional<WorkgroupRecording> recording;  // with LaunchOptions::record_workgroup
 };
 
 // Runs `kernel` of `code` to completion. Throws weft::Error for an instruction the emulator cannot

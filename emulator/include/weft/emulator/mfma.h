@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "weft/emulator/code_object.h"
+#include "weft/emulator/isa.h"
 
 namespace weft::emu {
 
@@ -30,7 +31,15 @@ struct MfmaOp {
   MfmaInput a_type, b_type;
   int a_dwords, b_dwords, cd_dwords;  // registers per lane
   bool integer_accum;                 // i32 accumulators (i8 ops); false = f32
+  // Passes through the matrix core (4 cycles each): LLVM 22's scheduling model (the HWXDL
+  // resource cycles llvm-mca-22 reports; tests/emulator/test_mfma.cpp holds the two together).
+  // For the timeline model (timeline.h).
+  int passes;
 };
+
+// The matrix-core passes of the MFMA `inst` (any v_mfma_* of the target, the f8f6f4 ones by
+// their operand formats), or 0 for an instruction that is not an MFMA the emulator knows.
+int mfma_passes(const Inst& inst, Arch arch);
 
 // The MFMA ops of a target, looked up by LLVM mnemonic; nullptr if the target has no such op.
 const MfmaOp* find_mfma(std::string_view mnemonic, Arch arch);

@@ -113,12 +113,19 @@ struct EmulatorOptions {
   bool sanitize = false;
   uint64_t schedule_seed = 1;  // the order hazard mode interleaves waves in
   int host_threads = 0;  // host threads running workgroups; 0: all
+  // Where each launch writes the timeline of its first workgroup (emu/timeline.h, on the model of
+  // one CU): a Chrome/Perfetto trace; an SVG picture when the name ends in ".svg"; the table of
+  // MFMA-busy fractions and stall cycles when it ends in ".txt". "{launch}"
+  // in the name becomes the launch's number on this device (0, 1, ...); without it every launch
+  // overwrites the file. Empty: none.
+  std::string timeline_path;
 
   // The defaults, changed by the environment:
   //   WEFT_EMU_MAX_INSTRUCTIONS=N   max_wave_instructions (0: no limit)
   //   WEFT_EMU_CHECKS=lds-reads     check_lds_reads (a comma-separated list; "none" for none)
   //   WEFT_EMU_CHECKS=hazards       sanitize (hazard mode)
   //   WEFT_EMU_SCHEDULE_SEED=N      schedule_seed
+  //   WEFT_EMU_TIMELINE=PATH        timeline_path
   // Throws weft::Error naming the variable for a value it cannot read.
   static EmulatorOptions from_environment();
 };
