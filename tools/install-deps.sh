@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   doctest-dev libbenchmark-dev libeigen3-dev libmsgpack-cxx-dev
-  llvm-22-dev lld-22 liblld-22-dev llvm-22-tools
+  llvm-22 llvm-22-dev lld-22 liblld-22-dev llvm-22-tools
   zlib1g-dev libzstd-dev
 )
 

@@ -1,13 +1,22 @@
 #!/bin/sh
 # weft-emu end to end: disassembly equal to llvm-objdump's, a run whose output file is a
 # bit-exact copy of its random input, out-of-bounds and usage errors with their exit codes, and
-# hazard mode (--sanitize: exit status 3 on a planted bug).
+# hazard mode (--sanitize: exit status 3 on a planted bug), and the timeline (--trace, --stats).
 # usage: weft_emu.sh WEFT_EMU LLC LLD OBJDUMP DATA_DIR
 set -eu
 emu=$1 llc=$2 lld=$3 objdump=$4 data=$5
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# usage errors: exit status 2 and a message naming the problem ($pattern)
+expect_usage() {
+  set +e
+  "$emu" "$@" 2> "$dir/err.txt"
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] || fail "'$*' exited with $rc, not 2"
+  grep -q -e "$pattern" "$dir/err.txt" || fail "'$*': message lacks '$pattern': $(cat "$dir/err.txt")"
+}
 
 for arch in gfx942 gfx950; do
   "$llc" -mtriple=amdgcn-amd-amdhsa -mcpu=$arch -filetype=obj "$data/copy_scale.ll" -o "$dir/k.o"
@@ -60,6 +69,30 @@ set -e
 [ $rc -eq 3 ] && grep -q 'out of bounds: kernel copy.*out-of-bounds global access' "$dir/err.txt" ||
   fail "hazard mode: out of bounds exited with $rc: $(cat "$dir/err.txt")"
 
+# the timeline: --trace writes a Chrome trace that parses and has a slice per instruction of each
+# of the workgroup's waves, --timeline-svg a picture, --stats the model's table
+"$emu" run "$dir/k.hsaco" --kernel copy --grid 16 --block 128 --arg "in:$dir/in.bin" --arg "out:4000:$dir/out.bin" --arg i32:1000 \
+  --trace "$dir/trace.json" --timeline-svg "$dir/timeline.svg" --timeline-workgroup 3 --stats > "$dir/stats.txt" || fail "a run with --trace failed"
+python3 - "$dir/trace.json" <<'PY' || fail "the trace is not what Perfetto reads"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+events = doc["traceEvents"]
+names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+assert {"wave 0 (SIMD 0)", "wave 1 (SIMD 1)", "SIMD 0 matrix core"} <= names, names
+for wave in (0, 1):
+    issued = [e for e in events if e["ph"] == "X" and e.get("tid") == wave and e["cat"] != "stall"]
+    assert issued and issued[-1]["name"] == "s_endpgm", issued[-1:]
+    assert all(e["dur"] > 0 and "pc" in e["args"] for e in issued)
+assert "workgroup (3,0,0)" in json.dumps(doc), "not the workgroup asked for"
+PY
+grep -q '^<svg' "$dir/timeline.svg" && grep -q 'wave 1 (SIMD 1)' "$dir/timeline.svg" || fail "no timeline picture"
+grep -q 'MFMA busy' "$dir/stats.txt" && grep -q '^modelled cycles: ' "$dir/stats.txt" || fail "--stats lacks the timeline table: $(cat "$dir/stats.txt")"
+pattern='--timeline-workgroup 16: the grid has 16 workgroups' expect_usage run "$dir/k.hsaco" --kernel copy --grid 16 --block 64 \
+  --arg "in:$dir/in.bin" --arg "out:4000:$dir/out.bin" --arg i32:1000 --trace "$dir/t.json" --timeline-workgroup 16
+"$emu" run "$dir/k.hsaco" --kernel copy --grid 1 --block 64 --arg "in:$dir/in.bin" --arg "out:4000:$dir/out.bin" --arg i32:64 \
+  --print-instructions 2> "$dir/listing.txt" || fail "--print-instructions failed"
+grep -q 'wg(0,0,0) wave 0 .*: s_endpgm' "$dir/listing.txt" || fail "--print-instructions printed no s_endpgm"
+
 # a kernel that never ends: stopped at its instruction budget (exit 1), the report names it
 "$llc" -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 -filetype=obj "$data/spin.ll" -o "$dir/spin.o"
 "$lld" -shared "$dir/spin.o" -o "$dir/spin.hsaco"
@@ -82,14 +115,6 @@ set -e
   fail "a kernel that ends within its budget failed"
 
 # usage errors: exit status 2 and a message naming the problem
-expect_usage() {
-  set +e
-  "$emu" "$@" 2> "$dir/err.txt"
-  rc=$?
-  set -e
-  [ $rc -eq 2 ] || fail "'$*' exited with $rc, not 2"
-  grep -q -e "$pattern" "$dir/err.txt" || fail "'$*': message lacks '$pattern': $(cat "$dir/err.txt")"
-}
 pattern='no command given' expect_usage
 pattern="unknown command 'frobnicate'" expect_usage frobnicate
 pattern='--kernel NAME is required' expect_usage run "$dir/k.hsaco" --grid 1 --block 1

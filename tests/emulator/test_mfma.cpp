@@ -7,6 +7,9 @@
 // reruns with the same inputs.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -23,6 +26,7 @@
 
 #include "weft/dsl/float_formats.h"
 #include "weft/emulator/mfma.h"
+#include "llvm_oracle.h"
 
 using namespace weft;
 using namespace weft::emu;
@@ -441,6 +445,59 @@ TEST_CASE("mfma_ops: what llvm-mc-22 assembles on each target") {
   CHECK(op->k == 1);
   CHECK(op->blocks == 2);
   CHECK(op->cd_dwords == 32);
+}
+
+namespace {
+
+// "v[first:first+n-1]" or "vN".
+std::string registers(int first, int n) {
+  return n == 1 ? "v" + std::to_string(first) : "v[" + std::to_string(first) + ":" + std::to_string(first + n - 1) + "]";
+}
+
+// The HWXDL resource cycles llvm-mca-22 gives each line of `lines` on `mcpu`, in order.
+std::vector<std::string> matrix_core_cycles(const std::vector<std::string>& lines, const std::string& mcpu) {
+  char dir_template[] = "/tmp/weft-mca-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  std::ofstream source(dir + "/m.s");
+  for (const std::string& l : lines) source << l << "\n";
+  source.close();
+  const std::string report = weft::testing::run_command(std::string(WEFT_LLVM_MCA) + " -mtriple=amdgcn-amd-amdhsa -mcpu=" + mcpu +
+                                                        " -iterations=1 " + dir + "/m.s 2>&1");
+  std::filesystem::remove_all(dir);
+  // "[6]   - HWXDL" names the column; "Resource pressure by instruction:" rows hold one value per
+  // column ("-" for none) and then the instruction.
+  const size_t named = report.find("- HWXDL");
+  REQUIRE(named != std::string::npos);
+  const size_t open = report.rfind('[', named);
+  const int column = std::stoi(report.substr(open + 1));
+  std::istringstream rows(report.substr(report.find("Resource pressure by instruction:")));
+  std::vector<std::string> cycles;
+  for (std::string row; std::getline(rows, row);) {
+    std::istringstream fields(row);
+    std::vector<std::string> f;
+    for (std::string x; fields >> x;) f.push_back(x);
+    if (f.size() > static_cast<size_t>(column) + 1 && f[static_cast<size_t>(column) + 1].starts_with("v_mfma"))
+      cycles.push_back(f[static_cast<size_t>(column)]);
+  }
+  return cycles;
+}
+
+}  // namespace
+
+TEST_CASE("mfma_ops: each op's matrix-core passes are LLVM 22's scheduling model's") {
+  for (Arch arch : kArchs) {
+    INFO(target(arch));
+    std::vector<std::string> lines;
+    for (const MfmaOp& op : mfma_ops(arch))
+      lines.push_back(std::string(op.mnemonic) + " " + registers(0, op.cd_dwords) + ", " + registers(64, op.a_dwords) + ", " +
+                      registers(80, op.b_dwords) + ", " + registers(0, op.cd_dwords));
+    const std::vector<std::string> cycles = matrix_core_cycles(lines, target(arch));
+    REQUIRE(cycles.size() == mfma_ops(arch).size());
+    for (size_t i = 0; i < cycles.size(); ++i) {
+      INFO(lines[i]);
+      CHECK(std::stod(cycles[i]) == mfma_ops(arch)[i].passes);
+    }
+  }
 }
 
 TEST_CASE("the tests' own register maps place every element exactly once") {

@@ -27,13 +27,14 @@ std::string joined(const std::vector<std::string>& lines) {
   return s;
 }
 
-// `count` MFMAs of `mnemonic` (4 accumulator registers) with independent accumulators.
-std::string mfmas(const std::string& mnemonic, int count) {
+// `count` MFMAs of `mnemonic` (4 accumulator registers) with independent accumulators, A and B
+// in `operand` (v[0:3] and v[4:7] by default), `modifiers` after them.
+std::string mfmas(const std::string& mnemonic, int count, const std::string& operand = "", const std::string& modifiers = "") {
   std::vector<std::string> lines;
   for (int i = 0; i < count; ++i) {
-    const int d = 8 + 4 * i;
-    lines.push_back(mnemonic + " v[" + std::to_string(d) + ":" + std::to_string(d + 3) + "], v[0:3], v[4:7], v[" + std::to_string(d) +
-                    ":" + std::to_string(d + 3) + "]");
+    const std::string acc = "v[" + std::to_string(8 + 4 * i) + ":" + std::to_string(11 + 4 * i) + "]";
+    const std::string a = operand.empty() ? "v[0:3]" : operand, b = operand.empty() ? "v[4:7]" : operand;
+    lines.push_back(mnemonic + " " + acc + ", " + a + ", " + b + ", " + acc + modifiers);
   }
   return joined(lines);
 }
@@ -70,6 +71,8 @@ const CodeObject& kernels() {
   static const CodeObject code = [] {
     std::string ir = "target triple = \"amdgcn-amd-amdhsa\"\ndeclare i32 @llvm.amdgcn.workitem.id.x()\n";
     ir += asm_kernel("mfmas", mfmas("v_mfma_f32_16x16x32_bf16", kMfmaCount));
+    ir += asm_kernel("mfmas_fp8", mfmas("v_mfma_f32_16x16x128_f8f6f4", kMfmaCount, "v[0:7]"));
+    ir += asm_kernel("mfmas_fp4", mfmas("v_mfma_f32_16x16x128_f8f6f4", kMfmaCount, "v[0:3]", " cbsz:4 blgp:4"));
     ir += asm_kernel("valu", valu(64));
     ir += asm_kernel("valu_prio", valu(64), "s_setprio 3", 4);
     ir += asm_kernel("late_barrier", "s_barrier", valu(32), 0);
@@ -133,6 +136,16 @@ TEST_CASE("timeline: one wave's MFMAs keep its SIMD's matrix core busy back to b
     CHECK(m.timeline.simds[0].mfma[i].start == m.timeline.simds[0].mfma[i - 1].end);
   CHECK(m.timeline.waves[0].stalled[static_cast<size_t>(Stall::MatrixCore)] > 0);
   CHECK(m.timeline.simds[1].mfma_busy == 0);
+}
+
+TEST_CASE("timeline: gfx950's f8f6f4 MFMAs take twice the passes with fp8 operands as with fp4") {
+  if (!weft::testing::have_llvm_tools()) return;
+  const CuModel c = cu_model(Arch::Gfx950);
+  const Modelled fp8 = model("mfmas_fp8", 1), fp4 = model("mfmas_fp4", 1);
+  const uint32_t first_mfma = fp8.timeline.simds[0].mfma.at(0).index;
+  CHECK(mfma_passes(fp8.recording.instructions[first_mfma], Arch::Gfx950) == 8);
+  CHECK(fp8.timeline.simds[0].mfma_busy == kMfmaCount * 8 * static_cast<uint64_t>(c.cycles_per_pass));
+  CHECK(fp4.timeline.simds[0].mfma_busy == kMfmaCount * 4 * static_cast<uint64_t>(c.cycles_per_pass));
 }
 
 TEST_CASE("timeline: waves on four SIMDs run their MFMAs in parallel; a fifth wave shares SIMD 0") {

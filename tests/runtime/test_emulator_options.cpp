@@ -1,9 +1,13 @@
 // The emulator device's options, from C++ (open_device(spec, EmulatorOptions)) and from the
-// environment (WEFT_EMU_MAX_INSTRUCTIONS, WEFT_EMU_CHECKS): the per-wave instruction budget
-// and the check for reads of LDS never written.
+// environment (WEFT_EMU_MAX_INSTRUCTIONS, WEFT_EMU_CHECKS, WEFT_EMU_SCHEDULE_SEED, WEFT_EMU_TIMELINE):
+// the per-wave instruction budget, the check for reads of LDS never written, hazard mode and the
+// timeline each launch writes.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "skip.h"
 #include "weft/dsl/builder.h"
@@ -141,5 +145,38 @@ TEST_CASE("the emulator device's hazard mode: off by default, on from C++ or WEF
   INFO(e);
   CHECK(e.find("hazard mode found") != std::string::npos);
   CHECK(e.find("uninitialized read: kernel unwritten_lds") != std::string::npos);
+#endif
+}
+
+TEST_CASE("the emulator device's timeline: each launch writes its first workgroup's, as a trace, a picture or a table") {
+  {
+    const ScopedEnv env("WEFT_EMU_TIMELINE", "/tmp/t.json");
+    CHECK(rt::EmulatorOptions::from_environment().timeline_path == "/tmp/t.json");
+  }
+  CHECK(rt::EmulatorOptions::from_environment().timeline_path.empty());
+#ifdef WEFT_HAVE_LLVM
+  char dir_template[] = "/tmp/weft-timeline-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  for (const char* suffix : {".json", ".svg", ".txt"}) {
+    rt::EmulatorOptions o;
+    o.timeline_path = dir + "/launch{launch}" + suffix;
+    auto dev = rt::open_device("emu:gfx950", o);
+    CHECK(run(*dev, long_loop(8)).empty());
+    CHECK(run(*dev, long_loop(8)).empty());
+    const std::string first = read(dir + "/launch0" + suffix), second = read(dir + "/launch1" + suffix);
+    INFO(suffix);
+    CHECK(!second.empty());
+    if (std::string(suffix) == ".json") CHECK(first.find("\"traceEvents\"") != std::string::npos);
+    if (std::string(suffix) == ".svg") CHECK(first.starts_with("<svg"));
+    if (std::string(suffix) == ".txt") CHECK(first.find("MFMA busy") != std::string::npos);
+  }
+  rt::EmulatorOptions nowhere;
+  nowhere.timeline_path = dir + "/no/such/dir/t.json";
+  CHECK(run(*rt::open_device("emu:gfx950", nowhere), long_loop(8)).find("cannot write the timeline") != std::string::npos);
+  std::filesystem::remove_all(dir);
 #endif
 }
