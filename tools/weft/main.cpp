@@ -62,6 +62,11 @@ environment:
   WEFT_EMU_MAX_INSTRUCTIONS=N         on emu devices, fail a wave after N instructions (a kernel
                                       that never ends; default 2^28, 0: no limit)
   WEFT_EMU_CHECKS=lds-reads           on emu devices, also report reads of LDS never written
+  WEFT_EMU_CHECKS=hazards             on emu devices, hazard mode (LDS races, reads before
+                                      s_waitcnt, uninitialized reads; docs/emulator.md)
+  WEFT_EMU_TIMELINE=PATH              on emu devices, write each launch's timeline on the model
+                                      of one CU: a Chrome trace (.json), a picture (.svg) or a
+                                      table (.txt); {launch} in PATH numbers the launches
 
 exit status: 0 on success, 1 if the work failed, 2 on a usage error.
 )";
