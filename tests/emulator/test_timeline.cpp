@@ -148,7 +148,7 @@ TEST_CASE("timeline: gfx950's f8f6f4 MFMAs take twice the passes with fp8 operan
   CHECK(fp4.timeline.simds[0].mfma_busy == kMfmaCount * 4 * static_cast<uint64_t>(c.cycles_per_pass));
 }
 
-TEST_CASE("timeline: waves on four SIMDs run their MFMAs in parallel; a fifth wave shares SIMD 0") {
+TEST_CASE("timeline: waves on four SIMDs run their MFMAs in parallel, and a fifth wave shares SIMD 0") {
   if (!weft::testing::have_llvm_tools()) return;
   const uint64_t each = mfma_cycles("v_mfma_f32_16x16x32_bf16");
   const Modelled one = model("mfmas", 1), four = model("mfmas", 4), five = model("mfmas", 5);
