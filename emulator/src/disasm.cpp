@@ -301,7 +301,7 @@ void print_sopk(Printer& p) {
 }
 
 std::string waitcnt_text(uint32_t imm) {
-  const uint32_t vm = (imm & 0xf) | ((imm >> 10) & 0x30), exp = (imm >> 4) & 7, lgkm = (imm >> 8) & 0xf;
+  const uint32_t vm = fields::waitcnt_vm(imm), exp = fields::waitcnt_exp(imm), lgkm = fields::waitcnt_lgkm(imm);
   std::string s;
   const bool all_max = vm == 63 && exp == 7 && lgkm == 15;
   if (vm != 63 || all_max) s += "vmcnt(" + std::to_string(vm) + ")";

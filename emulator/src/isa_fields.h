@@ -55,6 +55,10 @@ inline uint32_t sop_sdst(const Inst& in) { return bits(in.word[0], 22, 16); }
 inline uint32_t sop_ssrc0(const Inst& in) { return bits(in.word[0], 7, 0); }
 inline uint32_t sop_ssrc1(const Inst& in) { return bits(in.word[0], 15, 8); }
 inline uint32_t simm16(const Inst& in) { return bits(in.word[0], 15, 0); }
+// gfx9's s_waitcnt immediate: vmcnt in bits 3:0 and 15:14, expcnt in 6:4, lgkmcnt in 11:8.
+constexpr uint32_t waitcnt_vm(uint32_t imm) { return bits(imm, 3, 0) | bits(imm, 15, 14) << 4; }
+constexpr uint32_t waitcnt_exp(uint32_t imm) { return bits(imm, 6, 4); }
+constexpr uint32_t waitcnt_lgkm(uint32_t imm) { return bits(imm, 11, 8); }
 
 // SMEM: sbase counts SGPR pairs; the offset is an immediate (imm) or an SGPR (soe).
 inline uint32_t smem_sbase(const Inst& in) { return bits(in.word[0], 5, 0) * 2; }

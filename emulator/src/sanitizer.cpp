@@ -46,9 +46,6 @@ const char* mnemonic_of(const Step& s) { return s.inst.info ? s.inst.info->mnemo
 
 bool is_waitcnt(const Step& s) { return s.inst.info && std::string_view(s.inst.info->mnemonic) == "s_waitcnt"; }
 
-// gfx9's s_waitcnt immediate: vmcnt in bits 3:0 and 15:14, expcnt 6:4, lgkmcnt 11:8.
-uint32_t waitcnt_vm(uint32_t imm) { return (imm & 0xf) | (((imm >> 14) & 3) << 4); }
-uint32_t waitcnt_lgkm(uint32_t imm) { return (imm >> 8) & 0xf; }
 
 }  // namespace
 
@@ -71,8 +68,8 @@ Sanitizer::Sanitizer(const Program& program) : program_(program) {
     facts.atomic = f.atomic;
     facts.waitcnt = is_waitcnt(s);
     if (facts.waitcnt) {
-      facts.wait_vm = waitcnt_vm(fields::simm16(s.inst));
-      facts.wait_lgkm = waitcnt_lgkm(fields::simm16(s.inst));
+      facts.wait_vm = fields::waitcnt_vm(fields::simm16(s.inst));
+      facts.wait_lgkm = fields::waitcnt_lgkm(fields::simm16(s.inst));
     }
     steps_.push_back(facts);
   }

@@ -119,10 +119,6 @@ InstructionTiming timing_of(const Inst& in, Arch arch, const CuModel& model) {
   return t;
 }
 
-// gfx9's s_waitcnt immediate: vmcnt in bits 3:0 and 15:14, lgkmcnt in 11:8.
-uint32_t waitcnt_vm(uint32_t imm) { return (imm & 0xf) | (((imm >> 14) & 3) << 4); }
-uint32_t waitcnt_lgkm(uint32_t imm) { return (imm >> 8) & 0xf; }
-
 // The cycle at which at most `allowed` of the operations completing at `completions` are still
 // in flight (they complete in any order), no earlier than `now`.
 uint64_t counter_reaches(std::vector<uint64_t>& completions, uint32_t allowed, uint64_t now) {
@@ -268,8 +264,8 @@ class CuSimulation {
       case Unit::Lds: w.lgkm.push_back(lds_access(w, bytes, now)); break;
       case Unit::Smem: w.lgkm.push_back(now + static_cast<uint64_t>(model_.scalar_latency)); break;
       case Unit::Waitcnt: {
-        const uint64_t vm = counter_reaches(w.vm, waitcnt_vm(k.imm), now);
-        const uint64_t lgkm = counter_reaches(w.lgkm, waitcnt_lgkm(k.imm), now);
+        const uint64_t vm = counter_reaches(w.vm, fields::waitcnt_vm(k.imm), now);
+        const uint64_t lgkm = counter_reaches(w.lgkm, fields::waitcnt_lgkm(k.imm), now);
         const uint64_t until = std::max({vm, lgkm, turn_end});
         stall(i, turn_end, until, vm >= lgkm ? Stall::Vmcnt : Stall::Lgkmcnt);
         w.ready = until;
