@@ -32,7 +32,7 @@ acc gemm_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, const 
                          [&, p](const std::vector<UOp>& ready) {
                            const tile::rt ar = load(wg, as.after(ready), p.stage, MatrixOperand::A, s.wave_m(), wg.wave_row());
                            const tile::rt br = load(wg, bs.after(ready), p.stage, MatrixOperand::B, s.wave_n(), wg.wave_col());
-                           return mma_ABt(wg, c0, ar, br, {p.step}, /*priority=*/1);
+                           return mma_ABt(wg, c0, ar, br, {p.step}, s.mfma_priority);
                          }};
   });
 }

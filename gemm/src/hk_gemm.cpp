@@ -12,9 +12,11 @@ HkGemmShape hk_gemm_shape(std::string_view arch) {
   return gemm_block_shape(arch);
 }
 
-UOp hk_gemm(std::string_view arch, DType output) {
+UOp hk_gemm(std::string_view arch, DType output) { return hk_gemm(arch, output, hk_gemm_shape(arch)); }
+
+UOp hk_gemm(std::string_view arch, DType output, const HkGemmShape& s) {
   if (output != dtypes::bfloat16 && output != dtypes::float32) throw Error("hk_gemm: the output is bfloat16 or float32, not " + output.name());
-  const HkGemmShape s = hk_gemm_shape(arch);
+  hk_gemm_shape(arch);  // a target hk_gemm has a schedule for
   const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", 8, 1 << 20);
   const gl c = global(0, m, n, output), a = global(1, m, k, dtypes::bfloat16), b = global(2, n, k, dtypes::bfloat16);
   const Workgroup wg = gemm_workgroup(arch, s, {tiles_of(n, s.block_n), tiles_of(m, s.block_m)});
@@ -24,10 +26,24 @@ UOp hk_gemm(std::string_view arch, DType output) {
   return sink({"hk_gemm"}, {store(wg, c, sum, wave_row0, wave_col0)});
 }
 
-RunResult run_hk_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed, rt::CompileCache* cache) {
+namespace {
+
+void check_run(int64_t m, int64_t n, int64_t k, bool identity_b) {
   if (m < 1 || n < 1 || k < 8 || k % 8) throw Error("hk_gemm: M, N >= 1 and K >= 8 a multiple of 8; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
   if (identity_b && n != k) throw Error("run_hk_gemm: an identity B needs N == K");
+}
+
+}  // namespace
+
+RunResult run_hk_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed, rt::CompileCache* cache) {
+  check_run(m, n, k, identity_b);
   return run_transposed_product(device, hk_gemm(device.arch(), output), m, n, k, output, identity_b, seed, cache);
+}
+
+RunResult run_hk_gemm(rt::Device& device, const HkGemmShape& shape, int64_t m, int64_t n, int64_t k, DType output, bool identity_b,
+                      uint64_t seed) {
+  check_run(m, n, k, identity_b);
+  return run_transposed_product(device, hk_gemm(device.arch(), output, shape), m, n, k, output, identity_b, seed, nullptr);
 }
 
 }  // namespace weft::gemm

@@ -42,6 +42,32 @@ TEST_CASE("hk_gemm: 512 x 768 x 320, an odd number of K steps") { check_hk_gemm(
 
 TEST_CASE("hk_gemm: 300 x 200 x 136, ragged everywhere") { check_hk_gemm(300, 200, 136, dtypes::float32); }
 
+TEST_CASE("hk_gemm on other schedules: three stages of K 32 (gfx950), MFMAs at priority 0") {
+  for (const std::string& target : weft::testing::emulators()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    std::vector<gemm::HkGemmShape> shapes;
+    gemm::HkGemmShape unprioritized = gemm::hk_gemm_shape(dev->arch());
+    unprioritized.mfma_priority = 0;
+    shapes.push_back(unprioritized);
+    if (dev->arch() == "gfx950") {  // 3 x 32 KiB of LDS; gfx942's 64 KiB holds two
+      gemm::HkGemmShape three = gemm::hk_gemm_shape(dev->arch());
+      three.k_step = 32;
+      three.stages = 3;
+      shapes.push_back(three);
+    }
+    for (const gemm::HkGemmShape& shape : shapes) {
+      CAPTURE(shape.k_step);
+      CAPTURE(shape.stages);
+      CAPTURE(shape.mfma_priority);
+      const gemm::RunResult r = gemm::run_hk_gemm(*dev, shape, 256, 512, 160, dtypes::float32, false, weft::testing::rng()());
+      INFO(r.check.first_bad);
+      CHECK(r.check.count == size_t{256 * 512});
+      CHECK(r.check.passed());
+    }
+  }
+}
+
 TEST_CASE("hk_gemm: K = 8 and K = 64") {
   check_hk_gemm(64, 48, 8, dtypes::float32);
   check_hk_gemm(130, 70, 64, dtypes::bfloat16);

@@ -19,6 +19,7 @@ struct GemmBlockShape {
   int64_t wave_rows, wave_cols;
   int64_t wave_size = 64;
   tile::SharedSwizzle swizzle = tile::SharedSwizzle::st_16x32;
+  int mfma_priority = 1;  // the s_setprio the MFMAs of a step run at (0: none)
   int64_t wave_m() const { return block_m / wave_rows; }
   int64_t wave_n() const { return block_n / wave_cols; }
 };

@@ -23,10 +23,16 @@ using HkGemmShape = GemmBlockShape;
 HkGemmShape hk_gemm_shape(std::string_view arch);
 
 UOp hk_gemm(std::string_view arch, DType output = dtypes::bfloat16);
+// The same kernel on another schedule (another K step, stage count or MFMA priority; the
+// timeline compares them, docs/emulator.md). The shape must fit the target's LDS.
+UOp hk_gemm(std::string_view arch, DType output, const HkGemmShape& shape);
 
 // Random inputs (or with `identity_b` B = the N x K identity, N == K: then C must equal A bit
 // for bit), a poisoned C, a launch, and a check against A * B^T in double precision.
 RunResult run_hk_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed,
                       rt::CompileCache* cache = nullptr);
+// The same on another schedule (hk_gemm(arch, output, shape)).
+RunResult run_hk_gemm(rt::Device& device, const HkGemmShape& shape, int64_t m, int64_t n, int64_t k, DType output, bool identity_b,
+                      uint64_t seed);
 
 }  // namespace weft::gemm
