@@ -231,10 +231,11 @@ class CuSimulation {
     return ended;
   }
 
-  void stall(size_t wave, uint64_t from, uint64_t to, Stall why) {
+  // A stall of `wave` charged to the instruction `index` (the one that waited, or was held up).
+  void stall(size_t wave, uint64_t from, uint64_t to, Stall why, uint32_t index) {
     if (to <= from) return;
     WaveTimeline& wt = t_.waves[wave];
-    wt.stalls.push_back({from, to, why});
+    wt.stalls.push_back({from, to, why, index});
     wt.stalled[static_cast<size_t>(why)] += to - from;
   }
 
@@ -267,12 +268,12 @@ class CuSimulation {
         const uint64_t vm = counter_reaches(w.vm, fields::waitcnt_vm(k.imm), now);
         const uint64_t lgkm = counter_reaches(w.lgkm, fields::waitcnt_lgkm(k.imm), now);
         const uint64_t until = std::max({vm, lgkm, turn_end});
-        stall(i, turn_end, until, vm >= lgkm ? Stall::Vmcnt : Stall::Lgkmcnt);
+        stall(i, turn_end, until, vm >= lgkm ? Stall::Vmcnt : Stall::Lgkmcnt, is.index);
         w.ready = until;
         break;
       }
-      case Unit::Nop: wait(i, w, turn_end, now + (k.imm & 0xf) + 1, Stall::Nop); break;
-      case Unit::Sleep: wait(i, w, turn_end, now + 64 * uint64_t{k.imm & 0x7f}, Stall::Sleep); break;
+      case Unit::Nop: wait(i, w, turn_end, now + (k.imm & 0xf) + 1, Stall::Nop, is.index); break;
+      case Unit::Sleep: wait(i, w, turn_end, now + 64 * uint64_t{k.imm & 0x7f}, Stall::Sleep, is.index); break;
       case Unit::Setprio: w.priority = static_cast<int>(k.imm & 3); break;
       case Unit::Barrier:
         w.at_barrier = true;
@@ -293,17 +294,18 @@ class CuSimulation {
   // needs was busy, then lost to other waves' issues.
   void account_wait(size_t i, const WaveState& w, const SimdState& s, const InstructionTiming& k, uint64_t now) {
     uint64_t from = w.ready;
+    const uint32_t index = (*w.stream)[w.next].index;
     const auto busy = [&](uint64_t free_at, Stall why) {
       const uint64_t until = std::min(now, free_at);
-      if (until > from) stall(i, from, until, why), from = until;
+      if (until > from) stall(i, from, until, why, index), from = until;
     };
     if (k.unit == Unit::Mfma) busy(s.matrix_free, Stall::MatrixCore);
     if (k.slot == kValuSlot) busy(s.valu_free, Stall::ValuBusy);
-    stall(i, from, now, w.pending == Stall::MatrixCore || w.pending == Stall::ValuBusy ? Stall::Issue : w.pending);
+    stall(i, from, now, w.pending == Stall::MatrixCore || w.pending == Stall::ValuBusy ? Stall::Issue : w.pending, index);
   }
 
-  void wait(size_t i, WaveState& w, uint64_t from, uint64_t until, Stall why) {
-    stall(i, from, until, why);
+  void wait(size_t i, WaveState& w, uint64_t from, uint64_t until, Stall why, uint32_t index) {
+    stall(i, from, until, why, index);
     w.ready = std::max(from, until);
   }
 
@@ -333,7 +335,7 @@ class CuSimulation {
       WaveState& w = waves_[i];
       if (w.ended) continue;
       w.at_barrier = false;
-      stall(i, w.arrived, release, Stall::Barrier);
+      stall(i, w.arrived, release, Stall::Barrier, (*w.stream)[w.next - 1].index);  // at its s_barrier
       w.ready = std::max(w.arrived, release);
       w.pending = Stall::Issue;
     }

@@ -1,6 +1,9 @@
 // The timeline's three outputs: a Chrome trace-event document, an SVG picture and a text table.
 #include <algorithm>
 #include <array>
+#include <map>
+#include <utility>
+#include <vector>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -192,7 +195,30 @@ void write_timeline_svg(const Timeline& t, const WorkgroupRecording&, std::ostre
   out << "</svg>\n";
 }
 
-void write_timeline_stats(const Timeline& t, std::ostream& out) {
+namespace {
+
+// The instructions charged with the most stall cycles, over all waves, by reason.
+void write_costliest_stalls(const Timeline& t, const WorkgroupRecording& r, std::ostream& out) {
+  constexpr size_t kShown = 10;
+  std::map<std::pair<uint32_t, Stall>, uint64_t> cycles;
+  for (const WaveTimeline& w : t.waves)
+    for (const StallSpan& s : w.stalls) cycles[{s.index, s.why}] += s.end - s.start;
+  std::vector<std::pair<uint64_t, std::pair<uint32_t, Stall>>> ranked;
+  for (const auto& [key, n] : cycles) ranked.push_back({n, key});
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  out << "most stalled instructions (cycles over all waves):\n";
+  char line[64];
+  for (size_t i = 0; i < ranked.size() && i < kShown; ++i) {
+    const auto& [n, key] = ranked[i];
+    std::snprintf(line, sizeof line, "  %10llu  %-12s %6s  ", static_cast<unsigned long long>(n), stall_name(key.second),
+                  hex(r.offsets[key.first]).c_str());
+    out << line << instruction_text(r, key.first) << "\n";
+  }
+}
+
+}  // namespace
+
+void write_timeline_stats(const Timeline& t, const WorkgroupRecording& r, std::ostream& out) {
   char line[256];
   out << "timeline model of one " << arch_name(t.model.arch) << " CU (a model, not cycle-accurate; docs/emulator.md, Timeline), "
       << workgroup_name(t) << "\n";
@@ -221,6 +247,7 @@ void write_timeline_stats(const Timeline& t, std::ostream& out) {
     }
     out << "\n";
   }
+  write_costliest_stalls(t, r, out);
 }
 
 }  // namespace weft::emu

@@ -124,7 +124,7 @@ class EmuDevice : public Device {
     const emu::Timeline t = emu::model_timeline(recording, emu::cu_model(recording.arch));
     std::ofstream out(path);
     if (path.ends_with(".svg")) emu::write_timeline_svg(t, recording, out);
-    else if (path.ends_with(".txt")) emu::write_timeline_stats(t, out);
+    else if (path.ends_with(".txt")) emu::write_timeline_stats(t, recording, out);
     else emu::write_chrome_trace(t, recording, out);
     if (!out.flush()) throw Error("device " + name() + ": cannot write the timeline to '" + path + "'");
   }

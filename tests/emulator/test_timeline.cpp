@@ -197,7 +197,7 @@ TEST_CASE("timeline: the trace has a slice per instruction, stall and MFMA, and 
   std::ostringstream trace, svg, stats;
   write_chrome_trace(m.timeline, m.recording, trace);
   write_timeline_svg(m.timeline, m.recording, svg);
-  write_timeline_stats(m.timeline, stats);
+  write_timeline_stats(m.timeline, m.recording, stats);
   size_t slices = 0;
   for (const WaveTimeline& w : m.timeline.waves) slices += w.issued.size() + w.stalls.size();
   for (const SimdTimeline& s : m.timeline.simds) slices += s.mfma.size();
@@ -211,6 +211,13 @@ TEST_CASE("timeline: the trace has a slice per instruction, stall and MFMA, and 
   CHECK(svg.str().find("wave 4 (SIMD 0)") != std::string::npos);
   CHECK(svg.str().ends_with("</svg>\n"));
   CHECK(stats.str().find("MFMA busy") != std::string::npos);
+  // Waves 0 and 4 share SIMD 0's matrix core: the costliest stall is an MFMA waiting for it.
+  const std::string table = stats.str();
+  const size_t costliest = table.find("most stalled instructions");
+  REQUIRE(costliest != std::string::npos);
+  const std::string first = table.substr(costliest, table.find('\n', table.find('\n', costliest) + 1) - costliest);
+  CHECK(first.find("matrix core") != std::string::npos);
+  CHECK(first.find("v_mfma_f32_16x16x32_bf16") != std::string::npos);
 }
 
 TEST_CASE("timeline: a recording the model cannot time is an error, not a guess") {

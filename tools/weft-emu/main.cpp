@@ -176,7 +176,7 @@ void print_stats(const RunReport& r) {
 
 void write_timeline(const WorkgroupRecording& recording, bool stats, const std::string& trace_path, const std::string& svg_path) {
   const Timeline t = model_timeline(recording, cu_model(recording.arch));
-  if (stats) write_timeline_stats(t, std::cout);
+  if (stats) write_timeline_stats(t, recording, std::cout);
   const auto write = [&](const std::string& path, auto writer) {
     if (path.empty()) return;
     std::ofstream out(path);

@@ -65,6 +65,7 @@ struct TimelineSlice {
 struct StallSpan {
   uint64_t start = 0, end = 0;
   Stall why{};
+  uint32_t index = 0;  // the instruction charged: the s_waitcnt, s_barrier or s_nop that waited, or the one held up
 };
 
 struct WaveTimeline {
@@ -99,7 +100,8 @@ Timeline model_timeline(const WorkgroupRecording& recording, const CuModel& mode
 void write_chrome_trace(const Timeline& t, const WorkgroupRecording& recording, std::ostream& out);
 // An SVG picture: a row per wave and per matrix core, coloured by what each cycle held.
 void write_timeline_svg(const Timeline& t, const WorkgroupRecording& recording, std::ostream& out);
-// The matrix core's busy fraction per SIMD and each wave's stall cycles by reason, as text.
-void write_timeline_stats(const Timeline& t, std::ostream& out);
+// The matrix core's busy fraction per SIMD, each wave's stall cycles by reason, and the
+// instructions charged with the most stall cycles (summed over the waves), as text.
+void write_timeline_stats(const Timeline& t, const WorkgroupRecording& recording, std::ostream& out);
 
 }  // namespace weft::emu
