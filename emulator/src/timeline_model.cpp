@@ -31,6 +31,7 @@ struct InstructionTiming {
   bool both_counters = false;  // FLAT: counted on vmcnt and lgkmcnt
   uint32_t matrix_cycles = 0;  // MFMA
   uint32_t bytes_per_lane = 0; // memory
+  bool lds_write = false;      // an LDS access that only writes (its bandwidth differs)
   uint32_t imm = 0;            // SOPP's immediate
 };
 
@@ -87,7 +88,10 @@ InstructionTiming memory_timing(const Inst& in, const Footprint& f) {
   const std::string_view m = in.info->mnemonic;
   t.bytes_per_lane = memory_bytes_per_lane(m);
   switch (f.counter) {
-    case MemoryCounter::Lgkm: t.unit = Unit::Lds, t.slot = kLdsSlot; break;
+    case MemoryCounter::Lgkm:
+      t.unit = Unit::Lds, t.slot = kLdsSlot;
+      t.lds_write = m.starts_with("ds_write");
+      break;
     case MemoryCounter::Smem: t.unit = Unit::Smem, t.slot = kSmemSlot; break;
     case MemoryCounter::Flat: t.unit = Unit::Vmem, t.slot = kVmemSlot, t.both_counters = true; break;
     default: t.unit = Unit::Vmem, t.slot = kVmemSlot; break;
@@ -262,7 +266,7 @@ class CuSimulation {
         if (k.both_counters) w.lgkm.push_back(done);
         break;
       }
-      case Unit::Lds: w.lgkm.push_back(lds_access(w, bytes, now)); break;
+      case Unit::Lds: w.lgkm.push_back(lds_access(w, k, bytes, now)); break;
       case Unit::Smem: w.lgkm.push_back(now + static_cast<uint64_t>(model_.scalar_latency)); break;
       case Unit::Waitcnt: {
         const uint64_t vm = counter_reaches(w.vm, fields::waitcnt_vm(k.imm), now);
@@ -272,7 +276,9 @@ class CuSimulation {
         w.ready = until;
         break;
       }
-      case Unit::Nop: wait(i, w, turn_end, now + (k.imm & 0xf) + 1, Stall::Nop, is.index); break;
+      case Unit::Nop:  // N + 1 wait states, each an issue slot of the wave
+        wait(i, w, turn_end, now + static_cast<uint64_t>(model_.turn_cycles) * ((k.imm & 0xf) + 1), Stall::Nop, is.index);
+        break;
       case Unit::Sleep: wait(i, w, turn_end, now + 64 * uint64_t{k.imm & 0x7f}, Stall::Sleep, is.index); break;
       case Unit::Setprio: w.priority = static_cast<int>(k.imm & 3); break;
       case Unit::Barrier:
@@ -316,9 +322,10 @@ class CuSimulation {
     w.last_vm = std::max(w.last_vm, global_free_ + static_cast<uint64_t>(model_.global_latency));
     return w.last_vm;
   }
-  uint64_t lds_access(WaveState& w, uint64_t bytes, uint64_t now) {
-    lds_free_ = std::max(lds_free_, now) + (bytes + model_.lds_bytes_per_cycle - 1) / model_.lds_bytes_per_cycle;
-    w.last_lds = std::max(w.last_lds, lds_free_ + static_cast<uint64_t>(model_.lds_latency));
+  uint64_t lds_access(WaveState& w, const InstructionTiming& k, uint64_t bytes, uint64_t now) {
+    const uint64_t rate = static_cast<uint64_t>(k.lds_write ? model_.lds_write_bytes_per_cycle : model_.lds_read_bytes_per_cycle);
+    lds_free_ = std::max(lds_free_, now) + (bytes + rate - 1) / rate;
+    w.last_lds = std::max(w.last_lds, lds_free_ + static_cast<uint64_t>(model_.lds_latency_for(k.bytes_per_lane)));
     return w.last_lds;
   }
 
@@ -386,11 +393,13 @@ CuModel cu_model(Arch arch) {
   m.arch = arch;
   const bool cdna4 = arch == Arch::Gfx950;
   m.clock_ghz = cdna4 ? 2.4 : 2.1;
-  m.lds_latency = 64;
-  m.lds_bytes_per_cycle = cdna4 ? 256 : 128;
-  m.global_latency = 500;
-  m.global_bytes_per_cycle = 64;
-  m.scalar_latency = 40;
+  // docs/emulator.md ("Timeline") gives each constant's source.
+  m.lds_latency = cdna4 ? std::array{44, 44, 84} : std::array{48, 84, 108};
+  m.lds_read_bytes_per_cycle = cdna4 ? 256 : 128;
+  m.lds_write_bytes_per_cycle = 128;
+  m.global_latency = 288;
+  m.global_bytes_per_cycle = cdna4 ? 64 : 54;
+  m.scalar_latency = 48;
   m.barrier_latency = 4;
   return m;
 }

@@ -169,8 +169,9 @@ TEST_CASE("timeline: s_waitcnt waits for global memory, LDS and scalar memory by
   // The kernel arguments' scalar load, the global load, the LDS write then read, the store: each
   // waited for once, so each latency shows up whole (less the turns issued meanwhile).
   CHECK(w.stalled[static_cast<size_t>(Stall::Vmcnt)] >= static_cast<uint64_t>(c.global_latency) - 16);
-  CHECK(w.stalled[static_cast<size_t>(Stall::Lgkmcnt)] >= static_cast<uint64_t>(c.lds_latency + c.scalar_latency) - 48);
-  CHECK(m.timeline.cycles >= static_cast<uint64_t>(c.global_latency + c.lds_latency + c.scalar_latency));
+  const uint64_t lds = static_cast<uint64_t>(c.lds_latency_for(4));  // ds_write_b32, ds_read_b32
+  CHECK(w.stalled[static_cast<size_t>(Stall::Lgkmcnt)] >= lds + static_cast<uint64_t>(c.scalar_latency) - 48);
+  CHECK(m.timeline.cycles >= static_cast<uint64_t>(c.global_latency + c.scalar_latency) + lds);
 }
 
 TEST_CASE("timeline: a barrier holds every wave until the last one arrives") {

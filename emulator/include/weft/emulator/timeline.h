@@ -30,11 +30,15 @@ struct CuModel {
   int valu_cycles = 4;            // a wave64 VALU op on a 16-lane SIMD
   int transcendental_cycles = 16; // v_exp, v_log, v_rcp, v_rsq, v_sqrt, v_sin, v_cos: quarter rate
   int cycles_per_pass = 4;        // an MFMA keeps the matrix core busy passes x this
-  int lds_latency = 0;            // issue to data back, when the LDS is idle
-  int lds_bytes_per_cycle = 0;    // per CU
-  int global_latency = 0;         // vector memory, modelled as L2 hits
-  int global_bytes_per_cycle = 0; // the CU's share of L2 bandwidth
-  int scalar_latency = 0;         // SMEM, a scalar cache hit
+  // LDS: issue to data back when the LDS is idle, by bytes per lane (up to 4, 8, 16).
+  std::array<int, 3> lds_latency{};
+  int lds_read_bytes_per_cycle = 0;   // per CU
+  int lds_write_bytes_per_cycle = 0;
+  int global_latency = 0;             // vector memory, every access an L2 hit
+  int global_bytes_per_cycle = 0;     // the CU's share of L2 bandwidth
+  int scalar_latency = 0;             // SMEM, a scalar cache hit
+  // Latency of an LDS access moving `bytes_per_lane`.
+  int lds_latency_for(uint32_t bytes_per_lane) const { return lds_latency[bytes_per_lane <= 4 ? 0 : bytes_per_lane <= 8 ? 1 : 2]; }
   int barrier_latency = 0;        // last arrival to the waves' next issue
 };
 CuModel cu_model(Arch arch);
