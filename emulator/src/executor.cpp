@@ -472,14 +472,13 @@ struct Observers {
   bool any(const LaunchOptions& o) const { return o.print_instructions || stats || recording; }
 };
 
+// Appends the wave's next step to its stream (start_recording made one per wave).
 void record(WorkgroupRecording& r, const Wave& w) {
-  if (r.waves.size() <= static_cast<size_t>(w.id)) r.waves.resize(static_cast<size_t>(w.id) + 1);
-  size_t total = 0;
-  for (const auto& stream : r.waves) total += stream.size();
-  if (total >= WorkgroupRecording::kMaxIssues)
-    throw Error("the timeline records at most " + std::to_string(WorkgroupRecording::kMaxIssues) +
-                " instructions of its workgroup; this one runs longer (model a smaller problem)");
-  r.waves[static_cast<size_t>(w.id)].push_back({static_cast<uint32_t>(w.pc), static_cast<uint8_t>(std::popcount(w.exec()))});
+  auto& stream = r.waves[static_cast<size_t>(w.id)];
+  if (stream.size() >= WorkgroupRecording::kMaxIssuesPerWave)
+    throw Error("the timeline records at most " + std::to_string(WorkgroupRecording::kMaxIssuesPerWave) +
+                " instructions per wave; wave " + std::to_string(w.id) + " runs longer (model a smaller problem)");
+  stream.push_back({static_cast<uint32_t>(w.pc), static_cast<uint8_t>(std::popcount(w.exec()))});
 }
 
 void observe(const Step& s, const Wave& w, const Workgroup& wg, const Program& prog, const LaunchOptions& o, const Observers& obs) {
@@ -614,9 +613,10 @@ uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Progr
   return n;
 }
 
-WorkgroupRecording start_recording(const Program& prog, const Workgroup& wg) {
+WorkgroupRecording start_recording(const Program& prog, const Workgroup& wg, size_t waves) {
   WorkgroupRecording r;
   r.arch = prog.arch;
+  r.waves.resize(waves);
   std::copy(std::begin(wg.id), std::end(wg.id), r.workgroup);
   for (const Step& s : prog.steps) {
     r.instructions.push_back(s.inst);
@@ -704,13 +704,12 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
       wg.checked_lds = o.check_lds_reads || o.sanitize;
       Observers obs{o.stats ? &local_stats : nullptr, nullptr};
       std::optional<WorkgroupRecording> recording;
-      if (o.record_workgroup == g) obs.recording = &recording.emplace(start_recording(prog, wg));
+      if (o.record_workgroup == g) obs.recording = &recording.emplace(start_recording(prog, wg, waves.size()));
       try {
         for (size_t i = 0; i < waves.size(); ++i) init_wave(waves[i], k, d, wg, o, static_cast<int>(i), kernarg);
         instructions += sanitizer ? run_workgroup_checked(wg, waves, prog, memory, o, obs, *sanitizer, g)
                                   : run_workgroup(wg, waves, prog, memory, o, obs);
         if (recording) {
-          recording->waves.resize(waves.size());
           std::lock_guard lock(stats_mutex);
           recorded = std::move(recording);
         }

@@ -204,7 +204,8 @@ class CuSimulation {
 
   // One SIMD's turn at cycle `now`; returns how many waves ended.
   size_t turn(int simd, uint64_t now) {
-    std::vector<size_t> candidates;
+    std::vector<size_t>& candidates = candidates_;  // reused: a turn runs every cycle
+    candidates.clear();
     for (size_t i = static_cast<size_t>(simd); i < waves_.size(); i += static_cast<size_t>(model_.simds)) {
       const WaveState& w = waves_[i];
       if (!w.ended && !w.at_barrier && w.ready <= now) candidates.push_back(i);
@@ -369,6 +370,7 @@ class CuSimulation {
   std::vector<WaveState> waves_;
   std::vector<SimdState> simds_;
   uint64_t global_free_ = 0, lds_free_ = 0;
+  std::vector<size_t> candidates_;
   Timeline t_;
 };
 

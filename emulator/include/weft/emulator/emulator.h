@@ -99,9 +99,9 @@ struct WorkgroupRecording {
     uint8_t active_lanes; // EXEC's population count when it issued
   };
   std::vector<std::vector<Issue>> waves;
-  // The most issues a recording holds (8 bytes each): a launch whose recorded
+  // The most issues a recording holds per wave (8 bytes each): a launch whose recorded
   // workgroup runs longer fails naming it, rather than keeping gigabytes.
-  static constexpr size_t kMaxIssues = size_t{1} << 25;
+  static constexpr size_t kMaxIssuesPerWave = size_t{1} << 21;
 };
 
 struct RunReport {
