@@ -495,9 +495,16 @@ int64_t fresh_id() { return next_alloc_id++; }
 
 namespace {
 
+// A synchronization statement comes after effects, and after values it has computed first (a
+// memory cluster's loads); a buffer or an element's place is neither.
 void check_predecessors(std::string_view what, const std::vector<UOp>& after) {
-  for (const UOp& e : after)
-    if (!e.is_effect()) fail(what, "comes after effects (stores, barriers, ends), got " + std::string(op_name(e.op())) + " " + expr_string(e));
+  for (const UOp& e : after) {
+    UOp root = e;
+    while (root.op() == Op::AFTER) root = root.src(0);
+    if (root.op() == Op::PLACEHOLDER || root.op() == Op::INDEX)
+      fail(what, "comes after effects (stores, barriers, ends) and values computed before it, got " + std::string(op_name(e.op())) + " " +
+                     expr_string(e) + ", which is a buffer or a place in one: name its load or the effect that wrote it");
+  }
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ class Checker {
       case Op::WAIT:
       case Op::ASYNC_COMMIT:
       case Op::SCHED_BARRIER:
-      case Op::SCHED_GROUP_BARRIER: check_site(u); return check_effects(u, 0);
+      case Op::SCHED_GROUP_BARRIER: return check_site(u);  // effects it follows, and values issued before it
       case Op::CUSTOM:
       case Op::CUSTOMI:
       case Op::MBARRIER:

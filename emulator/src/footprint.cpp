@@ -62,6 +62,8 @@ void scalar_alu(Builder& b, const Inst& in) {
           if (!m.starts_with("s_movk") && !m.starts_with("s_getreg")) b.use_s(sop_sdst(in), op.width);
           if (!m.starts_with("s_cmpk") && !m.starts_with("s_setreg")) b.def_s(sop_sdst(in), op.width);
         } else {
+          // s_bitset0/1 and s_cmov keep the destination's other bits (or all of it): they read it.
+          if (m.starts_with("s_bitset") || m.starts_with("s_cmov")) b.use_s(sop_sdst(in), op.width);
           b.def_s(sop_sdst(in), op.width);
         }
         break;

@@ -154,6 +154,17 @@ void s_brev_b64(Exec& e, const Inst& in) {
   for (int i = 0; i < 64; ++i, v >>= 1) r = (r << 1) | (v & 1);
   e.set_scalar64(sop_sdst(in), r);
 }
+// s_bitset0/1: clear or set bit S0[4:0] (S0[5:0] for b64) of the destination, the rest kept.
+template <bool One>
+void s_bitset_b32(Exec& e, const Inst& in) {
+  const uint32_t bit = 1u << (src0(e, in) & 31), d = e.scalar(sop_sdst(in));
+  e.set_scalar(sop_sdst(in), One ? d | bit : d & ~bit);
+}
+template <bool One>
+void s_bitset_b64(Exec& e, const Inst& in) {
+  const uint64_t bit = uint64_t{1} << (src0(e, in) & 63), d = e.scalar64(sop_sdst(in));
+  e.set_scalar64(sop_sdst(in), One ? d | bit : d & ~bit);
+}
 void s_bcnt1_i32_b64(Exec& e, const Inst& in) {
   const uint32_t r = static_cast<uint32_t>(std::popcount(src0_64(e, in)));
   e.set_scalar(sop_sdst(in), r);
@@ -355,6 +366,10 @@ void register_scalar_semantics(SemanticsTable& t) {
   t["s_brev_b32"] = s_brev_b32;
   t["s_brev_b64"] = s_brev_b64;
   t["s_not_b64"] = s_not_b64;
+  t["s_bitset0_b32"] = s_bitset_b32<false>;
+  t["s_bitset1_b32"] = s_bitset_b32<true>;
+  t["s_bitset0_b64"] = s_bitset_b64<false>;
+  t["s_bitset1_b64"] = s_bitset_b64<true>;
   t["s_bcnt1_i32_b32"] = s_bcnt1_i32_b32;
   t["s_bcnt1_i32_b64"] = s_bcnt1_i32_b64;
   t["s_ff1_i32_b64"] = s_ff1_i32_b64;

@@ -7,8 +7,10 @@ namespace weft::gemm {
 using namespace tile;
 
 GemmBlockShape gemm_block_shape(std::string_view arch) {
-  if (arch == "gfx950") return {256, 256, 64, 2, 2, 4};
-  if (arch == "gfx942") return {256, 256, 32, 2, 2, 4};
+  GemmBlockShape cdna{256, 256, 64, 2, 2, 4};
+  cdna.ping_pong = true;
+  if (arch == "gfx950") return cdna;
+  if (arch == "gfx942") return cdna.k_step = 32, cdna;
   if (arch.starts_with("sm_")) return {128, 128, 32, 2, 2, 4, 32, SharedSwizzle::swizzle_64b};
   throw Error("gemm_block_shape: no block schedule for target '" + std::string(arch) + "' (gfx950, gfx942, sm_XY)");
 }
@@ -19,7 +21,67 @@ Workgroup gemm_workgroup(std::string_view arch, const GemmBlockShape& s, const s
 
 UOp tiles_of(const UOp& dim, int64_t size) { return (dim.cast(dtypes::index) + (size - 1)) / size; }
 
+namespace {
+
+// HipKittens' 8-wave ping-pong. Each K step is four clusters, each ended by an unfenced barrier:
+//   memory 1  fill step k+1 into stage (k+1) % 2 (every wave its share); read the first half of
+//             the step's k values of stage k % 2 into registers
+//   compute 1 the MFMAs of that half, at s_setprio mfma_priority
+//   memory 2  read the second half; wait until this wave's fills of step k+1 have landed
+//   compute 2 the MFMAs of the second half
+// Wave row 1 passes one barrier before the loop and row 0 one after it (staggered), so that row
+// 0's n-th barrier pairs with row 1's (n-1)-th: while one row computes, the other runs a memory
+// cluster, and the two waves of each SIMD (one of each row) keep its matrix core fed. With that
+// offset, what one wave completes before its n-th barrier is ordered before what any wave does
+// after its (n+1)-th, so a stage is read two barriers after every wave's wait for its fills (the
+// wait in memory 2, the reads in memory 1 and 2 of the next step) and refilled two barriers after
+// every wave's last read of it has returned (memory 2 of step k-1, then memory 1 of step k+1's
+// fill): each memory cluster waits for its LDS reads (lgkmcnt(0)) before its barrier, so that
+// the compute clusters also run their MFMAs without waiting.
+// check_async_reads proves this wave by wave; the fills leave nothing in flight after the loop.
+acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, const gl& b, const UOp& a_row0, const UOp& b_row0, const UOp& steps) {
+  if (s.stages != 2 || s.wave_rows != 2 || wg.arch().starts_with("sm_"))
+    throw Error("gemm_block: the ping-pong runs 2 stages over 2 rows of waves on CDNA; got " + std::to_string(s.stages) + " stages, " +
+                std::to_string(s.wave_rows) + " rows on " + wg.arch());
+  const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, s.swizzle, 2);
+  const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, s.swizzle, 2);
+  const auto fill_step = [&](const UOp& stage, const UOp& step) {
+    return group({load(wg, as, stage, a, a_row0, step * s.k_step), load(wg, bs, stage, b, b_row0, step * s.k_step)});
+  };
+  const UOp first = constant(Wide(0));
+  const UOp published = barrier({wait_counts({.vm = 0}, {fill_step(first, first)})}, BarrierFence::None);
+  const UOp k = wg.range(steps.dtype() == dtypes::index ? steps : steps.cast(dtypes::index), AxisType::LOOP);
+  // The wave's operands of stage k % 2 read after `ready`, k steps [half * h, half * (h + 1)).
+  const auto operands = [&](const UOp& ready, int64_t h) {
+    const tile::rt ar = load(wg, as.after({ready}), k % 2, MatrixOperand::A, s.wave_m(), wg.wave_row());
+    const tile::rt br = load(wg, bs.after({ready}), k % 2, MatrixOperand::B, s.wave_n(), wg.wave_col());
+    const int64_t steps_per_k = ar.k() / ar.k_step();
+    if (steps_per_k % 2) throw Error("gemm_block: the ping-pong splits a K step's " + std::to_string(steps_per_k) + " MFMA k steps in halves");
+    return std::pair{k_slice(ar, h * steps_per_k / 2, steps_per_k / 2), k_slice(br, h * steps_per_k / 2, steps_per_k / 2)};
+  };
+  // A memory cluster's barrier: `before`, the reads of both operands, `after`, all issued before it.
+  const auto cluster_end = [](std::vector<UOp> before, const std::pair<tile::rt, tile::rt>& reads, const std::vector<UOp>& after) {
+    for (const tile::rt* t : {&reads.first, &reads.second}) before.insert(before.end(), t->parts.begin(), t->parts.end());
+    before.insert(before.end(), after.begin(), after.end());
+    return barrier(before, BarrierFence::None);
+  };
+  const acc c0 = zero(accumulator(wg, s.wave_m(), s.wave_n()), wg);
+  const auto half1 = operands(published, 0);
+  const UOp memory1 = cluster_end({fill_step((k + 1) % 2, k + 1)}, half1, {wait_counts({.lgkm = 0})});
+  const acc c1 = mma_ABt(wg, c0, half1.first.after({memory1}), half1.second.after({memory1}), {k}, s.mfma_priority, LoopEnd::open);
+  const UOp compute1 = barrier({c1.written()}, BarrierFence::None);
+  const auto half2 = operands(compute1, 1);
+  const UOp memory2 = cluster_end({}, half2, {wait_counts({.vm = 0, .lgkm = 0}, {compute1})});
+  const acc c2 = mma_ABt(wg, c1, half2.first.after({memory2}), half2.second.after({memory2}), {}, s.mfma_priority);
+  const UOp compute2 = barrier({c2.written()}, BarrierFence::None);
+  const UOp loop = group({memory1, c1.written(), compute1, memory2, c2.written(), compute2}).end({k});
+  return c0.after({group({published, staggered(wg, loop)})});
+}
+
+}  // namespace
+
 acc gemm_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, const gl& b, const UOp& a_row0, const UOp& b_row0, const UOp& steps) {
+  if (s.ping_pong) return ping_pong_block(wg, s, a, b, a_row0, b_row0, steps);
   const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, s.swizzle, s.stages);
   const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, s.swizzle, s.stages);
   // HipKittens' tic/toc loop over K steps: each step fills the stage `stages - 1` steps ahead

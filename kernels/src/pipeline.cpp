@@ -32,6 +32,12 @@ Fill fill(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, c
   return {load(wg, dst, stage, src, row0, col0), fill_instructions(wg, dst)};
 }
 
+UOp staggered(const Workgroup& wg, const UOp& body) {
+  if (wg.wave_rows() != 2)
+    throw Error("staggered: the ping-pong pairs two rows of waves; this wave grid has " + std::to_string(wg.wave_rows()));
+  return group({when(wg.wave_row().eq(1), {barrier({}, BarrierFence::None)}), body, when(wg.wave_row().eq(0), {barrier({}, BarrierFence::None)})});
+}
+
 namespace detail {
 
 PipelineLoop pipeline_loop(const Workgroup& wg, const UOp& steps, int64_t stages,

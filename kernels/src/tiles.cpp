@@ -144,6 +144,18 @@ int64_t fill_instructions(const Workgroup& wg, const WaveGroup& group, const st&
   return dst.size() / (group.waves * wg.wave_size() * (dma_bytes(wg.arch()) / dst.dtype.itemsize()));
 }
 int64_t fill_instructions(const Workgroup& wg, const st& dst) { return fill_instructions(wg, all_waves(wg), dst); }
+acc acc::after(const std::vector<UOp>& effects) const {
+  acc out = *this;
+  out.buffer = buffer.after(effects);
+  return out;
+}
+
+UOp acc::written() const {
+  if (buffer.op() != Op::AFTER || !buffer.src().back().is_effect())
+    throw Error("acc::written: this accumulator was not written by a tile operation (zero, an mma, a load)");
+  return buffer.src().back();
+}
+
 acc zero(const acc& c, const Workgroup& wg) {
   (void)wg;
   std::vector<UOp> stores;

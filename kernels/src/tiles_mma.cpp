@@ -55,7 +55,7 @@ rt make_rt(std::vector<UOp> parts, Major major, int64_t mn, int64_t k_extent, in
 // `b_major` (the variant's contract); then a.operand(i, kk) is the A operand of C sub-tile row i
 // at k step kk, b.operand(j, kk) the B operand of C sub-tile column j.
 acc product(const Workgroup& wg, const acc& c, const rt& a, Major a_major, const rt& b, Major b_major, const std::vector<UOp>& loops,
-            int64_t priority, const std::string& what) {
+            int64_t priority, LoopEnd end, const std::string& what) {
   const auto orientation = [&](const rt& t, Major want, const char* name) {
     if (t.major == want) return;
     const char* along = want == Major::row ? "k along its columns" : "k along its rows";
@@ -99,7 +99,8 @@ acc product(const Workgroup& wg, const acc& c, const rt& a, Major a_major, const
     stores.push_back(wave_priority(0));
   }
   acc out = c;
-  out.buffer = c.buffer.after({loops.empty() ? group(stores) : group(stores).end(loops)});  // no loops: one update
+  // No loops, or the caller's loop: one update, not ended here.
+  out.buffer = c.buffer.after({loops.empty() || end == LoopEnd::open ? group(stores) : group(stores).end(loops)});
   return out;
 }
 
@@ -111,6 +112,22 @@ Layout transposed(const Layout& l) {
   for (int b = 0; b < rb; ++b) images.push_back({{"col", int64_t{1} << b}});
   for (int b = 0; b < cb; ++b) images.push_back({{"row", int64_t{1} << b}});
   return l.then(Layout({{"row", rb}, {"col", cb}}, {{"row", cb}, {"col", rb}}, images));
+}
+
+rt rt::after(const std::vector<UOp>& effects) const {
+  rt out = *this;
+  for (UOp& p : out.parts) p = p.after(effects);
+  return out;
+}
+
+rt k_slice(const rt& t, int64_t first, int64_t count) {
+  const int64_t steps = t.k() / t.k_step();
+  if (first < 0 || count < 1 || first + count > steps)
+    throw Error("k_slice: k steps [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of a register tile of " +
+                std::to_string(steps) + " k steps of " + std::to_string(t.k_step()));
+  const int64_t mn_tiles = t.mn() / 16;
+  std::vector<UOp> parts = in_grid_order(t.major, mn_tiles, count, [&](int64_t i, int64_t kk) { return t.operand(i, first + kk); });
+  return make_rt(std::move(parts), t.major, t.mn(), count * t.k_step(), t.k_step(), t.layout);
 }
 
 rt transpose(const rt& t) {
@@ -237,17 +254,17 @@ rt load(const Workgroup& wg, const gl& src, Major major, int64_t rows, int64_t c
   return make_rt(in_grid_order(major, mn / 16, k_extent / shape.k, part), major, mn, k_extent, shape.k, sub);
 }
 
-acc mma_AB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
-  return product(wg, c, a, Major::row, b, Major::col, loops, priority, "mma_AB");
+acc mma_AB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority, LoopEnd end) {
+  return product(wg, c, a, Major::row, b, Major::col, loops, priority, end, "mma_AB");
 }
-acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
-  return product(wg, c, a, Major::row, b, Major::row, loops, priority, "mma_ABt");
+acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority, LoopEnd end) {
+  return product(wg, c, a, Major::row, b, Major::row, loops, priority, end, "mma_ABt");
 }
-acc mma_AtB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
-  return product(wg, c, a, Major::col, b, Major::col, loops, priority, "mma_AtB");
+acc mma_AtB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority, LoopEnd end) {
+  return product(wg, c, a, Major::col, b, Major::col, loops, priority, end, "mma_AtB");
 }
-acc mma_AtBt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority) {
-  return product(wg, c, a, Major::col, b, Major::row, loops, priority, "mma_AtBt");
+acc mma_AtBt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority, LoopEnd end) {
+  return product(wg, c, a, Major::col, b, Major::row, loops, priority, end, "mma_AtBt");
 }
 
 }  // namespace weft::tile

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <type_traits>
@@ -188,12 +189,13 @@ std::string program_string(const LoweredKernel& kernel) {
   std::map<const Node*, size_t> number;
   size_t next = 0;
   std::string out, indent;
-  auto ref = [&](const UOp& u) -> std::string {
+  std::function<std::string(const UOp&)> ref = [&](const UOp& u) -> std::string {
     auto it = number.find(u.node());
     if (it != number.end()) return "%" + std::to_string(it->second);
     if (u.op() == Op::PLACEHOLDER || u.op() == Op::AFTER) {
       UOp b = u;
       while (b.op() == Op::AFTER) b = b.src(0);
+      if (b.op() != Op::PLACEHOLDER) return ref(b);  // a value after effects is the value
       const auto& a = b.arg_as<BufferArg>();
       return std::string(addrspace_name(a.space)) + "." + std::to_string(a.slot);
     }

@@ -344,3 +344,58 @@ TEST_CASE("LDS atomics sub/and/or/xor/inc/dec in 32 and 64 bits (ds_*_rtn_*) on 
     CHECK(got_dec == dec_olds);
   }
 }
+
+namespace {
+
+// s_bitset0/1 in both widths (LLVM 22 emits s_bitset1_b32 for an LDS address in hk_gemm's
+// gfx942 ping-pong): each reads its destination and sets or clears one bit of it.
+const char* kBitset = R"(
+target triple = "amdgcn-amd-amdhsa"
+define amdgpu_kernel void @bitset(ptr addrspace(1) %out, i32 %a, i32 %n, i64 %b, i32 %m) {
+  %s1 = call i32 asm sideeffect "s_bitset1_b32 $0, $1", "=s,s,0"(i32 %n, i32 %a)
+  %s0 = call i32 asm sideeffect "s_bitset0_b32 $0, $1", "=s,s,0"(i32 %n, i32 %a)
+  %t1 = call i64 asm sideeffect "s_bitset1_b64 $0, $1", "=s,s,0"(i32 %m, i64 %b)
+  %t0 = call i64 asm sideeffect "s_bitset0_b64 $0, $1", "=s,s,0"(i32 %m, i64 %b)
+  store i32 %s1, ptr addrspace(1) %out
+  %p1 = getelementptr i32, ptr addrspace(1) %out, i32 1
+  store i32 %s0, ptr addrspace(1) %p1
+  %p2 = getelementptr i64, ptr addrspace(1) %out, i32 1
+  store i64 %t1, ptr addrspace(1) %p2
+  %p3 = getelementptr i64, ptr addrspace(1) %out, i32 2
+  store i64 %t0, ptr addrspace(1) %p3
+  ret void
+}
+)";
+
+}  // namespace
+
+TEST_CASE("s_bitset0 and s_bitset1 clear and set one bit of their destination, 32 and 64 bits wide") {
+  for (Arch arch : {Arch::Gfx942, Arch::Gfx950}) {
+    INFO(arch_name(arch));
+    const auto bytes = weft::testing::compile_ll(kBitset, arch_name(arch));
+    for (const char* form : {"s_bitset1_b32", "s_bitset0_b32", "s_bitset1_b64", "s_bitset0_b64"})
+      REQUIRE_MESSAGE(listing_of(bytes).find(form) != std::string::npos, form);
+    weft::testing::check_listing_matches_objdump(bytes, arch);
+    const CodeObject code = CodeObject::load(bytes);
+    for (int trial = 0; trial < 8; ++trial) {
+      // Bit numbers with junk above the 5 (6) bits the instructions read.
+      const uint32_t a = static_cast<uint32_t>(rng()()), n = static_cast<uint32_t>(rng()()), m = static_cast<uint32_t>(rng()());
+      const uint64_t b = rng()();
+      GlobalMemory mem;
+      const uint64_t po = upload(mem, std::vector<uint8_t>(24, 0xCD), "out");
+      LaunchOptions o;
+      o.block = {64, 1, 1};
+      const ArgValue args[] = {ArgValue::pointer(po), ArgValue::u32(a), ArgValue::u32(n), ArgValue::u64(b), ArgValue::u32(m)};
+      o.kernarg = pack_kernel_args(code.kernel("bitset"), args);
+      run_kernel(code, "bitset", mem, o);
+      const auto words = download<uint32_t>(mem, po, 2);
+      const auto longs = download<uint64_t>(mem, po, 3);  // [1] and [2]
+      const uint32_t bit = 1u << (n & 31);
+      const uint64_t bit64 = uint64_t{1} << (m & 63);
+      CHECK_MESSAGE(words[0] == (a | bit), "a " << a << ", n " << n);
+      CHECK_MESSAGE(words[1] == (a & ~bit), "a " << a << ", n " << n);
+      CHECK_MESSAGE(longs[1] == (b | bit64), "b " << b << ", m " << m);
+      CHECK_MESSAGE(longs[2] == (b & ~bit64), "b " << b << ", m " << m);
+    }
+  }
+}

@@ -184,6 +184,8 @@ class Renderer {
 
   llvm::Value* get(const UOp& u) {
     auto it = values_.find(u.node());
+    // A value AFTER effects is the value: linearize wrote the effects before its uses.
+    if (it == values_.end() && u.op() == Op::AFTER && u.src(0).op() != Op::PLACEHOLDER) return get(u.src(0));
     if (it == values_.end()) throw Error("AMDGPU renderer: internal: " + std::string(op_name(u.op())) + " used before it is defined");
     return it->second;
   }

@@ -218,6 +218,8 @@ class Renderer {
 
   std::string ref(const UOp& u) {
     auto it = names_.find(u.node());
+    // A value AFTER effects is the value: linearize wrote the effects before its uses.
+    if (it == names_.end() && u.op() == Op::AFTER && u.src(0).op() != Op::PLACEHOLDER) return ref(u.src(0));
     if (it == names_.end()) throw Error("CUDA renderer: internal: " + std::string(op_name(u.op())) + " used before it is defined");
     return it->second;
   }

@@ -219,9 +219,10 @@ class Linearizer {
   }
 
   // A statement's effect sources are its predecessors; CUSTOM's and the Hopper statements' follow
-  // their value operands.
+  // their value operands. A synchronization statement's value sources are values written before
+  // it (the LDS reads a ping-pong issues ahead of its barrier).
   static Frame::Kind statement_source_kind(const UOp& statement, const UOp& s) {
-    const bool effect_source = statement.op() == Op::SINK || statement.op() == Op::GROUP || opsets::sync.contains(statement.op()) ||
+    const bool effect_source = statement.op() == Op::SINK || statement.op() == Op::GROUP || (opsets::sync.contains(statement.op()) && s.is_effect()) ||
                                (s.is_effect() && !s.is_valued_effect());
     return effect_source ? Frame::Kind::Effect : Frame::Kind::Value;
   }

@@ -45,8 +45,10 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
 
 // ---- effects ----
 // Every call makes a new effect (it gets a site id of its own), so two barriers stay two
-// barriers; `after` names effects it must follow (they are written before it). Within a GROUP
-// or SINK, effects run in the order listed.
+// barriers; `after` names effects it must follow (they are written before it). A
+// synchronization statement's `after` may also name values, which are then computed before it
+// (a ping-pong's LDS reads, issued ahead of its barrier). Within a GROUP or SINK, effects run in
+// the order listed.
 //
 // A workgroup barrier: every thread waits here until all have arrived; memory written before it
 // by one thread is visible after it to the others. With BarrierFence::None it is only the

@@ -20,14 +20,17 @@ struct GemmBlockShape {
   int64_t wave_size = 64;
   tile::SharedSwizzle swizzle = tile::SharedSwizzle::st_16x32;
   int mfma_priority = 1;  // the s_setprio the MFMAs of a step run at (0: none)
+  // HipKittens' 8-wave ping-pong (CDNA, 2 stages, 2 rows of waves): the rows take turns, one
+  // issuing a cluster of memory instructions while the other runs a cluster of MFMAs.
+  bool ping_pong = false;
   int64_t wave_m() const { return block_m / wave_rows; }
   int64_t wave_n() const { return block_n / wave_cols; }
 };
 
 // The block schedule for `arch`: HipKittens' 256 x 256 block of 2 x 4 waves on gfx950 (K steps
-// of 64) and gfx942 (32: its LDS is 64 KiB), in st_16x32 tiles; on NVIDIA ("sm_XY") mma_gemm's
-// 128 x 128 block of 2 x 4 warps, K steps of 32, in 64-byte-swizzled tiles. Two stages
-// everywhere. Throws weft::Error for another target.
+// of 64) and gfx942 (32: its LDS is 64 KiB), in st_16x32 tiles, as the 8-wave ping-pong; on
+// NVIDIA ("sm_XY") mma_gemm's 128 x 128 block of 2 x 4 warps, K steps of 32, in 64-byte-swizzled
+// tiles, pipelined. Two stages everywhere. Throws weft::Error for another target.
 GemmBlockShape gemm_block_shape(std::string_view arch);
 
 // The workgroup of a block GEMM over `grid` (GLOBAL sizes, x first): the shape's waves.
@@ -41,7 +44,10 @@ tile::Workgroup gemm_workgroup(std::string_view arch, const GemmBlockShape& s, c
 // gfx942) for the elements past K to be zeros. Each step's compute waits for its stage (the
 // pipeline's wait and barrier) and runs its MFMAs at priority 1. The last steps' fills (zeros
 // past K) may still be in flight when the loop ends: a kernel that must not leave copies in
-// flight waits for them (wait_counts{.vm = 0}) after the accumulator.
+// flight waits for them (wait_counts{.vm = 0}) after the accumulator. With s.ping_pong, the
+// schedule is the ping-pong (block_gemm.cpp describes it), which leaves no copy in flight.
+// Throws weft::Error for a ping-pong on a shape it does not fit (not 2 stages, not 2 rows of
+// waves, an odd number of MFMA k steps per K step, or an NVIDIA target).
 tile::acc gemm_block(const tile::Workgroup& wg, const GemmBlockShape& s, const tile::gl& a, const tile::gl& b, const UOp& a_row0,
                      const UOp& b_row0, const UOp& steps);
 

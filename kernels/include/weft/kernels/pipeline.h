@@ -87,4 +87,13 @@ Result pipelined(const Workgroup& wg, const UOp& steps, int64_t stages, const st
   return compute(loop.ready);
 }
 
+// HipKittens' 8-wave ping-pong stagger around `body` (a loop whose steps pass their barriers in
+// the same order in every wave): the waves of wave-grid row 1 pass one barrier before it, those
+// of row 0 one after it, so each barrier of one row pairs with the other row's previous one and
+// the rows alternate between the clusters the barriers separate (one row's MFMAs while the
+// other issues its memory instructions; on CDNA the two waves of a SIMD are one of each row).
+// Both rows pass the same number of barriers. check_async_reads follows the pairing wave by wave
+// (docs/passes.md). Throws weft::Error unless the wave grid has 2 rows.
+UOp staggered(const Workgroup& wg, const UOp& body);
+
 }  // namespace weft::tile

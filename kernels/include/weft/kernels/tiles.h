@@ -107,7 +107,18 @@ struct rt {
   int64_t k_step() const { return major == Major::row ? sub_cols : sub_rows; }
   // The operand vector of M (or N) sub-tile i at k step kk, whatever the orientation.
   UOp operand(int64_t i, int64_t kk) const { return major == Major::row ? part(i, kk) : part(kk, i); }
+  // The same values as they are after `effects`: what uses them (an mma) is written after the
+  // effects, while the reads themselves stay where they are. A ping-pong reads a tile, names its
+  // parts in the barrier that ends the memory cluster (barrier({..., parts}), which issues the
+  // reads before it) and multiplies tile.after({that barrier}).
+  rt after(const std::vector<UOp>& effects) const;
 };
+
+// K steps [first, first + count) of a register tile: the sub-tiles there, in the same layout
+// (no data moves; the sub-tiles left out are not read unless used elsewhere). A step's MFMAs
+// on part of the K extent, as a ping-pong splits a step's products into clusters. Throws
+// weft::Error for steps outside the tile.
+rt k_slice(const rt& t, int64_t first, int64_t count);
 
 // The same registers seen the other way round: a col-major K x N tile as the row-major N x K
 // tile (and back). No data moves.
@@ -121,6 +132,11 @@ struct acc {
   Layout layout;  // one sub-tile: ("register", "lane") -> ("row", "col")
   int64_t tiles_m() const { return rows / 16; }
   int64_t tiles_n() const { return cols / 16; }
+  // The accumulator as it is after `effects` (a loop the caller ended around its updates).
+  acc after(const std::vector<UOp>& effects) const;
+  // The effect that made this accumulator (the stores of the zero or the product that returned
+  // it), for a loop body that lists its statements itself. Throws weft::Error for a fresh one.
+  UOp written() const;
 };
 acc accumulator(const Workgroup& wg, int64_t rows, int64_t cols);
 
@@ -265,15 +281,24 @@ acc zero(const acc& c, const Workgroup& wg);
 //   mma_AtB:  a col-major K x M, b col-major K x N        c += a^T * b
 //   mma_AtBt: a col-major K x M, b row-major N x K        c += a^T * b^T
 // `loops` are the ranges the update repeats in (the K loop): the accumulator is read as it is
-// after the previous iteration; with no loops, one update. Returns the accumulator after the
+// after the previous iteration; with no loops, one update. `end` says who closes the loops:
+// LoopEnd::closes (the default), the update itself, its body being this one update;
+// LoopEnd::open, the caller, whose loop body holds more (a ping-pong's barriers and a second
+// update that reads the returned accumulator with loops = {}) and is ended around all of it,
+// group({..., c1.written(), ..., c2.written(), ...}).end(loops). Returns the accumulator after the
 // update. With `priority` >= 0, the wave runs its MFMAs at that priority (s_setprio; HipKittens
 // raises it to 1 around each MFMA cluster so that the other waves' memory instructions still
 // issue) and returns to 0 after them. Throws weft::Error, naming the operation, for an operand
 // of the wrong orientation or shapes that do not make c.
-acc mma_AB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
-acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
-acc mma_AtB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
-acc mma_AtBt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1);
+enum class LoopEnd { closes, open };
+acc mma_AB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1,
+           LoopEnd end = LoopEnd::closes);
+acc mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1,
+            LoopEnd end = LoopEnd::closes);
+acc mma_AtB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1,
+            LoopEnd end = LoopEnd::closes);
+acc mma_AtBt(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority = -1,
+             LoopEnd end = LoopEnd::closes);
 
 // ---- attention: loads and stores through the accumulator layout, row statistics, maps ----
 
