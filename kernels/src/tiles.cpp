@@ -25,8 +25,11 @@ Workgroup::Workgroup(std::string arch, const std::vector<UOp>& grid, int64_t wav
   int64_t id = 0;
   for (const UOp& g : grid) blocks_.push_back(weft::range(g, id++, AxisType::GLOBAL));
   lane_ = weft::range(wave_size, id++, AxisType::LOCAL);
-  wave_row_ = weft::range(wave_rows, id++, AxisType::WARP);
+  // ranges_to_hardware orders WARP ranges by id, the first fastest: the column first makes
+  // wave() the hardware wave index (row-major), so that on CDNA, where wave w runs on SIMD w % 4,
+  // a SIMD's two waves of a 2 x 4 grid are one of each row (the ping-pong's pairs).
   wave_col_ = weft::range(wave_cols, id++, AxisType::WARP);
+  wave_row_ = weft::range(wave_rows, id++, AxisType::WARP);
   next_id_ = id;
 }
 

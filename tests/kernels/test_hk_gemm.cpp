@@ -42,7 +42,7 @@ TEST_CASE("hk_gemm: 512 x 768 x 320, an odd number of K steps") { check_hk_gemm(
 
 TEST_CASE("hk_gemm: 300 x 200 x 136, ragged everywhere") { check_hk_gemm(300, 200, 136, dtypes::float32); }
 
-TEST_CASE("hk_gemm on other schedules: three stages of K 32 (gfx950), MFMAs at priority 0") {
+TEST_CASE("hk_gemm on other schedules: the pipelined loop of 2 and 3 stages (K 32, gfx950), MFMAs at priority 0") {
   for (const std::string& target : weft::testing::emulators()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -50,13 +50,17 @@ TEST_CASE("hk_gemm on other schedules: three stages of K 32 (gfx950), MFMAs at p
     gemm::HkGemmShape unprioritized = gemm::hk_gemm_shape(dev->arch());
     unprioritized.mfma_priority = 0;
     shapes.push_back(unprioritized);
+    gemm::HkGemmShape pipelined = gemm::hk_gemm_shape(dev->arch());
+    pipelined.ping_pong = false;
+    shapes.push_back(pipelined);
     if (dev->arch() == "gfx950") {  // 3 x 32 KiB of LDS; gfx942's 64 KiB holds two
-      gemm::HkGemmShape three = gemm::hk_gemm_shape(dev->arch());
+      gemm::HkGemmShape three = pipelined;
       three.k_step = 32;
       three.stages = 3;
       shapes.push_back(three);
     }
     for (const gemm::HkGemmShape& shape : shapes) {
+      CAPTURE(shape.ping_pong);
       CAPTURE(shape.k_step);
       CAPTURE(shape.stages);
       CAPTURE(shape.mfma_priority);
@@ -76,10 +80,13 @@ TEST_CASE("hk_gemm: K = 8 and K = 64") {
 TEST_CASE("hk_gemm: sizes it cannot take are errors") {
   CHECK_THROWS_WITH_AS(gemm::hk_gemm("gfx90a"), doctest::Contains("no schedule for target 'gfx90a'"), Error);
   CHECK_THROWS_WITH_AS(gemm::hk_gemm("gfx950", dtypes::float16), doctest::Contains("bfloat16 or float32, not float16"), Error);
+  gemm::HkGemmShape three = gemm::hk_gemm_shape("gfx950");
+  three.stages = 3;
+  CHECK_THROWS_WITH_AS(gemm::hk_gemm("gfx950", dtypes::float32, three), doctest::Contains("the ping-pong runs 2 stages over 2 rows of waves"), Error);
 }
 
 #ifdef WEFT_HAVE_LLVM
-TEST_CASE("hk_gemm's code object: no scratch, LDS within the CU, direct-to-LDS fills, s_setprio 1, 64 MFMAs a K step") {
+TEST_CASE("hk_gemm's code object: no scratch, LDS within the CU, direct-to-LDS fills, 64 MFMAs a K step in the ping-pong's clusters") {
   struct Expect {
     const char* target;
     const char* mfma;
@@ -100,14 +107,46 @@ TEST_CASE("hk_gemm's code object: no scratch, LDS within the CU, direct-to-LDS f
     const int64_t bytes_per_lane = std::string(e.target) == "gfx950" ? 16 : 4;
     const int64_t fills = 2 * (shape.block_m + shape.block_n) * shape.k_step * 2 / (8 * 64 * bytes_per_lane);
     CHECK(s.count(e.fill) == static_cast<uint64_t>(fills));
-    CHECK(s.count_text("s_setprio 1") >= 1);
-    // Before the barrier that publishes a stage, the wait leaves the next stage's fills in
-    // flight (they overlap this step's MFMAs) instead of draining every fill.
-    CHECK(s.count_text("s_waitcnt vmcnt(" + std::to_string(fills / 2) + ")") == 1);
     // One K step: (128/16) x (64/16) sub-tiles of C, k_step / k MFMAs each; the loop is not unrolled.
     const int64_t k = std::string(e.target) == "gfx950" ? 32 : 16;
     CHECK(s.count(e.mfma) == static_cast<uint64_t>(8 * 4 * (shape.k_step / k)));
     CHECK(s.vgprs < 212);  // tinygrad's version of the seed kernel: 212-240 VGPRs
+    // The ping-pong: the prologue's barrier, the stagger's two (one per wave row, each behind a
+    // branch) and four a K step; between two barriers a cluster of MFMAs (at s_setprio 1, half
+    // the step's) or of memory instructions, never both.
+    CHECK(s.count_text("s_setprio 1") == 2);
+    CHECK(s.count("s_barrier") == 7);
+    std::vector<std::pair<int, int>> clusters{{0, 0}};  // (MFMAs, LDS reads and fills) between barriers
+    for (const emu::CodeLine& line : s.code) {
+      if (line.mnemonic == "s_barrier") clusters.emplace_back(0, 0);
+      if (line.mnemonic == e.mfma) ++clusters.back().first;
+      if (line.mnemonic.starts_with("ds_read") || line.mnemonic == e.fill) ++clusters.back().second;
+    }
+    int mfma_clusters = 0;
+    for (const auto& [mfmas, memory] : clusters) {
+      CHECK_MESSAGE((mfmas == 0 || memory == 0), mfmas << " MFMAs and " << memory << " memory instructions between two barriers");
+      if (mfmas == 0) continue;
+      CHECK(mfmas == 8 * 4 * (shape.k_step / k) / 2);
+      ++mfma_clusters;
+    }
+    CHECK(mfma_clusters == 2);
+    // Each memory cluster waits for its own LDS reads before its barrier, the second also for
+    // the next step's fills: vmcnt(0), no fill left in flight across a compute cluster's end.
+    CHECK(s.count_text("s_waitcnt vmcnt(0)") >= 2);
+  }
+}
+
+TEST_CASE("hk_gemm's pipelined schedule leaves the next stage's fills in flight across its barrier") {
+  for (const char* target : {"gfx950", "gfx942"}) {
+    CAPTURE(target);
+    gemm::HkGemmShape shape = gemm::hk_gemm_shape(target);
+    shape.ping_pong = false;
+    const emu::KernelStats s = emu::kernel_stats(rt::inspect(gemm::hk_gemm(target, dtypes::bfloat16, shape), target).code_object);
+    const int64_t fills = 2 * (shape.block_m + shape.block_n) * shape.k_step * 2 / (8 * 64 * (std::string(target) == "gfx950" ? 16 : 4));
+    CHECK(s.count_text("s_setprio 1") >= 1);
+    // Before the barrier that publishes a stage, the wait leaves the next stage's fills in
+    // flight (they overlap this step's MFMAs) instead of draining every fill.
+    CHECK(s.count_text("s_waitcnt vmcnt(" + std::to_string(fills / 2) + ")") == 1);
   }
 }
 #endif

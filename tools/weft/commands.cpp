@@ -29,7 +29,7 @@ namespace weft::cli {
 namespace {
 
 struct Options {
-  std::string kernel, device = "emu:gfx950", after, target = "gfx950", dtype = "float32";
+  std::string kernel, device = "emu:gfx950", after, target = "gfx950", dtype = "float32", schedule;
   std::vector<int64_t> size;
   uint64_t seed = std::random_device{}();
 };
@@ -65,6 +65,7 @@ Options parse(const std::vector<std::string>& args, const std::vector<std::strin
     else if (name == "after") o.after = value;
     else if (name == "target") o.target = value;
     else if (name == "dtype") o.dtype = value;
+    else if (name == "schedule") o.schedule = value;
     else if (name == "seed") o.seed = static_cast<uint64_t>(number(value, "--seed"));
     else if (name == "size") {
       std::stringstream ss(value);
@@ -116,7 +117,10 @@ int report(const gemm::RunResult& r) {
 }  // namespace
 
 int run_kernel(const std::vector<std::string>& args) {
-  const Options o = parse(args, {"device", "size", "dtype", "seed"}, "run");
+  const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule"}, "run");
+  if (!o.schedule.empty() && o.kernel != "hk_gemm") throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined)");
+  if (!o.schedule.empty() && o.schedule != "ping-pong" && o.schedule != "pipelined")
+    throw UsageError("run: --schedule '" + o.schedule + "' is not ping-pong or pipelined");
   const examples::Example* e = examples::find(o.kernel);
   if (!e->runnable)
     throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: " + examples::runnable_names());
@@ -145,8 +149,14 @@ int run_kernel(const std::vector<std::string>& args) {
     std::printf("%s %lldx%lldx%lld bfloat16 -> %s on %s (seed %llu)\n", name.c_str(), static_cast<long long>(s[0]), static_cast<long long>(s[1]),
                 static_cast<long long>(s[2]), out.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
-    r = name == "hk_gemm" ? gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache)
-                          : gemm::run_hopper_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache);
+    if (o.schedule == "pipelined") {
+      gemm::HkGemmShape shape = gemm::hk_gemm_shape(device->arch());
+      shape.ping_pong = false;
+      r = gemm::run_hk_gemm(*device, shape, s[0], s[1], s[2], out, false, o.seed);
+    } else {
+      r = name == "hk_gemm" ? gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache)
+                            : gemm::run_hopper_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache);
+    }
   } else if (o.kernel == "mma_tile") {
     const DType in = o.dtype == "float32" ? dtypes::float16 : dtype;
     if (!o.size.empty()) throw UsageError("run: mma_tile is one m16n8k16 tile; it takes no --size");

@@ -39,7 +39,8 @@ class Workgroup {
   UOp lane() const { return lane_; }
   UOp wave_row() const { return wave_row_; }
   UOp wave_col() const { return wave_col_; }
-  UOp wave() const { return wave_row_ * wave_cols_ + wave_col_; }  // 0 .. waves()-1, wave-uniform
+  // 0 .. waves()-1, wave-uniform: the hardware wave index (on CDNA wave w runs on SIMD w % 4).
+  UOp wave() const { return wave_row_ * wave_cols_ + wave_col_; }
   UOp thread() const { return wave() * wave_size_ + lane_; }
   int64_t wave_rows() const { return wave_rows_; }
   int64_t wave_cols() const { return wave_cols_; }
