@@ -35,7 +35,10 @@
 // each wave executes, so a fill by wave W that W's wait lands after W has passed b barriers is
 // published to wave R at barrier number b + 1: R's read must follow R's (b + 1)-th barrier. A
 // read needs no publication from a fill it precedes: W's own later fill, or another wave's fill
-// issued after W's barrier number n + 1 when R reads before its own. Every path through the
+// issued after its barrier number n + 1 when R's read has completed before R's own: an LDS read
+// is done only at a wait_counts{.lgkm = 0} or a fenced barrier of its wave (the back end
+// otherwise leaves it in flight until the first use of its value, which may lie past the
+// barrier; the emulator's hazard mode reports such a read). Every path through the
 // loops' simulated exits is kept apart (the waves' counts differ between them), up to kMaxPaths.
 // A barrier whose condition the check cannot decide per wave (a kernel variable) is an error; a
 // wait under such a condition counts as absent.
@@ -165,6 +168,7 @@ class Checker {
     std::string iteration;
     int64_t after = 0;  // barriers the wave had passed
     UOp load;
+    std::optional<int64_t> done_after;  // barriers the wave had passed at the wait that completed it
   };
   struct Path {
     std::vector<int64_t> barriers;  // per wave
@@ -191,7 +195,7 @@ class Checker {
       if (step.kind == LinearOp::Kind::Effect && step.op.op() != Op::ASYNC_COPY) ++batch_;
       for (Path& p : paths)
         for (wave_ = 0; wave_ < waves_.size(); ++wave_) {
-          if (reads) p.reads.push_back({wave_, p.seq++, i, span(step.op.src(0), step.op.dtype().lanes), iteration(), p.barriers[wave_], step.op});
+          if (reads) p.reads.push_back({wave_, p.seq++, i, span(step.op.src(0), step.op.dtype().lanes), iteration(), p.barriers[wave_], step.op, std::nullopt});
           else wave_effect(i, step.op, p);
         }
       wave_ = 0;
@@ -259,6 +263,7 @@ class Checker {
           if (f.wave == w) ++f.commits;
         return;
       case Op::WAIT: {
+        if (e.arg_as<WaitArg>().lgkm == 0) complete_reads(p, w);
         const int64_t n = e.arg_as<WaitArg>().vm;
         if (n < 0) return;
         for (WaveFill& f : p.fills) {
@@ -271,9 +276,11 @@ class Checker {
       }
       case Op::BARRIER: {
         const auto* a = std::get_if<EffectArg>(&e.arg());
-        if (!a || a->value != static_cast<Wide>(BarrierFence::None))  // the fence drains the wave's fills
+        if (!a || a->value != static_cast<Wide>(BarrierFence::None)) {  // the fence drains the wave's fills and reads
           for (WaveFill& f : p.fills)
             if (f.wave == w && !f.landed_at) f.landed_at = at, f.landed_after = p.barriers[w];
+          complete_reads(p, w);
+        }
         ++p.barriers[w];
         return;
       }
@@ -281,12 +288,17 @@ class Checker {
     }
   }
 
+  static void complete_reads(Path& p, size_t w) {
+    for (WaveRead& r : p.reads)
+      if (r.wave == w && !r.done_after) r.done_after = p.barriers[w];
+  }
+
   // Every read against every fill of the elements it reads (the fills it does not precede).
   void check(const Path& p) const {
     for (const WaveRead& r : p.reads)
       for (const WaveFill& f : p.fills) {
         if (!f.span.overlaps(r.span)) continue;
-        const bool precedes = f.wave == r.wave ? r.seq < f.seq : f.issued_after > r.after;
+        const bool precedes = f.wave == r.wave ? r.seq < f.seq : r.done_after && f.issued_after > *r.done_after;
         if (precedes || (f.landed_after && *f.landed_after + 1 <= r.after)) continue;
         throw Error(wave_message(r, f));
       }
@@ -315,6 +327,10 @@ class Checker {
                        r.load.dtype().name() + " of LOCAL." + std::to_string(r.span.buffer) + " elements " + range_text(r.span) + where(r.iteration) +
                        ") by " + wave_name(r.wave) + " after its barrier #" + std::to_string(r.after) + " reads " + stage_name(f.batch, f.span.buffer) +
                        ", filled asynchronously by " + wave_name(f.wave) + " at step " + std::to_string(f.step) + where(f.iteration) + ", ";
+    if (f.seq > r.seq && f.issued_after > r.after)  // a later fill paired after the read, which is still in flight then
+      return text + "after that wave's barrier #" + std::to_string(f.issued_after) + ", but the read is not complete by the reader's barrier #" +
+             std::to_string(f.issued_after) + " (no wait_counts{.lgkm = 0} or fenced barrier of the reading wave before it): the fill may "
+             "overwrite the elements while they are still being read (a write-after-read race: wait for the reads before the barrier)";
     if (f.seq > r.seq)  // another wave's later fill that the read does not precede
       return text + "after that wave's barrier #" + std::to_string(f.issued_after) + ", which pairs with a barrier at or before the read's: the fill "
                     "may overwrite the elements while they are read (a write-after-read race: the filling wave needs a barrier paired with "
