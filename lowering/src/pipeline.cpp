@@ -88,6 +88,18 @@ UOp canonical_allocations(const UOp& kernel) {
   });
 }
 
+std::vector<int64_t> buffer_resource_slots(const LoweredKernel& kernel) {
+  std::vector<int64_t> slots;
+  for (const UOp& u : toposort(kernel.graph)) {
+    if (u.op() != Op::ASYNC_COPY) continue;
+    UOp root = u.src(1).src(0);
+    while (root.op() == Op::AFTER) root = root.src(0);
+    const int64_t slot = root.arg_as<BufferArg>().slot;
+    if (std::find(slots.begin(), slots.end(), slot) == slots.end()) slots.push_back(slot);
+  }
+  return slots;
+}
+
 std::vector<KernelParam> kernel_params(const UOp& kernel) {
   std::map<int64_t, UOp> buffers;
   std::map<std::string, UOp> variables;

@@ -1,5 +1,6 @@
 #include "weft/runtime/kernel.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -153,6 +154,7 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   lower::LowerOptions options;
   options.wave_size = target.starts_with("sm_") ? 32 : 64;
   k.lowered_ = lower::lower(kernel, options);
+  k.resource_slots_ = lower::buffer_resource_slots(k.lowered_);
   k.times_.lower = seconds_since(t);
   bool compiled = false;
   std::function<std::vector<uint8_t>()> build;
@@ -207,6 +209,17 @@ std::pair<Dim3, Dim3> CompiledKernel::launch_dims(const std::map<std::string, in
   return {dim(lowered_.launch.grid, "grid"), dim(lowered_.launch.block, "block")};
 }
 
+// On AMD devices a buffer read through a buffer resource (direct-to-LDS copies) takes 32-bit byte
+// offsets: a larger one would wrap silently, so it is an error here.
+void CompiledKernel::check_buffer_resource(const Device& device, const lower::KernelParam& p, const DeviceArray& a) const {
+  if (!device.arch().starts_with("gfx") || std::find(resource_slots_.begin(), resource_slots_.end(), p.slot) == resource_slots_.end()) return;
+  const uint64_t bytes = static_cast<uint64_t>(a.elements) * static_cast<uint64_t>(a.dtype.itemsize());
+  if (bytes > lower::kMaxBufferResourceBytes)
+    throw Error("kernel " + lowered_.name + ": buffer argument " + std::to_string(p.slot) + " holds " + std::to_string(bytes) + " bytes; on " +
+                device.arch() + " the kernel reads it with direct-to-LDS copies (buffer_load ... lds), whose byte offsets are 32-bit: at most " +
+                std::to_string(lower::kMaxBufferResourceBytes) + " bytes (split the tensor)");
+}
+
 void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars) const {
   const auto& k = lowered_;
   const std::map<std::string, int64_t> ints = integer_values(k, scalars);
@@ -247,6 +260,7 @@ void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers
     if (a.elements != static_cast<size_t>(elements))
       throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + std::to_string(a.elements) +
                   " elements, the kernel's " + param_text(p) + " has " + std::to_string(elements));
+    check_buffer_resource(device, p, a);
     args.push_back(Arg::buffer(a.buffer));
     by_slot[p.slot] = &a;
   }

@@ -85,6 +85,22 @@ TEST_CASE("hk_gemm: sizes it cannot take are errors") {
   CHECK_THROWS_WITH_AS(gemm::hk_gemm("gfx950", dtypes::float32, three), doctest::Contains("the ping-pong runs 2 stages over 2 rows of waves"), Error);
 }
 
+TEST_CASE("hk_gemm: an A past the 32-bit offsets of its direct-to-LDS copies is an error at launch, not a wrapped read") {
+  // A is 2^20 x 2^12 bf16, 8 GiB: buffer_load ... lds would wrap its byte offsets. The arrays
+  // claim the sizes the kernel expects (the check runs before anything is read).
+  auto dev = rt::open_device(weft::testing::emulators().front());
+  const rt::CompiledKernel k = rt::CompiledKernel::compile(*dev, gemm::hk_gemm(dev->arch()));
+  const int64_t m = int64_t{1} << 20, n = 16, kk = int64_t{1} << 12;
+  rt::DeviceArray c = weft::testing::poisoned(*dev, dtypes::bfloat16, 16), a = weft::testing::poisoned(*dev, dtypes::bfloat16, 16, "a"),
+                  b = weft::testing::poisoned(*dev, dtypes::bfloat16, static_cast<size_t>(n * kk), "b");
+  c.elements = static_cast<size_t>(m * n);
+  a.elements = static_cast<size_t>(m * kk);
+  const rt::DeviceArray args[] = {c, a, b};
+  const std::string expected = "buffer argument 1 holds 8589934592 bytes; on " + dev->arch() +
+                               " the kernel reads it with direct-to-LDS copies (buffer_load ... lds), whose byte offsets are 32-bit";
+  CHECK_THROWS_WITH_AS(k.launch(*dev, args, {{"M", m}, {"N", n}, {"K", kk}}), doctest::Contains(expected.c_str()), Error);
+}
+
 #ifdef WEFT_HAVE_LLVM
 TEST_CASE("hk_gemm's code object: no scratch, LDS within the CU, direct-to-LDS fills, 64 MFMAs a K step in the ping-pong's clusters") {
   struct Expect {

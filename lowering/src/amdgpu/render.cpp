@@ -685,15 +685,18 @@ class Renderer {
     UOp root = src.src(0);
     while (root.op() == Op::AFTER) root = root.src(0);
     llvm::Value* base = b_.CreatePtrToInt(buffer_pointer(src.src(0)), b_.getInt64Ty());
-    uint64_t records = 0xFFFFFFFFu;
+    uint64_t records = lower::kMaxBufferResourceBytes;  // run-time sizes: the runtime checks them at launch
     if (std::all_of(root.shape().begin(), root.shape().end(), [](const UOp& d) { return d.is_const(); })) {
       records = static_cast<uint64_t>(root.dtype().itemsize());
       for (const UOp& d : root.shape()) records *= static_cast<uint64_t>(d.const_int());
+      if (records > lower::kMaxBufferResourceBytes)
+        unsupported(e, "a source buffer of " + std::to_string(records) + " bytes; buffer_load ... lds takes 32-bit byte offsets (at most " +
+                           std::to_string(lower::kMaxBufferResourceBytes) + " bytes)");
     }
     llvm::Value* rsrc = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getInt32Ty(), 4));
     rsrc = b_.CreateInsertElement(rsrc, b_.CreateTrunc(base, b_.getInt32Ty()), b_.getInt32(0));
     rsrc = b_.CreateInsertElement(rsrc, b_.CreateAnd(b_.CreateTrunc(b_.CreateLShr(base, 32), b_.getInt32Ty()), 0xFFFF), b_.getInt32(1));
-    rsrc = b_.CreateInsertElement(rsrc, b_.getInt32(static_cast<uint32_t>(std::min<uint64_t>(records, 0xFFFFFFFFu))), b_.getInt32(2));
+    rsrc = b_.CreateInsertElement(rsrc, b_.getInt32(static_cast<uint32_t>(records)), b_.getInt32(2));
     rsrc = b_.CreateInsertElement(rsrc, b_.getInt32(0x00020000), b_.getInt32(3));  // raw buffer, 32-bit data format
     llvm::Value* voffset = b_.CreateMul(b_.CreateSExtOrTrunc(get(src.src(1)), b_.getInt32Ty()),
                                         b_.getInt32(static_cast<uint32_t>(root.dtype().itemsize())));

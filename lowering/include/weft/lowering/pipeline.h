@@ -93,6 +93,14 @@ UOp canonical_allocations(const UOp& kernel);
 // The kernel's parameters (see KernelParam), checked: buffer slots 0..n-1 without gaps.
 std::vector<KernelParam> kernel_params(const UOp& kernel);
 
+// The buffer slots the AMD code addresses through buffer resources: the sources of direct-to-LDS
+// copies (ASYNC_COPY, `buffer_load ... lds`). Their byte offsets are 32-bit and a range check
+// against num_records makes lanes past the end read zeros, so such a buffer may hold at most
+// kMaxBufferResourceBytes bytes: a larger one would wrap silently. The renderer rejects a larger
+// constant-sized buffer; the runtime checks run-time sizes at each launch on an AMD device.
+std::vector<int64_t> buffer_resource_slots(const LoweredKernel& kernel);
+inline constexpr uint64_t kMaxBufferResourceBytes = 0xFFFFFFFFu;
+
 // The linear program, one step per line, loop bodies indented.
 std::string program_string(const LoweredKernel& kernel);
 

@@ -79,8 +79,10 @@ class CompiledKernel {
   static CompiledKernel compile(Device& device, const UOp& kernel, CompileCache* cache = nullptr);
 
   // Buffers in slot order, scalars by variable name. Throws weft::Error for a missing or extra
-  // argument, a buffer of another dtype or size than the kernel's parameter, a scalar outside
-  // its variable's bounds, or an error the device reports while running.
+  // argument, a buffer of another dtype or size than the kernel's parameter, a buffer an AMD
+  // kernel reads through a buffer resource (direct-to-LDS copies) that is larger than their
+  // 32-bit offsets reach (lower::kMaxBufferResourceBytes), a scalar outside its variable's
+  // bounds, or an error the device reports while running.
   void launch(Device& device, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars = {}) const;
 
   const lower::LoweredKernel& lowered() const { return lowered_; }
@@ -92,7 +94,10 @@ class CompiledKernel {
   std::pair<Dim3, Dim3> launch_dims(const std::map<std::string, int64_t>& variables) const;
 
  private:
+  void check_buffer_resource(const Device& device, const lower::KernelParam& p, const DeviceArray& a) const;
+
   lower::LoweredKernel lowered_;
+  std::vector<int64_t> resource_slots_;  // lower::buffer_resource_slots
   std::vector<uint8_t> code_object_;
   std::string cuda_source_;
   std::shared_ptr<Module> module_;
