@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "kernel_harness.h"
@@ -105,6 +106,38 @@ WEFT_DEVICE_TEST_CASE("two explicit barriers are two barriers") {
     auto y = weft::testing::run_float_kernel(*dev, compiled, x, 128);
     for (size_t q = 0; q < 128; ++q) REQUIRE(y[q] == x[q] * 3.0f);
   }
+}
+
+WEFT_DEVICE_TEST_CASE("a barrier that names values computes them before it, and their uses after it go through after()") {
+  // A memory cluster issued ahead of its barrier (hk_gemm's ping-pong): the load is written
+  // before the barrier although its only use follows it.
+  UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp l = range(64, 0, AxisType::LOCAL);
+  const UOp v = in[l].load();
+  const UOp issued = barrier({v}, BarrierFence::None);
+  const UOp k = sink({"issued_ahead"}, {group({issued, out[l].store(v.after({issued}) * 2.0f)}).end({l})});
+  const lower::LoweredKernel lk = lower::lower(lower::canonical_allocations(k));
+  std::optional<size_t> load_at, barrier_at, store_at;
+  for (size_t i = 0; i < lk.program.size(); ++i) {
+    const Op op = lk.program[i].op.op();
+    if (op == Op::LOAD && !load_at) load_at = i;
+    if (op == Op::BARRIER) barrier_at = i;
+    if (op == Op::STORE) store_at = i;
+  }
+  REQUIRE((load_at && barrier_at && store_at));
+  CHECK(*load_at < *barrier_at);
+  CHECK(*barrier_at < *store_at);
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    const auto x = weft::testing::random_floats(64);
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, 64), put(*dev, dtypes::float32, x)};
+    rt::CompiledKernel::compile(*dev, k).launch(*dev, args);
+    const auto y = get<float>(*dev, args[0]);
+    for (size_t i = 0; i < 64; ++i) CHECK(y[i] == x[i] * 2.0f);
+  }
+  // A buffer is not a value: the statement names its load or the store that wrote it.
+  CHECK_THROWS_WITH_AS(barrier({in}), doctest::Contains("BARRIER: comes after effects (stores, barriers, ends) and values computed before it, got PLACEHOLDER"), Error);
 }
 
 TEST_CASE("the same kernel built twice has the same canonical form despite fresh effect sites") {

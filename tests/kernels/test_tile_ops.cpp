@@ -13,6 +13,7 @@
 #include "weft/emulator/code_stats.h"
 #include "weft/runtime/inspect.h"
 #include "weft/kernels/fragments.h"
+#include "weft/kernels/pipeline.h"
 #include "weft/kernels/tiles.h"
 
 using namespace weft;
@@ -388,6 +389,19 @@ TEST_CASE("tile ops: shapes and orientations the operations cannot take are erro
     for (int64_t kk = 0; kk < 2; ++kk) CHECK(seen.operand(i, kk).same(tall.operand(i, kk)));
   CHECK(transpose(seen).major == Major::col);
   CHECK(transpose(seen).part(1, 0).same(tall.part(1, 0)));
+  // k_slice keeps the sub-tiles of some k steps, no data moved; after() orders their uses.
+  const tile::rt second = k_slice(row, 1, 1);
+  CHECK((second.rows == 64 && second.cols == 32 && second.parts.size() == 4));
+  for (int64_t i = 0; i < 4; ++i) CHECK(second.operand(i, 0).same(row.operand(i, 1)));
+  CHECK(k_slice(col, 0, 1).operand(3, 0).same(col.operand(3, 0)));
+  CHECK_THROWS_WITH_AS(k_slice(row, 1, 2), doctest::Contains("k_slice: k steps [1, 3) of a register tile of 2 k steps of 32"), Error);
+  const UOp fence = barrier({}, BarrierFence::None);
+  const tile::rt ordered = second.after({fence});
+  CHECK((ordered.parts[0].op() == Op::AFTER && ordered.parts[0].src(0).same(second.parts[0]) && ordered.parts[0].src(1).same(fence)));
+  CHECK_THROWS_WITH_AS(static_cast<void>(c.written()), doctest::Contains("acc::written: this accumulator was not written by a tile operation"), Error);
+  CHECK(zero(c, wg).written().op() == Op::GROUP);
+  CHECK_THROWS_WITH_AS(staggered(Workgroup("gfx950", {index(1)}, 1, 4), fence),
+                       doctest::Contains("staggered: the ping-pong pairs two rows of waves; this wave grid has 1"), Error);
   CHECK_THROWS_WITH_AS(load(wg, nk, zero_index(), Major::col, 24, zero_index()), doctest::Contains("load(rt, st): 24 columns of a 64x64 K x (M or N) tile in 32 x 16 operand sub-tiles"), Error);
   CHECK_THROWS_WITH_AS(load(wg, nk, zero_index(), Major::row, 48, zero_index()), doctest::Contains("load(rt, st): 48 rows of a 64x64"), Error);
   const gl g = global(0, index(64), index(64), dtypes::bfloat16), g32 = global(1, index(64), index(64), dtypes::float32);
