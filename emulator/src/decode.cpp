@@ -553,6 +553,47 @@ std::span<const OperandSpec> operand_specs(const OpcodeInfo& info) {
   return specs[row];
 }
 
+namespace {
+
+// gfx950's scaled f8f6f4 MFMA, 16 bytes (docs/mfma-f8f6f4.md 1.4): a v_mfma_ld_scale_b32 word
+// (VOP3P op 0x2C: the two scale sources and their op_sel / op_sel_hi bits), then the f8f6f4 MFMA
+// word with abid 1. Its table row is at opcode 0x100 | the MFMA's. The Inst keeps the MFMA's
+// dwords in word[0..1], so that every MFMA field reads as it does unscaled, and the scale
+// word's in word[2..3]. LLVM ignores the scale word's other bits (neg, clamp, its vdst field),
+// and so does this. A scale word without such an MFMA after it (a standalone
+// v_mfma_ld_scale_b32, whose effect the ISA does not document) is not decoded.
+constexpr uint32_t kMfmaLdScale = 0x2C;
+
+std::optional<Inst> decode_scaled_mfma(std::span<const uint8_t> bytes, Arch arch) {
+  if (arch != Arch::Gfx950 || bytes.size() < 16) return std::nullopt;
+  uint32_t w[4];
+  std::memcpy(w, bytes.data(), 16);
+  if (classify(w[2]) != Family::VOP3P || ((w[2] >> 11) & 0xF) != 1) return std::nullopt;
+  Inst mfma;  // the MFMA half as the unscaled instruction (abid 0), for its own checks
+  mfma.family = Family::VOP3P;
+  mfma.size = 8;
+  mfma.word[0] = w[2] & ~(0xFu << 11);
+  mfma.word[1] = w[3];
+  const uint32_t op = opcode_of(Family::VOP3P, w[2]);
+  mfma.info = lookup(Family::VOP3P, op, arch);
+  if (!mfma.info || !std::string_view(mfma.info->mnemonic).ends_with("_f8f6f4") || !valid_sources(mfma)) return std::nullopt;
+  for (int i = 0; i < 2; ++i)
+    if (const uint32_t code = (w[1] >> (9 * i)) & 0x1FF; code == 255 || code == 249 || code == 250 || reserved_source(code))
+      return std::nullopt;  // LLVM rejects these scale sources (and crashes on a literal)
+  Inst in;
+  in.family = Family::VOP3P;
+  in.info = lookup(Family::VOP3P, 0x100 | op, arch);
+  if (!in.info) return std::nullopt;
+  in.size = 16;
+  in.word[0] = w[2];
+  in.word[1] = w[3];
+  in.word[2] = w[0];
+  in.word[3] = w[1];
+  return in;
+}
+
+}  // namespace
+
 std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {
   if (bytes.size() < 4) return std::nullopt;
   Inst in;
@@ -560,6 +601,7 @@ std::optional<Inst> decode(std::span<const uint8_t> bytes, Arch arch) {
   const std::optional<Family> family = classify(in.word[0]);
   if (!family) return std::nullopt;
   in.family = *family;
+  if (in.family == Family::VOP3P && opcode_of(in.family, in.word[0]) == kMfmaLdScale) return decode_scaled_mfma(bytes, arch);
   in.info = lookup(in.family, opcode_of(in.family, in.word[0]), arch);
   if (!in.info) return std::nullopt;
   if (is_64bit_encoding(in.family)) {

@@ -659,8 +659,20 @@ void print_mai(Printer& p) {
       default: p.ok = false; break;
     }
   }
+  if (is_scaled_mfma(p.in)) {
+    // The scale sources, VGPRs (LLVM prints others with notes this printer does not reproduce),
+    // and their byte selects: op_sel where set, op_sel_hi always (its third entry is 0, not the
+    // default 1); the abid of 1 that marks the form is not printed.
+    for (int i = 0; i < 2; ++i) {
+      const uint32_t code = mfma_scale_src(p.in, i);
+      if (code < 256) p.ok = false;
+      else p.operand(vector_reg(code - 256, 'v', 1, nullptr));
+    }
+    if (mfma_scale_opsel(p.in)) p.modifier(bit_list("op_sel", mfma_scale_opsel(p.in), 3));
+    p.modifier(bit_list("op_sel_hi", mfma_scale_opsel_hi(p.in), 3));
+  }
   if (mai_cbsz(p.in)) p.modifier("cbsz:" + std::to_string(mai_cbsz(p.in)));
-  if (mai_abid(p.in)) p.modifier("abid:" + std::to_string(mai_abid(p.in)));
+  if (mai_abid(p.in) && !is_scaled_mfma(p.in)) p.modifier("abid:" + std::to_string(mai_abid(p.in)));
   // The f64 MFMAs read the blgp bits as negations of A, B and C.
   if (mai_blgp(p.in)) p.modifier(p.mnemonic.starts_with("v_mfma_f64") ? bit_list("neg", mai_blgp(p.in), 3) : "blgp:" + std::to_string(mai_blgp(p.in)));
 }

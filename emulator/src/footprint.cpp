@@ -150,6 +150,8 @@ void matrix(Builder& b, const Inst& in) {
     }
   }
   if (sparse) b.use_v(vop3_vdst(in), mai_acc_cd(in) ? 'a' : 'v', operand_specs(*in.info)[0].width);  // D is also C
+  if (is_scaled_mfma(in))
+    for (int i = 0; i < 2; ++i) b.use_source(mfma_scale_src(in, i), 'v', 1);  // the scales of A and B
 }
 
 void lds(Builder& b, const Inst& in) {

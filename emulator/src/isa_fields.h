@@ -159,6 +159,14 @@ inline uint32_t mai_abid(const Inst& in) { return bits(in.word[0], 14, 11); }
 inline bool mai_acc_cd(const Inst& in) { return bits(in.word[0], 15, 15); }
 inline uint32_t mai_acc(const Inst& in) { return bits(in.word[1], 28, 27); }  // bit 0: A, bit 1: B
 inline uint32_t mai_blgp(const Inst& in) { return bits(in.word[1], 31, 29); }
+// gfx950's 16-byte scaled MFMA (decode.cpp): its scale word, in word[2..3], names A's (i = 0)
+// and B's (i = 1) scale source (a 9-bit source code) and the byte of it each lane takes,
+// op_sel_hi[i] * 2 + op_sel[i].
+inline bool is_scaled_mfma(const Inst& in) { return in.size == 16; }
+inline uint32_t mfma_scale_src(const Inst& in, int i) { return bits(in.word[3], 9 * i + 8, 9 * i); }
+inline uint32_t mfma_scale_opsel(const Inst& in) { return bits(in.word[2], 12, 11); }
+inline uint32_t mfma_scale_opsel_hi(const Inst& in) { return bits(in.word[3], 28, 27); }
+inline uint32_t mfma_scale_byte(const Inst& in, int i) { return (((mfma_scale_opsel_hi(in) >> i) & 1) << 1) | ((mfma_scale_opsel(in) >> i) & 1); }
 
 // DS
 inline uint32_t ds_offset0(const Inst& in) { return bits(in.word[0], 7, 0); }

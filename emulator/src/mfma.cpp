@@ -670,8 +670,8 @@ int f8f6f4_passes(int size, uint32_t format_a, uint32_t format_b) {
 int mfma_passes(const Inst& inst, Arch arch) {
   if (!inst.info || inst.family != Family::VOP3P) return 0;
   const std::string_view m = inst.info->mnemonic;
-  if (m == "v_mfma_f32_16x16x128_f8f6f4" || m == "v_mfma_f32_32x32x64_f8f6f4")
-    return f8f6f4_passes(m == "v_mfma_f32_16x16x128_f8f6f4" ? 16 : 32, fields::mai_cbsz(inst), fields::mai_blgp(inst));
+  if (m.ends_with("_f8f6f4") && (m.starts_with("v_mfma_f32_") || m.starts_with("v_mfma_scale_f32_")))  // scaled or not: the same passes
+    return f8f6f4_passes(m.find("_16x16x128_") != std::string_view::npos ? 16 : 32, fields::mai_cbsz(inst), fields::mai_blgp(inst));
   const MfmaOp* op = find_mfma(m, arch);
   return op ? op->passes : 0;
 }

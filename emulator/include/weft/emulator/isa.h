@@ -71,7 +71,9 @@ struct Inst {
   const OpcodeInfo* info = nullptr;
   Family family{};
   uint8_t size = 4;       // bytes, including a literal or DPP/SDWA dword
-  uint32_t word[3] = {};  // the instruction's dwords (word[1]/word[2] as the size allows)
+  // The instruction's dwords (word[1..3] as the size allows). gfx950's 16-byte scaled MFMA keeps
+  // its MFMA dwords in word[0..1], as the unscaled MFMA's, and its scale dwords in word[2..3].
+  uint32_t word[4] = {};
   bool has_literal = false;
   uint32_t literal = 0;
   bool sdwa = false, dpp = false;  // VOP1/VOP2/VOPC with src0 = 249 / 250
