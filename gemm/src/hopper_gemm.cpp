@@ -118,7 +118,7 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
 // The consumer's 64 x 256 accumulator into C, converted to C's dtype, inside C only.
 UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const UOp& accumulator, const UOp& finished, const UOp& row0, const UOp& col0) {
   const UOp r = wg.range(S::block_n / 2, AxisType::UNROLL);
-  const UOp thread = wg.wave_row() * wg.wave_size() + wg.lane();  // in the warpgroup
+  const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
   const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(S::block_n), thread, r);
   const UOp at_row = row0 + row, at_col = col0 + col;
   const UOp value = accumulator.after({finished})[r].load().cast(c.buffer.dtype());
@@ -144,15 +144,15 @@ UOp hopper_gemm(DType output) {
   tiles.tiles_m = tiles_of(m, S::block_m), tiles.tiles_n = tiles_of(n, S::block_n);
   tiles.count = tiles.tiles_m * tiles.tiles_n, tiles.steps = tiles_of(k, S::k_step);
   tiles.ctas = variable("CTAS", 1, 1 << 16).cast(dtypes::index);
-  // A warpgroup is 4 consecutive warps of the block. The block's dimensions are the lane (x), the
-  // wave grid's rows (y) and its columns (z), so warps are numbered row-fastest: a warpgroup is a
-  // column of 4 rows (1 producer + consumers columns).
-  const tile::Workgroup wg(kArch, {tiles.ctas}, S::warpgroup / 32, 1 + S::consumers, 32);
+  // A warpgroup is 4 consecutive warps of the block. wave() is the hardware warp, row-major (the
+  // lane is x, the wave grid's columns y, its rows z), so a warpgroup is a row of 4 columns: row
+  // 0 the producer, rows 1 .. consumers the consumers.
+  const tile::Workgroup wg(kArch, {tiles.ctas}, 1 + S::consumers, S::warpgroup / 32, 32);
 
   const Ring ring = make_ring();
   const UOp ready = init_ring(ring);
   const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
-  const UOp consumers = when(wg.wave_col() >= 1, {consume(wg, ring, c, tiles, wg.wave_col() - 1, ready)});
+  const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, c, tiles, wg.wave_row() - 1, ready)});
   return sink({"hopper_gemm"}, {group({producer, consumers}).end(wg.hardware_ranges())});
 }
 
