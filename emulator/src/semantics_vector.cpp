@@ -504,30 +504,23 @@ void v_mfma(Exec& e, const Inst& in) {
 }
 
 // gfx950's f8f6f4 MFMAs: A and B in the formats cbsz and blgp name (8, 6 or 4 registers), C/D
-// as the other f32 MFMAs of the shape.
+// as the other f32 MFMAs of the shape. The scaled form (16 bytes, docs/mfma-f8f6f4.md 1.4) also
+// gives each lane an E8M0 scale of A and of B: one byte of its scale source, the byte
+// op_sel_hi * 2 + op_sel names, for a VGPR; an SGPR or a constant gives every lane bits [30:23]
+// of its value (what the hardware takes from them, by LLVM's ScaledMAIInst note; LLVM 22 emits
+// VGPRs only).
 template <int Size>
 void v_mfma_f8f6f4(Exec& e, const Inst& in) {
   if (mai_cbsz(in) > 4 || mai_blgp(in) > 4)
     e.fail("cbsz:" + std::to_string(mai_cbsz(in)) + " blgp:" + std::to_string(mai_blgp(in)) + ": format codes above 4 are undefined");
   const MfmaOperands o = mfma_operands(e, in, Size * Size / kLanes);
-  execute_mfma_f8f6f4(Size, mai_cbsz(in), mai_blgp(in), o.a, o.b, o.c, o.d);
-}
-
-// The scaled form (16 bytes, docs/mfma-f8f6f4.md 1.4): each lane's E8M0 scale of A and of B is
-// one byte of its scale source, the byte op_sel_hi * 2 + op_sel names, for a VGPR; an SGPR or a
-// constant gives every lane bits [30:23] of its value (what the hardware takes from them, by
-// LLVM's ScaledMAIInst note; LLVM 22 emits VGPRs only).
-template <int Size>
-void v_mfma_scale_f8f6f4(Exec& e, const Inst& in) {
-  if (mai_cbsz(in) > 4 || mai_blgp(in) > 4)
-    e.fail("cbsz:" + std::to_string(mai_cbsz(in)) + " blgp:" + std::to_string(mai_blgp(in)) + ": format codes above 4 are undefined");
+  if (!is_scaled_mfma(in)) return execute_mfma_f8f6f4(Size, mai_cbsz(in), mai_blgp(in), o.a, o.b, o.c, o.d);
   uint8_t scales[2][kLanes];
   for (int i = 0; i < 2; ++i) {
     const uint32_t code = mfma_scale_src(in, i);
     for (int lane = 0; lane < kLanes; ++lane)
       scales[i][lane] = static_cast<uint8_t>(code >= 256 ? e.w.vreg(code - 256)[lane] >> (8 * mfma_scale_byte(in, i)) : e.scalar(code) >> 23);
   }
-  const MfmaOperands o = mfma_operands(e, in, Size * Size / kLanes);
   execute_mfma_f8f6f4(Size, mai_cbsz(in), mai_blgp(in), o.a, o.b, o.c, o.d, scales[0], scales[1]);
 }
 
@@ -616,8 +609,8 @@ void register_vector_semantics(SemanticsTable& t) {
   for (const MfmaOp& op : mfma_ops(Arch::Gfx950)) t[op.mnemonic] = v_mfma;
   t["v_mfma_f32_16x16x128_f8f6f4"] = v_mfma_f8f6f4<16>;
   t["v_mfma_f32_32x32x64_f8f6f4"] = v_mfma_f8f6f4<32>;
-  t["v_mfma_scale_f32_16x16x128_f8f6f4"] = v_mfma_scale_f8f6f4<16>;
-  t["v_mfma_scale_f32_32x32x64_f8f6f4"] = v_mfma_scale_f8f6f4<32>;
+  t["v_mfma_scale_f32_16x16x128_f8f6f4"] = v_mfma_f8f6f4<16>;
+  t["v_mfma_scale_f32_32x32x64_f8f6f4"] = v_mfma_f8f6f4<32>;
 
 #define WEFT_CMP(cond, COND, type, CTYPE)                                                  \
   for (const char* suffix : {"_e32", "_e64"}) {                                            \

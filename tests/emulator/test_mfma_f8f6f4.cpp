@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,37 +59,54 @@ int k_of(const Format& f, int size, int group, int e) {
   return f.bits == 8 ? (e / 16) * (k_size / 2) + 16 * group + e % 16 : 32 * group + e;
 }
 
+// A kernel: the shape, A's and B's formats and, for the scaled form, the byte of each lane's
+// scale word the kernel selects for A and B (op_sel); byte_a < 0: unscaled (constant zero
+// scales, which LLVM emits as the unscaled instruction).
 struct Case {
   int size, format_a, format_b;
-  std::string kernel() const { return "f8f6f4_" + std::to_string(size) + "_" + std::to_string(format_a) + "_" + std::to_string(format_b); }
+  int byte_a = -1, byte_b = -1;
+  bool scaled() const { return byte_a >= 0; }
+  std::string kernel() const {
+    return std::string(scaled() ? "scaled_" : "f8f6f4_") + std::to_string(size) + "_" + std::to_string(format_a) + "_" + std::to_string(format_b) +
+           (scaled() ? "_" + std::to_string(byte_a) + std::to_string(byte_b) : "");
+  }
 };
 const Case kCases[] = {{16, 0, 0}, {16, 1, 1}, {16, 0, 1}, {16, 2, 3}, {16, 3, 2}, {16, 4, 4}, {16, 0, 4}, {16, 4, 2},
                        {32, 0, 0}, {32, 2, 2}, {32, 4, 4}, {32, 1, 3}};
+// v_mfma_scale_f32_*_f8f6f4 (16 bytes): each lane's A and B scales are one byte of a VGPR.
+const Case kScaledCases[] = {{16, 0, 0, 1, 2}, {16, 4, 2, 3, 0}, {16, 1, 3, 0, 0}, {32, 1, 4, 0, 3}, {32, 2, 3, 2, 1}};
 
 int registers(int format) { return kFormats[format].bits; }
 
-// One kernel per case: lane t loads its A, B and C registers from rows t of three arrays, runs
-// the MFMA and stores D's registers to row t.
-std::string kernels_ir() {
+// One kernel per case: lane t loads its A, B and C registers from rows t of three arrays (and,
+// scaled, its scale words from rows t of two more), runs the MFMA and stores D's registers to
+// row t.
+std::string kernels_ir(std::span<const Case> cases) {
   std::string ir = "target triple = \"amdgcn-amd-amdhsa\"\ndeclare i32 @llvm.amdgcn.workitem.id.x()\n";
   std::set<std::string> declared;
-  for (const Case& c : kCases) {
+  for (const Case& c : cases) {
     const std::string ra = std::to_string(registers(c.format_a)), rb = std::to_string(registers(c.format_b));
     const std::string shape = c.size == 16 ? "16x16x128" : "32x32x64", acc = std::to_string(c.size * c.size / 64);
     const std::string ta = "<" + ra + " x i32>", tb = "<" + rb + " x i32>", tc = "<" + acc + " x float>";
     const std::string name = "@llvm.amdgcn.mfma.scale.f32." + shape + ".f8f6f4.v" + ra + "i32.v" + rb + "i32";
     if (declared.insert(name).second) ir += "declare " + tc + " " + name + "(" + ta + ", " + tb + ", " + tc + ", i32, i32, i32, i32, i32, i32)\n";
-    ir += "define amdgpu_kernel void @" + c.kernel() +
-          "(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %d) {\n"
+    const std::string scale_args = c.scaled() ? ", ptr addrspace(1) %sa, ptr addrspace(1) %sb" : "";
+    const std::string scale_loads = c.scaled() ? "  %psa = getelementptr i32, ptr addrspace(1) %sa, i32 %t\n  %vsa = load i32, ptr addrspace(1) %psa, align 4\n"
+                                                 "  %psb = getelementptr i32, ptr addrspace(1) %sb, i32 %t\n  %vsb = load i32, ptr addrspace(1) %psb, align 4\n"
+                                               : "";
+    const std::string scales = c.scaled() ? "i32 " + std::to_string(c.byte_a) + ", i32 %vsa, i32 " + std::to_string(c.byte_b) + ", i32 %vsb"
+                                          : "i32 0, i32 0, i32 0, i32 0";
+    ir += "define amdgpu_kernel void @" + c.kernel() + "(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %d" +
+          scale_args + ") {\n"
           "  %t = call i32 @llvm.amdgcn.workitem.id.x()\n"
           "  %ia = mul i32 %t, " + ra + "\n  %pa = getelementptr i32, ptr addrspace(1) %a, i32 %ia\n"
           "  %va = load " + ta + ", ptr addrspace(1) %pa, align 4\n"
           "  %ib = mul i32 %t, " + rb + "\n  %pb = getelementptr i32, ptr addrspace(1) %b, i32 %ib\n"
           "  %vb = load " + tb + ", ptr addrspace(1) %pb, align 4\n"
           "  %ic = mul i32 %t, " + acc + "\n  %pc = getelementptr float, ptr addrspace(1) %c, i32 %ic\n"
-          "  %vc = load " + tc + ", ptr addrspace(1) %pc, align 4\n"
+          "  %vc = load " + tc + ", ptr addrspace(1) %pc, align 4\n" + scale_loads +
           "  %r = call " + tc + " " + name + "(" + ta + " %va, " + tb + " %vb, " + tc + " %vc, i32 " + std::to_string(c.format_a) +
-          ", i32 " + std::to_string(c.format_b) + ", i32 0, i32 0, i32 0, i32 0)\n"
+          ", i32 " + std::to_string(c.format_b) + ", " + scales + ")\n"
           "  %pd = getelementptr float, ptr addrspace(1) %d, i32 %ic\n"
           "  store " + tc + " %r, ptr addrspace(1) %pd, align 4\n  ret void\n}\n";
   }
@@ -117,51 +135,69 @@ std::pair<int, int> accumulator_element(int size, int lane, int r) {
   return {8 * (r / 4) + 4 * (lane / 32) + r % 4, lane % 32};
 }
 
+
+// Runs case `c` of `code` on fresh random operands (and, scaled, random scale words whose every
+// byte is an E8M0 scale from 2^-7 to 2^7) and checks D against a double-precision product:
+// C + the sum over k of 2^(scale exponents of its K block) * A[i][k] * B[j][k].
+void run_and_check(const CodeObject& code, const Case& c, std::mt19937_64& rng) {
+  CAPTURE(c.kernel());
+  const Format &fa = kFormats[c.format_a], &fb = kFormats[c.format_b];
+  const int size = c.size, k_size = size == 16 ? 128 : 64, acc = size * size / 64;
+  std::vector<uint32_t> a_codes(static_cast<size_t>(size * k_size)), b_codes(a_codes.size());  // [i][k], [j][k]
+  for (uint32_t& x : a_codes) x = random_code(fa, rng);
+  for (uint32_t& x : b_codes) x = random_code(fb, rng);
+  std::vector<float> c_in(static_cast<size_t>(64 * acc));
+  for (float& x : c_in) x = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
+  std::vector<uint32_t> scale_a(64), scale_b(64);
+  if (c.scaled())
+    for (uint32_t* words : {scale_a.data(), scale_b.data()})
+      for (int lane = 0; lane < 64; ++lane)
+        for (int byte = 0; byte < 4; ++byte) words[lane] |= static_cast<uint32_t>(120 + rng() % 15) << (8 * byte);
+  GlobalMemory mem;
+  const uint64_t a = weft::testing::upload(mem, pack(a_codes, fa, size), "A"), b = weft::testing::upload(mem, pack(b_codes, fb, size), "B");
+  const uint64_t cc = weft::testing::upload(mem, c_in, "C"), d = weft::testing::upload(mem, std::vector<uint32_t>(c_in.size(), 0xCDCDCDCDu), "D");
+  std::vector<ArgValue> args = {ArgValue::pointer(a), ArgValue::pointer(b), ArgValue::pointer(cc), ArgValue::pointer(d)};
+  if (c.scaled()) {
+    args.push_back(ArgValue::pointer(weft::testing::upload(mem, scale_a, "scale A")));
+    args.push_back(ArgValue::pointer(weft::testing::upload(mem, scale_b, "scale B")));
+  }
+  LaunchOptions o;
+  o.block = {64, 1, 1};
+  o.kernarg = pack_kernel_args(code.kernel(c.kernel()), args);
+  run_kernel(code, c.kernel(), mem, o);
+  const std::vector<float> got = weft::testing::download<float>(mem, d, c_in.size());
+  // The scale exponent of row i (column j) in K block kb: byte `byte` of lane i + size * kb's word.
+  const auto exponent = [&](const std::vector<uint32_t>& words, int byte, int outer, int block) {
+    return c.scaled() ? static_cast<int>((words[static_cast<size_t>(outer + size * block)] >> (8 * byte)) & 0xFF) - 127 : 0;
+  };
+  int wrong = 0;
+  for (int lane = 0; lane < 64; ++lane)
+    for (int r = 0; r < acc; ++r) {
+      const auto [i, j] = accumulator_element(size, lane, r);
+      const double c_value = c_in[static_cast<size_t>(lane * acc + r)];
+      double want = c_value, magnitude = std::abs(c_value);
+      for (int k = 0; k < k_size; ++k) {
+        const int block = k / 32;
+        const double scale = std::ldexp(1.0, exponent(scale_a, c.byte_a, i, block) + exponent(scale_b, c.byte_b, j, block));
+        const double p = scale * value_of(fa, a_codes[static_cast<size_t>(i * k_size + k)]) * value_of(fb, b_codes[static_cast<size_t>(j * k_size + k)]);
+        want += p;
+        magnitude += std::abs(p);
+      }
+      // fp32 accumulation: a few roundings of at most half an ulp of the running magnitude.
+      const double tolerance = 1e-6 * magnitude + 1e-30;
+      const double g = got[static_cast<size_t>(lane * acc + r)];
+      if (!(std::abs(g - want) <= tolerance) && wrong++ < 4)
+        FAIL_CHECK("D[" << i << "][" << j << "] = " << g << ", want " << want << " (lane " << lane << ", register " << r << ")");
+    }
+  CHECK(wrong == 0);
+}
+
 }  // namespace
 
 TEST_CASE("gfx950 f8f6f4 MFMAs: fp8, bf8, fp6, bf6 and fp4 operands against a double-precision product") {
   std::mt19937_64 rng = weft::testing::seeded_rng("test_mfma_f8f6f4");
-  const CodeObject code = CodeObject::load(weft::testing::compile_ll(kernels_ir(), "gfx950"));
-  for (const Case& c : kCases) {
-    CAPTURE(c.kernel());
-    const Format &fa = kFormats[c.format_a], &fb = kFormats[c.format_b];
-    const int size = c.size, k_size = size == 16 ? 128 : 64, acc = size * size / 64;
-    std::vector<uint32_t> a_codes(static_cast<size_t>(size * k_size)), b_codes(a_codes.size());  // [i][k], [j][k]
-    for (uint32_t& x : a_codes) x = random_code(fa, rng);
-    for (uint32_t& x : b_codes) x = random_code(fb, rng);
-    std::vector<float> c_in(static_cast<size_t>(64 * acc));
-    for (float& x : c_in) x = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
-    GlobalMemory mem;
-    const uint64_t a = weft::testing::upload(mem, pack(a_codes, fa, size), "A");
-    const uint64_t b = weft::testing::upload(mem, pack(b_codes, fb, size), "B");
-    const uint64_t cc = weft::testing::upload(mem, c_in, "C");
-    const uint64_t d = weft::testing::upload(mem, std::vector<uint32_t>(c_in.size(), 0xCDCDCDCDu), "D");
-    LaunchOptions o;
-    o.grid = {1, 1, 1};
-    o.block = {64, 1, 1};
-    const ArgValue args[] = {ArgValue::pointer(a), ArgValue::pointer(b), ArgValue::pointer(cc), ArgValue::pointer(d)};
-    o.kernarg = pack_kernel_args(code.kernel(c.kernel()), args);
-    run_kernel(code, c.kernel(), mem, o);
-    const std::vector<float> got = weft::testing::download<float>(mem, d, c_in.size());
-    int wrong = 0;
-    for (int lane = 0; lane < 64; ++lane)
-      for (int r = 0; r < acc; ++r) {
-        const auto [i, j] = accumulator_element(size, lane, r);
-        const double c_value = c_in[static_cast<size_t>(lane * acc + r)];
-        double want = c_value, magnitude = std::abs(c_value);
-        for (int k = 0; k < k_size; ++k) {
-          const double p = value_of(fa, a_codes[static_cast<size_t>(i * k_size + k)]) * value_of(fb, b_codes[static_cast<size_t>(j * k_size + k)]);
-          want += p;
-          magnitude += std::abs(p);
-        }
-        // fp32 accumulation: a few roundings of at most half an ulp of the running magnitude.
-        const double tolerance = 1e-6 * magnitude + 1e-30;
-        const double g = got[static_cast<size_t>(lane * acc + r)];
-        if (!(std::abs(g - want) <= tolerance) && wrong++ < 4)
-          FAIL_CHECK("D[" << i << "][" << j << "] = " << g << ", want " << want << " (lane " << lane << ", register " << r << ")");
-      }
-    CHECK(wrong == 0);
-  }
+  const CodeObject code = CodeObject::load(weft::testing::compile_ll(kernels_ir(kCases), "gfx950"));
+  for (const Case& c : kCases) run_and_check(code, c, rng);
 }
 
 TEST_CASE("f8f6f4 MFMA: format codes above 4 are errors, and the formats' widths are 8, 6 and 4 bits") {
@@ -187,104 +223,14 @@ TEST_CASE("f8f6f4 MFMA scales: per 32-wide K block, from lane outer + size * blo
   CHECK(at(0, 5) == 32.0f * 1 + 64.0f + 8.0f + 32.0f);
 }
 
-namespace {
-
-// The scaled form, v_mfma_scale_f32_*_f8f6f4 (16 bytes): each lane's A and B scales are one byte
-// (op_sel) of a VGPR loaded from row t of two arrays.
-struct ScaledCase {
-  int size, format_a, format_b, byte_a, byte_b;
-  std::string kernel() const {
-    return "scaled_" + std::to_string(size) + "_" + std::to_string(format_a) + "_" + std::to_string(format_b) + "_" + std::to_string(byte_a) +
-           std::to_string(byte_b);
-  }
-};
-const ScaledCase kScaledCases[] = {{16, 0, 0, 1, 2}, {16, 4, 2, 3, 0}, {16, 1, 3, 0, 0}, {32, 1, 4, 0, 3}, {32, 2, 3, 2, 1}};
-
-std::string scaled_kernels_ir() {
-  std::string ir = "target triple = \"amdgcn-amd-amdhsa\"\ndeclare i32 @llvm.amdgcn.workitem.id.x()\n";
-  std::set<std::string> declared;
-  for (const ScaledCase& c : kScaledCases) {
-    const std::string ra = std::to_string(registers(c.format_a)), rb = std::to_string(registers(c.format_b));
-    const std::string shape = c.size == 16 ? "16x16x128" : "32x32x64", acc = std::to_string(c.size * c.size / 64);
-    const std::string ta = "<" + ra + " x i32>", tb = "<" + rb + " x i32>", tc = "<" + acc + " x float>";
-    const std::string name = "@llvm.amdgcn.mfma.scale.f32." + shape + ".f8f6f4.v" + ra + "i32.v" + rb + "i32";
-    if (declared.insert(name).second) ir += "declare " + tc + " " + name + "(" + ta + ", " + tb + ", " + tc + ", i32, i32, i32, i32, i32, i32)\n";
-    ir += "define amdgpu_kernel void @" + c.kernel() +
-          "(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %d, ptr addrspace(1) %sa, ptr addrspace(1) %sb) {\n"
-          "  %t = call i32 @llvm.amdgcn.workitem.id.x()\n"
-          "  %ia = mul i32 %t, " + ra + "\n  %pa = getelementptr i32, ptr addrspace(1) %a, i32 %ia\n"
-          "  %va = load " + ta + ", ptr addrspace(1) %pa, align 4\n"
-          "  %ib = mul i32 %t, " + rb + "\n  %pb = getelementptr i32, ptr addrspace(1) %b, i32 %ib\n"
-          "  %vb = load " + tb + ", ptr addrspace(1) %pb, align 4\n"
-          "  %ic = mul i32 %t, " + acc + "\n  %pc = getelementptr float, ptr addrspace(1) %c, i32 %ic\n"
-          "  %vc = load " + tc + ", ptr addrspace(1) %pc, align 4\n"
-          "  %psa = getelementptr i32, ptr addrspace(1) %sa, i32 %t\n  %vsa = load i32, ptr addrspace(1) %psa, align 4\n"
-          "  %psb = getelementptr i32, ptr addrspace(1) %sb, i32 %t\n  %vsb = load i32, ptr addrspace(1) %psb, align 4\n"
-          "  %r = call " + tc + " " + name + "(" + ta + " %va, " + tb + " %vb, " + tc + " %vc, i32 " + std::to_string(c.format_a) +
-          ", i32 " + std::to_string(c.format_b) + ", i32 " + std::to_string(c.byte_a) + ", i32 %vsa, i32 " + std::to_string(c.byte_b) + ", i32 %vsb)\n"
-          "  %pd = getelementptr float, ptr addrspace(1) %d, i32 %ic\n"
-          "  store " + tc + " %r, ptr addrspace(1) %pd, align 4\n  ret void\n}\n";
-  }
-  return ir;
-}
-
-}  // namespace
-
 TEST_CASE("gfx950 scaled f8f6f4 MFMAs (16-byte v_mfma_scale_f32_*): E8M0 scales per 32-wide K block from a VGPR byte") {
   std::mt19937_64 rng = weft::testing::seeded_rng("test_mfma_f8f6f4 scaled");
-  const std::vector<uint8_t> bytes = weft::testing::compile_ll(scaled_kernels_ir(), "gfx950");
+  const std::vector<uint8_t> bytes = weft::testing::compile_ll(kernels_ir(kScaledCases), "gfx950");
   std::ostringstream listing;
   write_listing(CodeObject::load(bytes), listing);
   REQUIRE(listing.str().find("v_mfma_scale_f32_16x16x128_f8f6f4") != std::string::npos);
   REQUIRE(listing.str().find("v_mfma_scale_f32_32x32x64_f8f6f4") != std::string::npos);
   weft::testing::check_listing_matches_objdump(bytes, Arch::Gfx950);
   const CodeObject code = CodeObject::load(bytes);
-  for (const ScaledCase& c : kScaledCases) {
-    CAPTURE(c.kernel());
-    const Format &fa = kFormats[c.format_a], &fb = kFormats[c.format_b];
-    const int size = c.size, k_size = size == 16 ? 128 : 64, acc = size * size / 64;
-    std::vector<uint32_t> a_codes(static_cast<size_t>(size * k_size)), b_codes(a_codes.size());
-    for (uint32_t& x : a_codes) x = random_code(fa, rng);
-    for (uint32_t& x : b_codes) x = random_code(fb, rng);
-    std::vector<float> c_in(static_cast<size_t>(64 * acc));
-    for (float& x : c_in) x = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
-    // Every byte an E8M0 scale from 2^-7 to 2^7; the kernel picks one byte of each word.
-    std::vector<uint32_t> scale_a(64), scale_b(64);
-    for (uint32_t* s : {scale_a.data(), scale_b.data()})
-      for (int lane = 0; lane < 64; ++lane)
-        for (int byte = 0; byte < 4; ++byte) s[lane] |= static_cast<uint32_t>(120 + rng() % 15) << (8 * byte);
-    GlobalMemory mem;
-    const uint64_t a = weft::testing::upload(mem, pack(a_codes, fa, size), "A"), b = weft::testing::upload(mem, pack(b_codes, fb, size), "B");
-    const uint64_t cc = weft::testing::upload(mem, c_in, "C"), d = weft::testing::upload(mem, std::vector<uint32_t>(c_in.size(), 0xCDCDCDCDu), "D");
-    const uint64_t sa = weft::testing::upload(mem, scale_a, "scale A"), sb = weft::testing::upload(mem, scale_b, "scale B");
-    LaunchOptions o;
-    o.block = {64, 1, 1};
-    const ArgValue args[] = {ArgValue::pointer(a), ArgValue::pointer(b), ArgValue::pointer(cc), ArgValue::pointer(d), ArgValue::pointer(sa), ArgValue::pointer(sb)};
-    o.kernarg = pack_kernel_args(code.kernel(c.kernel()), args);
-    run_kernel(code, c.kernel(), mem, o);
-    const std::vector<float> got = weft::testing::download<float>(mem, d, c_in.size());
-    // The scale of row i (column j) in K block kb: byte `byte_a` of lane i + size * kb's word.
-    const auto exponent = [&](const std::vector<uint32_t>& words, int byte, int outer, int block) {
-      return static_cast<int>((words[static_cast<size_t>(outer + size * block)] >> (8 * byte)) & 0xFF) - 127;
-    };
-    int wrong = 0;
-    for (int lane = 0; lane < 64; ++lane)
-      for (int r = 0; r < acc; ++r) {
-        const auto [i, j] = accumulator_element(size, lane, r);
-        const double c_value = c_in[static_cast<size_t>(lane * acc + r)];
-        double want = c_value, magnitude = std::abs(c_value);
-        for (int k = 0; k < k_size; ++k) {
-          const int block = k / 32;
-          const double scale = std::ldexp(1.0, exponent(scale_a, c.byte_a, i, block) + exponent(scale_b, c.byte_b, j, block));
-          const double p = scale * value_of(fa, a_codes[static_cast<size_t>(i * k_size + k)]) * value_of(fb, b_codes[static_cast<size_t>(j * k_size + k)]);
-          want += p;
-          magnitude += std::abs(p);
-        }
-        const double tolerance = 1e-6 * magnitude + 1e-30;
-        const double g = got[static_cast<size_t>(lane * acc + r)];
-        if (!(std::abs(g - want) <= tolerance) && wrong++ < 4)
-          FAIL_CHECK("D[" << i << "][" << j << "] = " << g << ", want " << want << " (lane " << lane << ", register " << r << ")");
-      }
-    CHECK(wrong == 0);
-  }
+  for (const Case& c : kScaledCases) run_and_check(code, c, rng);
 }
