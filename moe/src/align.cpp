@@ -2,7 +2,10 @@
 // placed from it, stably.
 #include "weft/moe/align.h"
 
+#include <string>
+
 #include "weft/dsl/builder.h"
+#include "weft/kernels/layouts.h"
 
 namespace weft::moe {
 namespace {
@@ -11,9 +14,27 @@ constexpr int64_t kThreads = kAlignChunk;  // one choice a thread
 constexpr int64_t kRowsPerThread = kAlignRowsPerGroup / kThreads;
 
 UOp i32(int64_t v) { return constant(Wide(v), dtypes::int32); }
+UOp u64(uint64_t v) { return constant(Wide(v), dtypes::uint64); }
 UOp idx(int64_t v) { return constant(Wide(v)); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t chunks(const MoeShape& s) { return ceil_div(s.choices(), kAlignChunk); }
+int64_t count_spans(const MoeShape& s) { return ceil_div(s.choices(), kAlignSpan); }
+constexpr int64_t kChunksPerSpan = kAlignSpan / kAlignChunk;
+static_assert(kAlignSpan % kAlignChunk == 0);
+
+int64_t wave_width(std::string_view arch) {
+  if (tile::is_nvidia(arch)) return 32;
+  if (arch == "gfx942" || arch == "gfx950") return 64;
+  throw Error("moe align: no wave width for target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
+}
+
+// The number of set bits of a uint64 (the classic SWAR sum; LLVM turns it into one ctpop).
+UOp popcount64(UOp x) {
+  x = x - ((x >> 1) & 0x5555555555555555);
+  x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0f;
+  return (x * 0x0101010101010101) >> 56;
+}
 
 // The expert whose rows hold row `r` (int32): the largest e in [0, E] with offsets[e] <= r, E
 // for a row past offsets[E]. `off` holds offsets [E+1] in shared memory.
@@ -33,68 +54,109 @@ UOp expert_of_row(const UOp& off, const UOp& r, int64_t E) {
 
 int64_t align_workspace(const MoeShape& shape) {
   shape.validate();
-  return chunks(shape) * shape.experts;
+  return count_spans(shape) * shape.experts;
 }
 
 UOp align_count(const MoeShape& s) {
   s.validate();
-  const int64_t E = s.experts, C = chunks(s);
-  const UOp hist = placeholder({C * E}, dtypes::int32, 0), ids = placeholder({s.choices()}, dtypes::int32, 1);
-  const UOp g = range(C, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
+  const int64_t E = s.experts, spans = count_spans(s);
+  const UOp hist = placeholder({spans * E}, dtypes::int32, 0), ids = placeholder({s.choices()}, dtypes::int32, 1);
+  const UOp g = range(spans, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp count = alloc_shared({E}, dtypes::int32, 0);
   const UOp zi = range(ceil_div(E, kThreads), 2, AxisType::LOOP), ze = l + zi * kThreads;
   const UOp zero = count[ze].store(i32(0), ze < E).end({zi});
-  const UOp c = g * kThreads + l;
+  const UOp ci = range(kAlignSpan / kThreads, 3, AxisType::LOOP), c = g * kAlignSpan + ci * kThreads + l;
   const UOp id = ids[c].load(c < s.choices(), i32(-1));
-  const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)});
-  const UOp wi = range(ceil_div(E, kThreads), 3, AxisType::LOOP), we = l + wi * kThreads;
+  const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)}).end({ci});
+  const UOp wi = range(ceil_div(E, kThreads), 4, AxisType::LOOP), we = l + wi * kThreads;
   const UOp out = hist[g * E + we].store(count.after({bump})[we].load(we < E, i32(0)), we < E).end({wi});
   return sink({"moe_align_count_e" + std::to_string(E)}, {group({zero, bump, out}).end({g, l})});
 }
 
-UOp align_place(const MoeShape& s) {
+UOp align_place(const MoeShape& s, std::string_view arch) {
   s.validate();
-  const int64_t E = s.experts, C = chunks(s), B = s.block_rows, k = s.top_k;
+  const int64_t W = wave_width(arch), waves = kThreads / W;
+  const int64_t E = s.experts, spans = count_spans(s), B = s.block_rows, k = s.top_k;
   const int64_t rows = s.max_rows(), blocks = s.max_blocks();
-  const int64_t grid = std::max(C, ceil_div(rows, kAlignRowsPerGroup));
+  const int64_t grid = std::max(chunks(s), ceil_div(rows, kAlignRowsPerGroup));
   const UOp counts = placeholder({E}, dtypes::int32, 0), offsets = placeholder({E + 1}, dtypes::int32, 1);
   const UOp dest_row = placeholder({s.choices()}, dtypes::int32, 2), row_token = placeholder({rows}, dtypes::int32, 3);
   const UOp row_weight = placeholder({rows}, dtypes::float32, 4), block_expert = placeholder({blocks}, dtypes::int32, 5);
-  const UOp hist = placeholder({C * E}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
+  const UOp hist = placeholder({spans * E}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
   const UOp weights = placeholder({s.choices()}, dtypes::float32, 8);
   const UOp g = range(grid, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E}, dtypes::int32, 1);
   const UOp padded = alloc_shared({E}, dtypes::int32, 2), off = alloc_shared({E + 1}, dtypes::int32, 3);
-  const UOp chunk_ids = alloc_shared({kThreads}, dtypes::int32, 4);
+  const UOp wave_total = alloc_shared({waves}, dtypes::int32, 4), wave_count = alloc_shared({waves * E}, dtypes::int32, 5);
   int64_t next_range = 2;
   auto loop = [&](int64_t n, AxisType axis = AxisType::LOOP) { return range(n, next_range++, axis); };
+  const UOp lane = l % W, wave = l / W;
 
-  // Each expert's count, and its count in the chunks before this workgroup's.
+  // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
+  // counts of this chunk.
+  const UOp span = g / kChunksPerSpan;
   const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
-  const UOp cc = loop(C, AxisType::REDUCE);
-  const UOp h = hist[cc * E + e].load(has_e, i32(0));
-  const UOp tot = h.reduce(Op::ADD, {cc});
-  const UOp cb = loop(C, AxisType::REDUCE);
-  const UOp bef = where(cb < g, hist[cb * E + e].load(has_e, i32(0)), i32(0)).reduce(Op::ADD, {cb});
+  const UOp sp = loop(spans, AxisType::REDUCE);
+  const UOp h = hist[sp * E + e].load(has_e, i32(0));
+  const UOp tot = h.reduce(Op::ADD, {sp});
+  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp});
   const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef, has_e),
                           padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                        .end({ei});
+  const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
+  const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
 
-  // offsets[e] = the padded counts of the experts before e (e = E: all of them).
-  const UOp oi = loop(ceil_div(E + 1, kThreads)), oe = l + oi * kThreads;
-  const UOp pe = loop(E, AxisType::REDUCE);
-  const UOp before_e = where(pe < oe, padded.after({sums})[pe].load(), i32(0)).reduce(Op::ADD, {pe});
-  const UOp offs = off[oe].store(before_e, oe <= E).end({oi});
-  const UOp off_ready = off.after({offs}), total_ready = total.after({sums}), earlier_ready = earlier.after({sums});
+  // ... plus the choices of the span that come before this chunk (a count: order-free atomics).
+  const UOp pi = loop(kChunksPerSpan - 1), pc = span * kAlignSpan + pi * kThreads + l;
+  const UOp pid = ids[pc].load((pi < g % kChunksPerSpan) & (pc < s.choices()), i32(-1));
+  const UOp span_before = when((pid >= 0) & (pid < E), {atomic(AtomicOp::Add, earlier.after({sums})[pid.cast(dtypes::index)], i32(1), Scope::Workgroup)})
+                              .end({pi});
 
-  // This workgroup's chunk: each choice's rank among the chunk's earlier choices of its expert.
+  // offsets[e] = the padded counts of the experts before e: thread l sums experts
+  // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
+  // and the waves' totals before its own.
+  const int64_t P = E / kThreads + 1;
+  std::vector<UOp> mine;
+  UOp sum = i32(0);
+  for (int64_t i = 0; i < P; ++i) {
+    const UOp pe = l * P + i;
+    mine.push_back(padded.after({sums})[pe].load(pe < E, i32(0)));
+    sum = sum + mine.back();
+  }
+  UOp inclusive = sum;
+  for (int64_t d = 1; d < W; d *= 2) inclusive = inclusive + where(lane >= d, shuffle_up(inclusive, d, W), i32(0));
+  const UOp put_total = wave_total[wave].store(inclusive, lane.eq(idx(W - 1)));
+  const UOp wv = loop(waves, AxisType::REDUCE);
+  UOp run = where(wv < wave, wave_total.after({put_total})[wv].load(), i32(0)).reduce(Op::ADD, {wv}) + inclusive - sum;
+  std::vector<UOp> offs;
+  for (int64_t i = 0; i < P; ++i) {
+    const UOp pe = l * P + i;
+    offs.push_back(off[pe].store(run, pe <= E));
+    run = run + mine[static_cast<size_t>(i)];
+  }
+  const UOp off_ready = off.after(offs), total_ready = total.after({sums}), earlier_ready = earlier.after({span_before});
+
+  // This chunk: a choice's rank among the chunk's earlier choices of its expert = its rank in
+  // its wave (the lanes below it holding the same id: a match mask from one ballot per id bit)
+  // plus the counts of that id in the waves before (each id's last lane of a wave stores it).
   const UOp c = g * kThreads + l, live = c < s.choices();
   const UOp id = ids[c].load(live, i32(-1));
   const UOp known = live & (id >= 0) & (id < E);
-  const UOp put_id = chunk_ids[l].store(id);
-  const UOp q = loop(kThreads, AxisType::REDUCE);
-  const UOp rank = where((q < l) & chunk_ids.after({put_id})[q].load().eq(id), i32(1), i32(0)).reduce(Op::ADD, {q});
+  const UOp key = where(known, id, i32(E));
+  UOp same = u64(~uint64_t{0});
+  for (int64_t bit = 0; (int64_t{1} << bit) <= E; ++bit) {
+    const UOp set = ((key >> bit) & 1).ne(i32(0));
+    const UOp votes = ballot(set, W);
+    same = same & where(set, votes, ~votes);
+  }
+  const UOp lane64 = lane.cast(dtypes::uint64);
+  const UOp below = (u64(1) << lane64) - u64(1);
+  const UOp last_of_id = (same & ~((u64(2) << lane64) - u64(1))).eq(u64(0));
   const UOp ie = where(known, id, i32(0)).cast(dtypes::index);
+  const UOp put_count = wave_count.after({zero})[wave * E + ie].store(popcount64(same).cast(dtypes::int32), known & last_of_id);
+  const UOp wb = loop(waves, AxisType::REDUCE);
+  const UOp in_earlier_waves = where(wb < wave, wave_count.after({put_count})[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
+  const UOp rank = in_earlier_waves + popcount64(same & below).cast(dtypes::int32);
   const UOp dest = off_ready[ie].load() + earlier_ready[ie].load() + rank;
   const UOp di = dest.cast(dtypes::index);
   const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live),
@@ -121,7 +183,8 @@ UOp align_place(const MoeShape& s) {
   const UOp totals = group({counts[xe].store(total_ready[xe_in].load(), first & (xe < E)),
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})
                          .end({xi});
-  return sink({"moe_align_place_e" + std::to_string(E)}, {group({sums, offs, put_id, place, pads, mark, totals}).end({g, l})});
+  return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W)},
+              {group({sums, zero, span_before, put_total, place, pads, mark, totals}).end({g, l})});
 }
 
 }  // namespace weft::moe

@@ -87,7 +87,7 @@ RoutingPlan download_plan(rt::Device& device, const MoeShape& s, const PlanBuffe
 }
 
 AlignKernels compile_align(rt::Device& device, const MoeShape& s, rt::CompileCache* cache) {
-  return {s, rt::CompiledKernel::compile(device, align_count(s), cache), rt::CompiledKernel::compile(device, align_place(s), cache)};
+  return {s, rt::CompiledKernel::compile(device, align_count(s), cache), rt::CompiledKernel::compile(device, align_place(s, device.arch()), cache)};
 }
 
 void launch_align(rt::Device& device, const AlignKernels& k, const PlanBuffers& b) {

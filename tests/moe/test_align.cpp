@@ -36,19 +36,23 @@ WEFT_DEVICE_TEST_CASE("align: stable plans, bit for bit, for uniform choices") {
   check_align_runs({1, 512, 8, 256}, AlignInputs::Uniform);
   check_align_runs({45, 64, 8, 128}, AlignInputs::Uniform);  // 360 choices: two chunks, the second ragged
   check_align_runs({300, 256, 2, 256}, AlignInputs::Uniform);
+  check_align_runs({1100, 64, 8, 128}, AlignInputs::Uniform);  // 8800 choices: three spans, chunks past the first of a span
 }
 
 WEFT_DEVICE_TEST_CASE("align: one expert takes every token, or most experts take none") {
   check_align_runs({333, 16, 1, 128}, AlignInputs::OneExpert);
   check_align_runs({100, 64, 8, 128}, AlignInputs::OneExpert);
   check_align_runs({77, 512, 2, 256}, AlignInputs::FewExperts);
+  check_align_runs({2500, 8, 2, 128}, AlignInputs::OneExpert);  // 5000 choices of one expert over two spans
 }
 
 TEST_CASE("align: bad shapes are errors naming the field") {
   CHECK_THROWS_WITH_AS(moe::align_count({0, 8, 1, 128}), doctest::Contains("tokens must be >= 1"), Error);
-  CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 9, 128}), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
-  CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 96}), doctest::Contains("block_rows must be a power of two"), Error);
-  CHECK(moe::align_workspace({300, 64, 2, 128}) == 3 * 64);
+  CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 9, 128}, "gfx950"), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
+  CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 96}, "sm_90"), doctest::Contains("block_rows must be a power of two"), Error);
+  CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 128}, "gfx90a"), doctest::Contains("no wave width for target 'gfx90a'"), Error);
+  CHECK(moe::align_workspace({300, 64, 2, 128}) == 64);
+  CHECK(moe::align_workspace({2049, 64, 2, 128}) == 2 * 64);
 }
 
 WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the routed choices, bit for bit") {

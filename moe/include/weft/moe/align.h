@@ -4,22 +4,26 @@
 // an expert in order of t*k + j).
 //
 // Two kernels, launched in order by launch_align:
-//   align_count: one workgroup of 256 threads per chunk of 256 choices counts each expert's
-//     choices in the chunk (shared-memory atomics: counts do not depend on order) into the
-//     workspace, a histogram [chunks, E].
-//   align_place: every workgroup reads the whole histogram, so each has every expert's count,
-//     the counts of the chunks before its own, and (an exclusive sum of the padded counts) the
-//     offsets. Workgroup c places chunk c's choices: dest = offsets[e] + choices of e in earlier
-//     chunks + those earlier in this chunk (a count over the chunk's ids in shared memory), and
-//     writes dest_row, row_token and row_weight there. Independently, each workgroup marks its
-//     share of the max_rows rows (2048 a workgroup) that are padding (row_token -1, row_weight
-//     0), and of the blocks their expert (a binary search over the offsets); workgroup 0 writes
-//     counts and offsets. Rows of choices and padding rows are disjoint, so no write races.
+//   align_count: one workgroup of 256 threads per span of 4096 choices counts each expert's
+//     choices in the span (shared-memory atomics: counts do not depend on order) into the
+//     workspace, a histogram [spans, E].
+//   align_place: one workgroup per chunk of 256 choices. It sums the histogram's column of each
+//     expert (its count, and its count in the spans before the chunk's), counts the choices of
+//     its span that come before the chunk (16 at most chunks a span: shared-memory atomics), and
+//     scans the padded counts into the offsets (a wave scan). A choice's row is offsets[e] + the
+//     choices of e before its chunk + its rank among the chunk's earlier choices of e: its rank in
+//     its wave (the lanes below it with the same id, found with one ballot per bit of the id) plus
+//     the counts of e in the chunk's earlier waves. It writes dest_row, row_token and row_weight
+//     there. Independently, each workgroup marks its share of the max_rows rows (2048 a
+//     workgroup) that are padding (row_token -1, row_weight 0), and of the blocks their expert (a
+//     binary search over the offsets); workgroup 0 writes counts and offsets. Rows of choices and
+//     padding rows are disjoint, so no write races, and no row depends on the order of atomics.
 // The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
 // outside gets dest_row -1 and no row.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "weft/gemm/matmul_relu.h"
 #include "weft/moe/plan.h"
@@ -27,17 +31,19 @@
 
 namespace weft::moe {
 
-inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup counts and places
+inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place places
+inline constexpr int64_t kAlignSpan = 4096;        // choices a workgroup of align_count counts
 inline constexpr int64_t kAlignRowsPerGroup = 2048;  // rows a workgroup of align_place checks for padding
 
-// Elements of the int32 workspace align needs: ceil(T*k / 256) * E.
+// Elements of the int32 workspace align needs: ceil(T*k / 4096) * E.
 int64_t align_workspace(const MoeShape& shape);
 
 // The two kernels. align_count: slot 0 workspace, 1 expert_ids. align_place: 0 counts, 1
 // offsets, 2 dest_row, 3 row_token, 4 row_weight, 5 block_expert, 6 workspace, 7 expert_ids,
-// 8 weights. Throws weft::Error for a shape MoeShape::validate refuses.
+// 8 weights; `arch` sets its wave width (64 on gfx942/gfx950, 32 on sm_XY). Throws weft::Error
+// for a shape MoeShape::validate refuses or another target.
 UOp align_count(const MoeShape& shape);
-UOp align_place(const MoeShape& shape);
+UOp align_place(const MoeShape& shape, std::string_view arch);
 
 // A routing plan's buffers on a device, sized by the shape (plan.h), and align's workspace.
 struct PlanBuffers {
