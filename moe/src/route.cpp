@@ -2,6 +2,7 @@
 // wave-wide max over 64-bit (score, ~id) keys.
 #include "weft/moe/route.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -38,9 +39,44 @@ UOp from_order_bits(const UOp& ord) {
 }
 
 // The key a wave max ranks: the score's order bits above ~id, so equal scores go to the lower id.
-// Key 0 marks an expert out of the race (taken already, in a dropped group, or past E).
-UOp rank_key(const UOp& score, const UOp& expert) {
+// Key 0 marks an expert out of the race (taken already, in a dropped group, or past E). A bf16
+// logit has 16 significant order bits, so its key fits 32 bits (16 of them for ~id, E <= 512):
+// a cheaper wave max than 64-bit keys.
+UOp rank_key(const UOp& score, const UOp& expert, bool narrow) {
+  if (narrow) return ((order_bits(score) >> u32(16)) << u32(16)) | (~expert.cast(dtypes::uint32) & u32(0xffff));
   return (order_bits(score).cast(dtypes::uint64) << u64(32)) | (~expert.cast(dtypes::uint32)).cast(dtypes::uint64);
+}
+
+// The score a key holds. A narrow key lost the low order bits, which are all ones for a negative
+// score (order_bits complements it): put them back.
+UOp key_score(const UOp& key, bool narrow) {
+  if (!narrow) return from_order_bits((key >> u64(32)).cast(dtypes::uint32));
+  const UOp high = key & u32(0xffff0000u);
+  const UOp negative = (high & u32(0x80000000u)).eq(u32(0)) & high.ne(u32(0));
+  return from_order_bits(high | where(negative, u32(0xffff), u32(0)));
+}
+
+// The keys sorted largest first, in place: Batcher's odd-even merge network over the next power
+// of two (padded with key 0, which sorts last).
+void sort_descending(std::vector<UOp>& keys, const UOp& none) {
+  size_t n = 1;
+  while (n < keys.size()) n *= 2;
+  const size_t used = keys.size();
+  keys.resize(n, none);
+  for (size_t p = 1; p < n; p *= 2)
+    for (size_t k = p; k >= 1; k /= 2) {
+      for (size_t j = k % p; j + k < n; j += 2 * k)
+        for (size_t i = 0; i < std::min(k, n - j - k); ++i)
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) {
+            UOp& a = keys[i + j];
+            UOp& b = keys[i + j + k];
+            const UOp hi = max(a, b), lo = min(a, b);
+            a = hi;
+            b = lo;
+          }
+      if (k == 1) break;
+    }
+  keys.resize(used);
 }
 
 UOp sigmoid(const UOp& x) {
@@ -121,6 +157,8 @@ UOp route(const RouteConfig& c, std::string_view arch) {
   const int64_t W = tile::is_nvidia(arch) ? 32 : 64, T = c.tokens, E = c.experts, k = c.top_k;
   const int64_t slots = (E + W - 1) / W;
   const bool grouped = c.scoring == Scoring::SigmoidGroupedTopK;
+  const bool narrow = !grouped && c.logits == dtypes::bfloat16;
+  const UOp none = narrow ? u32(0) : u64(0);
   const UOp ids = placeholder({T * k}, dtypes::int32, 0), weights = placeholder({T * k}, dtypes::float32, 1);
   const UOp logits = placeholder({T * E}, c.logits, 2), bias = placeholder({E}, dtypes::float32, 3);
   const UOp g = range((T + kTokensPerGroup - 1) / kTokensPerGroup, 0, AxisType::GLOBAL);
@@ -139,24 +177,29 @@ UOp route(const RouteConfig& c, std::string_view arch) {
       score = where(x.ne(x), x, sig.back() + bias[e].load(present, f32(0.0)));  // NaN stays NaN: ranked last
       selection.push_back(where(present & score.eq(score), score, ninf));
     }
-    key.push_back(where(present, rank_key(score, e), u64(0)));
+    key.push_back(where(present, rank_key(score, e, narrow), none));
   }
   if (grouped && c.n_group > 1 && c.topk_group < c.n_group) {
     const std::vector<UOp> kept = kept_groups(c, W, lane, selection);
-    for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], u64(0));
+    for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], none);
   }
 
-  // k rounds: the wave's best key wins and leaves the race.
+  // k rounds: the wave's best key wins and leaves the race. Each lane keeps its keys sorted, so
+  // its best is its first, and the winning lane (keys are distinct) shifts its list up by one;
+  // after round j only the first k - j - 1 keys of a lane can still win.
+  sort_descending(key, none);
   std::vector<UOp> chosen, value;  // the winners' ids (int32) and scores
   for (int64_t j = 0; j < k; ++j) {
-    UOp best = key[0];
-    for (int64_t i = 1; i < slots; ++i) best = max(best, key[static_cast<size_t>(i)]);
-    const UOp win = wave_reduce(best, Op::MAX, W);
-    for (UOp& kk : key) kk = where(kk.eq(win), u64(0), kk);
-    const UOp id = (~win.cast(dtypes::uint32)).cast(dtypes::int32);
+    const UOp win = wave_reduce(key[0], Op::MAX, W);
+    const UOp popped = key[0].eq(win);
+    const size_t keep = static_cast<size_t>(std::min<int64_t>(slots, k - j - 1));
+    for (size_t i = 0; i < keep; ++i) key[i] = where(popped, i + 1 < key.size() ? key[i + 1] : none, key[i]);
+    key.resize(keep);
+    const UOp low = narrow ? (win & u32(0xffff)) | u32(0xffff0000u) : win.cast(dtypes::uint32);
+    const UOp id = (~low).cast(dtypes::int32);
     chosen.push_back(id);
     if (!grouped) {
-      value.push_back(from_order_bits((win >> u64(32)).cast(dtypes::uint32)));
+      value.push_back(key_score(win, narrow));
     } else {  // the winner's sigmoid, from the lane that holds it
       const UOp slot = id / static_cast<int>(W);
       UOp s = sig[0];

@@ -296,18 +296,38 @@ WEFT_DEVICE_TEST_CASE("ping-pong: wave-group barriers before and after the loop 
   }
 }
 
+size_t loop_barriers(const UOp& kernel) {
+  size_t inside = 0, depth = 0;
+  for (const auto& s : lower::lower(kernel).program) {
+    if (s.kind == lower::LinearOp::Kind::LoopBegin) ++depth;
+    if (s.kind == lower::LinearOp::Kind::LoopEnd) --depth;
+    if (depth > 0 && s.kind == lower::LinearOp::Kind::Effect && s.op.op() == Op::BARRIER) ++inside;
+  }
+  return inside;
+}
+
 TEST_CASE("insert_barriers: no implicit write-after-read barrier in a staggered kernel's loop that holds its own barrier") {
-  auto loop_barriers = [](const UOp& kernel) {
-    size_t inside = 0, depth = 0;
-    for (const auto& s : lower::lower(kernel).program) {
-      if (s.kind == lower::LinearOp::Kind::LoopBegin) ++depth;
-      if (s.kind == lower::LinearOp::Kind::LoopEnd) --depth;
-      if (depth > 0 && s.kind == lower::LinearOp::Kind::Effect && s.op.op() == Op::BARRIER) ++inside;
-    }
-    return inside;
-  };
   // The loop body stores to and loads from one LOCAL buffer: without conditional barriers the
   // pipeline ends it with a barrier of its own; with them the author's schedule stands.
   CHECK(loop_barriers(ping_pong_kernel(false)) == 2);
   CHECK(loop_barriers(ping_pong_kernel(true)) == 1);
+}
+
+TEST_CASE("insert_barriers: a loop of shared-memory atomics alone needs no barrier, one that also loads the buffer does") {
+  // A histogram: every iteration adds to shared counters; the adds commute, so iterations need no
+  // order. Reading a counter inside the loop makes the next iteration's adds a hazard for it.
+  auto histogram = [](bool read_inside) {
+    const UOp out = placeholder({64}, dtypes::int32, 0), in = placeholder({1024}, dtypes::int32, 1);
+    const UOp l = range(64, 0, AxisType::LOCAL), i = range(16, 1, AxisType::LOOP);
+    const UOp count = alloc_shared({64}, dtypes::int32, 0);
+    const UOp zero = count[l].store(constant(Wide(0), dtypes::int32));
+    const UOp v = in[i * 64 + l].load() & 63;
+    std::vector<UOp> body{atomic(AtomicOp::Add, count.after({zero})[v.cast(dtypes::index)], constant(Wide(1), dtypes::int32), Scope::Workgroup)};
+    if (read_inside) body.push_back(out[l].store(count.after({zero})[(l + i) % 64].load()));
+    const UOp adds = group(body).end({i});
+    const UOp result = out[l].store(count.after({adds})[l].load());
+    return sink({read_inside ? "histogram_reads" : "histogram"}, {group({zero, adds, result}).end({l})});
+  };
+  CHECK(loop_barriers(histogram(false)) == 0);
+  CHECK(loop_barriers(histogram(true)) == 1);
 }

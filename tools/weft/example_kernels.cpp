@@ -84,6 +84,8 @@ const std::vector<Example>& all() {
        [](const std::string& target) { return moe::route({64, 256, 8, moe::Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 8, 4, true, 2.5}, target); }, true},
       {"moe_align", "MoE align, first kernel: per-chunk expert counts (align_place then scans them into the plan) (runnable)",
        [](const std::string&) { return moe::align_count({300, 64, 8, 256}); }, true},
+      {"moe_align_place", "MoE align, second kernel: every choice's row from the span counts, stably (ballot match masks within a wave), the padding rows and the block experts (`weft run moe_align` runs it)",
+       [](const std::string& target) { return moe::align_place({300, 64, 8, 256}, target); }},
       {"moe_router", "MoE route then align on device buffers: the whole routing plan, no host synchronization (runnable; prints route)",
        [](const std::string& target) { return moe::route({300, 64, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16}, target); }, true},
       {"moe_dispatch", "MoE dispatch: Xs[r] = X[row_token[r]] (zeros for padding rows), bf16 rows of D = 256, one workgroup per row (runnable)",

@@ -4,7 +4,8 @@
 //   (the BARRIER node is hash-consed over its sorted dependencies).
 // - Write after read: a loop whose body both stores to and loads from one LOCAL buffer ends its
 //   body with a barrier, so no thread overwrites the buffer for the next iteration while others
-//   still read it. The innermost such loop gets it. Exception: in a kernel with a conditional
+//   still read it. The innermost such loop gets it. Atomics count as both, except against each
+//   other: a loop whose only accesses to a buffer are atomics (counting) needs no barrier. Exception: in a kernel with a conditional
 //   barrier (when(wave-uniform cond, {barrier()}): waves that execute different barrier sequences,
 //   HipKittens' ping-pong stagger), a loop whose body holds a barrier the author wrote is left
 //   alone. The author owns that schedule, and an extra barrier in every wave would shift how the
@@ -51,20 +52,27 @@ std::optional<UOp> read_after_write(const UOp& after) {
   return after.with_src(std::move(others));
 }
 
-// The LOCAL buffers the END's body stores to, and those it loads from, inside range `r`.
+// Whether the END's body, inside range `r`, writes a LOCAL buffer that another of its accesses
+// reads or writes so that the order between iterations matters: a plain store against any access,
+// or an atomic against a plain load. Atomics against atomics need no order (a loop of shared-
+// memory counting, each iteration's adds commuting with the next's).
 bool war_hazard(const UOp& body, const UOp& r, OpenRanges& open) {
-  std::vector<UOp> stored, loaded;
+  std::vector<UOp> stored, atomics, loaded;
   auto inside = [&](const UOp& n) {
     const auto& rs = open.of(n);
     return std::any_of(rs.begin(), rs.end(), [&](const UOp& x) { return x.same(r); });
   };
   for (const UOp& n : toposort(body)) {
-    if (writes_local(n) && inside(n)) stored.push_back(buffer_root(n.src(0).src(0)));
-    if ((n.op() == Op::LOAD || n.op() == Op::ATOMIC) && is_local(n.src(0).src(0)) && inside(n)) loaded.push_back(buffer_root(n.src(0).src(0)));
+    const bool atomic = n.op() == Op::ATOMIC && is_local(n.src(0).src(0));
+    const bool store = !atomic && writes_local(n);
+    const bool load = n.op() == Op::LOAD && is_local(n.src(0).src(0));
+    if (!(atomic || store || load) || !inside(n)) continue;
+    (atomic ? atomics : store ? stored : loaded).push_back(buffer_root(n.src(0).src(0)));
   }
-  for (const UOp& s : stored)
-    if (std::any_of(loaded.begin(), loaded.end(), [&](const UOp& l) { return l.same(s); })) return true;
-  return false;
+  auto meets = [](const std::vector<UOp>& a, const std::vector<UOp>& b) {
+    return std::any_of(a.begin(), a.end(), [&](const UOp& x) { return std::any_of(b.begin(), b.end(), [&](const UOp& y) { return x.same(y); }); });
+  };
+  return meets(stored, loaded) || meets(stored, atomics) || meets(atomics, loaded);
 }
 
 // Whether the statements of a body (not the effects it names through AFTER, which lie before
