@@ -85,7 +85,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp hist = placeholder({spans * E}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
   const UOp weights = placeholder({s.choices()}, dtypes::float32, 8);
   const UOp g = range(grid, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
-  const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E}, dtypes::int32, 1);
+  const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E + 1}, dtypes::int32, 1);
   const UOp padded = alloc_shared({E}, dtypes::int32, 2), off = alloc_shared({E + 1}, dtypes::int32, 3);
   const UOp wave_total = alloc_shared({waves}, dtypes::int32, 4), wave_count = alloc_shared({waves * E}, dtypes::int32, 5);
   int64_t next_range = 2;
@@ -95,12 +95,12 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
   // counts of this chunk.
   const UOp span = g / kChunksPerSpan;
-  const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
+  const UOp ei = loop(ceil_div(E + 1, kThreads)), e = l + ei * kThreads, has_e = e < E;
   const UOp sp = loop(spans, AxisType::REDUCE);
   const UOp h = hist[sp * E + e].load(has_e, i32(0));
   const UOp tot = h.reduce(Op::ADD, {sp});
   const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp});
-  const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef, has_e),
+  const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef, e <= E),
                           padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                        .end({ei});
   const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
@@ -108,9 +108,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
 
   // ... plus the choices of the span that come before this chunk (a count: order-free atomics).
   const UOp pi = loop(kChunksPerSpan - 1), pc = span * kAlignSpan + pi * kThreads + l;
-  const UOp pid = ids[pc].load((pi < g % kChunksPerSpan) & (pc < s.choices()), i32(-1));
-  const UOp span_before = when((pid >= 0) & (pid < E), {atomic(AtomicOp::Add, earlier.after({sums})[pid.cast(dtypes::index)], i32(1), Scope::Workgroup)})
-                              .end({pi});
+  // (Ids outside [0, E) count into a spare counter at E: an unconditional atomic, so the id is
+  // loaded once and the loads of the loop need not wait for each other's atomics.)
+  const UOp pid = ids[pc].load((pi < g % kChunksPerSpan) & (pc < s.choices()), i32(E));
+  const UOp slot = where((pid >= 0) & (pid < E), pid, i32(E)).cast(dtypes::index);
+  const UOp span_before = atomic(AtomicOp::Add, earlier.after({sums})[slot], i32(1), Scope::Workgroup).end({pi});
 
   // offsets[e] = the padded counts of the experts before e: thread l sums experts
   // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
@@ -143,7 +145,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp id = ids[c].load(live, i32(-1));
   const UOp known = live & (id >= 0) & (id < E);
   const UOp key = where(known, id, i32(E));
-  UOp same = u64(~uint64_t{0});
+  UOp same = u64(W == 64 ? ~uint64_t{0} : (uint64_t{1} << W) - 1);  // the wave's lanes (a ballot's bits)
   for (int64_t bit = 0; (int64_t{1} << bit) <= E; ++bit) {
     const UOp set = ((key >> bit) & 1).ne(i32(0));
     const UOp votes = ballot(set, W);
