@@ -11,7 +11,7 @@ namespace weft::moe {
 namespace {
 
 constexpr int64_t kThreads = kAlignChunk;  // one choice a thread
-constexpr int64_t kRowsPerThread = kAlignRowsPerGroup / kThreads;
+constexpr int64_t kMaxRowsPerThread = 8;  // align_place's grid grows so that no thread pads more rows
 
 UOp i32(int64_t v) { return constant(Wide(v), dtypes::int32); }
 UOp u64(uint64_t v) { return constant(Wide(v), dtypes::uint64); }
@@ -78,7 +78,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const int64_t W = wave_width(arch), waves = kThreads / W;
   const int64_t E = s.experts, spans = count_spans(s), B = s.block_rows, k = s.top_k;
   const int64_t rows = s.max_rows(), blocks = s.max_blocks();
-  const int64_t grid = std::max(chunks(s), ceil_div(rows, kAlignRowsPerGroup));
+  const int64_t grid = std::max(chunks(s), ceil_div(rows, kThreads * kMaxRowsPerThread));
   const UOp counts = placeholder({E}, dtypes::int32, 0), offsets = placeholder({E + 1}, dtypes::int32, 1);
   const UOp dest_row = placeholder({s.choices()}, dtypes::int32, 2), row_token = placeholder({rows}, dtypes::int32, 3);
   const UOp row_weight = placeholder({rows}, dtypes::float32, 4), block_expert = placeholder({blocks}, dtypes::int32, 5);
@@ -95,14 +95,15 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
   // counts of this chunk.
   const UOp span = g / kChunksPerSpan;
-  const UOp ei = loop(ceil_div(E + 1, kThreads)), e = l + ei * kThreads, has_e = e < E;
+  const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
   const UOp sp = loop(spans, AxisType::REDUCE);
   const UOp h = hist[sp * E + e].load(has_e, i32(0));
   const UOp tot = h.reduce(Op::ADD, {sp});
   const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp});
-  const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef, e <= E),
-                          padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
-                       .end({ei});
+  const UOp sums = group({group({total[e].store(tot, has_e), earlier[e].store(bef, has_e),
+                                 padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
+                              .end({ei}),
+                          earlier[idx(E)].store(i32(0), l.eq(idx(0)))});
   const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
   const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
 
@@ -165,14 +166,20 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
                            row_token[di].store((c / k).cast(dtypes::int32), known),
                            row_weight[di].store(weights[c].load(known, constant(0.0, dtypes::float32)), known)});
 
-  // Padding rows: this workgroup's share of the rows.
-  const UOp rj = loop(kRowsPerThread), r = g * kAlignRowsPerGroup + rj * kThreads + l, has_r = r < rows;
-  const UOp r32 = r.cast(dtypes::int32);
-  const UOp er = expert_of_row(off_ready, r32, E);
-  const UOp er_in = where(er < E, er, i32(E - 1)).cast(dtypes::index);
-  const UOp padding = er.eq(i32(E)) | (r32 - off_ready[er_in].load() >= total_ready[er_in].load());
-  const UOp pads = group({row_token[r].store(i32(-1), has_r & padding), row_weight[r].store(constant(0.0, dtypes::float32), has_r & padding)})
-                       .end({rj});
+  // Padding rows, spread over every thread of the grid (`stride` of them): those of expert e are
+  // [offsets[e] + count, offsets[e+1]), fewer than B, so thread q takes row j = q % B of expert
+  // q / B; the rows past offsets[E] are taken in strides.
+  const int64_t stride = grid * kThreads;
+  const UOp q0 = g * kThreads + l;
+  const UOp pj = loop(ceil_div(E * B, stride)), q = q0 + pj * stride, pe = (q / B).cast(dtypes::int32);
+  const UOp pe_in = where(pe < E, pe, i32(E - 1)).cast(dtypes::index);
+  const UOp pr = off_ready[pe_in].load() + total_ready[pe_in].load() + (q % B).cast(dtypes::int32);
+  const UOp is_pad = (pe < E) & (pr < off_ready[pe_in + 1].load());
+  const UOp pri = where(is_pad, pr, i32(0)).cast(dtypes::index);
+  const UOp expert_pads = group({row_token[pri].store(i32(-1), is_pad), row_weight[pri].store(constant(0.0, dtypes::float32), is_pad)}).end({pj});
+  const UOp tj = loop(ceil_div(rows, stride)), tr = off_ready[idx(E)].load() + (q0 + tj * stride).cast(dtypes::int32);
+  const UOp in_tail = tr < rows, tri = where(in_tail, tr, i32(0)).cast(dtypes::index);
+  const UOp tail_pads = group({row_token[tri].store(i32(-1), in_tail), row_weight[tri].store(constant(0.0, dtypes::float32), in_tail)}).end({tj});
 
   // Blocks: their expert, or -1 past offsets[E] (grid * 256 >= max_rows / 8 >= max_blocks).
   const UOp b = g * kThreads + l;
@@ -186,7 +193,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})
                          .end({xi});
   return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W)},
-              {group({sums, zero, span_before, put_total, place, pads, mark, totals}).end({g, l})});
+              {group({sums, zero, span_before, put_total, place, expert_pads, tail_pads, mark, totals}).end({g, l})});
 }
 
 }  // namespace weft::moe

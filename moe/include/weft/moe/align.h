@@ -14,10 +14,11 @@
 //     choices of e before its chunk + its rank among the chunk's earlier choices of e: its rank in
 //     its wave (the lanes below it with the same id, found with one ballot per bit of the id) plus
 //     the counts of e in the chunk's earlier waves. It writes dest_row, row_token and row_weight
-//     there. Independently, each workgroup marks its share of the max_rows rows (2048 a
-//     workgroup) that are padding (row_token -1, row_weight 0), and of the blocks their expert (a
-//     binary search over the offsets); workgroup 0 writes counts and offsets. Rows of choices and
-//     padding rows are disjoint, so no write races, and no row depends on the order of atomics.
+//     there. Independently, the grid's threads mark the padding rows (row_token -1, row_weight 0):
+//     an expert's are the fewer than block_rows after its choices, then every row past
+//     offsets[E]; a thread a block gets its expert (a binary search over the offsets); workgroup 0
+//     writes counts and offsets. Rows of choices and padding rows are disjoint, so no write
+//     races, and no row depends on the order of atomics.
 // The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
 // outside gets dest_row -1 and no row.
 #pragma once
@@ -33,7 +34,6 @@ namespace weft::moe {
 
 inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place places
 inline constexpr int64_t kAlignSpan = 4096;        // choices a workgroup of align_count counts
-inline constexpr int64_t kAlignRowsPerGroup = 2048;  // rows a workgroup of align_place checks for padding
 
 // Elements of the int32 workspace align needs: ceil(T*k / 4096) * E.
 int64_t align_workspace(const MoeShape& shape);
