@@ -12,7 +12,8 @@
 namespace weft::moe {
 namespace {
 
-constexpr int64_t kTokensPerGroup = 4;  // waves of a workgroup, one token each
+constexpr int64_t kWavesPerGroup = 4;  // waves of a workgroup
+constexpr int64_t kMaxSlots = 16;      // experts a lane ranks, where the token's lanes allow
 constexpr double kLog2e = 1.4426950408889634;
 constexpr int64_t kMaxExperts = 512, kMaxTopK = 8;
 
@@ -39,21 +40,38 @@ UOp from_order_bits(const UOp& ord) {
 }
 
 // The key a wave max ranks: the score's order bits above ~id, so equal scores go to the lower id.
-// Key 0 marks an expert out of the race (taken already, in a dropped group, or past E). A bf16
-// logit has 16 significant order bits, so its key fits 32 bits (16 of them for ~id, E <= 512):
-// a cheaper wave max than 64-bit keys.
-UOp rank_key(const UOp& score, const UOp& expert, bool narrow) {
-  if (narrow) return ((order_bits(score) >> u32(16)) << u32(16)) | (~expert.cast(dtypes::uint32) & u32(0xffff));
+// Key 0 marks an expert out of the race (taken already, in a dropped group, or past E).
+UOp rank_key(const UOp& score, const UOp& expert) {
   return (order_bits(score).cast(dtypes::uint64) << u64(32)) | (~expert.cast(dtypes::uint32)).cast(dtypes::uint64);
 }
 
-// The score a key holds. A narrow key lost the low order bits, which are all ones for a negative
-// score (order_bits complements it): put them back.
+// A bf16 logit's key fits 32 bits: its 16 order bits (made from the raw bits: flip a negative
+// value's bits, set a positive one's sign; NaN gets 0, below -inf) above ~id's low 16 bits
+// (E <= 512). A cheaper wave max than 64-bit keys.
+UOp bf16_key(const UOp& logit, const UOp& expert) {
+  const UOp bits = logit.bitcast(dtypes::uint16).cast(dtypes::uint32);
+  const UOp flip = u32(0x8000) | ((bits >> u32(15)) * u32(0x7fff));
+  const UOp ord = where((bits & u32(0x7fff)) > u32(0x7f80), u32(0), bits ^ flip);
+  return (ord << u32(16)) | (~expert.cast(dtypes::uint32) & u32(0xffff));
+}
+
+// The score a key holds. A narrow (bf16) key has the order bits' high half, whose low half is all
+// ones for a negative score (order_bits complements it): put them back.
 UOp key_score(const UOp& key, bool narrow) {
   if (!narrow) return from_order_bits((key >> u64(32)).cast(dtypes::uint32));
   const UOp high = key & u32(0xffff0000u);
   const UOp negative = (high & u32(0x80000000u)).eq(u32(0)) & high.ne(u32(0));
   return from_order_bits(high | where(negative, u32(0xffff), u32(0)));
+}
+
+// Lanes a token's experts are spread over. One wave per token keeps a sigmoid group's lanes
+// together (kept_groups); softmax takes enough lanes that each holds at most 16 experts (sorting
+// 16 keys a lane costs less than a wider wave max), and at least k, which write the choices.
+int64_t token_width(const RouteConfig& c, int64_t wave) {
+  if (c.scoring == Scoring::SigmoidGroupedTopK) return wave;
+  int64_t w = 1;
+  while (w < wave && (w < c.top_k || (c.experts + w - 1) / w > kMaxSlots)) w *= 2;
+  return w;
 }
 
 // The keys sorted largest first, in place: Batcher's odd-even merge network over the next power
@@ -154,30 +172,37 @@ UOp route(const RouteConfig& c, std::string_view arch) {
   c.validate();
   if (!tile::is_nvidia(arch) && arch != "gfx942" && arch != "gfx950")
     throw Error("moe route: no schedule for target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
-  const int64_t W = tile::is_nvidia(arch) ? 32 : 64, T = c.tokens, E = c.experts, k = c.top_k;
-  const int64_t slots = (E + W - 1) / W;
+  const int64_t T = c.tokens, E = c.experts, k = c.top_k;
   const bool grouped = c.scoring == Scoring::SigmoidGroupedTopK;
   const bool narrow = !grouped && c.logits == dtypes::bfloat16;
+  const int64_t W = token_width(c, tile::is_nvidia(arch) ? 32 : 64), per_wave = (tile::is_nvidia(arch) ? 32 : 64) / W;
+  const int64_t slots = (E + W - 1) / W, per_group = kWavesPerGroup * per_wave;
   const UOp none = narrow ? u32(0) : u64(0);
   const UOp ids = placeholder({T * k}, dtypes::int32, 0), weights = placeholder({T * k}, dtypes::float32, 1);
   const UOp logits = placeholder({T * E}, c.logits, 2), bias = placeholder({E}, dtypes::float32, 3);
-  const UOp g = range((T + kTokensPerGroup - 1) / kTokensPerGroup, 0, AxisType::GLOBAL);
-  const UOp lane = range(W, 1, AxisType::LOCAL), wave = range(kTokensPerGroup, 2, AxisType::WARP);
-  const UOp t = g * kTokensPerGroup + wave, live = t < T;
+  const UOp g = range((T + per_group - 1) / per_group, 0, AxisType::GLOBAL);
+  const UOp lane = range(W, 1, AxisType::LOCAL), wave = range(kWavesPerGroup, 2, AxisType::WARP);
+  const UOp sub = per_wave > 1 ? range(per_wave, 3, AxisType::LOCAL) : idx(0);  // the token's lanes within its wave
+  const UOp t = (g * kWavesPerGroup + wave) * per_wave + sub, live = t < T;
   const UOp ninf = f32(-std::numeric_limits<double>::infinity());
 
   // The lane's experts, their keys, and (grouped) their sigmoid and selection scores.
   std::vector<UOp> key, sig, selection;
   for (int64_t i = 0; i < slots; ++i) {
     const UOp e = lane + i * W, present = e < E;
-    const UOp x = logits[t * E + e].load(live & present, constant(0.0, c.logits)).cast(dtypes::float32);
+    const UOp raw = logits[t * E + e].load(live & present, constant(0.0, c.logits));
+    if (narrow) {
+      key.push_back(where(present, bf16_key(raw, e), none));
+      continue;
+    }
+    const UOp x = raw.cast(dtypes::float32);
     UOp score = x;
     if (grouped) {
       sig.push_back(sigmoid(x));
       score = where(x.ne(x), x, sig.back() + bias[e].load(present, f32(0.0)));  // NaN stays NaN: ranked last
       selection.push_back(where(present & score.eq(score), score, ninf));
     }
-    key.push_back(where(present, rank_key(score, e, narrow), none));
+    key.push_back(where(present, rank_key(score, e), none));
   }
   if (grouped && c.n_group > 1 && c.topk_group < c.n_group) {
     const std::vector<UOp> kept = kept_groups(c, W, lane, selection);
@@ -237,7 +262,9 @@ UOp route(const RouteConfig& c, std::string_view arch) {
   const UOp writes = live & (lane < k);
   const UOp store = group({ids[t * k + lane].store(out_id, writes), weights[t * k + lane].store(out_w, writes)});
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" + std::to_string(k);
-  return sink({name}, {store.end({g, lane, wave})});
+  std::vector<UOp> ranges{g, lane, wave};
+  if (per_wave > 1) ranges.push_back(sub);
+  return sink({name}, {store.end(ranges)});
 }
 
 }  // namespace weft::moe
