@@ -67,6 +67,15 @@ UOp key_score(const UOp& key, bool narrow) {
 // Lanes a token's experts are spread over. One wave per token keeps a sigmoid group's lanes
 // together (kept_groups); softmax takes enough lanes that each holds at most 16 experts (sorting
 // 16 keys a lane costs less than a wider wave max), and at least k, which write the choices.
+// Logits a lane loads at once (its `slots` experts consecutive): the largest power of two up to
+// 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
+// inside or wholly past the row.
+int64_t vector_width(const RouteConfig& c, int64_t slots) {
+  int64_t v = 16 / c.logits.itemsize();
+  while (v > 1 && (slots % v || c.experts % v)) v /= 2;
+  return v;
+}
+
 int64_t token_width(const RouteConfig& c, int64_t wave) {
   if (c.scoring == Scoring::SigmoidGroupedTopK) return wave;
   int64_t w = 1;
@@ -186,11 +195,25 @@ UOp route(const RouteConfig& c, std::string_view arch) {
   const UOp t = (g * kWavesPerGroup + wave) * per_wave + sub, live = t < T;
   const UOp ninf = f32(-std::numeric_limits<double>::infinity());
 
-  // The lane's experts, their keys, and (grouped) their sigmoid and selection scores.
-  std::vector<UOp> key, sig, selection;
+  // The lane's experts, their keys, and (grouped) their sigmoid and selection scores. Softmax
+  // gives a lane consecutive experts where they load as whole vectors of up to 16 bytes (the
+  // order of the keys does not matter); sigmoid groups need them strided (kept_groups).
+  const int64_t vw = grouped ? 1 : vector_width(c, slots);
+  std::vector<UOp> key, sig, selection, loaded;
   for (int64_t i = 0; i < slots; ++i) {
-    const UOp e = lane + i * W, present = e < E;
-    const UOp raw = logits[t * E + e].load(live & present, constant(0.0, c.logits));
+    const UOp e = vw > 1 ? lane * slots + i : lane + i * W, present = e < E;
+    if (i % vw == 0) {
+      const UOp at = logits[t * E + e];
+      const UOp zero = constant(0.0, c.logits);
+      if (vw == 1) {
+        loaded = {at.load(live & present, zero)};
+      } else {
+        const UOp v = at.vec(vw).load(live & present, vectorize(std::vector<UOp>(static_cast<size_t>(vw), zero)));
+        loaded.clear();
+        for (int64_t j = 0; j < vw; ++j) loaded.push_back(v.gep(j));
+      }
+    }
+    const UOp raw = loaded[static_cast<size_t>(i % vw)];
     if (narrow) {
       key.push_back(where(present, bf16_key(raw, e), none));
       continue;
