@@ -3,6 +3,8 @@
 //   combine    Y[t] = sum_j w[t,j] * Ys[dest_row[t,j]]  vs PyTorch index_select + weighted sum
 //   route+align  the whole routing plan from bf16 logits (route, then align's two kernels, no host
 //              synchronization)                      vs PyTorch topk + softmax + a stable sort
+//   grouped_gemm  Ys = Xs * W[e]^T over every expert's rows, one launch (moe_grouped_gemm_lines.cpp)
+//                                                     vs a loop of cuBLAS GEMMs and PyTorch's grouped matmul
 // dispatch and combine are memory-bound: the unit is TB/s of bytes read and written, and the ceiling is the
 // device's copy rate measured in the same job (PyTorch's device-to-device copy_ of 1 GiB).
 // weft's output is checked against a host reference in full (dispatch bit for bit, combine
@@ -14,11 +16,13 @@
 #include <random>
 
 #include "framework_peer.h"
+#include "moe_grouped_gemm_lines.h"
 #include "matrices.h"
 #include "suite_common.h"
 #include "timing.h"
 #include "weft/dsl/error.h"
 #include "weft/dsl/float_formats.h"
+#include "weft/moe/grouped_gemm.h"
 #include "weft/moe/permute.h"
 #include "weft/moe/router.h"
 #include "weft/runtime/kernel.h"
@@ -257,8 +261,8 @@ Result router_line(rt::Device& device, const moe::RouteConfig& config, int64_t b
 
 std::vector<Result> run_moe(const Options& o) {
   if (!o.sizes.empty()) throw Error("weft bench moe: it runs issue 16's shapes (Mixtral-like and DeepSeek-V3-like on cuda); --sizes is not taken");
-  if (!o.kernel.empty() && o.kernel != "dispatch" && o.kernel != "combine" && o.kernel != "route+align")
-    throw Error("weft bench moe: no kernel " + o.kernel + " (route+align, dispatch, combine)");
+  if (!o.kernel.empty() && o.kernel != "dispatch" && o.kernel != "combine" && o.kernel != "route+align" && o.kernel != "grouped_gemm")
+    throw Error("weft bench moe: no kernel " + o.kernel + " (route+align, dispatch, combine, grouped_gemm)");
   auto device = open(o, "cuda");
   const bool nvidia = device->arch().starts_with("sm_");
   const std::vector<MoeCase> cases = nvidia ? std::vector<MoeCase>{{"mixtral", {16384, 8, 2, 128}, 4096}, {"deepseek", {8192, 256, 8, 128}, 7168}}
@@ -271,10 +275,18 @@ std::vector<Result> run_moe(const Options& o) {
     out.push_back(router_line(*device, route, 128, nvidia, o));
   }
   for (const MoeCase& c : cases) {
-    if (o.kernel == "route+align") break;
+    if (o.kernel == "route+align" || o.kernel == "grouped_gemm") break;
     Lines l = permute_lines(*device, c, ceiling, nvidia, o);
     if (o.kernel.empty() || o.kernel == "dispatch") out.push_back(std::move(l.dispatch));
     if (o.kernel.empty() || o.kernel == "combine") out.push_back(std::move(l.combine));
+  }
+  if (o.kernel.empty() || o.kernel == "grouped_gemm") {
+    // Mixtral-like routing with square D x D expert weights (the FFN's 14336 would need a
+    // gigabyte of host-drawn weights per projection); on the emulator 64 x 64 weights.
+    moe::MoeShape s = cases.front().shape;
+    s.block_rows = std::max(s.block_rows, moe::grouped_gemm_block_rows(device->arch()));
+    const int64_t d = nvidia ? cases.front().d : 64;
+    for (Result& r : grouped_gemm_lines(*device, cases.front().name, s, d, d, nvidia, o)) out.push_back(std::move(r));
   }
   return out;
 }
@@ -282,8 +294,10 @@ std::vector<Result> run_moe(const Options& o) {
 }  // namespace
 
 Suite moe_suite() {
-  return {"moe", "MoE routing, bf16: route+align, dispatch and combine against PyTorch; dispatch and combine in TB/s against the device's copy rate",
-          {"route+align", "dispatch", "combine"}, run_moe};
+  return {"moe",
+          "MoE routing, bf16: route+align, dispatch and combine against PyTorch (dispatch and combine in TB/s against the device's copy rate); the "
+          "grouped GEMM against a loop of cuBLAS GEMMs and PyTorch's grouped matmul",
+          {"route+align", "dispatch", "combine", "grouped_gemm"}, run_moe};
 }
 
 }  // namespace weft::bench

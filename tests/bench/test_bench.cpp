@@ -119,17 +119,20 @@ TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged sha
 #endif
 
 #ifdef WEFT_HAVE_LLVM
-TEST_CASE("bench: the moe suite's route+align, dispatch and combine lines on the emulator, checked against the host reference") {
+TEST_CASE("bench: the moe suite's route+align, dispatch, combine and grouped GEMM lines on the emulator, checked against the host reference") {
   Options o;
   o.device = "emu:gfx942";
   o.repetitions = 1;
   o.warmup = 0;
   o.seed = 777;
   const std::vector<Result> results = run("moe", o);
-  REQUIRE(results.size() == 3);
+  REQUIRE(results.size() == 4);
   CHECK(results[0].kernel == "route+align");
   CHECK(results[1].kernel == "dispatch");
   CHECK(results[2].kernel == "combine");
+  CHECK(results[3].kernel == "grouped_gemm");
+  CHECK(results[3].unit == "TFLOP/s");
+  CHECK(results[3].size == "small T=256 E=8 k=2 N=64 K=64");
   for (const Result& r : results) {
     CAPTURE(r.kernel);
     CHECK(r.check.ok);
