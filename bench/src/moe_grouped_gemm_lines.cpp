@@ -169,7 +169,7 @@ std::vector<Result> grouped_gemm_lines(rt::Device& device, const std::string& na
     FrameworkRun run = run_framework({kTorchGroupedMm, {{"xs", in.xs}, {"w", in.w}, {"ends", bytes_of(ends)}}, {rows, n, k, s.experts, keep},
                                       static_cast<size_t>(keep * n)},
                                      o);
-    t.peer = "PyTorch " + run.name;
+    t.peer = run.name;
     t.peer_device = device.name() + ", python3 child";
     t.peer_timing = run.timing;
     const std::vector<double> head = as_doubles(dtypes::bfloat16, std::vector<uint8_t>(ys_bytes.begin(), ys_bytes.begin() + keep * n * 2));
