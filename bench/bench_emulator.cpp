@@ -14,6 +14,7 @@
 #include "weft/emulator/mfma.h"
 #ifdef WEFT_BENCH_HK_GEMM
 #include "weft/gemm/hk_gemm.h"
+#include "weft/gemm/matmul_relu.h"
 #include "weft/runtime/kernel.h"
 #endif
 
@@ -180,6 +181,30 @@ void BM_HkGemm512(benchmark::State& state, const char* arch) {
   const std::map<std::string, weft::rt::ScalarValue> sizes = {{"M", kSize}, {"N", kSize}, {"K", kSize}};
   for (auto _ : state) kernel.launch(*device, args, sizes);
 }
+
+// matmul_relu 256 x 256 x 256 in float32 (the README's kernel; issue 14: at most 5 ms a launch on
+// one host thread), one launch per iteration; the compile is outside the timing.
+void BM_MatmulRelu256(benchmark::State& state) {
+  weft::rt::EmulatorOptions emulator;
+  emulator.host_threads = static_cast<int>(state.range(0));
+  emulator.sanitize = state.range(1) != 0;
+  const auto device = weft::rt::open_device("emu:gfx950", emulator);
+  constexpr int64_t kSize = 256;
+  using weft::dtypes::float32;
+  const weft::rt::CompiledKernel kernel = weft::rt::CompiledKernel::compile(*device, weft::gemm::matmul_relu(kSize, kSize, kSize, float32));
+  std::mt19937 gen(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<uint8_t> a(kSize * kSize * 4), b(kSize * kSize * 4);
+  for (size_t i = 0; i < a.size(); i += 4) {
+    const float x = dist(gen), y = dist(gen);
+    std::memcpy(&a[i], &x, 4);
+    std::memcpy(&b[i], &y, 4);
+  }
+  const weft::rt::OwnedArray da(*device, weft::rt::upload(*device, float32, a, "A")), db(*device, weft::rt::upload(*device, float32, b, "B")),
+      dc(*device, weft::rt::upload(*device, float32, std::vector<uint8_t>(a.size(), 0), "C"));
+  const weft::rt::DeviceArray args[] = {dc, da, db};
+  for (auto _ : state) kernel.launch(*device, args);
+}
 #endif
 
 const int kAllThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -198,5 +223,6 @@ BENCHMARK_CAPTURE(BM_HkGemm512, gfx950, "gfx950")->ArgNames({"threads", "hazards
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_HkGemm512, gfx942, "gfx942")->ArgNames({"threads", "hazards"})->Args({1, 0})->Args({kAllThreads, 0})->Args({1, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MatmulRelu256)->ArgNames({"threads", "hazards"})->Args({1, 0})->Args({1, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
 BENCHMARK_MAIN();

@@ -241,28 +241,72 @@ void flat_atomic(Exec& e, const Inst& in) {
 // DS: address = vaddr + offset (offset0 | offset1 << 8), or two addresses for read2/write2.
 uint32_t ds_address(const Exec& e, const Inst& in, int l) { return e.w.vreg(ds_addr(in))[l] + (ds_offset0(in) | (ds_offset1(in) << 8)); }
 
+// The LDS bytes a DS lane loop reads or writes at `address`: the plain array where no check is
+// on and the access is in range, else the checked accessors (which report what is wrong). The
+// loops keep the array, its size and the register rows in locals: through Exec they would be
+// reloaded for every lane, since the register writes might alias them.
+struct LdsLanes {
+  uint8_t* plain;
+  uint64_t bytes;
+  explicit LdsLanes(const Exec& e) : plain(e.plain_lds()), bytes(e.lds_bytes()) {}
+  const uint8_t* read(const Exec& e, uint32_t address, uint32_t size, int l) const {
+    return plain && uint64_t{address} + size <= bytes ? plain + address : e.lds_read(address, size, l);
+  }
+  uint8_t* write(const Exec& e, uint32_t address, uint32_t size, int l) const {
+    return plain && uint64_t{address} + size <= bytes ? plain + address : e.lds_write(address, size, l);
+  }
+  // Whether all 64 lanes are active and each one's `size` bytes at addr[l] + offset lie in the
+  // plain array: the lane loop then needs no per-lane check (a vectorized max decides).
+  bool all_lanes_plain(const Exec& e, const uint32_t* addr, uint32_t offset, uint32_t size) const {
+    if (!plain || e.w.exec() != ~0ull) return false;
+    uint32_t highest = 0;
+    for (int l = 0; l < kLanes; ++l) highest = std::max(highest, static_cast<uint32_t>(addr[l] + offset));
+    return uint64_t{highest} + size <= bytes;
+  }
+};
+
 template <uint32_t Bytes, Ext X>
 void ds_read(Exec& e, const Inst& in) {
   // One pass, unlike the global accesses: LDS is mostly in the host's caches, and an address
   // pass first (LanePointers) measured slower here.
-  const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0);
+  constexpr uint32_t words = (Bytes + 3) / 4;
+  const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0), offset = ds_offset0(in) | (ds_offset1(in) << 8);
+  const uint32_t* addr = e.w.vreg(ds_addr(in));
+  uint32_t* out[words];
+  for (uint32_t d = 0; d < words; ++d) out[d] = e.w.vreg(dst + d);
+  const LdsLanes lds(e);
+  if (lds.all_lanes_plain(e, addr, offset, Bytes)) {
+    for (int l = 0; l < kLanes; ++l) {
+      uint32_t v[4];
+      extend_loaded<Bytes, X>(lds.plain + static_cast<uint32_t>(addr[l] + offset), v);
+      for (uint32_t d = 0; d < words; ++d) out[d][l] = v[d];
+    }
+    return;
+  }
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    load_into_registers<Bytes, X>(e.w, dst, l, e.lds_read(ds_address(e, in, l), Bytes, l));
+    uint32_t v[4];
+    extend_loaded<Bytes, X>(lds.read(e, addr[l] + offset, Bytes, l), v);
+    for (uint32_t d = 0; d < words; ++d) out[d][l] = v[d];
   }
 }
 
 // `FromByte` 2: ds_write_b8_d16_hi / ds_write_b16_d16_hi store from the data's high half.
 template <uint32_t Bytes, uint32_t FromByte = 0>
 void ds_write(Exec& e, const Inst& in) {
-  const uint32_t src = ds_data0(in) + (ds_acc(in) ? 256 : 0);
+  constexpr uint32_t words = (Bytes + 3) / 4;
+  const uint32_t src = ds_data0(in) + (ds_acc(in) ? 256 : 0), offset = ds_offset0(in) | (ds_offset1(in) << 8);
+  const uint32_t* addr = e.w.vreg(ds_addr(in));
+  const uint32_t* data[words];
+  for (uint32_t d = 0; d < words; ++d) data[d] = e.w.vreg(src + d);
+  const LdsLanes lds(e);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    uint8_t* p = e.lds_write(ds_address(e, in, l), Bytes, l);
+    uint8_t* p = lds.write(e, addr[l] + offset, Bytes, l);
     if constexpr (Bytes >= 4) {
-      for (uint32_t d = 0; d < Bytes / 4; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
+      for (uint32_t d = 0; d < words; ++d) std::memcpy(p + 4 * d, &data[d][l], 4);
     } else {
-      std::memcpy(p, reinterpret_cast<const uint8_t*>(&e.w.vreg(src)[l]) + FromByte, Bytes);
+      std::memcpy(p, reinterpret_cast<const uint8_t*>(&data[0][l]) + FromByte, Bytes);
     }
   }
 }
@@ -270,28 +314,48 @@ void ds_write(Exec& e, const Inst& in) {
 // ds_read2 / ds_write2: two elements at vaddr + offset0 * size * stride and offset1 * size * stride.
 template <uint32_t Bytes, uint32_t Stride>
 void ds_read2(Exec& e, const Inst& in) {
-  const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0), words = Bytes / 4;
+  constexpr uint32_t words = Bytes / 4;
+  const uint32_t dst = ds_vdst(in) + (ds_acc(in) ? 256 : 0);
+  const uint32_t off[2] = {ds_offset0(in) * Bytes * Stride, ds_offset1(in) * Bytes * Stride};
+  const uint32_t* addr = e.w.vreg(ds_addr(in));
+  uint32_t* out[2 * words];
+  for (uint32_t i = 0; i < 2 * words; ++i) out[i] = e.w.vreg(dst + i);
+  const LdsLanes lds(e);
+  if (lds.all_lanes_plain(e, addr, off[0], Bytes) && lds.all_lanes_plain(e, addr, off[1], Bytes)) {
+    for (uint32_t k = 0; k < 2; ++k)
+      for (int l = 0; l < kLanes; ++l) {
+        uint32_t v[words];
+        std::memcpy(v, lds.plain + static_cast<uint32_t>(addr[l] + off[k]), Bytes);
+        for (uint32_t d = 0; d < words; ++d) out[k * words + d][l] = v[d];
+      }
+    return;
+  }
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    const uint32_t base = e.w.vreg(ds_addr(in))[l];
     for (uint32_t k = 0; k < 2; ++k) {
-      const uint32_t off = (k ? ds_offset1(in) : ds_offset0(in)) * Bytes * Stride;
-      const uint8_t* p = e.lds_read(base + off, Bytes, l);
-      for (uint32_t d = 0; d < words; ++d) std::memcpy(&e.w.vreg(dst + k * words + d)[l], p + 4 * d, 4);
+      uint32_t v[words];
+      std::memcpy(v, lds.read(e, addr[l] + off[k], Bytes, l), Bytes);
+      for (uint32_t d = 0; d < words; ++d) out[k * words + d][l] = v[d];
     }
   }
 }
 template <uint32_t Bytes, uint32_t Stride>
 void ds_write2(Exec& e, const Inst& in) {
-  const uint32_t words = Bytes / 4, acc = ds_acc(in) ? 256 : 0;
+  constexpr uint32_t words = Bytes / 4;
+  const uint32_t acc = ds_acc(in) ? 256 : 0;
+  const uint32_t off[2] = {ds_offset0(in) * Bytes * Stride, ds_offset1(in) * Bytes * Stride};
+  const uint32_t* addr = e.w.vreg(ds_addr(in));
+  const uint32_t* data[2 * words];
+  for (uint32_t d = 0; d < words; ++d) {
+    data[d] = e.w.vreg(ds_data0(in) + acc + d);
+    data[words + d] = e.w.vreg(ds_data1(in) + acc + d);
+  }
+  const LdsLanes lds(e);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
-    const uint32_t base = e.w.vreg(ds_addr(in))[l];
     for (uint32_t k = 0; k < 2; ++k) {
-      const uint32_t off = (k ? ds_offset1(in) : ds_offset0(in)) * Bytes * Stride;
-      uint8_t* p = e.lds_write(base + off, Bytes, l);
-      const uint32_t src = (k ? ds_data1(in) : ds_data0(in)) + acc;
-      for (uint32_t d = 0; d < words; ++d) std::memcpy(p + 4 * d, &e.w.vreg(src + d)[l], 4);
+      uint8_t* p = lds.write(e, addr[l] + off[k], Bytes, l);
+      for (uint32_t d = 0; d < words; ++d) std::memcpy(p + 4 * d, &data[k * words + d][l], 4);
     }
   }
 }

@@ -53,8 +53,10 @@ void float_op(Exec& e, const Inst&) {
   store_active(e, d, r);
 }
 
-// v_fmac_f32 / v_mac: the destination is also the addend.
-void v_fmac_f32(Exec& e, const Inst&) {
+// v_fmac_f32 / v_mac: the destination is also the addend. The common case (two VGPR sources, no
+// modifiers, every lane active: a GEMM's inner loop) writes the destination in place and keeps
+// the general case's scratch rows out of its stack frame.
+[[gnu::noinline]] void v_fmac_f32_general(Exec& e) {
   const VectorOperands& o = e.step->vop;
   uint32_t room[2][kLanes];
   const uint32_t* a = float_lanes(e, o, 0, room[0]);
@@ -65,6 +67,14 @@ void v_fmac_f32(Exec& e, const Inst&) {
   if (o.clamp || o.omod)
     for (int l = 0; l < kLanes; ++l) r[l] = as_u(output_modifiers(o, as_f(r[l])));
   store_active(e, d, r);
+}
+void v_fmac_f32(Exec& e, const Inst&) {
+  const VectorOperands& o = e.step->vop;
+  if (o.src[0] < 256 || o.src[1] < 256 || o.abs || o.neg || o.clamp || o.omod || e.w.exec() != ~0ull) return v_fmac_f32_general(e);
+  const uint32_t* a = e.w.vreg(o.src[0] - 256);
+  const uint32_t* b = e.w.vreg(o.src[1] - 256);
+  uint32_t* d = e.w.vreg(o.vdst);
+  for (int l = 0; l < kLanes; ++l) d[l] = as_u(std::fma(as_f(a[l]), as_f(b[l]), as_f(d[l])));  // each lane reads its own d first
 }
 
 // v_fmamk_f32 d = a * K + b;  v_fmaak_f32 d = a * b + K.

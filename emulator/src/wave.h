@@ -139,6 +139,11 @@ struct Exec {
     if (lds_in_range(address, bytes) && !wg.checked_lds) return wg.lds.data() + address;
     return checked_lds_write(address, bytes, lane);
   }
+  // LDS as a plain array, for the lane loops of DS instructions: null when every access must take
+  // the checked path (lds_read/lds_write: unwritten-read checks, hazard mode), and an access
+  // outside `lds_bytes()` must take it too (it reports the error).
+  uint8_t* plain_lds() const { return wg.checked_lds ? nullptr : wg.lds.data(); }
+  uint64_t lds_bytes() const { return wg.lds.size(); }
   void branch_to(uint64_t byte_offset);
 
  private:
