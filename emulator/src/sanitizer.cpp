@@ -156,34 +156,45 @@ std::string Sanitizer::needed_wait(const WaveState& ws, uint32_t op) const {
   return std::string(o.counter == MemoryCounter::Lgkm ? "lgkmcnt(" : "vmcnt(") + std::to_string(after) + ")";
 }
 
+void Sanitizer::report_pending(const Exec& e, int step, const WaveState& ws, uint32_t op, uint32_t index, bool scalar, bool overwrite) {
+  const Operation& o = ops_[op];
+  if (seen(HazardKind::ReadBeforeWait, step, o.step)) return;
+  const uint64_t exec = e.w.exec();
+  const uint64_t lanes = o.lanes & exec ? o.lanes & exec : o.lanes;
+  const std::string reg = scalar ? scalar_register_name(index) : vector_register_name(index);
+  report(e, {HazardKind::ReadBeforeWait, step, o.step, e.w.id, -1, lanes ? std::countr_zero(lanes) : -1, 0,
+             std::string(overwrite ? "overwrites " : "reads ") + reg + (overwrite ? ", the destination of " : ", which ") + "the load at " +
+                 where(o.step) + (overwrite ? " still in flight" : " writes") + ", before an s_waitcnt covers it (" + needed_wait(ws, op) +
+                 " would)"});
+}
+
+void Sanitizer::report_unwritten(const Exec& e, int step, uint32_t v, uint64_t unwritten) {
+  if (seen(HazardKind::UninitializedRead, step, -1)) return;
+  report(e, {HazardKind::UninitializedRead, step, -1, e.w.id, -1, std::countr_zero(unwritten), 0,
+             "reads " + vector_register_name(v) + ", which nothing wrote in this lane"});
+}
+
+// The hot path of hazard mode, run before every step: plain loops over the step's registers,
+// the reports out of line (they build text only for the first occurrence).
 void Sanitizer::check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
   const uint64_t exec = e.w.exec();
-  const auto pending = [&](uint32_t op, uint32_t index, bool scalar, bool overwrite) {
-    const Operation& o = ops_[op];
-    if (seen(HazardKind::ReadBeforeWait, step, o.step)) return;
-    const uint64_t lanes = o.lanes & exec ? o.lanes & exec : o.lanes;
-    const std::string reg = scalar ? scalar_register_name(index) : vector_register_name(index);
-    report(e, {HazardKind::ReadBeforeWait, step, o.step, e.w.id, -1, lanes ? std::countr_zero(lanes) : -1, 0,
-               std::string(overwrite ? "overwrites " : "reads ") + reg + (overwrite ? ", the destination of " : ", which ") + "the load at " +
-                   where(o.step) + (overwrite ? " still in flight" : " writes") + ", before an s_waitcnt covers it (" +
-                   needed_wait(ws, op) + " would)"});
-  };
+  const bool in_flight = !ws.vm.empty() || !ws.lgkm.empty();  // else no register is pending
   for (const RegisterRange& r : vgpr_uses(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
-      if (const uint32_t op = ws.v[v].pending) pending(op, v, false, false);
-      else if (const uint64_t unwritten = exec & ~ws.v[v].written; unwritten && !seen(HazardKind::UninitializedRead, step, -1))
-        report(e, {HazardKind::UninitializedRead, step, -1, e.w.id, -1, std::countr_zero(unwritten), 0,
-                   "reads " + vector_register_name(v) + ", which nothing wrote in this lane"});
+      const WaveState::Vgpr& reg = ws.v[v];
+      if (reg.pending) report_pending(e, step, ws, reg.pending, v, false, false);
+      else if (const uint64_t unwritten = exec & ~reg.written) report_unwritten(e, step, v, unwritten);
     }
+  if (!in_flight) return;
   for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
-      if (const uint32_t op = ws.v[v].pending; op && op != ws.current) pending(op, v, false, true);
+      if (const uint32_t op = ws.v[v].pending; op && op != ws.current) report_pending(e, step, ws, op, v, false, true);
   for (const RegisterRange& r : sgpr_uses(f))
     for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
-      if (const uint32_t op = ws.pending_s[x]) pending(op, x, true, false);
+      if (const uint32_t op = ws.pending_s[x]) report_pending(e, step, ws, op, x, true, false);
   for (const RegisterRange& r : sgpr_defs(f))
     for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
-      if (const uint32_t op = ws.pending_s[x]) pending(op, x, true, true);
+      if (const uint32_t op = ws.pending_s[x]) report_pending(e, step, ws, op, x, true, true);
 }
 
 void Sanitizer::before(const Exec& e, int step) {

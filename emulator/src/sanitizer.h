@@ -104,6 +104,9 @@ class Sanitizer {
   // The registers a step reads (pending: a read before wait; unwritten lanes: an uninitialized
   // read) and overwrites (pending: a load still in flight would land on them later).
   void check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws);
+  [[gnu::cold, gnu::noinline]] void report_pending(const Exec& e, int step, const WaveState& ws, uint32_t op, uint32_t index, bool scalar,
+                                                   bool overwrite);
+  [[gnu::cold, gnu::noinline]] void report_unwritten(const Exec& e, int step, uint32_t v, uint64_t unwritten);
   void retire(uint32_t op);
   void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
   // Which counter value would have covered `op`: the operations issued after it on its queue.

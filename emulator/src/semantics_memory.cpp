@@ -245,15 +245,30 @@ uint32_t ds_address(const Exec& e, const Inst& in, int l) { return e.w.vreg(ds_a
 // on and the access is in range, else the checked accessors (which report what is wrong). The
 // loops keep the array, its size and the register rows in locals: through Exec they would be
 // reloaded for every lane, since the register writes might alias them.
+// In the checked modes a lane whose bytes are those the previous checked lane of the instruction
+// accessed (a broadcast read) reuses that check: the sanitizer would find them recorded by this
+// instruction already and skip them.
 struct LdsLanes {
   uint8_t* plain;
   uint64_t bytes;
+  uint8_t* last = nullptr;  // the checked path's previous result, for last_address/last_size
+  uint32_t last_address = 0, last_size = 0;
   explicit LdsLanes(const Exec& e) : plain(e.plain_lds()), bytes(e.lds_bytes()) {}
-  const uint8_t* read(const Exec& e, uint32_t address, uint32_t size, int l) const {
-    return plain && uint64_t{address} + size <= bytes ? plain + address : e.lds_read(address, size, l);
+  const uint8_t* read(const Exec& e, uint32_t address, uint32_t size, int l) {
+    if (plain && uint64_t{address} + size <= bytes) return plain + address;
+    if (last && address == last_address && size == last_size) return last;
+    last = const_cast<uint8_t*>(e.lds_read(address, size, l));
+    last_address = address;
+    last_size = size;
+    return last;
   }
-  uint8_t* write(const Exec& e, uint32_t address, uint32_t size, int l) const {
-    return plain && uint64_t{address} + size <= bytes ? plain + address : e.lds_write(address, size, l);
+  uint8_t* write(const Exec& e, uint32_t address, uint32_t size, int l) {
+    if (plain && uint64_t{address} + size <= bytes) return plain + address;
+    if (last && address == last_address && size == last_size) return last;
+    last = e.lds_write(address, size, l);
+    last_address = address;
+    last_size = size;
+    return last;
   }
   // Whether all 64 lanes are active and each one's `size` bytes at addr[l] + offset lie in the
   // plain array: the lane loop then needs no per-lane check (a vectorized max decides).
@@ -274,7 +289,7 @@ void ds_read(Exec& e, const Inst& in) {
   const uint32_t* addr = e.w.vreg(ds_addr(in));
   uint32_t* out[words];
   for (uint32_t d = 0; d < words; ++d) out[d] = e.w.vreg(dst + d);
-  const LdsLanes lds(e);
+  LdsLanes lds(e);
   if (lds.all_lanes_plain(e, addr, offset, Bytes)) {
     for (int l = 0; l < kLanes; ++l) {
       uint32_t v[4];
@@ -299,7 +314,7 @@ void ds_write(Exec& e, const Inst& in) {
   const uint32_t* addr = e.w.vreg(ds_addr(in));
   const uint32_t* data[words];
   for (uint32_t d = 0; d < words; ++d) data[d] = e.w.vreg(src + d);
-  const LdsLanes lds(e);
+  LdsLanes lds(e);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     uint8_t* p = lds.write(e, addr[l] + offset, Bytes, l);
@@ -320,7 +335,7 @@ void ds_read2(Exec& e, const Inst& in) {
   const uint32_t* addr = e.w.vreg(ds_addr(in));
   uint32_t* out[2 * words];
   for (uint32_t i = 0; i < 2 * words; ++i) out[i] = e.w.vreg(dst + i);
-  const LdsLanes lds(e);
+  LdsLanes lds(e);
   if (lds.all_lanes_plain(e, addr, off[0], Bytes) && lds.all_lanes_plain(e, addr, off[1], Bytes)) {
     for (uint32_t k = 0; k < 2; ++k)
       for (int l = 0; l < kLanes; ++l) {
@@ -330,14 +345,18 @@ void ds_read2(Exec& e, const Inst& in) {
       }
     return;
   }
-  for (uint64_t m = e.w.exec(); m; m &= m - 1) {
-    const int l = std::countr_zero(m);
-    for (uint32_t k = 0; k < 2; ++k) {
+  // The checked path: each element for every lane in turn (so that a broadcast's lanes meet the
+  // same bytes one after another), from the addresses as they were before any lane's result
+  // lands (the destination may be the address register).
+  uint32_t base[kLanes];
+  std::memcpy(base, addr, sizeof base);
+  for (uint32_t k = 0; k < 2; ++k)
+    for (uint64_t m = e.w.exec(); m; m &= m - 1) {
+      const int l = std::countr_zero(m);
       uint32_t v[words];
-      std::memcpy(v, lds.read(e, addr[l] + off[k], Bytes, l), Bytes);
+      std::memcpy(v, lds.read(e, base[l] + off[k], Bytes, l), Bytes);
       for (uint32_t d = 0; d < words; ++d) out[k * words + d][l] = v[d];
     }
-  }
 }
 template <uint32_t Bytes, uint32_t Stride>
 void ds_write2(Exec& e, const Inst& in) {
@@ -350,7 +369,7 @@ void ds_write2(Exec& e, const Inst& in) {
     data[d] = e.w.vreg(ds_data0(in) + acc + d);
     data[words + d] = e.w.vreg(ds_data1(in) + acc + d);
   }
-  const LdsLanes lds(e);
+  LdsLanes lds(e);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     for (uint32_t k = 0; k < 2; ++k) {
