@@ -335,21 +335,21 @@ void ds_read2(Exec& e, const Inst& in) {
   const uint32_t* addr = e.w.vreg(ds_addr(in));
   uint32_t* out[2 * words];
   for (uint32_t i = 0; i < 2 * words; ++i) out[i] = e.w.vreg(dst + i);
+  // Each element for every lane in turn (in the checked path a broadcast's lanes then meet the
+  // same bytes one after another), from the addresses as they were before any lane's result
+  // lands: the destination may be the address register.
+  uint32_t base[kLanes];
+  std::memcpy(base, addr, sizeof base);
   LdsLanes lds(e);
-  if (lds.all_lanes_plain(e, addr, off[0], Bytes) && lds.all_lanes_plain(e, addr, off[1], Bytes)) {
+  if (lds.all_lanes_plain(e, base, off[0], Bytes) && lds.all_lanes_plain(e, base, off[1], Bytes)) {
     for (uint32_t k = 0; k < 2; ++k)
       for (int l = 0; l < kLanes; ++l) {
         uint32_t v[words];
-        std::memcpy(v, lds.plain + static_cast<uint32_t>(addr[l] + off[k]), Bytes);
+        std::memcpy(v, lds.plain + static_cast<uint32_t>(base[l] + off[k]), Bytes);
         for (uint32_t d = 0; d < words; ++d) out[k * words + d][l] = v[d];
       }
     return;
   }
-  // The checked path: each element for every lane in turn (so that a broadcast's lanes meet the
-  // same bytes one after another), from the addresses as they were before any lane's result
-  // lands (the destination may be the address register).
-  uint32_t base[kLanes];
-  std::memcpy(base, addr, sizeof base);
   for (uint32_t k = 0; k < 2; ++k)
     for (uint64_t m = e.w.exec(); m; m &= m - 1) {
       const int l = std::countr_zero(m);
