@@ -559,7 +559,7 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
       fail_budget(e, o);
     }
     if (obs.any(o)) observe(s, w, wg, prog, o, obs);
-    sanitizer.before(e, index);
+    const Sanitizer::Checked checked = sanitizer.before(e, index);
     ++w.pc;
     try {
       s.handler(e, s.inst);
@@ -567,7 +567,7 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
       sanitizer.report_out_of_bounds(e, ex.what());  // the launch cannot go on: reported, then ended
       throw;
     }
-    sanitizer.after(e, index);
+    sanitizer.after(checked);
     ++n;
   }
   w.executed += n;

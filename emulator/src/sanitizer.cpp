@@ -176,7 +176,7 @@ void Sanitizer::report_unwritten(const Exec& e, int step, uint32_t v, uint64_t u
 
 // The hot path of hazard mode, run before every step: plain loops over the step's registers,
 // the reports out of line (they build text only for the first occurrence).
-void Sanitizer::check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
+inline void Sanitizer::check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
   const uint64_t exec = e.w.exec();
   const bool in_flight = !ws.vm.empty() || !ws.lgkm.empty();  // else no register is pending
   for (const RegisterRange& r : vgpr_uses(f))
@@ -197,23 +197,25 @@ void Sanitizer::check_registers(const Exec& e, int step, const StepFacts& f, Wav
       if (const uint32_t op = ws.pending_s[x]) report_pending(e, step, ws, op, x, true, true);
 }
 
-void Sanitizer::before(const Exec& e, int step) {
+Sanitizer::Checked Sanitizer::before(const Exec& e, int step) {
   WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
   const StepFacts& f = steps_[static_cast<size_t>(step)];
+  const Checked checked{&ws, &f};
   ws.current = 0;
   check_registers(e, step, f, ws);
   ws.exec_at_issue = e.w.exec();
-  if (f.counter == MemoryCounter::None) return;
+  if (f.counter == MemoryCounter::None) return checked;
   const uint32_t id = static_cast<uint32_t>(ops_.size());
   ops_.push_back({e.w.id, step, ws.exec_at_issue, epoch_, kInFlight, f.counter, f.lds_dma, f.atomic});
   ws.current = id;
   if (f.counter == MemoryCounter::Vm || f.counter == MemoryCounter::Flat) ws.vm.push_back(id);
   if (f.counter != MemoryCounter::Vm) ws.lgkm.push_back(id);
+  return checked;
 }
 
-void Sanitizer::after(const Exec& e, int step) {
-  WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
-  const StepFacts& f = steps_[static_cast<size_t>(step)];
+void Sanitizer::after(const Checked& checked) {
+  WaveState& ws = *checked.wave;
+  const StepFacts& f = *checked.facts;
   for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
       ws.v[v].written |= ws.exec_at_issue;

@@ -25,6 +25,9 @@
 namespace weft::emu {
 
 class Sanitizer {
+  struct WaveState;
+  struct StepFacts;
+
  public:
   explicit Sanitizer(const Program& program);
 
@@ -32,8 +35,12 @@ class Sanitizer {
   // Around one step of one wave: `before` checks what the step reads and overwrites and opens its
   // memory operation; `after` marks what it wrote, makes a load's destination pending, and lets
   // s_waitcnt retire operations.
-  void before(const Exec& e, int step);  // `step`: the index of the step in the program
-  void after(const Exec& e, int step);
+  struct Checked {  // what `before` looked up, handed to `after`
+    WaveState* wave;
+    const StepFacts* facts;
+  };
+  Checked before(const Exec& e, int step);  // `step`: the index of the step in the program
+  void after(const Checked& checked);
   // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode); a
   // read of bytes nothing wrote is reported here too.
   void lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write);
@@ -103,7 +110,7 @@ class Sanitizer {
 
   // The registers a step reads (pending: a read before wait; unwritten lanes: an uninitialized
   // read) and overwrites (pending: a load still in flight would land on them later).
-  void check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws);
+  [[gnu::always_inline]] inline void check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws);
   [[gnu::cold, gnu::noinline]] void report_pending(const Exec& e, int step, const WaveState& ws, uint32_t op, uint32_t index, bool scalar,
                                                    bool overwrite);
   [[gnu::cold, gnu::noinline]] void report_unwritten(const Exec& e, int step, uint32_t v, uint64_t unwritten);
