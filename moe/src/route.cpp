@@ -1,5 +1,5 @@
-// The route kernel (route.h): one wave per token, the token's logits in registers, k rounds of a
-// wave-wide max over 64-bit (score, ~id) keys.
+// The route kernel (route.h): a token's logits in the registers of W lanes, sorted (score, ~id)
+// keys per lane, k rounds of a max over the lanes.
 #include "weft/moe/route.h"
 
 #include <algorithm>

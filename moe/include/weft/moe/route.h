@@ -20,12 +20,15 @@
 // the largest, +inf or -inf included, share its weight equally: all -inf/NaN -> 1/k each), and a
 // normalized sigmoid whose chosen s sum to 0 gives 1/k each. The correction bias must be finite.
 //
-// Kernel schedule: one wave (64 lanes on CDNA, 32 on NVIDIA) per token, 4 tokens a workgroup.
-// Lane l holds experts l, l + W, l + 2W, ... in registers (one coalesced load each). Each of the
-// k rounds takes the lane's best key and a wave max (xor butterfly) of a 64-bit key
-// (order-preserving bits of the score << 32 | ~expert id), so ties go to the lower id and the
-// winner is known in every lane, which then drops it. Grouped scoring first folds each group's
-// top-2 with an xor butterfly over the group's lanes and ranks the groups' scores in each lane.
+// Kernel schedule (docs/moe.md, "route"): a token's experts spread over W lanes of one wave, 4
+// waves a workgroup. Sigmoid scoring takes the whole wave (64 lanes on CDNA, 32 on NVIDIA; lane l
+// holds experts l, l + W, ...); softmax takes just enough lanes for at most 16 experts a lane (and
+// at least k), each lane's experts consecutive and loaded as 16-byte vectors where they allow. A
+// score's key is its order-preserving bits above ~expert id (64 bits; 32 for bf16 softmax logits,
+// whose 16 order bits suffice), so ties go to the lower id. Each lane sorts its keys; each of the
+// k rounds takes a wave max (xor butterfly) of the lanes' first keys, and the winning lane shifts
+// its list. Grouped scoring first folds each group's top-2 with an xor butterfly over the group's
+// lanes and ranks the groups' scores in each lane.
 #pragma once
 
 #include <cstdint>
