@@ -24,12 +24,12 @@ UOp idx(int64_t v) { return constant(Wide(v)); }
 
 bool is_pow2(int64_t v) { return v >= 1 && (v & (v - 1)) == 0; }
 
-// Bits that order as the numbers do (a < b iff bits(a) < bits(b)), with NaN at 0, below -inf
-// (whose bits are 0x007fffff).
+// Bits that order as the numbers do (a < b iff bits(a) < bits(b), and -0 and +0 the same bits:
+// equal scores), with NaN at 0, below -inf (whose bits are 0x007fffff).
 UOp order_bits(const UOp& x) {
   const UOp bits = x.bitcast(dtypes::uint32);
   const UOp negative = (bits & u32(0x80000000u)).ne(u32(0));
-  return where(x.ne(x), u32(0), where(negative, ~bits, bits | u32(0x80000000u)));
+  return where(x.ne(x), u32(0), where(x.eq(0.0), u32(0x80000000u), where(negative, ~bits, bits | u32(0x80000000u))));
 }
 
 // The number order_bits made (NaN, at 0, comes back as -inf).
@@ -46,10 +46,11 @@ UOp rank_key(const UOp& score, const UOp& expert) {
 }
 
 // A bf16 logit's key fits 32 bits: its 16 order bits (made from the raw bits: flip a negative
-// value's bits, set a positive one's sign; NaN gets 0, below -inf) above ~id's low 16 bits
+// value's bits, set a positive one's sign; -0 as +0; NaN gets 0, below -inf) above ~id's low 16 bits
 // (E <= 512). A cheaper wave max than 64-bit keys.
 UOp bf16_key(const UOp& logit, const UOp& expert) {
-  const UOp bits = logit.bitcast(dtypes::uint16).cast(dtypes::uint32);
+  const UOp raw = logit.bitcast(dtypes::uint16).cast(dtypes::uint32);
+  const UOp bits = where(raw.eq(u32(0x8000)), u32(0), raw);  // -0 ranks as +0: equal scores
   const UOp flip = u32(0x8000) | ((bits >> u32(15)) * u32(0x7fff));
   const UOp ord = where((bits & u32(0x7fff)) > u32(0x7f80), u32(0), bits ^ flip);
   return (ord << u32(16)) | (~expert.cast(dtypes::uint32) & u32(0xffff));

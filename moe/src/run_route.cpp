@@ -1,5 +1,6 @@
 // run_route: random router logits, a launch of the route kernel, and the check against the
 // double-precision reference (route.h).
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -42,6 +43,7 @@ void draw_inputs(const RouteConfig& c, RouteInputs inputs, std::mt19937_64& gen,
   for (size_t i = 0; i < logits.size(); ++i) {
     const int64_t t = static_cast<int64_t>(i) / c.experts;
     if (inputs == RouteInputs::Quantized) logits[i] = level(gen) - 1.5;  // -1.5 .. 1.5: exact in bfloat16
+    else if (inputs == RouteInputs::SignedZeros) logits[i] = std::array<double, 4>{-0.0, 0.0, -1.0, -0.0}[static_cast<size_t>(level(gen))];
     else logits[i] = uniform(gen);
     if (inputs == RouteInputs::WithNaN && (t % 7 == 3 || coin(gen) == 0)) logits[i] = std::numeric_limits<double>::quiet_NaN();
   }

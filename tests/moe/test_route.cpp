@@ -48,13 +48,15 @@ WEFT_DEVICE_TEST_CASE("route, softmax top-k: E 8..512, k 1..8, float32 and bfloa
   check_route_runs(softmax(4, 512, 8, dtypes::bfloat16), RouteInputs::Random);  // 32-bit keys, 8 or 16 a lane
 }
 
-WEFT_DEVICE_TEST_CASE("route, softmax top-k: exact ties go to the lower id, NaN logits rank last and weigh 0") {
+WEFT_DEVICE_TEST_CASE("route, softmax top-k: exact ties (signed zeros too) go to the lower id, NaN logits rank last and weigh 0") {
   check_route_runs(softmax(11, 64, 8, dtypes::bfloat16), RouteInputs::Quantized);
   check_route_runs(softmax(6, 8, 2, dtypes::float32), RouteInputs::Quantized);
   check_route_runs(softmax(15, 64, 8, dtypes::float32), RouteInputs::WithNaN);
   check_route_runs(softmax(9, 8, 8, dtypes::bfloat16), RouteInputs::WithNaN);
   check_route_runs(softmax(7, 256, 8, dtypes::bfloat16), RouteInputs::WithNaN);
   check_route_runs(softmax(12, 256, 6, dtypes::bfloat16), RouteInputs::Quantized);
+  check_route_runs(softmax(10, 64, 8, dtypes::bfloat16), RouteInputs::SignedZeros);  // -0 and +0 tie
+  check_route_runs(softmax(10, 64, 8, dtypes::float32), RouteInputs::SignedZeros);
 }
 
 WEFT_DEVICE_TEST_CASE("route, sigmoid grouped top-k (DeepSeek-V3): groups within a wave, across slots, one group") {

@@ -82,6 +82,7 @@ enum class RouteInputs {
   Random,     // logits uniform in [-4, 4], bias uniform in [-0.5, 0.5]
   Quantized,  // logits from 4 values and bias from 4: many exact ties
   WithNaN,    // random, a quarter of the logits NaN and every 7th token all NaN
+  SignedZeros,  // logits -0, +0 (three in four: the top k are zeros) or -1: -0 and +0 are equal scores (the lower id wins)
 };
 
 // Random inputs from `seed`, poisoned outputs, a launch, and check_route.
