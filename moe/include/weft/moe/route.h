@@ -11,8 +11,8 @@
 //     the chosen (without bias), divided by their sum when `normalize`, times `scaling`
 //     (routed_scaling_factor).
 //
-// Order and ties: choice j of a token is its (j+1)-th best expert; equal scores (and equal group
-// scores) go to the lower id, so the result is deterministic.
+// Order and ties: choice j of a token is its (j+1)-th best expert; equal scores (-0 and +0 are
+// equal; and equal group scores) go to the lower id, so the result is deterministic.
 //
 // NaN logits: a NaN ranks below every number, -inf included (a token whose logits are all NaN
 // still chooses experts 0..k-1), and it counts as -inf in the weights: softmax gives it weight 0
