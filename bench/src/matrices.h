@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "weft/bench/result.h"
@@ -16,5 +17,12 @@ std::vector<uint8_t> random_matrix(DType dtype, int64_t rows, int64_t cols, uint
 std::vector<double> as_doubles(DType dtype, const std::vector<uint8_t>& bytes);
 // max |got - want| / max |want|, ok when at most `tolerance`.
 Check compare(const std::vector<double>& got, const std::vector<double>& want, double tolerance, std::string against);
+// A vector's elements as bytes (for uploads and for a framework peer's input files).
+template <class T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
 
 }  // namespace weft::bench

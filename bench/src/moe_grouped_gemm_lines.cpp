@@ -51,13 +51,6 @@ def result():
     return ys[:keep]
 )PY";
 
-template <class T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 // The inputs of one run: a random plan, Xs with its padding rows zero, random weights.
 struct GroupedInputs {
   moe::RoutingPlan plan;

@@ -98,13 +98,6 @@ def result():
     return out["dest"][:1]
 )PY";
 
-template <class T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 Result moe_line(const std::string& kernel, const MoeCase& c, rt::Device& device) {
   Result r;
   r.suite = "moe";
