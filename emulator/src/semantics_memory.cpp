@@ -254,18 +254,12 @@ struct LdsLanes {
   uint8_t* last = nullptr;  // the checked path's previous result, for last_address/last_size
   uint32_t last_address = 0, last_size = 0;
   explicit LdsLanes(const Exec& e) : plain(e.plain_lds()), bytes(e.lds_bytes()) {}
-  const uint8_t* read(const Exec& e, uint32_t address, uint32_t size, int l) {
+  const uint8_t* read(const Exec& e, uint32_t address, uint32_t size, int l) { return at(e, address, size, l, Access::Read); }
+  uint8_t* write(const Exec& e, uint32_t address, uint32_t size, int l) { return at(e, address, size, l, Access::Write); }
+  uint8_t* at(const Exec& e, uint32_t address, uint32_t size, int l, Access access) {
     if (plain && uint64_t{address} + size <= bytes) return plain + address;
     if (last && address == last_address && size == last_size) return last;
-    last = const_cast<uint8_t*>(e.lds_read(address, size, l));
-    last_address = address;
-    last_size = size;
-    return last;
-  }
-  uint8_t* write(const Exec& e, uint32_t address, uint32_t size, int l) {
-    if (plain && uint64_t{address} + size <= bytes) return plain + address;
-    if (last && address == last_address && size == last_size) return last;
-    last = e.lds_write(address, size, l);
+    last = access == Access::Read ? const_cast<uint8_t*>(e.lds_read(address, size, l)) : e.lds_write(address, size, l);
     last_address = address;
     last_size = size;
     return last;
