@@ -42,7 +42,7 @@ with open(f"{d}/times.txt", "w") as t:
         t.write(f"{start.elapsed_time(end) / 1e3!r}\n")
 result().float().cpu().numpy().tofile(f"{d}/out.bin")
 with open(f"{d}/name.txt", "w") as f:
-    f.write(f"PyTorch {torch.__version__} {NAME}")
+    f.write(globals().get("FULL_NAME", f"PyTorch {torch.__version__} {NAME}"))
 )PY";
 
 // torch.matmul in bf16: args m n k; inputs a (m x k), b (k x n).
@@ -54,6 +54,46 @@ c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
 NAME = "torch.matmul"
 def step():
     torch.matmul(a, b, out=c)
+def result():
+    return c
+)PY";
+
+// C = A * B^T in bf16 (fp32 accumulation) by a Triton kernel written here: args m n k; inputs a
+// (m x k), b (n x k). One program per 128 x 256 block of C in L2-grouped order (8 block rows a
+// group, hopper_gemm's order), K in steps of 64 through tl.dot, 3 pipeline stages, 8 warps.
+constexpr const char* kTritonMatmul = R"PY(
+import triton
+import triton.language as tl
+m, n, k = args
+a = load("a", torch.bfloat16, m, k)
+b = load("b", torch.bfloat16, n, k)
+c = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+BM, BN, BK, GROUP = 128, 256, 64, 8
+
+@triton.jit
+def matmul_abt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    pid = tl.program_id(0)
+    blocks_m, blocks_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    per_group = GROUP * blocks_n
+    first_row = (pid // per_group) * GROUP
+    rows = tl.minimum(blocks_m - first_row, GROUP)
+    block_m = first_row + (pid % per_group) % rows
+    block_n = (pid % per_group) // rows
+    rm = block_m * BM + tl.arange(0, BM)
+    rn = block_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + rk
+        a_tile = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+        bt_tile = tl.load(b_ptr + rn[None, :] * K + ks[:, None], mask=(rn[None, :] < N) & (ks[:, None] < K), other=0.0)
+        acc = tl.dot(a_tile, bt_tile, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+grid = (triton.cdiv(m, BM) * triton.cdiv(n, BN),)
+FULL_NAME = f"Triton {triton.__version__} tl.dot matmul (128x256x64 blocks, 3 stages, 8 warps)"
+def step():
+    matmul_abt[grid](a, b, c, m, n, k, BM=BM, BN=BN, BK=BK, GROUP=GROUP, num_warps=8, num_stages=3)
 def result():
     return c
 )PY";
@@ -109,6 +149,10 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
 FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& o,
                           bool b_transposed) {
   return run_framework({kTorchMatmul, {{"a", a}, {"b", b}}, {m, n, k, b_transposed ? 1 : 0}, static_cast<size_t>(m * n)}, o);
+}
+
+FrameworkRun triton_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& o) {
+  return run_framework({kTritonMatmul, {{"a", a}, {"b", b}}, {m, n, k}, static_cast<size_t>(m * n)}, o);
 }
 
 }  // namespace weft::bench

@@ -4,9 +4,9 @@
 // back, so weft's result is checked against it like any other peer's.
 //
 // A job's script is python run after a prelude that sets `args` (the job's integers), `torch`
-// and load(name, dtype, *shape) (dir/NAME.bin onto the GPU); it defines NAME (what is measured),
-// step() (the operation, timed with CUDA events after warm-up) and result() (the output tensor,
-// written back as float32).
+// and load(name, dtype, *shape) (dir/NAME.bin onto the GPU); it defines NAME (what is measured,
+// after "PyTorch VERSION"; or FULL_NAME, the whole name), step() (the operation, timed with CUDA
+// events after warm-up) and result() (the output tensor, written back as float32).
 #pragma once
 
 #include <cstdint>
@@ -40,5 +40,9 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& options);
 // torch.matmul in bf16 on the GPU.
 FrameworkRun torch_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& options,
                           bool b_transposed = false);
+
+// C = A * B^T (A m x k, B n x k, bf16 bytes) by a Triton tl.dot kernel (framework_peer.cpp) in
+// the same child process setup: Triton as the second framework peer of the bf16 GEMM.
+FrameworkRun triton_matmul(int64_t m, int64_t n, int64_t k, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const Options& options);
 
 }  // namespace weft::bench

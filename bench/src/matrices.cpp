@@ -24,6 +24,9 @@ std::vector<uint8_t> random_matrix(DType dtype, int64_t rows, int64_t cols, uint
     } else if (dtype == dtypes::float32) {
       std::memcpy(&bytes[i * 4], &v, 4);
       values[i] = v;
+    } else if (dtype.is_fp8()) {
+      bytes[i] = static_cast<uint8_t>(encode_float(*dtype.float_format(), v));
+      values[i] = static_cast<float>(decode_float(*dtype.float_format(), bytes[i]));
     } else {
       throw Error("weft bench: no random inputs of " + dtype.name());
     }

@@ -11,7 +11,8 @@
 
 namespace weft::bench {
 
-// rows x cols values uniform in [-1, 1], rounded to `dtype`; `values` gets them as floats.
+// rows x cols values uniform in [-1, 1], rounded to `dtype` (float32, float16, bfloat16, an fp8
+// format); `values` gets them as floats.
 std::vector<uint8_t> random_matrix(DType dtype, int64_t rows, int64_t cols, uint64_t seed, std::vector<float>& values);
 // Every element of `bytes` (of `dtype`) as a double.
 std::vector<double> as_doubles(DType dtype, const std::vector<uint8_t>& bytes);

@@ -1,6 +1,9 @@
 // The gemm suite: weft's GEMM for the device against the vendor library in the same process.
 //   cuda:      hopper_gemm (C = A * B^T, bf16 in and out; sm_90) vs cuBLAS cublasGemmEx, same
-//              types, and PyTorch's torch.matmul (a @ b.t()) in a python3 child of the same job;
+//              types, PyTorch's torch.matmul (a @ b.t()) and a Triton tl.dot matmul in python3
+//              children of the same job;
+//              hopper_gemm_fp8 (fp8 e4m3 in, per-tensor scales, bf16 out; sm_90) vs cuBLASLt's
+//              fp8 GEMM with the same scales, with and without its fast accumulation;
 //              mma_gemm (C = A * B, bf16 in, fp32 out)     vs cuBLAS cublasGemmEx, same types, and
 //              PyTorch's torch.matmul (bf16 out) in a python3 child of the same job
 //   emu:*, hip: hk_gemm (C = A * B^T, bf16 in, fp32 out)  vs Eigen's float GEMM on the host CPU
@@ -9,8 +12,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "cublas.h"
+#include "cublaslt.h"
 #include "framework_peer.h"
 #include "matrices.h"
 #include "suite_common.h"
@@ -55,24 +60,34 @@ Result gemm_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, rt:
   return r;
 }
 
-// The same weft measurement against PyTorch's torch.matmul in a child process of this job
-// (bf16 output: torch.matmul's for bf16 inputs; the check allows its rounding).
-Result torch_line(const Result& weft_line, const Inputs& in, const std::vector<double>& weft_c, int64_t m, int64_t n, int64_t k, const Options& o,
-                  bool b_transposed = false) {
+// The same weft measurement against a framework's run in a child process of this job (bf16
+// output: the check allows its rounding). `peer` names it if the run fails.
+Result framework_line(const Result& weft_line, const std::vector<double>& weft_c, const std::string& peer, const std::function<FrameworkRun()>& run_peer) {
   Result r = weft_line;
   r.peer_timing = {};
   r.check = {};
-  r.peer = "PyTorch torch.matmul (bf16 out)";
+  r.peer = peer + " (bf16 out)";
   try {
-    FrameworkRun run = torch_matmul(m, n, k, in.a_bytes, in.b_bytes, o, b_transposed);
+    FrameworkRun run = run_peer();
     r.peer = run.name + " (bf16 out)";
     r.peer_device = weft_line.device + ", python3 child";
     r.peer_timing = run.timing;
-    r.check = compare(weft_c, run.output, kTolerance + std::ldexp(1.0, -8), "PyTorch (bf16)");
+    r.check = compare(weft_c, run.output, kTolerance + std::ldexp(1.0, -8), peer + " (bf16)");
   } catch (const Error& e) {
     r.not_run = e.what();
   }
   return r;
+}
+
+// ... against PyTorch's torch.matmul.
+Result torch_line(const Result& weft_line, const Inputs& in, const std::vector<double>& weft_c, int64_t m, int64_t n, int64_t k, const Options& o,
+                  bool b_transposed = false) {
+  return framework_line(weft_line, weft_c, "PyTorch", [&] { return torch_matmul(m, n, k, in.a_bytes, in.b_bytes, o, b_transposed); });
+}
+
+// ... against a Triton matmul (C = A * B^T).
+Result triton_line(const Result& weft_line, const Inputs& in, const std::vector<double>& weft_c, int64_t m, int64_t n, int64_t k, const Options& o) {
+  return framework_line(weft_line, weft_c, "Triton", [&] { return triton_matmul(m, n, k, in.a_bytes, in.b_bytes, o); });
 }
 
 // A line of an NVIDIA GPU: cuBLAS in this process as the peer, the datasheet's peak as the ceiling.
@@ -107,8 +122,58 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
   const std::vector<double> weft_c = as_doubles(dtypes::bfloat16, rt::download(device, c));
   const double bf16_rounding = std::ldexp(1.0, -8);
   r.check = compare(weft_c, as_doubles(dtypes::bfloat16, rt::download(device, c_peer)), kTolerance + bf16_rounding, "cuBLAS (bf16)");
-  tell(o, "gemm hopper_gemm: PyTorch's torch.matmul in a python3 child");
-  return {r, torch_line(r, in, weft_c, m, n, k, o, true)};
+  tell(o, "gemm hopper_gemm: PyTorch's torch.matmul and a Triton matmul in python3 children");
+  return {r, torch_line(r, in, weft_c, m, n, k, o, true), triton_line(r, in, weft_c, m, n, k, o)};
+}
+
+// hopper_gemm with fp8 e4m3 inputs and per-tensor scales (its epilogue) against cuBLASLt's fp8
+// GEMM with the same scales, bf16 out, in this process: one line with cuBLASLt's fast
+// accumulation (partial sums stay in the MMA's accumulator, as in hopper_gemm) and one with its
+// default (promoted into a separate fp32 sum: more precise, slower). The weft measurement is
+// the same in both.
+std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
+  Result weft_line = nvidia_line("hopper_gemm_fp8", m, n, k, device);
+  weft_line.ceiling = 1978.9;  // dense fp8 tensor-core peak of an H100/H200 SXM
+  weft_line.ceiling_source = "NVIDIA H200 datasheet, dense FP8 (quoted)";
+  std::vector<float> av, bv;
+  const rt::OwnedArray a(device, rt::upload(device, dtypes::fp8e4m3, random_matrix(dtypes::fp8e4m3, m, k, o.seed, av), "A"));
+  const rt::OwnedArray b(device, rt::upload(device, dtypes::fp8e4m3, random_matrix(dtypes::fp8e4m3, n, k, o.seed + 1, bv), "B"));
+  const rt::OwnedArray scale_a(device, rt::upload(device, dtypes::float32, bytes_of(std::vector<float>{0.5f}), "scale_a"));
+  const rt::OwnedArray scale_b(device, rt::upload(device, dtypes::float32, bytes_of(std::vector<float>{0.25f}), "scale_b"));
+  const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 2), 0xCD);
+  const rt::OwnedArray c(device, rt::upload(device, dtypes::bfloat16, poison, "C (weft)"));
+  const gemm::HopperGemmSpec spec{dtypes::fp8e4m3, dtypes::bfloat16, {gemm::OperandScale::PerTensor, false, gemm::Activation::None}};
+  const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(spec));
+  const rt::DeviceArray args[] = {c, a, b, scale_a, scale_b};
+  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, m, n)}};
+  weft_line.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);
+  device.synchronize();
+  const std::vector<double> weft_c = as_doubles(dtypes::bfloat16, rt::download(device, c));
+  std::vector<Result> out;
+  for (const bool fast : {true, false}) {
+    Result r = weft_line;
+    r.peer = std::string("cuBLASLt fp8 (") + (fast ? "fast accumulation" : "default accumulation") + ")";
+    try {
+      const CublasLtPlan plan(LtGemm{m, n, k, dtypes::fp8e4m3, dtypes::bfloat16, fast});
+      const rt::OwnedArray c_peer(device, rt::upload(device, dtypes::bfloat16, poison, "C (cuBLASLt)"));
+      const rt::OwnedArray workspace(device, rt::upload(device, dtypes::uint8, std::vector<uint8_t>(std::max<uint64_t>(plan.workspace_bytes(), 256)), "workspace"));
+      const auto address = [](const rt::OwnedArray& x) { return x.get().buffer.address; };
+      r.peer_timing = time_on(device, [&] { plan.run(address(a), address(b), address(c_peer), address(scale_a), address(scale_b), address(workspace)); }, o);
+      device.synchronize();
+      // Fast accumulation against fast accumulation: the same sums in different orders, 2^-10
+      // of the largest result on top of the bf16 rounding. Against the promoted sums: the fast
+      // accumulation's own error too (about 14 bits kept at each of K/32 additions; 1.1e-2 of
+      // the largest result measured at 8192^3): 2^-5.
+      const double accumulation = fast ? std::ldexp(1.0, -10) : std::ldexp(1.0, -5);
+      r.check = compare(weft_c, as_doubles(dtypes::bfloat16, rt::download(device, c_peer)), kTolerance + std::ldexp(1.0, -8) + accumulation,
+                        "cuBLASLt (bf16)");
+    } catch (const Error& e) {
+      r.peer_timing = {};
+      r.not_run = e.what();
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 // mma_gemm and cuBLAS on an NVIDIA GPU (and PyTorch in the same job, where it is installed).
@@ -165,7 +230,7 @@ namespace {
 // --device, else the kernel's home (hopper_gemm, mma_gemm: cuda, hk_gemm: emu:gfx950), else a
 // GPU where there is one and the emulator where there is not (said on the progress line).
 std::unique_ptr<rt::Device> gemm_device(const Options& o) {
-  if (!o.device.empty() || o.kernel == "mma_gemm" || o.kernel == "hopper_gemm") return open(o, "cuda");
+  if (!o.device.empty() || o.kernel == "mma_gemm" || o.kernel.starts_with("hopper_gemm")) return open(o, "cuda");
   if (o.kernel == "hk_gemm") return open(o, "emu:gfx950");
   try {
     return rt::open_device("cuda");
@@ -178,7 +243,7 @@ std::unique_ptr<rt::Device> gemm_device(const Options& o) {
 // The kernels the suite runs on `device` (hopper_gemm needs sm_90), or the one asked for.
 std::vector<std::string> gemm_kernels(const rt::Device& device, const Options& o) {
   std::vector<std::string> kernels;
-  if (device.arch() == "sm_90") kernels.push_back("hopper_gemm");
+  if (device.arch() == "sm_90") kernels.insert(kernels.end(), {"hopper_gemm", "hopper_gemm_fp8"});
   if (device.arch().starts_with("sm_")) kernels.push_back("mma_gemm");
   else kernels.push_back("hk_gemm");
   if (o.kernel.empty()) return kernels;
@@ -193,9 +258,11 @@ std::vector<Result> run_gemm(const Options& o) {
   // The shapes of the Hopper GEMM's aims (M x N x K); hk_gemm on the emulator takes small ones.
   const auto sizes = sizes_or(o, nvidia ? std::vector<std::vector<int64_t>>{{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 4096, 1024}, {16384, 16384, 1024}}
                                         : std::vector<std::vector<int64_t>>{{256, 256, 256}, {512, 512, 512}});
+  // fp8 at the square shapes (the aim is 8192^3).
+  const auto fp8_sizes = sizes_or(o, {{4096, 4096, 4096}, {8192, 8192, 8192}});
   std::vector<Result> out;
   for (const std::string& kernel : gemm_kernels(*device, o))
-    for (const auto& s : sizes) {
+    for (const auto& s : kernel == "hopper_gemm_fp8" ? fp8_sizes : sizes) {
       tell(o, "gemm " + kernel + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " on " + device->name());
       if (kernel == "hk_gemm") {
         out.push_back(hk_gemm_line(*device, s[0], s[1], s[2], o, true));
@@ -203,7 +270,9 @@ std::vector<Result> run_gemm(const Options& o) {
       }
       // mma_gemm's tiles need M and N multiples of 128 and K of 32.
       if (kernel == "mma_gemm" && (s[0] % 128 || s[1] % 128 || s[2] % 32)) continue;
-      for (Result& r : (kernel == "hopper_gemm" ? hopper_lines : mma_lines)(*device, s[0], s[1], s[2], o)) out.push_back(std::move(r));
+      if (kernel == "hopper_gemm_fp8" && s[2] % 16) throw Error("weft bench gemm: hopper_gemm_fp8 takes K a multiple of 16, not " + std::to_string(s[2]));
+      const auto lines = kernel == "hopper_gemm" ? hopper_lines : kernel == "hopper_gemm_fp8" ? hopper_fp8_lines : mma_lines;
+      for (Result& r : lines(*device, s[0], s[1], s[2], o)) out.push_back(std::move(r));
     }
   return out;
 }
@@ -211,8 +280,10 @@ std::vector<Result> run_gemm(const Options& o) {
 }  // namespace
 
 Suite gemm_suite() {
-  return {"gemm", "bf16 GEMM, fp32 accumulate: weft against cuBLAS and PyTorch (cuda; hopper_gemm bf16 out, mma_gemm fp32 out) or Eigen on the CPU (emulator, fp32 out)",
-          {"hk_gemm", "hopper_gemm", "mma_gemm"}, run_gemm};
+  return {"gemm",
+          "GEMM, fp32 accumulate: weft against cuBLAS and PyTorch (cuda; hopper_gemm bf16 in and out, mma_gemm bf16 in, fp32 out), against cuBLASLt "
+          "(hopper_gemm_fp8: fp8 e4m3 in with per-tensor scales, bf16 out) or Eigen on the CPU (emulator, fp32 out)",
+          {"hk_gemm", "hopper_gemm", "hopper_gemm_fp8", "mma_gemm"}, run_gemm};
 }
 
 }  // namespace weft::bench

@@ -614,8 +614,9 @@ UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& aft
 
 UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
           const MatrixLayoutArg& b_layout, const std::vector<UOp>& after, const UOp& accumulate) {
-  if (n < 8 || n > 256 || n % 8 != 0) fail("WGMMA", "n = " + std::to_string(n) + "; wgmma m64nNk16 takes n from 8 to 256 in steps of 8");
-  if (!(input == dtypes::float16 || input == dtypes::bfloat16)) fail("WGMMA", "inputs are float16 or bfloat16, got " + input.name());
+  if (n < 8 || n > 256 || n % 8 != 0) fail("WGMMA", "n = " + std::to_string(n) + "; wgmma m64nNkK takes n from 8 to 256 in steps of 8");
+  if (!(input == dtypes::float16 || input == dtypes::bfloat16 || input == dtypes::fp8e4m3 || input == dtypes::fp8e5m2))
+    fail("WGMMA", "inputs are float16, bfloat16, float8_e4m3fn or float8_e5m2, got " + input.name());
   check_indexed("WGMMA", "the accumulator", acc, AddrSpace::REG, {dtypes::float32});
   check_indexed("WGMMA", "A", a, AddrSpace::LOCAL, {input});
   check_indexed("WGMMA", "B", b, AddrSpace::LOCAL, {input});

@@ -1,6 +1,5 @@
 #include "weft/gemm/hopper_gemm.h"
 
-#include "host_matrix.h"
 #include "weft/gemm/block_gemm.h"
 #include "weft/kernels/layout_expr.h"
 #include "weft/kernels/layouts.h"
@@ -29,16 +28,21 @@ std::pair<UOp, UOp> grouped_block(const UOp& id, const UOp& tiles_m, const UOp& 
 // with the row's index in its group).
 constexpr MatrixLayoutArg kSwizzled{16, 1024, WgmmaSwizzle::B128};
 
+// One K step's elements of `input` (128 bytes of a row) and one wgmma's (32 bytes).
+int64_t k_step(DType input) { return S::k_step_bytes / input.itemsize(); }
+int64_t wgmma_k(DType input) { return 32 / input.itemsize(); }
+
 struct Ring {
-  UOp a, b;          // LOCAL bf16: stages x block_m x k_step, stages x block_n x k_step
+  UOp a, b;          // LOCAL input: stages x block_m x k_step, stages x block_n x k_step
   UOp full, empty;   // LOCAL uint64: one mbarrier per stage each
-  static constexpr int64_t a_stage = S::block_m * S::k_step, b_stage = S::block_n * S::k_step;
-  static constexpr int64_t stage_bytes = (a_stage + b_stage) * 2;
+  int64_t a_stage, b_stage;  // elements of a stage
+  static constexpr int64_t stage_bytes = (S::block_m + S::block_n) * S::k_step_bytes;
 };
 
-Ring make_ring() {
-  return {alloc_shared({S::stages * Ring::a_stage}, dtypes::bfloat16), alloc_shared({S::stages * Ring::b_stage}, dtypes::bfloat16),
-          alloc_shared({S::stages}, dtypes::uint64), alloc_shared({S::stages}, dtypes::uint64)};
+Ring make_ring(DType input) {
+  const int64_t a_stage = S::block_m * k_step(input), b_stage = S::block_n * k_step(input);
+  return {alloc_shared({S::stages * a_stage}, input), alloc_shared({S::stages * b_stage}, input), alloc_shared({S::stages}, dtypes::uint64),
+          alloc_shared({S::stages}, dtypes::uint64), a_stage, b_stage};
 }
 
 // full[s]: one arrival (the producer's expect_tx) plus the TMA bytes; empty[s]: every consumer
@@ -83,15 +87,16 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const auto [stage, parity] = stage_use(trip * tiles.steps + ks);
   const UOp freed = mbarrier_wait(ring.empty[stage], parity ^ 1, {ready});
   const UOp expect = mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(Ring::stage_bytes), dtypes::int32), {freed});
-  const UOp k0 = (ks * S::k_step).cast(dtypes::int32);
-  const UOp load_a = tma_load(ring.a[stage * Ring::a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, S::block_m, S::k_step,
+  const int64_t step_k = k_step(a.buffer.dtype());
+  const UOp k0 = (ks * step_k).cast(dtypes::int32);
+  const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, S::block_m, step_k,
                               WgmmaSwizzle::B128, {expect});
-  const UOp load_b = tma_load(ring.b[stage * Ring::b_stage], b.buffer, ring.full[stage], col0.cast(dtypes::int32), k0, S::block_n, S::k_step,
+  const UOp load_b = tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], col0.cast(dtypes::int32), k0, S::block_n, step_k,
                               WgmmaSwizzle::B128, {expect});
   return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
 
-// One block's K loop of a consumer: wait for the stage, four m64n256k16 MMAs on its 64 rows of A
+// One block's K loop of a consumer: wait for the stage, four m64n256 MMAs on its 64 rows of A
 // (the block's first one overwrites the accumulator: no zeroing), commit them as a group, wait
 // until only this group is in flight and release the previous step's stage. Returns the loop
 // followed by the wait for the last group: the accumulator holds the block after it.
@@ -102,57 +107,116 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const auto [stage, parity] = stage_use(step);
   const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready});
   const UOp fence = wgmma_fence({landed}, /*shared_writes=*/false);  // TMA filled the stage
-  const UOp kk = wg.range(S::k_step / 16, AxisType::UNROLL);
-  // K step kk of 16 starts 32 bytes into each 128-byte row: the descriptor's start moves, the
+  const DType input = ring.a.dtype();
+  const int64_t step_k = k_step(input), mma_k = wgmma_k(input);
+  const UOp kk = wg.range(step_k / mma_k, AxisType::UNROLL);
+  // MMA kk starts 32 bytes further into each 128-byte row: the descriptor's start moves, the
   // swizzle (a function of the address bits) stays the hardware's.
-  const UOp a_at = ring.a.after({landed})[stage * Ring::a_stage + consumer * (64 * S::k_step) + kk * 16];
-  const UOp b_at = ring.b.after({landed})[stage * Ring::b_stage + kk * 16];
+  const UOp a_at = ring.a.after({landed})[stage * ring.a_stage + consumer * (64 * step_k) + kk * mma_k];
+  const UOp b_at = ring.b.after({landed})[stage * ring.b_stage + kk * mma_k];
   const UOp accumulate = (ks > 0) | (kk > 0);
-  const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, dtypes::bfloat16, kSwizzled, kSwizzled, {fence}, accumulate).end({kk});
+  const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, input, kSwizzled, kSwizzled, {fence}, accumulate).end({kk});
   const UOp held = wgmma_wait(1, {wgmma_commit({mma})});
   // One arrival a warp: the MMAs reading the stage are the warpgroup's, complete for every warp.
   const UOp release = when(step > 0, {mbarrier_arrive_warp(ring.empty[stage_use(step - 1).stage], {held})});
   return wgmma_wait(0, {release.end({ks})});
 }
 
-// The consumer's 64 x 256 accumulator into C, converted to C's dtype, inside C only.
-UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const UOp& accumulator, const UOp& finished, const UOp& row0, const UOp& col0) {
+// The epilogue's inputs (float32 GLOBAL buffers; null where absent).
+struct EpilogueInputs {
+  HopperEpilogue spec;
+  UOp bias, scale_a, scale_b;  // [N]; [1] or [M]; [1] or [N]
+};
+
+EpilogueInputs epilogue_inputs(const HopperEpilogue& e, const UOp& m, const UOp& n) {
+  const HopperGemmSlots slots = hopper_gemm_slots(e);
+  const UOp one = constant(Wide(1), dtypes::index);
+  EpilogueInputs in{e, {}, {}, {}};
+  if (e.bias) in.bias = placeholder(std::vector<UOp>{n}, dtypes::float32, slots.bias);
+  if (e.scale != OperandScale::None) {
+    const bool per_row = e.scale == OperandScale::PerRow;
+    in.scale_a = placeholder(std::vector<UOp>{per_row ? m : one}, dtypes::float32, slots.scale_a);
+    in.scale_b = placeholder(std::vector<UOp>{per_row ? n : one}, dtypes::float32, slots.scale_b);
+  }
+  return in;
+}
+
+// x / (1 + exp(-2 sqrt(2/pi) (x + 0.044715 x^3))), exp through exp2: x * sigmoid(2u).
+UOp gelu_tanh(const UOp& x) {
+  constexpr double two_sqrt_2_over_pi_log2e = 2.0 * 0.7978845608028654 * 1.4426950408889634;
+  const UOp u = x * (1.0 + 0.044715 * x * x);
+  return x * recip(1.0 + exp2(u * -two_sqrt_2_over_pi_log2e));
+}
+
+// The epilogue of one fp32 sum at C's (row, col), both inside C (the loads need it).
+UOp apply_epilogue(const EpilogueInputs& in, UOp v, const UOp& row, const UOp& col) {
+  const UOp zero = constant(Wide(0), dtypes::index);
+  if (in.spec.scale == OperandScale::PerTensor) v = v * (in.scale_a[zero].load() * in.scale_b[zero].load());
+  if (in.spec.scale == OperandScale::PerRow) v = v * (in.scale_a[row].load() * in.scale_b[col].load());
+  if (in.spec.bias) v = v + in.bias[col].load();
+  if (in.spec.activation == Activation::Relu) v = max(v, v.const_like(0.0));
+  if (in.spec.activation == Activation::Gelu) v = gelu_tanh(v);
+  return v;
+}
+
+// The consumer's 64 x 256 accumulator into C, through the epilogue, converted to C's dtype,
+// inside C only (elements outside C load nothing: their indices are clamped into it).
+UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const UOp& accumulator, const UOp& finished,
+                const UOp& row0, const UOp& col0) {
   const UOp r = wg.range(S::block_n / 2, AxisType::UNROLL);
   const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
   const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(S::block_n), thread, r);
   const UOp at_row = row0 + row, at_col = col0 + col;
-  const UOp value = accumulator.after({finished})[r].load().cast(c.buffer.dtype());
-  return c.buffer[{at_row, at_col}].store(value, (at_row < c.rows) & (at_col < c.cols)).end({r});
+  const UOp inside = (at_row < c.rows) & (at_col < c.cols);
+  UOp value = accumulator.after({finished})[r].load();
+  if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), min(at_col, c.cols - 1));
+  return c.buffer[{at_row, at_col}].store(value.cast(c.buffer.dtype()), inside).end({r});
 }
 
 // A consumer: for each of its blocks, the K loop, then the store of its 64 rows.
-UOp consume(const tile::Workgroup& wg, const Ring& ring, const tile::gl& c, const Tiles& tiles, const UOp& consumer, const UOp& ready) {
+UOp consume(const tile::Workgroup& wg, const Ring& ring, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& consumer,
+            const UOp& ready) {
   const UOp accumulator = placeholder({S::block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
   const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, ready);
-  return store_block(wg, c, accumulator, finished, row0 + consumer * 64, col0).end({trip});
+  return store_block(wg, c, epilogue, accumulator, finished, row0 + consumer * 64, col0).end({trip});
 }
 
 }  // namespace
 
-UOp hopper_gemm(DType output) {
-  if (output != dtypes::bfloat16 && output != dtypes::float32) throw Error("hopper_gemm: the output is bfloat16 or float32, not " + output.name());
-  const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", 8, 1 << 20);
-  const tile::gl c = tile::global(0, m, n, output), a = tile::global(1, m, k, dtypes::bfloat16), b = tile::global(2, n, k, dtypes::bfloat16);
+HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue) {
+  HopperGemmSlots slots;
+  int64_t next = 3;
+  if (epilogue.bias) slots.bias = next++;
+  if (epilogue.scale != OperandScale::None) slots.scale_a = next++, slots.scale_b = next++;
+  return slots;
+}
+
+int64_t hopper_gemm_k_multiple(DType input) { return 16 / input.itemsize(); }
+
+UOp hopper_gemm(const HopperGemmSpec& spec) {
+  if (spec.output != dtypes::bfloat16 && spec.output != dtypes::float32)
+    throw Error("hopper_gemm: the output is bfloat16 or float32, not " + spec.output.name());
+  if (spec.input != dtypes::bfloat16 && spec.input != dtypes::fp8e4m3)
+    throw Error("hopper_gemm: the inputs are bfloat16 or float8_e4m3fn, not " + spec.input.name());
+  const int64_t k_min = hopper_gemm_k_multiple(spec.input);
+  const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", k_min, 1 << 20);
+  const tile::gl c = tile::global(0, m, n, spec.output), a = tile::global(1, m, k, spec.input), b = tile::global(2, n, k, spec.input);
+  const EpilogueInputs epilogue = epilogue_inputs(spec.epilogue, m, n);
   Tiles tiles;
   tiles.tiles_m = tiles_of(m, S::block_m), tiles.tiles_n = tiles_of(n, S::block_n);
-  tiles.count = tiles.tiles_m * tiles.tiles_n, tiles.steps = tiles_of(k, S::k_step);
+  tiles.count = tiles.tiles_m * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(spec.input));
   tiles.ctas = variable("CTAS", 1, 1 << 16).cast(dtypes::index);
   // A warpgroup is 4 consecutive warps of the block. wave() is the hardware warp, row-major (the
   // lane is x, the wave grid's columns y, its rows z), so a warpgroup is a row of 4 columns: row
   // 0 the producer, rows 1 .. consumers the consumers.
   const tile::Workgroup wg(kArch, {tiles.ctas}, 1 + S::consumers, S::warpgroup / 32, 32);
 
-  const Ring ring = make_ring();
+  const Ring ring = make_ring(spec.input);
   const UOp ready = init_ring(ring);
   const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
-  const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, c, tiles, wg.wave_row() - 1, ready)});
+  const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, c, epilogue, tiles, wg.wave_row() - 1, ready)});
   return sink({"hopper_gemm"}, {group({producer, consumers}).end(wg.hardware_ranges())});
 }
 
@@ -161,15 +225,6 @@ int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n) {
   if (!units) throw Error("hopper_gemm: device " + device.name() + " does not report its multiprocessors (the persistent grid's size)");
   const int64_t blocks = ((m + S::block_m - 1) / S::block_m) * ((n + S::block_n - 1) / S::block_n);
   return std::min(blocks, *units);
-}
-
-RunResult run_hopper_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed,
-                          rt::CompileCache* cache) {
-  if (m < 1 || n < 1 || k < 8 || k % 8)
-    throw Error("hopper_gemm: M, N >= 1 and K >= 8 a multiple of 8; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
-  if (device.arch() != "sm_90") throw Error("hopper_gemm: needs an sm_90 (Hopper) device, this one is " + device.arch());
-  if (identity_b && n != k) throw Error("run_hopper_gemm: an identity B needs N == K");
-  return run_transposed_product(device, hopper_gemm(output), m, n, k, output, identity_b, seed, cache, {{"CTAS", hopper_gemm_ctas(device, m, n)}});
 }
 
 }  // namespace weft::gemm

@@ -26,17 +26,29 @@ size_t occurrences(const std::string& text, const std::string& what) {
   return count;
 }
 
-void check_hopper_gemm(rt::Device& dev, int64_t m, int64_t n, int64_t k, DType output, bool identity_b = false) {
+void check_hopper_gemm(rt::Device& dev, const gemm::HopperGemmSpec& spec, int64_t m, int64_t n, int64_t k,
+                       gemm::HopperInputs inputs = gemm::HopperInputs::Uniform) {
   CAPTURE(m);
   CAPTURE(n);
   CAPTURE(k);
-  CAPTURE(output.name());
-  CAPTURE(identity_b);
-  const gemm::RunResult r = gemm::run_hopper_gemm(dev, m, n, k, output, identity_b, weft::testing::rng()());
+  CAPTURE(spec.input.name());
+  CAPTURE(spec.output.name());
+  CAPTURE(static_cast<int>(spec.epilogue.scale));
+  CAPTURE(spec.epilogue.bias);
+  CAPTURE(static_cast<int>(spec.epilogue.activation));
+  CAPTURE(static_cast<int>(inputs));
+  const gemm::RunResult r = gemm::run_hopper_gemm(dev, spec, m, n, k, inputs, weft::testing::rng()());
   INFO(r.check.first_bad);
   CHECK(r.check.count == static_cast<size_t>(m * n));
   CHECK(r.check.passed());
 }
+
+void check_hopper_gemm(rt::Device& dev, int64_t m, int64_t n, int64_t k, DType output, bool identity_b = false) {
+  check_hopper_gemm(dev, gemm::HopperGemmSpec{dtypes::bfloat16, output, {}}, m, n, k,
+                    identity_b ? gemm::HopperInputs::Identity : gemm::HopperInputs::Uniform);
+}
+
+const gemm::HopperGemmSpec kFp8{dtypes::fp8e4m3, dtypes::bfloat16, {}};
 
 }  // namespace
 
@@ -57,6 +69,45 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 64 * 2);
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(dtypes::float16), doctest::Contains("bfloat16 or float32, not float16"), Error);
+}
+
+TEST_CASE("hopper_gemm with fp8 inputs renders m64n256k32 e4m3 wgmmas over 128-byte K steps, and compiles for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  const lower::LoweredKernel k = lowered(gemm::hopper_gemm(kFp8));
+  const std::string src = cuda::render_cuda(k, 90);
+  INFO(src);
+  // fp8 wgmma takes no transpose operands: "p, 1, 1;" ends the operand list.
+  CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") != std::string::npos);
+  CHECK(src.find("p, 1, 1;") != std::string::npos);
+  CHECK(src.find("k16") == std::string::npos);
+  CHECK(occurrences(src, "cp.async.bulk.tensor.2d") == 2);
+  CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 128);
+  CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::fp8e5m2, dtypes::bfloat16, {}}),
+                       doctest::Contains("bfloat16 or float8_e4m3fn, not float8_e5m2"), Error);
+}
+
+TEST_CASE("hopper_gemm's epilogue takes its buffers in slot order and renders bias, scales and GELU") {
+  using gemm::Activation, gemm::OperandScale;
+  const gemm::HopperEpilogue all{OperandScale::PerRow, true, Activation::Gelu};
+  const gemm::HopperGemmSlots slots = gemm::hopper_gemm_slots(all);
+  CHECK(slots.bias == 3);
+  CHECK(slots.scale_a == 4);
+  CHECK(slots.scale_b == 5);
+  const gemm::HopperGemmSlots scales_only = gemm::hopper_gemm_slots({OperandScale::PerTensor, false, Activation::None});
+  CHECK(scales_only.bias == -1);
+  CHECK(scales_only.scale_a == 3);
+  CHECK(gemm::hopper_gemm_slots({}).scale_b == -1);
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  const lower::LoweredKernel k = lowered(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::fp8e4m3, dtypes::bfloat16, all}));
+  std::vector<int64_t> buffer_slots;
+  for (const lower::KernelParam& p : k.params)
+    if (p.kind == lower::KernelParam::Kind::Buffer) buffer_slots.push_back(p.slot);
+  CHECK(buffer_slots == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
+  const std::string src = cuda::render_cuda(k, 90);
+  INFO(src);
+  CHECK(src.find("exp2f") != std::string::npos);  // GELU's exponential
+  CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
 }
 
 #ifdef WEFT_HAVE_LLVM
@@ -86,4 +137,41 @@ TEST_CASE("hopper_gemm on an H200: identity bit-exact, random, ragged, K = 8 [cu
   CHECK(gemm::hopper_gemm_ctas(*dev, 4096, 4096) == *dev->compute_units());
   CHECK(gemm::hopper_gemm_ctas(*dev, 128, 300) == 2);
   CHECK_THROWS_WITH_AS(gemm::run_hopper_gemm(*dev, 64, 64, 12, dtypes::bfloat16, false, 1), doctest::Contains("multiple of 8"), Error);
+}
+
+TEST_CASE("hopper_gemm with fp8 e4m3 inputs on an H200: identity bit-exact, random, ragged, K = 16 [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  using gemm::HopperInputs;
+  const gemm::HopperGemmSpec fp8_to_fp32{dtypes::fp8e4m3, dtypes::float32, {}};
+  check_hopper_gemm(*dev, kFp8, 256, 512, 512, HopperInputs::Identity);
+  check_hopper_gemm(*dev, fp8_to_fp32, 256, 256, 256, HopperInputs::Identity);
+  // Integer inputs: exact sums, so every K step and edge is checked to the last bit.
+  check_hopper_gemm(*dev, fp8_to_fp32, 1024, 1024, 1024, HopperInputs::Integers);
+  check_hopper_gemm(*dev, fp8_to_fp32, 384, 768, 4096, HopperInputs::Integers);
+  check_hopper_gemm(*dev, fp8_to_fp32, 300, 200, 144, HopperInputs::Integers);
+  check_hopper_gemm(*dev, fp8_to_fp32, 3000, 2100, 128, HopperInputs::Integers);
+  check_hopper_gemm(*dev, kFp8, 1000, 1030, 272, HopperInputs::Integers);
+  check_hopper_gemm(*dev, kFp8, 1, 1, 16, HopperInputs::Integers);
+  // Uniform inputs, within the fp8 accumulation's bound.
+  check_hopper_gemm(*dev, kFp8, 1024, 1024, 1024);
+  check_hopper_gemm(*dev, fp8_to_fp32, 3000, 2100, 128);
+  CHECK_THROWS_WITH_AS(gemm::run_hopper_gemm(*dev, kFp8, 64, 64, 24, gemm::HopperInputs::Uniform, 1), doctest::Contains("a multiple of 16"), Error);
+}
+
+TEST_CASE("hopper_gemm's epilogues on an H200: scales, bias, relu and GELU, bf16 and fp8 [cuda]") {
+  using gemm::Activation, gemm::OperandScale;
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  for (const DType input : {dtypes::bfloat16, dtypes::fp8e4m3})
+    for (const OperandScale scale : {OperandScale::None, OperandScale::PerTensor, OperandScale::PerRow})
+      for (const Activation act : {Activation::None, Activation::Relu, Activation::Gelu}) {
+        const gemm::HopperEpilogue e{scale, scale != OperandScale::PerTensor, act};
+        if (!e.any()) continue;
+        check_hopper_gemm(*dev, gemm::HopperGemmSpec{input, dtypes::bfloat16, e}, 300, 520, 256, gemm::HopperInputs::Integers);
+        check_hopper_gemm(*dev, gemm::HopperGemmSpec{input, dtypes::float32, e}, 200, 260, 512);
+      }
+  // fp32 output keeps the epilogue's own error visible; ragged edges load no scale or bias past M or N.
+  check_hopper_gemm(*dev, gemm::HopperGemmSpec{dtypes::fp8e4m3, dtypes::float32, {OperandScale::PerRow, true, Activation::Gelu}}, 129, 257, 512);
+  check_hopper_gemm(*dev, gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::float32, {OperandScale::PerTensor, true, Activation::Relu}}, 1, 1, 8);
 }

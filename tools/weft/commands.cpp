@@ -29,7 +29,7 @@ namespace weft::cli {
 namespace {
 
 struct Options {
-  std::string kernel, device = "emu:gfx950", after, target = "gfx950", dtype = "float32", schedule;
+  std::string kernel, device = "emu:gfx950", after, target = "gfx950", dtype = "float32", schedule, input, epilogue;
   std::vector<int64_t> size;
   uint64_t seed = std::random_device{}();
 };
@@ -66,6 +66,8 @@ Options parse(const std::vector<std::string>& args, const std::vector<std::strin
     else if (name == "target") o.target = value;
     else if (name == "dtype") o.dtype = value;
     else if (name == "schedule") o.schedule = value;
+    else if (name == "input") o.input = value;
+    else if (name == "epilogue") o.epilogue = value;
     else if (name == "seed") o.seed = static_cast<uint64_t>(number(value, "--seed"));
     else if (name == "size") {
       std::stringstream ss(value);
@@ -104,6 +106,26 @@ void print_times(const gemm::RunResult& r, const std::string& device) {
   line("reference", r.reference_seconds, "host reference (Eigen, double)");
 }
 
+// hopper_gemm's --input (bfloat16, float8_e4m3fn) and --epilogue (a comma list of bias, relu,
+// gelu, scale=tensor, scale=row).
+gemm::HopperGemmSpec hopper_spec(const Options& o, DType output) {
+  gemm::HopperGemmSpec spec{dtypes::bfloat16, output, {}};
+  if (o.input == "float8_e4m3fn" || o.input == "fp8e4m3" || o.input == "e4m3") spec.input = dtypes::fp8e4m3;
+  else if (!o.input.empty() && o.input != "bfloat16" && o.input != "bf16")
+    throw UsageError("run: hopper_gemm's --input '" + o.input + "' is not bfloat16 or float8_e4m3fn");
+  std::stringstream ss(o.epilogue);
+  for (std::string part; std::getline(ss, part, ',');) {
+    gemm::HopperEpilogue& e = spec.epilogue;
+    if (part == "bias") e.bias = true;
+    else if (part == "relu") e.activation = gemm::Activation::Relu;
+    else if (part == "gelu") e.activation = gemm::Activation::Gelu;
+    else if (part == "scale=tensor") e.scale = gemm::OperandScale::PerTensor;
+    else if (part == "scale=row") e.scale = gemm::OperandScale::PerRow;
+    else throw UsageError("run: --epilogue '" + part + "' is not bias, relu, gelu, scale=tensor or scale=row");
+  }
+  return spec;
+}
+
 int report(const gemm::RunResult& r) {
   std::printf("check: %zu elements, max |error| %.3g, worst error/tolerance %.3g: %s\n", r.check.count, r.check.max_error,
               r.check.worst_ratio, r.check.passed() ? "PASSED" : "FAILED");
@@ -117,8 +139,9 @@ int report(const gemm::RunResult& r) {
 }  // namespace
 
 int run_kernel(const std::vector<std::string>& args) {
-  const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule"}, "run");
+  const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule", "input", "epilogue"}, "run");
   if (!o.schedule.empty() && o.kernel != "hk_gemm") throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined)");
+  if ((!o.input.empty() || !o.epilogue.empty()) && o.kernel != "hopper_gemm") throw UsageError("run: --input and --epilogue are hopper_gemm's");
   if (!o.schedule.empty() && o.schedule != "ping-pong" && o.schedule != "pipelined")
     throw UsageError("run: --schedule '" + o.schedule + "' is not ping-pong or pipelined");
   const examples::Example* e = examples::find(o.kernel);
@@ -145,9 +168,13 @@ int run_kernel(const std::vector<std::string>& args) {
     if (s.size() != 3) throw UsageError("run: --size is M,N,K");
     const DType out = dtype_given ? dtype : dtypes::bfloat16;
     if (out != dtypes::bfloat16 && out != dtypes::float32) throw UsageError("run: " + name + "'s output (--dtype) is bfloat16 or float32");
-    if (s[0] < 1 || s[1] < 1 || s[2] < 8 || s[2] % 8) throw UsageError("run: " + name + " takes M, N >= 1 and K >= 8, a multiple of 8");
-    std::printf("%s %lldx%lldx%lld bfloat16 -> %s on %s (seed %llu)\n", name.c_str(), static_cast<long long>(s[0]), static_cast<long long>(s[1]),
-                static_cast<long long>(s[2]), out.name().c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
+    const gemm::HopperGemmSpec spec = hopper_spec(o, out);
+    const int64_t k_multiple = gemm::hopper_gemm_k_multiple(spec.input);
+    if (s[0] < 1 || s[1] < 1 || s[2] < k_multiple || s[2] % k_multiple)
+      throw UsageError("run: " + name + " takes M, N >= 1 and K >= " + std::to_string(k_multiple) + ", a multiple of " + std::to_string(k_multiple));
+    std::printf("%s %lldx%lldx%lld %s -> %s%s%s on %s (seed %llu)\n", name.c_str(), static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                static_cast<long long>(s[2]), spec.input.name().c_str(), out.name().c_str(), o.epilogue.empty() ? "" : ", epilogue ",
+                o.epilogue.c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
     if (o.schedule == "pipelined") {
       gemm::HkGemmShape shape = gemm::hk_gemm_shape(device->arch());
@@ -155,7 +182,7 @@ int run_kernel(const std::vector<std::string>& args) {
       r = gemm::run_hk_gemm(*device, shape, s[0], s[1], s[2], out, false, o.seed);
     } else {
       r = name == "hk_gemm" ? gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache)
-                            : gemm::run_hopper_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache);
+                            : gemm::run_hopper_gemm(*device, spec, s[0], s[1], s[2], gemm::HopperInputs::Uniform, o.seed, &cache);
     }
   } else if (o.kernel == "mma_tile") {
     const DType in = o.dtype == "float32" ? dtypes::float16 : dtype;

@@ -786,20 +786,35 @@ class Renderer {
     return regs;
   }
 
+  // The PTX type of wgmma's A and B and the instruction's K (32 bytes of them).
+  struct WgmmaInput {
+    const char* type;
+    int k;
+  };
+  WgmmaInput wgmma_input(const UOp& e, DType input) {
+    if (input == dtypes::float16) return {"f16", 16};
+    if (input == dtypes::bfloat16) return {"bf16", 16};
+    if (input == dtypes::fp8e4m3) return {"e4m3", 32};
+    if (input == dtypes::fp8e5m2) return {"e5m2", 32};
+    unsupported(e, "wgmma inputs of " + input.name());
+  }
+
   void wgmma(const UOp& e, std::ostringstream& o) {
     const auto& w = e.arg_as<WgmmaArg>();
     const std::vector<std::string> d = accumulator(e, w.n / 2);
-    const char* in = w.input == dtypes::float16 ? "f16" : "bf16";
+    const WgmmaInput in = wgmma_input(e, w.input);
     const size_t n = d.size();
     std::string regs, outs;
     for (size_t i = 0; i < n; ++i) {
       regs += (i ? ", %" : "%") + std::to_string(i);
       outs += std::string(i ? ", " : "") + "\"+f\"(" + d[i] + ")";
     }
-    // scale-d: the `accumulate` operand (D += A*B, or D = A*B where false); A and B unscaled and
-    // not transposed: both K-major.
-    o << indent_ << "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %" << n + 2 << ", 0;\\n\\twgmma.mma_async.sync.aligned.m64n" << w.n << "k16.f32."
-      << in << "." << in << " {" << regs << "}, %" << n << ", %" << n + 1 << ", p, 1, 1, 0, 0;\\n\\t}\"\n"
+    // scale-d: the `accumulate` operand (D += A*B, or D = A*B where false); A and B unscaled and,
+    // for 16-bit inputs, not transposed (both K-major; the fp8 forms take no transpose operands:
+    // they are K-major only).
+    o << indent_ << "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %" << n + 2 << ", 0;\\n\\twgmma.mma_async.sync.aligned.m64n" << w.n << "k" << in.k
+      << ".f32." << in.type << "." << in.type << " {" << regs << "}, %" << n << ", %" << n + 1 << ", p, 1, 1" << (in.k == 16 ? ", 0, 0" : "")
+      << ";\\n\\t}\"\n"
       << indent_ << "    : " << outs << "\n"
       << indent_ << "    : \"l\"(" << descriptor(e.src(1), w.a) << "), \"l\"(" << descriptor(e.src(2), w.b) << "), \"r\"((unsigned)" << ref(e.src(3))
       << ") : \"memory\");\n";

@@ -145,9 +145,11 @@ UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vecto
 UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& after = {});
 // Warpgroup MMA (wgmma.mma_async, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
 // Accumulate"), issued by all 128 threads of a warpgroup (4 consecutive warps) together:
-//   acc[0 .. n/2) += A (64 x 16, `a` indexes its first element in shared memory) * B (16 x n, `b`
-//   likewise), fp32 accumulate, float16 or bfloat16 inputs, both tiles K-major (A row-major M x K,
-//   B stored N x K) as `a_layout` / `b_layout` describe. `acc` indexes element 0 of a REG float32
+//   acc[0 .. n/2) += A (64 x K, `a` indexes its first element in shared memory) * B (K x n, `b`
+//   likewise), fp32 accumulate, both tiles K-major (A row-major M x K, B stored N x K) as
+//   `a_layout` / `b_layout` describe. K is 32 bytes of `input`: 16 for float16 and bfloat16
+//   (m64nNk16), 32 for the fp8 formats float8_e4m3fn and float8_e5m2 (m64nNk32; A and B the same
+//   format here). `acc` indexes element 0 of a REG float32
 //   buffer of n/2 elements per thread (its fragment layout: kernels/layouts.h,
 //   wgmma_m64nNk16_accumulator). The MMA runs asynchronously: wgmma_fence() before the first MMA
 //   (and after the accumulator is written by other instructions), wgmma_commit() closes the MMAs

@@ -130,7 +130,7 @@ struct MatrixLayoutArg {
 struct WgmmaArg {
   int64_t site = 0;
   int64_t n = 0;  // 8..256, a multiple of 8
-  DType input;    // float16 or bfloat16
+  DType input;    // float16 or bfloat16 (k16), float8_e4m3fn or float8_e5m2 (k32)
   MatrixLayoutArg a, b;
   bool operator==(const WgmmaArg&) const = default;
 };

@@ -3,26 +3,31 @@
 // mbarriers, warpgroup MMAs (wgmma) from 128-byte-swizzled shared tiles, one producer warpgroup
 // and two consumer warpgroups (warp specialization).
 //
-// A [M, K] and B [N, K] are bfloat16 and K-contiguous (B as cuBLAS's "T" operand, hk_gemm's B),
-// C [M, N] is bfloat16 or float32 (slots: 0 C, 1 A, 2 B), accumulation in fp32. M, N and K are
-// kernel variables: any M, N >= 1 and K >= 8 a multiple of 8 (a TMA row is a multiple of 16
-// bytes). Tiles past the edges are filled with zeros by TMA and the epilogue stores only
-// elements inside C.
+// A [M, K] and B [N, K] are bfloat16 or float8_e4m3fn and K-contiguous (B as cuBLAS's "T"
+// operand, hk_gemm's B), C [M, N] is bfloat16 or float32, accumulation in fp32. M, N and K are
+// kernel variables: any M, N >= 1 and K a multiple of 16 bytes of the input (bf16: K >= 8 a
+// multiple of 8; fp8: K >= 16 a multiple of 16: a TMA row is a multiple of 16 bytes). Tiles past
+// the edges are filled with zeros by TMA and the epilogue stores only elements inside C.
+//
+// The epilogue (HopperEpilogue) maps each fp32 sum before it is converted to C's dtype:
+//   C[i, j] = activation(sum[i, j] * scale_a[i] * scale_b[j] + bias[j])
+// with float32 scales (one each for the whole tensor, or one per row of A and per row of B, the
+// fp8 recipes' "per-tensor" and "row-wise" scaling) and a float32 bias per column of C.
 //
 // The schedule (docs/nvidia.md, "hopper_gemm"):
 //   - persistent: CTAS workgroups of 3 warpgroups (the kernel variable CTAS, as many as the GPU
 //     runs at once: hopper_gemm_ctas) walk the 128 x 256 blocks of C, workgroup w taking blocks
 //     w, w + CTAS, ..., in L2-friendly order: groups of `group_rows` block rows, column by column
 //     inside a group;
-//   - warpgroup 0, warp 0 (the producer): for each block and K step of 64, wait until the
+//   - warpgroup 0, warp 0 (the producer): for each block and K step of 128 bytes, wait until the
 //     consumers released the stage (`empty`), announce its bytes and issue two TMA loads (A's
-//     128 x 64 box, B's 256 x 64 box) that complete on the stage's `full` mbarrier; it runs up to
+//     128-row box, B's 256-row box) that complete on the stage's `full` mbarrier; it runs up to
 //     `stages` steps ahead, into the next block while the consumers store this one;
 //   - warpgroups 1 and 2 (the consumers, 64 rows of the block each): wait for `full`, issue four
-//     m64n256k16 wgmmas as one group (the block's first overwrites the accumulator), wait until
-//     only that group is in flight and release the previous step's stage; after the block's last
-//     step, wait for it and convert and store the 64 x 256 accumulator (128 fp32 registers a
-//     thread).
+//     m64n256k16 (bf16) or m64n256k32 (fp8) wgmmas as one group (the block's first overwrites the
+//     accumulator), wait until only that group is in flight and release the previous step's
+//     stage; after the block's last step, wait for it, apply the epilogue, and convert and store
+//     the 64 x 256 accumulator (128 fp32 registers a thread).
 #pragma once
 
 #include <cstdint>
@@ -31,26 +36,72 @@
 
 namespace weft::gemm {
 
-// The block schedule (fixed: the kernel is written for it).
+// The block schedule (fixed: the kernel is written for it). A K step is 128 bytes of each row
+// (64 bf16 or 128 fp8 elements: one 128-byte swizzle row), four wgmmas of 32 bytes each.
 struct HopperGemmShape {
-  static constexpr int64_t block_m = 128, block_n = 256, k_step = 64, stages = 4;
+  static constexpr int64_t block_m = 128, block_n = 256, k_step_bytes = 128, stages = 4;
   static constexpr int64_t consumers = 2;    // consumer warpgroups, 64 rows of the block each
   static constexpr int64_t group_rows = 8;   // block rows per L2 group of the rasterization
   static constexpr int64_t warpgroup = 128;  // threads
 };
 
-// The kernel (NVIDIA sm_90a), with kernel variables M, N, K and CTAS. `output` is bfloat16 or
-// float32; throws weft::Error otherwise.
-UOp hopper_gemm(DType output);
+// GELU is the tanh approximation (PyTorch's gelu(approximate="tanh"), cuBLASLt's GELU epilogue):
+// x / (1 + exp(-2 sqrt(2/pi) (x + 0.044715 x^3))).
+enum class Activation { None, Relu, Gelu };
+enum class OperandScale {
+  None,
+  PerTensor,  // scale_a[1], scale_b[1]
+  PerRow,     // scale_a[M] (A's rows), scale_b[N] (B's rows: C's columns)
+};
+struct HopperEpilogue {
+  OperandScale scale = OperandScale::None;
+  bool bias = false;  // bias[N], added after the scales
+  Activation activation = Activation::None;
+  bool any() const { return scale != OperandScale::None || bias || activation != Activation::None; }
+};
+
+struct HopperGemmSpec {
+  DType input = dtypes::bfloat16;   // A and B: bfloat16 or float8_e4m3fn
+  DType output = dtypes::bfloat16;  // C: bfloat16 or float32
+  HopperEpilogue epilogue;
+};
+
+// The buffer slots: 0 C, 1 A, 2 B, then the epilogue's in this order where present (-1: absent).
+struct HopperGemmSlots {
+  int64_t bias = -1, scale_a = -1, scale_b = -1;
+};
+HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue);
+
+// The kernel (NVIDIA sm_90a), with kernel variables M, N, K and CTAS. Throws weft::Error for an
+// input or output dtype it does not take.
+UOp hopper_gemm(const HopperGemmSpec& spec);
+inline UOp hopper_gemm(DType output) { return hopper_gemm(HopperGemmSpec{dtypes::bfloat16, output, {}}); }
 
 // The persistent grid for an M x N product on `device`: one workgroup per multiprocessor, at most
 // one per block of C. Throws weft::Error for a device that does not report its multiprocessors.
 int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n);
 
-// Compiles and runs hopper_gemm on random bf16 A and B (or the identity B: then C equals A bit
-// for bit), and checks C against a double-precision reference. Throws weft::Error for sizes it
-// cannot take (M, N >= 1; K >= 8 a multiple of 8) and on a device that is not sm_90.
-RunResult run_hopper_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed,
+// The smallest K and the multiple K must be of, for `input` (16 bytes).
+int64_t hopper_gemm_k_multiple(DType input);
+
+// The inputs run_hopper_gemm draws.
+enum class HopperInputs {
+  Uniform,   // A and B uniform in [-1, 1], rounded to the input dtype
+  Integers,  // A and B uniform integers in [-3, 3]: every product and partial sum is exact, so
+             // C is exact (fp32) or the exact sum rounded once (bf16) even with fp8's shortened
+             // accumulation; the check allows only the output's and the epilogue's rounding
+  Identity,  // a random A and the identity B (N == K): without an epilogue C is A, bit for bit
+};
+
+// Compiles and runs hopper_gemm on `inputs`, random scales and bias, and checks C against a
+// double-precision reference of the product and the epilogue. Throws weft::Error for sizes it
+// cannot take and on a device that is not sm_90.
+RunResult run_hopper_gemm(rt::Device& device, const HopperGemmSpec& spec, int64_t m, int64_t n, int64_t k, HopperInputs inputs, uint64_t seed,
                           rt::CompileCache* cache = nullptr);
+inline RunResult run_hopper_gemm(rt::Device& device, int64_t m, int64_t n, int64_t k, DType output, bool identity_b, uint64_t seed,
+                                 rt::CompileCache* cache = nullptr) {
+  return run_hopper_gemm(device, HopperGemmSpec{dtypes::bfloat16, output, {}}, m, n, k, identity_b ? HopperInputs::Identity : HopperInputs::Uniform,
+                         seed, cache);
+}
 
 }  // namespace weft::gemm
