@@ -339,15 +339,20 @@ const uint8_t* Exec::checked_lds_read(uint64_t address, uint32_t bytes, int lane
            std::to_string(bytes) + "-byte read at " + hex(address) + ")");
     }
   }
-  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, lane, false);  // which checks unwritten bytes too
+  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, LaneOf(lane), false);  // which checks unwritten bytes too
   return wg.lds.data() + address;
 }
 
 uint8_t* Exec::checked_lds_write(uint64_t address, uint32_t bytes, int lane) const {
   check_lds_range(*this, address, bytes, lane);
   if (!wg.lds_written.empty()) std::memset(&wg.lds_written[address], 1, bytes);
-  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, lane, true);
+  if (wg.sanitizer) wg.sanitizer->lds_access(*this, address, bytes, LaneOf(lane), true);
   return wg.lds.data() + address;
+}
+
+uint8_t* Exec::sanitized_lds_lanes(const uint32_t* addr, std::span<const uint32_t> offsets, uint32_t size, bool write) const {
+  if (!wg.sanitizer || !wg.lds_written.empty() || size % 4) return nullptr;
+  return wg.sanitizer->lds_lanes(*this, LaneOf(addr, offsets, size, w.exec()), wg.lds.size(), write) ? wg.lds.data() : nullptr;
 }
 
 void Exec::branch_to(uint64_t byte_offset) { w.pc = prog.index_of(byte_offset); }

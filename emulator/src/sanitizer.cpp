@@ -258,7 +258,48 @@ void Sanitizer::wave_ended(const Wave& w) {
   while (!ws.lgkm.empty()) retire(ws.lgkm.front());
 }
 
-void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write) {
+int LaneOf::at(uint64_t address) const {
+  if (lane >= 0 || !addr) return lane;
+  for (uint64_t m = exec; m; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    for (const uint32_t off : offsets) {
+      const uint32_t lo = addr[l] + off;
+      if (address >= lo && address < uint64_t{lo} + size) return l;
+    }
+  }
+  return -1;
+}
+
+bool Sanitizer::lds_lanes(const Exec& e, const LaneOf& lanes, uint64_t lds_bytes, bool write) {
+  // Runs of bytes, built lane by lane in order: a lane's span extends the current run when it
+  // starts where the run ends, and is dropped when the run holds it (broadcasts); otherwise it
+  // starts a new run. Lanes mostly follow one of those patterns, so a few runs are left to sort
+  // and merge.
+  struct Run {
+    uint32_t lo, hi;
+  };
+  Run runs[2 * kLanes];
+  int n = 0;
+  uint32_t highest = 0;
+  for (const uint32_t off : lanes.offsets)
+    for (uint64_t m = lanes.exec; m; m &= m - 1) {
+      const uint32_t lo = lanes.addr[std::countr_zero(m)] + off, hi = lo + lanes.size;
+      if ((lo % 4) || hi < lo) return false;  // not whole dwords, or past 4 GiB
+      highest = std::max(highest, hi);
+      if (n && lo == runs[n - 1].hi) runs[n - 1].hi = hi;
+      else if (!n || lo < runs[n - 1].lo || hi > runs[n - 1].hi) runs[n++] = {lo, hi};
+    }
+  if (highest > lds_bytes) return false;
+  if (n > 1) std::sort(runs, runs + n, [](const Run& a, const Run& b) { return a.lo < b.lo; });
+  for (int i = 0; i < n;) {
+    Run merged = runs[i++];
+    while (i < n && runs[i].lo <= merged.hi) merged.hi = std::max(merged.hi, runs[i++].hi);
+    lds_access(e, merged.lo, merged.hi - merged.lo, lanes, write);
+  }
+  return true;
+}
+
+void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, const LaneOf& lane, bool write) {
   const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
   if (!me || bytes == 0) return;
   // The dwords of one access mostly share their shadow (the same operations wrote and read all of
@@ -301,23 +342,24 @@ std::string Sanitizer::ordering(const Operation& other) const {
          ": an s_barrier lies between them, but no s_waitcnt made that wave wait for its access before it";
 }
 
-void Sanitizer::check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, int lane, bool write,
+void Sanitizer::check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, const LaneOf& lane_of, bool write,
                                 uint32_t me) {
+  const auto lane = [&] { return lane_of.at(address); };
   const Operation& mine = ops_[me];
   const auto access = [&] { return std::string(write ? "writes" : "reads") + " LDS " + hex(address); };
   if (!write && (bytes & ~shadow.written) && !seen(HazardKind::UninitializedRead, mine.step, -1)) {
     const uint64_t at = address / 4 * 4 + static_cast<uint64_t>(std::countr_zero(static_cast<unsigned>(bytes & ~shadow.written)));
-    report(e, {HazardKind::UninitializedRead, mine.step, -1, mine.wave, -1, lane, at, "reads LDS " + hex(at) + ", which this workgroup never wrote"});
+    report(e, {HazardKind::UninitializedRead, mine.step, -1, mine.wave, -1, lane_of.at(at), at, "reads LDS " + hex(at) + ", which this workgroup never wrote"});
   }
   if (const uint32_t w = shadow.write; w && w != me && (shadow.write_bytes & bytes)) {
     const Operation& o = ops_[w];
     if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic)) {
       if (!seen(HazardKind::LdsRace, mine.step, o.step))
-        report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane, address,
+        report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane(), address,
                  access() + ", which wave " + std::to_string(o.wave) + " writes at " + where(o.step) + ordering(o)});
     } else if (o.wave == mine.wave && o.completed == kInFlight && o.lds_dma && !mine.lds_dma &&
                !seen(HazardKind::ReadBeforeWait, mine.step, o.step)) {
-      report(e, {HazardKind::ReadBeforeWait, mine.step, o.step, mine.wave, o.wave, lane, address,
+      report(e, {HazardKind::ReadBeforeWait, mine.step, o.step, mine.wave, o.wave, lane(), address,
                  access() + ", which the direct-to-LDS load at " + where(o.step) + " fills, before an s_waitcnt covers it (" +
                      needed_wait(waves_[static_cast<size_t>(o.wave)], w) + " would)"});
     }
@@ -327,7 +369,7 @@ void Sanitizer::check_lds_dword(const Exec& e, uint64_t address, const LdsShadow
     if (!r || r == me || !(read_bytes & bytes)) continue;
     const Operation& o = ops_[r];
     if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic) && !seen(HazardKind::LdsRace, mine.step, o.step))
-      report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane, address,
+      report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane(), address,
                  access() + ", which wave " + std::to_string(o.wave) + " reads at " + where(o.step) + ordering(o)});
   }
 }

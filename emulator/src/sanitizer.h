@@ -24,6 +24,22 @@
 
 namespace weft::emu {
 
+// The lane a report names: one lane, or, for a span merged from the lanes of one DS instruction,
+// the first active lane whose bytes (`size` at addr[l] + each offset) hold the address (looked
+// up only when a report is made).
+struct LaneOf {
+  explicit LaneOf(int one) : lane(one) {}
+  LaneOf(const uint32_t* addr, std::span<const uint32_t> offsets, uint32_t size, uint64_t exec)
+      : addr(addr), offsets(offsets), size(size), exec(exec) {}
+  int at(uint64_t address) const;
+
+  int lane = -1;
+  const uint32_t* addr = nullptr;
+  std::span<const uint32_t> offsets;
+  uint32_t size = 0;
+  uint64_t exec = 0;
+};
+
 class Sanitizer {
   struct WaveState;
   struct StepFacts;
@@ -41,9 +57,15 @@ class Sanitizer {
   };
   Checked before(const Exec& e, int step);  // `step`: the index of the step in the program
   void after(const Checked& checked);
-  // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode); a
-  // read of bytes nothing wrote is reported here too.
-  void lds_access(const Exec& e, uint64_t address, uint32_t bytes, int lane, bool write);
+  // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode, or
+  // the merged spans of a DS instruction's lanes: Exec::sanitized_lds_lanes); a read of bytes
+  // nothing wrote is reported here too. `lane` names the lane in reports.
+  void lds_access(const Exec& e, uint64_t address, uint32_t bytes, const LaneOf& lane, bool write);
+  // The accesses of a DS instruction's active lanes, checked as the merged runs of the bytes they
+  // touch: lds_access once per run. False, having checked nothing, unless every access is whole
+  // aligned dwords inside the first `lds_bytes` of LDS (the per-lane path then checks bytes and
+  // reports what lies outside).
+  bool lds_lanes(const Exec& e, const LaneOf& lanes, uint64_t lds_bytes, bool write);
   void barrier_released() { ++epoch_; }
   void wave_ended(const Wave& w);
 
@@ -119,7 +141,7 @@ class Sanitizer {
   // Which counter value would have covered `op`: the operations issued after it on its queue.
   std::string needed_wait(const WaveState& ws, uint32_t op) const;
   // One dword of an access: `bytes` are the bytes of it the access touches, `address` the first.
-  void check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, int lane, bool write, uint32_t me);
+  void check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, const LaneOf& lane, bool write, uint32_t me);
   void record_read(LdsShadow& shadow, uint8_t bytes, uint32_t me) const;
   std::string ordering(const Operation& other) const;
 

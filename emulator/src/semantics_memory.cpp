@@ -251,18 +251,36 @@ uint32_t ds_address(const Exec& e, const Inst& in, int l) { return e.w.vreg(ds_a
 struct LdsLanes {
   uint8_t* plain;
   uint64_t bytes;
-  uint8_t* last = nullptr;  // the checked path's previous result, for last_address/last_size
-  uint32_t last_address = 0, last_size = 0;
+  // The checked path's results so far in this instruction, direct-mapped by address: lanes that
+  // meet bytes another lane of the instruction met already (broadcast reads, repeated writes)
+  // get the same pointer without the checks again, which would find what they found the first
+  // time (hazard mode treats the lanes of one operation as one access). A collision only costs a
+  // repeated check.
+  struct Seen {
+    uint32_t address, size;
+    Access access;
+    uint8_t* at;
+  };
+  static constexpr int kSeenBits = 6;
+  uint64_t seen_valid = 0;
+  Seen seen[1 << kSeenBits];
   explicit LdsLanes(const Exec& e) : plain(e.plain_lds()), bytes(e.lds_bytes()) {}
+  // In hazard mode, checks every active lane's accesses (`size` bytes at addr[l] + each offset)
+  // at once, and the lane loop then runs on the plain array (Exec::sanitized_lds_lanes).
+  LdsLanes(const Exec& e, const uint32_t* addr, std::span<const uint32_t> offsets, uint32_t size, Access access) : LdsLanes(e) {
+    if (!plain) plain = e.sanitized_lds_lanes(addr, offsets, size, access == Access::Write);
+  }
   const uint8_t* read(const Exec& e, uint32_t address, uint32_t size, int l) { return at(e, address, size, l, Access::Read); }
   uint8_t* write(const Exec& e, uint32_t address, uint32_t size, int l) { return at(e, address, size, l, Access::Write); }
   uint8_t* at(const Exec& e, uint32_t address, uint32_t size, int l, Access access) {
     if (plain && uint64_t{address} + size <= bytes) return plain + address;
-    if (last && address == last_address && size == last_size) return last;
-    last = access == Access::Read ? const_cast<uint8_t*>(e.lds_read(address, size, l)) : e.lds_write(address, size, l);
-    last_address = address;
-    last_size = size;
-    return last;
+    const uint32_t slot = ((address >> 2) * 0x9E3779B1u) >> (32 - kSeenBits);
+    Seen& s = seen[slot];
+    if ((seen_valid >> slot & 1) && s.address == address && s.size == size && s.access == access) return s.at;
+    uint8_t* p = access == Access::Read ? const_cast<uint8_t*>(e.lds_read(address, size, l)) : e.lds_write(address, size, l);
+    s = {address, size, access, p};
+    seen_valid |= uint64_t{1} << slot;
+    return p;
   }
   // Whether all 64 lanes are active and each one's `size` bytes at addr[l] + offset lie in the
   // plain array: the lane loop then needs no per-lane check (a vectorized max decides).
@@ -283,7 +301,7 @@ void ds_read(Exec& e, const Inst& in) {
   const uint32_t* addr = e.w.vreg(ds_addr(in));
   uint32_t* out[words];
   for (uint32_t d = 0; d < words; ++d) out[d] = e.w.vreg(dst + d);
-  LdsLanes lds(e);
+  LdsLanes lds(e, addr, {&offset, 1}, Bytes, Access::Read);
   if (lds.all_lanes_plain(e, addr, offset, Bytes)) {
     for (int l = 0; l < kLanes; ++l) {
       uint32_t v[4];
@@ -308,7 +326,7 @@ void ds_write(Exec& e, const Inst& in) {
   const uint32_t* addr = e.w.vreg(ds_addr(in));
   const uint32_t* data[words];
   for (uint32_t d = 0; d < words; ++d) data[d] = e.w.vreg(src + d);
-  LdsLanes lds(e);
+  LdsLanes lds(e, addr, {&offset, 1}, Bytes, Access::Write);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     uint8_t* p = lds.write(e, addr[l] + offset, Bytes, l);
@@ -334,7 +352,7 @@ void ds_read2(Exec& e, const Inst& in) {
   // lands: the destination may be the address register.
   uint32_t base[kLanes];
   std::memcpy(base, addr, sizeof base);
-  LdsLanes lds(e);
+  LdsLanes lds(e, base, off, Bytes, Access::Read);
   if (lds.all_lanes_plain(e, base, off[0], Bytes) && lds.all_lanes_plain(e, base, off[1], Bytes)) {
     for (uint32_t k = 0; k < 2; ++k)
       for (int l = 0; l < kLanes; ++l) {
@@ -363,7 +381,7 @@ void ds_write2(Exec& e, const Inst& in) {
     data[d] = e.w.vreg(ds_data0(in) + acc + d);
     data[words + d] = e.w.vreg(ds_data1(in) + acc + d);
   }
-  LdsLanes lds(e);
+  LdsLanes lds(e, addr, off, Bytes, Access::Write);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     for (uint32_t k = 0; k < 2; ++k) {

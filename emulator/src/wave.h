@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,13 @@ struct Exec {
   // the checked path (lds_read/lds_write: unwritten-read checks, hazard mode), and an access
   // outside `lds_bytes()` must take it too (it reports the error).
   uint8_t* plain_lds() const { return wg.checked_lds ? nullptr : wg.lds.data(); }
+  // Hazard mode, for a DS instruction whose active lanes each access `size` bytes at addr[l] +
+  // each of `offsets`, all of one kind: checks them at once, as the merged runs of the dwords they
+  // touch (broadcasts and neighbouring lanes share their shadow work), and returns LDS as a plain
+  // array for the lane loop. nullptr where every access must take the per-lane checked path (a
+  // lane outside LDS, whose report that path makes; accesses that are not whole aligned dwords;
+  // unwritten-read checks without a sanitizer).
+  uint8_t* sanitized_lds_lanes(const uint32_t* addr, std::span<const uint32_t> offsets, uint32_t size, bool write) const;
   uint64_t lds_bytes() const { return wg.lds.size(); }
   void branch_to(uint64_t byte_offset);
 

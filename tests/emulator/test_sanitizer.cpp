@@ -24,6 +24,7 @@ declare void @llvm.amdgcn.s.barrier()
 declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)
 declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32, i32, i32, i32, i32)
 @shared = internal addrspace(3) global [64 x i32] poison, align 16
+@shared2 = internal addrspace(3) global [128 x i32] poison, align 16
 
 ; out[t] = in[t] + 1 with the load in inline assembly: LLVM's waitcnt pass does not see it, so
 ; @early adds before the load has landed; @waited waits.
@@ -104,6 +105,29 @@ write:
   ret void
 read:
   %v = load i32, ptr addrspace(3) %p
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %lane
+  store i32 %v, ptr addrspace(1) %q
+  ret void
+}
+; Wave 0 writes shared2[lane]; wave 1 writes shared2[64 + lane] and reads it back, except lane
+; 37, which reads shared2[37]: one lane of each wave races, on one dword.
+define amdgpu_kernel void @one_lane_race(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %lane = and i32 %t, 63
+  %first = icmp ult i32 %t, 64
+  br i1 %first, label %write, label %read
+write:
+  %p = getelementptr i32, ptr addrspace(3) @shared2, i32 %lane
+  store i32 %t, ptr addrspace(3) %p
+  ret void
+read:
+  %own = add i32 %lane, 64
+  %mine = getelementptr i32, ptr addrspace(3) @shared2, i32 %own
+  store volatile i32 %t, ptr addrspace(3) %mine
+  %is37 = icmp eq i32 %lane, 37
+  %index = select i1 %is37, i32 37, i32 %own
+  %r = getelementptr i32, ptr addrspace(3) @shared2, i32 %index
+  %v = load volatile i32, ptr addrspace(3) %r
   %q = getelementptr i32, ptr addrspace(1) %out, i32 %lane
   store i32 %v, ptr addrspace(1) %q
   ret void
@@ -333,6 +357,30 @@ TEST_CASE("hazard mode reports an LDS race between waves with no barrier, or wit
     INFO(listing(good));
     CHECK(good.hazards.empty());
     for (uint32_t lane = 0; lane < 64; ++lane) CHECK(good.out[lane] == lane);
+  }
+}
+
+// A DS instruction's lanes are checked together, as merged runs of the bytes they touch
+// (Sanitizer::lds_lanes); the report still names the lane whose bytes race.
+TEST_CASE("hazard mode names the one lane of a DS instruction that races, whichever wave runs first") {
+  for (const char* arch : {"gfx942", "gfx950"}) {
+    CAPTURE(arch);
+    for (int i = 0; i < 4; ++i) {
+      const uint64_t seed = rng()();
+      CAPTURE(seed);
+      const Run bad = run_sanitized(arch, "one_lane_race", 128, {}, seed);
+      INFO(listing(bad));
+      const Hazard* h = find(bad, HazardKind::LdsRace);
+      REQUIRE(h != nullptr);
+      CHECK(h->lane == 37);
+      CHECK(h->address == 37 * 4);  // shared2[37]: the kernel's only LDS variable, at 0
+      CHECK(h->wave != h->other_wave);
+      // Where wave 1 reads first, lane 37 also reads bytes nothing wrote yet: reported at its lane.
+      for (const Hazard& other : bad.hazards) {
+        CHECK(other.lane == 37);
+        CHECK((other.kind == HazardKind::LdsRace || other.kind == HazardKind::UninitializedRead));
+      }
+    }
   }
 }
 
