@@ -129,17 +129,30 @@ void flat_load(Exec& e, const Inst& in) {
   for (int i = 0; i < lanes.count; ++i) load_into_registers<Bytes, X>(e.w, dst, lanes.lane[i], lanes.at[i]);
 }
 
+// The direct-to-LDS loads' destinations, lane l's `size` bytes at first + l * size: in hazard mode
+// checked for all active lanes at once (Exec::sanitized_lds_lanes), returning LDS as a plain
+// array; nullptr where each lane must take the checked path.
+uint8_t* lds_dma_destination(const Exec& e, uint32_t first, uint32_t size) {
+  if (e.plain_lds()) return nullptr;  // the plain mode: lds_write is the unchecked path already
+  uint32_t addr[kLanes];
+  for (int l = 0; l < kLanes; ++l) addr[l] = first + static_cast<uint32_t>(l) * size;
+  const uint32_t no_offset = 0;
+  return e.sanitized_lds_lanes(addr, {&no_offset, 1}, size, true);
+}
+
 // global_load_lds_*: the loaded bytes go to LDS at M0 + instruction offset + lane * size.
 template <uint32_t Bytes, Ext X>
 void global_load_lds(Exec& e, const Inst& in) {
   const uint32_t size = std::max(Bytes, 4u);
   const int32_t inst_offset = static_cast<int32_t>(flat_offset_bits(in) << 19) >> 19;
+  const uint32_t first = (e.w.s[kM0] & 0x3ffff) + static_cast<uint32_t>(inst_offset);
+  uint8_t* const lds = lds_dma_destination(e, first, size);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     uint32_t value[4];
     extend_loaded<Bytes, X>(lane_memory(e, in, l, Bytes, Access::Read), value);
     const uint64_t lds_address = (e.w.s[kM0] & 0x3ffff) + static_cast<uint64_t>(static_cast<int64_t>(inst_offset)) + static_cast<uint64_t>(l) * size;
-    std::memcpy(e.lds_write(lds_address, size, l), value, size);
+    std::memcpy(lds ? lds + lds_address : e.lds_write(lds_address, size, l), value, size);
   }
 }
 
@@ -446,6 +459,8 @@ void buffer_load(Exec& e, const Inst& in) {
   uint8_t lane[kLanes], in_range[kLanes];
   const uint8_t* from[kLanes];
   uint8_t* to[kLanes];
+  const uint32_t lds_first = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in);
+  uint8_t* const lds = to_lds ? lds_dma_destination(e, lds_first, lds_size) : nullptr;
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
     const int l = std::countr_zero(m);
     const BufferLane a = buffer_lane(e, in, v, l);
@@ -456,8 +471,8 @@ void buffer_load(Exec& e, const Inst& in) {
     in_range[count] = static_cast<uint8_t>(n);
     from[count] = p;
     if (to_lds) {  // LDS address = M0 + inst_offset + lane * size; an out-of-range lane writes zeros
-      const uint32_t at = (e.w.s[kM0] & 0x3ffff) + mubuf_offset(in) + static_cast<uint32_t>(l) * lds_size;
-      to[count] = e.lds_write(at, lds_size, l);
+      const uint32_t at = lds_first + static_cast<uint32_t>(l) * lds_size;
+      to[count] = lds ? lds + at : e.lds_write(at, lds_size, l);
     }
     ++count;
   }
