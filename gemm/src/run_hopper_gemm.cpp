@@ -66,6 +66,10 @@ Eigen::MatrixXd accumulation_bound(DType input, const Eigen::MatrixXd& a, const 
 
 }  // namespace
 
+void check_hopper_device(const rt::Device& device) {
+  if (device.arch() != "sm_90") throw Error("hopper_gemm: needs an sm_90 (Hopper) device, this one is " + device.arch());
+}
+
 RunResult run_hopper_gemm(rt::Device& device, const HopperGemmSpec& spec, int64_t m, int64_t n, int64_t k, HopperInputs inputs, uint64_t seed,
                           rt::CompileCache* cache) {
   const bool identity_b = inputs == HopperInputs::Identity, integers = inputs == HopperInputs::Integers;
@@ -73,7 +77,7 @@ RunResult run_hopper_gemm(rt::Device& device, const HopperGemmSpec& spec, int64_
   if (m < 1 || n < 1 || k < k_multiple || k % k_multiple)
     throw Error("hopper_gemm: M, N >= 1 and K >= " + std::to_string(k_multiple) + " a multiple of " + std::to_string(k_multiple) + " for " +
                 spec.input.name() + " inputs; got M=" + std::to_string(m) + ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
-  if (device.arch() != "sm_90") throw Error("hopper_gemm: needs an sm_90 (Hopper) device, this one is " + device.arch());
+  check_hopper_device(device);
   if (identity_b && n != k) throw Error("run_hopper_gemm: an identity B needs N == K");
   RunResult r;
   rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, hopper_gemm(spec), cache);

@@ -56,5 +56,6 @@ if [ "${2:-}" = llvm ]; then
   expect 1 "M, N and K must be positive multiples of the 64-wide tile" stats matmul_relu --size 100,64,64
   expect 1 "tokens must be >= 1, got 0" run moe_dispatch --size 0,8,2,64
   expect 1 "hidden \\(D\\) must be a multiple of 8" run moe_layer --size 37,8,2,60,64
+  expect 1 "hopper_gemm: needs an sm_90 \\(Hopper\\) device, this one is gfx950" run hopper_gemm --input float8_e4m3fn --epilogue scale=row,gelu --size 128,128,64
 fi
 exit $fail

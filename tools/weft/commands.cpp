@@ -172,6 +172,7 @@ int run_kernel(const std::vector<std::string>& args) {
     const int64_t k_multiple = gemm::hopper_gemm_k_multiple(spec.input);
     if (s[0] < 1 || s[1] < 1 || s[2] < k_multiple || s[2] % k_multiple)
       throw UsageError("run: " + name + " takes M, N >= 1 and K >= " + std::to_string(k_multiple) + ", a multiple of " + std::to_string(k_multiple));
+    if (name == "hopper_gemm") gemm::check_hopper_device(*device);  // before anything is printed
     std::printf("%s %lldx%lldx%lld %s -> %s%s%s on %s (seed %llu)\n", name.c_str(), static_cast<long long>(s[0]), static_cast<long long>(s[1]),
                 static_cast<long long>(s[2]), spec.input.name().c_str(), out.name().c_str(), o.epilogue.empty() ? "" : ", epilogue ",
                 o.epilogue.c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));

@@ -81,6 +81,9 @@ inline UOp hopper_gemm(DType output) { return hopper_gemm(HopperGemmSpec{dtypes:
 // one per block of C. Throws weft::Error for a device that does not report its multiprocessors.
 int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n);
 
+// Throws weft::Error naming the device unless it is an sm_90 (Hopper) GPU.
+void check_hopper_device(const rt::Device& device);
+
 // The smallest K and the multiple K must be of, for `input` (16 bytes).
 int64_t hopper_gemm_k_multiple(DType input);
 
