@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <span>
@@ -85,8 +86,10 @@ class Sanitizer {
     uint32_t write = 0, read0 = 0, read1 = 0;
     uint8_t write_bytes = 0, read0_bytes = 0, read1_bytes = 0;  // bit i: byte i of the dword
     uint8_t written = 0;                                       // bytes anything ever wrote
-    bool operator==(const LdsShadow&) const = default;
+    // One 16-byte comparison, not seven branches on the fields: runs compare every cell.
+    bool operator==(const LdsShadow& o) const { return std::memcmp(this, &o, sizeof o) == 0; }
   };
+  static_assert(sizeof(LdsShadow) == 16, "LdsShadow has no padding: operator== compares its bytes");
   // What before() and after() need of each step, flat: its footprint's register ranges (in
   // ranges_ from `first`: VGPR uses, VGPR defs, SGPR uses, SGPR defs) and its memory operation.
   struct StepFacts {
