@@ -311,6 +311,12 @@ void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, cons
     const uint64_t lo = std::max(address, d * 4), hi = std::min(end, d * 4 + 4);
     const uint8_t mask = static_cast<uint8_t>(((1u << (hi - lo)) - 1) << (lo - d * 4));
     LdsShadow& cell = lds_[d];
+    // The common case first: the same shadow as the dword before, checked there. (That one was
+    // not a broadcast, below, or before_bytes would be 0: so neither is this one.)
+    if (mask == before_bytes && cell == before) {
+      cell = after;
+      continue;
+    }
     // Another lane of this operation recorded these bytes already (a broadcast read): the check
     // it made holds for this lane too, and the shadow stays as it is.
     if (write ? cell.write == me && (cell.write_bytes & mask) == mask
@@ -318,18 +324,16 @@ void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, cons
       before_bytes = 0;  // the next dword is checked afresh
       continue;
     }
-    if (d == address / 4 || !(cell == before) || mask != before_bytes) {
-      before = cell;
-      before_bytes = mask;
-      check_lds_dword(e, lo, cell, mask, lane, write, me);
-      after = cell;
-      if (write) {
-        after.write = me;
-        after.write_bytes = mask;
-        after.written |= mask;
-      } else {
-        record_read(after, mask, me);
-      }
+    before = cell;
+    before_bytes = mask;
+    check_lds_dword(e, lo, cell, mask, lane, write, me);
+    after = cell;
+    if (write) {
+      after.write = me;
+      after.write_bytes = mask;
+      after.written |= mask;
+    } else {
+      record_read(after, mask, me);
     }
     cell = after;
   }
