@@ -1,9 +1,8 @@
 #include "cublas.h"
 
-#include <dlfcn.h>
-
 #include <string>
 
+#include "cuda_library.h"
 #include "weft/dsl/error.h"
 
 namespace weft::bench {
@@ -24,11 +23,7 @@ int cuda_type(DType d) {
   throw Error("cuBLAS peer: no cudaDataType for " + d.name());
 }
 
-template <typename F>
-void resolve(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  if (!f) throw Error(std::string("cuBLAS peer: the library has no ") + name);
-}
+constexpr const char* kPeer = "cuBLAS peer";
 
 }  // namespace
 
@@ -46,13 +41,10 @@ Cublas& Cublas::get() {
 }
 
 Cublas::Cublas() : api_(std::make_unique<Api>()) {
-  const char* names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", "/usr/local/cuda/lib64/libcublas.so.13"};
-  for (const char* n : names)
-    if ((api_->lib = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
-  if (!api_->lib) throw Error("cuBLAS peer: libcublas not found (tried libcublas.so.13, .so.12, .so, /usr/local/cuda/lib64)");
-  resolve(api_->lib, "cublasCreate_v2", api_->create);
-  resolve(api_->lib, "cublasDestroy_v2", api_->destroy);
-  resolve(api_->lib, "cublasGemmEx", api_->gemm_ex);
+  api_->lib = open_cuda_library(kPeer, "libcublas");
+  resolve(api_->lib, kPeer, "cublasCreate_v2", api_->create);
+  resolve(api_->lib, kPeer, "cublasDestroy_v2", api_->destroy);
+  resolve(api_->lib, kPeer, "cublasGemmEx", api_->gemm_ex);
   if (const int s = api_->create(&handle_)) throw Error("cuBLAS peer: cublasCreate failed with status " + std::to_string(s));
 }
 

@@ -1,9 +1,8 @@
 #include "cublaslt.h"
 
-#include <dlfcn.h>
-
 #include <string>
 
+#include "cuda_library.h"
 #include "weft/dsl/error.h"
 
 namespace weft::bench {
@@ -56,11 +55,7 @@ struct Api {
   void* handle = nullptr;
 };
 
-template <typename F>
-void resolve(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  if (!f) throw Error(std::string("cuBLASLt peer: the library has no ") + name);
-}
+constexpr const char* kPeer = "cuBLASLt peer";
 
 void check(int status, const char* call) {
   if (status) throw Error(std::string("cuBLASLt peer: ") + call + " failed with status " + std::to_string(status));
@@ -70,22 +65,19 @@ void check(int status, const char* call) {
 Api& api() {
   static Api a = [] {
     Api a;
-    const char* names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", "/usr/local/cuda/lib64/libcublasLt.so.13"};
-    for (const char* n : names)
-      if ((a.lib = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
-    if (!a.lib) throw Error("cuBLASLt peer: libcublasLt not found (tried libcublasLt.so.13, .so.12, .so, /usr/local/cuda/lib64)");
-    resolve(a.lib, "cublasLtCreate", a.create);
-    resolve(a.lib, "cublasLtDestroy", a.destroy);
-    resolve(a.lib, "cublasLtMatmulDescCreate", a.desc_create);
-    resolve(a.lib, "cublasLtMatmulDescDestroy", a.desc_destroy);
-    resolve(a.lib, "cublasLtMatmulDescSetAttribute", a.desc_set);
-    resolve(a.lib, "cublasLtMatrixLayoutCreate", a.layout_create);
-    resolve(a.lib, "cublasLtMatrixLayoutDestroy", a.layout_destroy);
-    resolve(a.lib, "cublasLtMatmulPreferenceCreate", a.pref_create);
-    resolve(a.lib, "cublasLtMatmulPreferenceDestroy", a.pref_destroy);
-    resolve(a.lib, "cublasLtMatmulPreferenceSetAttribute", a.pref_set);
-    resolve(a.lib, "cublasLtMatmulAlgoGetHeuristic", a.heuristic);
-    resolve(a.lib, "cublasLtMatmul", a.matmul);
+    a.lib = open_cuda_library(kPeer, "libcublasLt");
+    resolve(a.lib, kPeer, "cublasLtCreate", a.create);
+    resolve(a.lib, kPeer, "cublasLtDestroy", a.destroy);
+    resolve(a.lib, kPeer, "cublasLtMatmulDescCreate", a.desc_create);
+    resolve(a.lib, kPeer, "cublasLtMatmulDescDestroy", a.desc_destroy);
+    resolve(a.lib, kPeer, "cublasLtMatmulDescSetAttribute", a.desc_set);
+    resolve(a.lib, kPeer, "cublasLtMatrixLayoutCreate", a.layout_create);
+    resolve(a.lib, kPeer, "cublasLtMatrixLayoutDestroy", a.layout_destroy);
+    resolve(a.lib, kPeer, "cublasLtMatmulPreferenceCreate", a.pref_create);
+    resolve(a.lib, kPeer, "cublasLtMatmulPreferenceDestroy", a.pref_destroy);
+    resolve(a.lib, kPeer, "cublasLtMatmulPreferenceSetAttribute", a.pref_set);
+    resolve(a.lib, kPeer, "cublasLtMatmulAlgoGetHeuristic", a.heuristic);
+    resolve(a.lib, kPeer, "cublasLtMatmul", a.matmul);
     check(a.create(&a.handle), "cublasLtCreate");
     return a;
   }();

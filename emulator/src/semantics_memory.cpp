@@ -264,19 +264,8 @@ uint32_t ds_address(const Exec& e, const Inst& in, int l) { return e.w.vreg(ds_a
 struct LdsLanes {
   uint8_t* plain;
   uint64_t bytes;
-  // The checked path's results so far in this instruction, direct-mapped by address: lanes that
-  // meet bytes another lane of the instruction met already (broadcast reads, repeated writes)
-  // get the same pointer without the checks again, which would find what they found the first
-  // time (hazard mode treats the lanes of one operation as one access). A collision only costs a
-  // repeated check.
-  struct Seen {
-    uint32_t address, size;
-    Access access;
-    uint8_t* at;
-  };
-  static constexpr int kSeenBits = 6;
-  uint64_t seen_valid = 0;
-  Seen seen[1 << kSeenBits];
+  uint8_t* last = nullptr;  // the checked path's previous result, for last_address/last_size
+  uint32_t last_address = 0, last_size = 0;
   explicit LdsLanes(const Exec& e) : plain(e.plain_lds()), bytes(e.lds_bytes()) {}
   // In hazard mode, checks every active lane's accesses (`size` bytes at addr[l] + each offset)
   // at once, and the lane loop then runs on the plain array (Exec::sanitized_lds_lanes).
@@ -287,13 +276,11 @@ struct LdsLanes {
   uint8_t* write(const Exec& e, uint32_t address, uint32_t size, int l) { return at(e, address, size, l, Access::Write); }
   uint8_t* at(const Exec& e, uint32_t address, uint32_t size, int l, Access access) {
     if (plain && uint64_t{address} + size <= bytes) return plain + address;
-    const uint32_t slot = ((address >> 2) * 0x9E3779B1u) >> (32 - kSeenBits);
-    Seen& s = seen[slot];
-    if ((seen_valid >> slot & 1) && s.address == address && s.size == size && s.access == access) return s.at;
-    uint8_t* p = access == Access::Read ? const_cast<uint8_t*>(e.lds_read(address, size, l)) : e.lds_write(address, size, l);
-    s = {address, size, access, p};
-    seen_valid |= uint64_t{1} << slot;
-    return p;
+    if (last && address == last_address && size == last_size) return last;
+    last = access == Access::Read ? const_cast<uint8_t*>(e.lds_read(address, size, l)) : e.lds_write(address, size, l);
+    last_address = address;
+    last_size = size;
+    return last;
   }
   // Whether all 64 lanes are active and each one's `size` bytes at addr[l] + offset lie in the
   // plain array: the lane loop then needs no per-lane check (a vectorized max decides).
