@@ -549,13 +549,18 @@ uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Program& prog
   return n;
 }
 
-// Hazard mode: at most `burst` steps of one wave, each checked by the sanitizer around it.
+// Hazard mode: one wave's turn, each step checked by the sanitizer around it, until the wave
+// has issued `burst` memory operations (or waits at a barrier, or ends). Only memory operations
+// touch what other waves see; the steps between them touch the wave's own registers, so where a
+// turn ends among those changes nothing, and ending it only at the memory operations keeps every
+// interleaving that matters while switching waves far less often (a switch costs as much as
+// dozens of steps: mispredicted branches).
 uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o,
                           const Observers& obs, Sanitizer& sanitizer, uint64_t burst) {
-  uint64_t n = 0;
+  uint64_t n = 0, operations = 0;
   Exec e{w, wg, mem, prog};
   const uint64_t allowed = budget_left(w, o);
-  while (!w.ended && !w.at_barrier && n < burst) {
+  while (!w.ended && !w.at_barrier && operations < burst) {
     const int index = w.pc;
     const Step& s = prog.steps[static_cast<size_t>(index)];
     e.step = &s;
@@ -565,6 +570,7 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
     }
     if (obs.any(o)) observe(s, w, wg, prog, o, obs);
     const Sanitizer::Checked checked = sanitizer.before(e, index);
+    operations += checked.memory_operation();
     ++w.pc;
     try {
       s.handler(e, s.inst);
@@ -613,7 +619,7 @@ uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Progr
     }
     const uint64_t r = draw();
     Wave& w = *ready[static_cast<size_t>(((r & 0xffffffffu) * ready.size()) >> 32)];
-    n += run_wave_checked(w, wg, mem, prog, o, obs, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 instructions
+    n += run_wave_checked(w, wg, mem, prog, o, obs, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 memory operations
   }
   return n;
 }

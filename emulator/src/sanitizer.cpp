@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "isa_fields.h"
@@ -90,6 +91,7 @@ void Sanitizer::start_workgroup(Workgroup& wg, std::vector<Wave>& waves) {
   ops_.assign(1, Operation{});
   epoch_ = 0;
   lds_.assign((wg.lds.size() + 3) / 4, LdsShadow{});
+  lane_runs_.resize(program_.steps.size());
 }
 
 std::string Sanitizer::where(int step) const {
@@ -174,58 +176,13 @@ void Sanitizer::report_unwritten(const Exec& e, int step, uint32_t v, uint64_t u
              "reads " + vector_register_name(v) + ", which nothing wrote in this lane"});
 }
 
-// The hot path of hazard mode, run before every step: plain loops over the step's registers,
-// the reports out of line (they build text only for the first occurrence).
-inline void Sanitizer::check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
-  const uint64_t exec = e.w.exec();
-  const bool in_flight = !ws.vm.empty() || !ws.lgkm.empty();  // else no register is pending
-  for (const RegisterRange& r : vgpr_uses(f))
-    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
-      const WaveState::Vgpr& reg = ws.v[v];
-      if (reg.pending) report_pending(e, step, ws, reg.pending, v, false, false);
-      else if (const uint64_t unwritten = exec & ~reg.written) report_unwritten(e, step, v, unwritten);
-    }
-  if (!in_flight) return;
-  for (const RegisterRange& r : vgpr_defs(f))
-    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
-      if (const uint32_t op = ws.v[v].pending; op && op != ws.current) report_pending(e, step, ws, op, v, false, true);
-  for (const RegisterRange& r : sgpr_uses(f))
-    for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
-      if (const uint32_t op = ws.pending_s[x]) report_pending(e, step, ws, op, x, true, false);
-  for (const RegisterRange& r : sgpr_defs(f))
-    for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
-      if (const uint32_t op = ws.pending_s[x]) report_pending(e, step, ws, op, x, true, true);
-}
-
-Sanitizer::Checked Sanitizer::before(const Exec& e, int step) {
-  WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
-  const StepFacts& f = steps_[static_cast<size_t>(step)];
-  const Checked checked{&ws, &f};
-  ws.current = 0;
-  check_registers(e, step, f, ws);
-  ws.exec_at_issue = e.w.exec();
-  if (f.counter == MemoryCounter::None) return checked;
+// Opens the memory operation of a step (before() found its counter).
+void Sanitizer::open_operation(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
   const uint32_t id = static_cast<uint32_t>(ops_.size());
   ops_.push_back({e.w.id, step, ws.exec_at_issue, epoch_, kInFlight, f.counter, f.lds_dma, f.atomic});
   ws.current = id;
   if (f.counter == MemoryCounter::Vm || f.counter == MemoryCounter::Flat) ws.vm.push_back(id);
   if (f.counter != MemoryCounter::Vm) ws.lgkm.push_back(id);
-  return checked;
-}
-
-void Sanitizer::after(const Checked& checked) {
-  WaveState& ws = *checked.wave;
-  const StepFacts& f = *checked.facts;
-  for (const RegisterRange& r : vgpr_defs(f))
-    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
-      ws.v[v].written |= ws.exec_at_issue;
-      if (ws.current) ws.v[v].pending = ws.current;
-    }
-  if (ws.current)
-    for (const RegisterRange& r : sgpr_defs(f))
-      for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x) ws.pending_s[x] = ws.current;
-  if (f.waitcnt) wait(ws, f.wait_vm, f.wait_lgkm);
-  ws.current = 0;
 }
 
 void Sanitizer::wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt) {
@@ -241,8 +198,11 @@ void Sanitizer::retire(uint32_t op) {
   Operation& o = ops_[op];
   WaveState& ws = waves_[static_cast<size_t>(o.wave)];
   o.completed = epoch_;
-  for (std::deque<uint32_t>* q : {&ws.vm, &ws.lgkm})
-    if (const auto it = std::find(q->begin(), q->end(), op); it != q->end()) q->erase(it);
+  for (std::deque<uint32_t>* q : {&ws.vm, &ws.lgkm}) {
+    if (q->empty()) continue;
+    if (q->front() == op) q->pop_front();  // the usual case: the oldest retires
+    else if (const auto it = std::find(q->begin(), q->end(), op); it != q->end()) q->erase(it);
+  }
   const StepFacts& f = steps_[static_cast<size_t>(o.step)];
   for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
@@ -270,46 +230,75 @@ int LaneOf::at(uint64_t address) const {
   return -1;
 }
 
-bool Sanitizer::lds_lanes(const Exec& e, const LaneOf& lanes, uint64_t lds_bytes, bool write) {
-  // Runs of bytes, built lane by lane in order: a lane's span extends the current run when it
-  // starts where the run ends, and is dropped when the run holds it (broadcasts); otherwise it
-  // starts a new run. Lanes mostly follow one of those patterns, so a few runs are left to sort
-  // and merge.
+// The runs of bytes a DS step's lanes touch, built lane by lane in order: a lane's span extends
+// the current run when it starts where the run ends, and is dropped when the run holds it
+// (broadcasts); otherwise it starts a new run. Lanes mostly follow one of those patterns, so a
+// few runs are left to sort and merge. Kept relative to the first active lane's address; false
+// unless every span is whole aligned dwords below 4 GiB.
+bool Sanitizer::build_lane_runs(const LaneOf& lanes, uint32_t base, LaneRuns& out) {
   struct Run {
     uint32_t lo, hi;
   };
   Run runs[2 * kLanes];
   int n = 0;
-  uint32_t highest = 0;
   for (const uint32_t off : lanes.offsets)
     for (uint64_t m = lanes.exec; m; m &= m - 1) {
       const uint32_t lo = lanes.addr[std::countr_zero(m)] + off, hi = lo + lanes.size;
       if ((lo % 4) || hi < lo) return false;  // not whole dwords, or past 4 GiB
-      highest = std::max(highest, hi);
       if (n && lo == runs[n - 1].hi) runs[n - 1].hi = hi;
       else if (!n || lo < runs[n - 1].lo || hi > runs[n - 1].hi) runs[n++] = {lo, hi};
     }
-  if (highest > lds_bytes) return false;
   if (n > 1) std::sort(runs, runs + n, [](const Run& a, const Run& b) { return a.lo < b.lo; });
+  out.runs.clear();
   for (int i = 0; i < n;) {
     Run merged = runs[i++];
     while (i < n && runs[i].lo <= merged.hi) merged.hi = std::max(merged.hi, runs[i++].hi);
-    lds_access(e, merged.lo, merged.hi - merged.lo, lanes, write);
+    out.runs.push_back({int64_t{merged.lo} - base, int64_t{merged.hi} - base});
   }
   return true;
 }
 
-void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, const LaneOf& lane, bool write) {
+bool Sanitizer::lds_lanes(const Exec& e, const LaneOf& lanes, uint64_t lds_bytes, bool write) {
   const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
-  if (!me || bytes == 0) return;
-  // The dwords of one access mostly share their shadow (the same operations wrote and read all of
-  // them last): such a run is checked once and its new shadow copied along.
+  if (!me || !lanes.exec) return true;  // nothing to check
+  // A step's lanes mostly keep their pattern from one execution to the next, only the base
+  // address moving: the pattern (each active lane's distance from the first, the offsets, the
+  // size and the base's alignment) is compared, cheaply and branch-free, with the step's last,
+  // and its runs are shifted rather than built again.
+  const uint32_t base = lanes.addr[std::countr_zero(lanes.exec)];
+  uint32_t delta[kLanes];
+  for (int l = 0; l < kLanes; ++l) delta[l] = (lanes.exec >> l & 1) ? lanes.addr[l] - base : 0;
+  LaneRuns& cached = lane_runs_[static_cast<size_t>(ops_[me].step)];
+  const bool same = cached.exec == lanes.exec && cached.size == lanes.size && cached.base_mod4 == base % 4 &&
+                    std::ranges::equal(cached.offsets, lanes.offsets) && std::memcmp(cached.delta, delta, sizeof delta) == 0;
+  if (!same) {
+    cached.exec = 0;  // until built
+    if (!build_lane_runs(lanes, base, cached)) return false;
+    cached.exec = lanes.exec;
+    cached.size = lanes.size;
+    cached.base_mod4 = base % 4;
+    cached.offsets.assign(lanes.offsets.begin(), lanes.offsets.end());
+    std::memcpy(cached.delta, delta, sizeof delta);
+  }
+  // Sorted and disjoint: the first run starts lowest, the last ends highest.
+  if (cached.runs.empty() || int64_t{base} + cached.runs.front().first < 0 ||
+      static_cast<uint64_t>(int64_t{base} + cached.runs.back().second) > lds_bytes)
+    return false;
+  // Whole dwords: every byte of each is touched.
+  for (const auto& [lo, hi] : cached.runs)
+    shadow_dwords(e, static_cast<uint64_t>(base + lo) / 4, static_cast<uint64_t>(base + hi) / 4, [](uint64_t) { return uint8_t{0xf}; }, lanes, write, me);
+  return true;
+}
+
+// The shadow walk over dwords [first, last), `mask_of(d)` giving the bytes of dword d the access
+// touches. The dwords of one access mostly share their shadow (the same operations wrote and read
+// all of them last): such a run is checked once and its new shadow copied along.
+template <typename MaskOf>
+void Sanitizer::shadow_dwords(const Exec& e, uint64_t first, uint64_t last, MaskOf mask_of, const LaneOf& lane, bool write, uint32_t me) {
   LdsShadow before, after;
   uint8_t before_bytes = 0;
-  const uint64_t end = address + bytes;
-  for (uint64_t d = address / 4; d * 4 < end; ++d) {
-    const uint64_t lo = std::max(address, d * 4), hi = std::min(end, d * 4 + 4);
-    const uint8_t mask = static_cast<uint8_t>(((1u << (hi - lo)) - 1) << (lo - d * 4));
+  for (uint64_t d = first; d < last; ++d) {
+    const uint8_t mask = mask_of(d);
     LdsShadow& cell = lds_[d];
     // The common case first: the same shadow as the dword before, checked there. (That one was
     // not a broadcast, below, or before_bytes would be 0: so neither is this one.)
@@ -319,24 +308,30 @@ void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, cons
     }
     // Another lane of this operation recorded these bytes already (a broadcast read): the check
     // it made holds for this lane too, and the shadow stays as it is.
-    if (write ? cell.write == me && (cell.write_bytes & mask) == mask
-              : (cell.read0 == me && (cell.read0_bytes & mask) == mask) || (cell.read1 == me && (cell.read1_bytes & mask) == mask)) {
+    const auto holds = [&](uint32_t op, uint8_t bytes) { return op == me && (bytes & mask) == mask; };
+    if (write ? holds(cell.write(), cell.write_bytes()) : holds(cell.read(0), cell.read_bytes(0)) || holds(cell.read(1), cell.read_bytes(1))) {
       before_bytes = 0;  // the next dword is checked afresh
       continue;
     }
     before = cell;
     before_bytes = mask;
-    check_lds_dword(e, lo, cell, mask, lane, write, me);
-    after = cell;
-    if (write) {
-      after.write = me;
-      after.write_bytes = mask;
-      after.written |= mask;
-    } else {
-      record_read(after, mask, me);
-    }
+    check_lds_dword(e, d * 4 + static_cast<uint64_t>(std::countr_zero(mask)), before, mask, lane, write, me);
+    after = before;
+    if (write) after.set_write(me, mask);
+    else after = with_read(before, mask, me);
     cell = after;
   }
+}
+
+void Sanitizer::lds_access(const Exec& e, uint64_t address, uint32_t bytes, const LaneOf& lane, bool write) {
+  const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
+  if (!me || bytes == 0) return;
+  const uint64_t end = address + bytes;
+  const auto mask_of = [&](uint64_t d) {
+    const uint64_t lo = std::max(address, d * 4), hi = std::min(end, d * 4 + 4);
+    return static_cast<uint8_t>(((1u << (hi - lo)) - 1) << (lo - d * 4));
+  };
+  shadow_dwords(e, address / 4, (end + 3) / 4, mask_of, lane, write, me);
 }
 
 // Why another wave's access to an LDS byte is not ordered before this one.
@@ -346,51 +341,57 @@ std::string Sanitizer::ordering(const Operation& other) const {
          ": an s_barrier lies between them, but no s_waitcnt made that wave wait for its access before it";
 }
 
-void Sanitizer::check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, const LaneOf& lane_of, bool write,
-                                uint32_t me) {
-  const auto lane = [&] { return lane_of.at(address); };
+// The hot part: conditions only, the reports out of line.
+inline void Sanitizer::check_lds_dword(const Exec& e, uint64_t address, LdsShadow shadow, uint8_t bytes, const LaneOf& lane, bool write,
+                                       uint32_t me) {
   const Operation& mine = ops_[me];
-  const auto access = [&] { return std::string(write ? "writes" : "reads") + " LDS " + hex(address); };
-  if (!write && (bytes & ~shadow.written) && !seen(HazardKind::UninitializedRead, mine.step, -1)) {
-    const uint64_t at = address / 4 * 4 + static_cast<uint64_t>(std::countr_zero(static_cast<unsigned>(bytes & ~shadow.written)));
-    report(e, {HazardKind::UninitializedRead, mine.step, -1, mine.wave, -1, lane_of.at(at), at, "reads LDS " + hex(at) + ", which this workgroup never wrote"});
-  }
-  if (const uint32_t w = shadow.write; w && w != me && (shadow.write_bytes & bytes)) {
+  if (!write && (bytes & ~shadow.written())) report_lds_unwritten(e, address, static_cast<uint8_t>(bytes & ~shadow.written()), lane, me);
+  if (const uint32_t w = shadow.write(); w && w != me && (shadow.write_bytes() & bytes)) {
     const Operation& o = ops_[w];
-    if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic)) {
-      if (!seen(HazardKind::LdsRace, mine.step, o.step))
-        report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane(), address,
-                 access() + ", which wave " + std::to_string(o.wave) + " writes at " + where(o.step) + ordering(o)});
-    } else if (o.wave == mine.wave && o.completed == kInFlight && o.lds_dma && !mine.lds_dma &&
-               !seen(HazardKind::ReadBeforeWait, mine.step, o.step)) {
-      report(e, {HazardKind::ReadBeforeWait, mine.step, o.step, mine.wave, o.wave, lane(), address,
-                 access() + ", which the direct-to-LDS load at " + where(o.step) + " fills, before an s_waitcnt covers it (" +
-                     needed_wait(waves_[static_cast<size_t>(o.wave)], w) + " would)"});
-    }
+    if (races(mine, o)) report_lds_race(e, address, lane, write, me, w, true);
+    else if (o.wave == mine.wave && o.completed == kInFlight && o.lds_dma && !mine.lds_dma) report_lds_unfilled(e, address, lane, write, me, w);
   }
   if (!write) return;
-  for (const auto& [r, read_bytes] : {std::pair{shadow.read0, shadow.read0_bytes}, std::pair{shadow.read1, shadow.read1_bytes}}) {
-    if (!r || r == me || !(read_bytes & bytes)) continue;
-    const Operation& o = ops_[r];
-    if (o.wave != mine.wave && o.completed >= epoch_ && !(o.atomic && mine.atomic) && !seen(HazardKind::LdsRace, mine.step, o.step))
-      report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane(), address,
-                 access() + ", which wave " + std::to_string(o.wave) + " reads at " + where(o.step) + ordering(o)});
-  }
+  for (int slot = 0; slot < 2; ++slot)
+    if (const uint32_t r = shadow.read(slot); r && r != me && (shadow.read_bytes(slot) & bytes) && races(mine, ops_[r]))
+      report_lds_race(e, address, lane, write, me, r, false);
 }
 
-void Sanitizer::record_read(LdsShadow& shadow, uint8_t bytes, uint32_t me) const {
+void Sanitizer::report_lds_unwritten(const Exec& e, uint64_t address, uint8_t unwritten, const LaneOf& lane, uint32_t me) {
+  const Operation& mine = ops_[me];
+  if (seen(HazardKind::UninitializedRead, mine.step, -1)) return;
+  const uint64_t at = address / 4 * 4 + static_cast<uint64_t>(std::countr_zero(unsigned{unwritten}));
+  report(e, {HazardKind::UninitializedRead, mine.step, -1, mine.wave, -1, lane.at(at), at, "reads LDS " + hex(at) + ", which this workgroup never wrote"});
+}
+
+void Sanitizer::report_lds_race(const Exec& e, uint64_t address, const LaneOf& lane, bool write, uint32_t me, uint32_t other, bool other_wrote) {
+  const Operation &mine = ops_[me], &o = ops_[other];
+  if (seen(HazardKind::LdsRace, mine.step, o.step)) return;
+  report(e, {HazardKind::LdsRace, mine.step, o.step, mine.wave, o.wave, lane.at(address), address,
+             std::string(write ? "writes" : "reads") + " LDS " + hex(address) + ", which wave " + std::to_string(o.wave) +
+                 (other_wrote ? " writes at " : " reads at ") + where(o.step) + ordering(o)});
+}
+
+void Sanitizer::report_lds_unfilled(const Exec& e, uint64_t address, const LaneOf& lane, bool write, uint32_t me, uint32_t fill) {
+  const Operation &mine = ops_[me], &o = ops_[fill];
+  if (seen(HazardKind::ReadBeforeWait, mine.step, o.step)) return;
+  report(e, {HazardKind::ReadBeforeWait, mine.step, o.step, mine.wave, o.wave, lane.at(address), address,
+             std::string(write ? "writes" : "reads") + " LDS " + hex(address) + ", which the direct-to-LDS load at " + where(o.step) +
+                 " fills, before an s_waitcnt covers it (" + needed_wait(waves_[static_cast<size_t>(o.wave)], fill) + " would)"});
+}
+
+inline Sanitizer::LdsShadow Sanitizer::with_read(LdsShadow shadow, uint8_t bytes, uint32_t me) const {
   // Two slots keep the reads of two waves: a slot is taken over when it is empty, holds this
   // wave's read, or holds a read finished before this epoch (a barrier ordered it already).
   const int wave = ops_[me].wave;
   const auto free_for_me = [&](uint32_t r) { return !r || ops_[r].wave == wave || ops_[r].completed < epoch_; };
-  const auto take = [&](uint32_t& slot, uint8_t& slot_bytes) {
-    slot_bytes = slot == me ? static_cast<uint8_t>(slot_bytes | bytes) : bytes;
-    slot = me;
+  const auto take = [&](int slot) {
+    shadow.set_read(slot, me, shadow.read(slot) == me ? static_cast<uint8_t>(shadow.read_bytes(slot) | bytes) : bytes);
   };
-  if (free_for_me(shadow.read0)) take(shadow.read0, shadow.read0_bytes);
-  else if (free_for_me(shadow.read1)) take(shadow.read1, shadow.read1_bytes);
-  else if (ops_[shadow.read0].completed <= ops_[shadow.read1].completed) take(shadow.read0, shadow.read0_bytes);
-  else take(shadow.read1, shadow.read1_bytes);
+  if (free_for_me(shadow.read(0))) take(0);
+  else if (free_for_me(shadow.read(1))) take(1);
+  else take(ops_[shadow.read(0)].completed <= ops_[shadow.read(1)].completed ? 0 : 1);
+  return shadow;
 }
 
 }  // namespace weft::emu

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <span>
@@ -55,9 +54,10 @@ class Sanitizer {
   struct Checked {  // what `before` looked up, handed to `after`
     WaveState* wave;
     const StepFacts* facts;
+    bool memory_operation() const;  // whether the step issues one (reads or writes memory)
   };
-  Checked before(const Exec& e, int step);  // `step`: the index of the step in the program
-  void after(const Checked& checked);
+  [[gnu::always_inline]] Checked before(const Exec& e, int step);  // `step`: the index of the step in the program
+  [[gnu::always_inline]] void after(const Checked& checked);
   // Every LDS byte range a step reads or writes (Exec::lds_read / lds_write in hazard mode, or
   // the merged spans of a DS instruction's lanes: Exec::sanitized_lds_lanes); a read of bytes
   // nothing wrote is reported here too. `lane` names the lane in reports.
@@ -82,14 +82,48 @@ class Sanitizer {
   // anything ever wrote. One 16-byte cell per 4 bytes of LDS keeps the shadow of a 16-byte access
   // in one cache line. A write that leaves some of the last writer's bytes alone replaces it all
   // the same: a race with those bytes can be missed, never invented.
-  struct LdsShadow {
-    uint32_t write = 0, read0 = 0, read1 = 0;
-    uint8_t write_bytes = 0, read0_bytes = 0, read1_bytes = 0;  // bit i: byte i of the dword
-    uint8_t written = 0;                                       // bytes anything ever wrote
-    // One 16-byte comparison, not seven branches on the fields: runs compare every cell.
-    bool operator==(const LdsShadow& o) const { return std::memcmp(this, &o, sizeof o) == 0; }
+  // The cell is two 64-bit words, so that a new one is built in registers and stored whole: one
+  // assembled field by field in memory and then read as 16 bytes stalls store forwarding (that
+  // stall was a third of matmul_relu's hazard-mode time).
+  class LdsShadow {
+   public:
+    uint32_t write() const { return static_cast<uint32_t>(ids_); }
+    uint8_t write_bytes() const { return byte(kWriteBytes); }
+    uint8_t written() const { return byte(kWritten); }  // bytes anything ever wrote
+    // The two read slots, 0 and 1.
+    uint32_t read(int slot) const { return slot ? static_cast<uint32_t>(rest_) : static_cast<uint32_t>(ids_ >> 32); }
+    uint8_t read_bytes(int slot) const { return byte(slot ? kRead1Bytes : kRead0Bytes); }  // bit i: byte i of the dword
+
+    void set_write(uint32_t op, uint8_t bytes) {
+      ids_ = (ids_ & ~uint64_t{0xffffffff}) | op;
+      set_byte(kWriteBytes, bytes);
+      set_byte(kWritten, static_cast<uint8_t>(written() | bytes));
+    }
+    void set_read(int slot, uint32_t op, uint8_t bytes) {
+      if (slot) rest_ = (rest_ & ~uint64_t{0xffffffff}) | op;
+      else ids_ = (ids_ & 0xffffffff) | (uint64_t{op} << 32);
+      set_byte(slot ? kRead1Bytes : kRead0Bytes, bytes);
+    }
+    bool operator==(const LdsShadow&) const = default;
+    // Word by word, spelled out: an implicit copy moves the cell as one 16-byte vector, which the
+    // compiler then assembles through the stack (the stall above).
+    LdsShadow() = default;
+    LdsShadow(const LdsShadow& o) : ids_(o.ids_), rest_(o.rest_) {}
+    LdsShadow& operator=(const LdsShadow& o) {
+      ids_ = o.ids_;
+      rest_ = o.rest_;
+      return *this;
+    }
+
+   private:
+    // The byte fields' shifts in rest_, above read slot 1's id.
+    static constexpr int kWriteBytes = 32, kRead0Bytes = 40, kRead1Bytes = 48, kWritten = 56;
+    uint8_t byte(int shift) const { return static_cast<uint8_t>(rest_ >> shift); }
+    void set_byte(int shift, uint8_t v) { rest_ = (rest_ & ~(uint64_t{0xff} << shift)) | (uint64_t{v} << shift); }
+    uint64_t ids_ = 0;   // the writer, read slot 0 << 32
+    uint64_t rest_ = 0;  // read slot 1, then the byte masks
   };
-  static_assert(sizeof(LdsShadow) == 16, "LdsShadow has no padding: operator== compares its bytes");
+  static_assert(sizeof(LdsShadow) == 16);
   // What before() and after() need of each step, flat: its footprint's register ranges (in
   // ranges_ from `first`: VGPR uses, VGPR defs, SGPR uses, SGPR defs) and its memory operation.
   struct StepFacts {
@@ -139,13 +173,38 @@ class Sanitizer {
   [[gnu::cold, gnu::noinline]] void report_pending(const Exec& e, int step, const WaveState& ws, uint32_t op, uint32_t index, bool scalar,
                                                    bool overwrite);
   [[gnu::cold, gnu::noinline]] void report_unwritten(const Exec& e, int step, uint32_t v, uint64_t unwritten);
+  void open_operation(const Exec& e, int step, const StepFacts& f, WaveState& ws);
   void retire(uint32_t op);
   void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
   // Which counter value would have covered `op`: the operations issued after it on its queue.
   std::string needed_wait(const WaveState& ws, uint32_t op) const;
   // One dword of an access: `bytes` are the bytes of it the access touches, `address` the first.
-  void check_lds_dword(const Exec& e, uint64_t address, const LdsShadow& shadow, uint8_t bytes, const LaneOf& lane, bool write, uint32_t me);
-  void record_read(LdsShadow& shadow, uint8_t bytes, uint32_t me) const;
+  // lds_lanes' merged runs of one DS step, relative to the first active lane's address, with the
+  // pattern of lanes they were built for.
+  struct LaneRuns {
+    uint64_t exec = 0;  // 0: none built
+    uint32_t size = 0, base_mod4 = 0;
+    std::vector<uint32_t> offsets;
+    uint32_t delta[kLanes] = {};  // an active lane's address less the first active lane's; 0 for the others
+    std::vector<std::pair<int64_t, int64_t>> runs;
+  };
+  static bool build_lane_runs(const LaneOf& lanes, uint32_t base, LaneRuns& out);
+  template <typename MaskOf>
+  void shadow_dwords(const Exec& e, uint64_t first, uint64_t last, MaskOf mask_of, const LaneOf& lane, bool write, uint32_t me);
+  // The shadow travels by value (two registers), never through memory: see LdsShadow.
+  void check_lds_dword(const Exec& e, uint64_t address, LdsShadow shadow, uint8_t bytes, const LaneOf& lane, bool write, uint32_t me);
+  // Whether `other`'s access to a byte races with `mine`'s: different waves, not both atomics, and
+  // spans that share an epoch (`mine` is in flight in this one).
+  bool races(const Operation& mine, const Operation& other) const {
+    return other.wave != mine.wave && other.completed >= epoch_ && !(other.atomic && mine.atomic);
+  }
+  [[gnu::cold, gnu::noinline]] void report_lds_unwritten(const Exec& e, uint64_t address, uint8_t unwritten, const LaneOf& lane, uint32_t me);
+  [[gnu::cold, gnu::noinline]] void report_lds_race(const Exec& e, uint64_t address, const LaneOf& lane, bool write, uint32_t me, uint32_t other,
+                                                    bool other_wrote);
+  // An access to bytes the same wave's direct-to-LDS load `fill` has yet to fill.
+  [[gnu::cold, gnu::noinline]] void report_lds_unfilled(const Exec& e, uint64_t address, const LaneOf& lane, bool write, uint32_t me,
+                                                        uint32_t fill);
+  LdsShadow with_read(LdsShadow shadow, uint8_t bytes, uint32_t me) const;  // the shadow after this read
   std::string ordering(const Operation& other) const;
 
   struct Report {
@@ -169,9 +228,64 @@ class Sanitizer {
   std::vector<Operation> ops_;  // by id; 0 is no operation
   uint32_t epoch_ = 0;
   std::vector<LdsShadow> lds_;
+  std::vector<LaneRuns> lane_runs_;  // by step
 
   std::vector<Hazard> hazards_;
   std::map<std::tuple<int, int, int>, size_t> seen_;  // (kind, step, other step) -> index in hazards_
 };
+
+// The hot path of hazard mode, inline in the executor's loop (a call per step cost a tenth of
+// a VALU loop's time).
+
+// Plain loops over the step's registers, the reports out of line (they build text only for the
+// first occurrence).
+inline void Sanitizer::check_registers(const Exec& e, int step, const StepFacts& f, WaveState& ws) {
+  const uint64_t exec = e.w.exec();
+  const bool in_flight = !ws.vm.empty() || !ws.lgkm.empty();  // else no register is pending
+  for (const RegisterRange& r : vgpr_uses(f))
+    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
+      const WaveState::Vgpr& reg = ws.v[v];
+      if (reg.pending) report_pending(e, step, ws, reg.pending, v, false, false);
+      else if (const uint64_t unwritten = exec & ~reg.written) report_unwritten(e, step, v, unwritten);
+    }
+  if (!in_flight) return;
+  for (const RegisterRange& r : vgpr_defs(f))
+    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
+      if (const uint32_t op = ws.v[v].pending; op && op != ws.current) report_pending(e, step, ws, op, v, false, true);
+  for (const RegisterRange& r : sgpr_uses(f))
+    for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
+      if (const uint32_t op = ws.pending_s[x]) report_pending(e, step, ws, op, x, true, false);
+  for (const RegisterRange& r : sgpr_defs(f))
+    for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x)
+      if (const uint32_t op = ws.pending_s[x]) report_pending(e, step, ws, op, x, true, true);
+}
+
+inline bool Sanitizer::Checked::memory_operation() const { return facts->counter != MemoryCounter::None; }
+
+inline Sanitizer::Checked Sanitizer::before(const Exec& e, int step) {
+  WaveState& ws = waves_[static_cast<size_t>(e.w.id)];
+  const StepFacts& f = steps_[static_cast<size_t>(step)];
+  const Checked checked{&ws, &f};
+  ws.current = 0;
+  check_registers(e, step, f, ws);
+  ws.exec_at_issue = e.w.exec();
+  if (f.counter != MemoryCounter::None) open_operation(e, step, f, ws);
+  return checked;
+}
+
+inline void Sanitizer::after(const Checked& checked) {
+  WaveState& ws = *checked.wave;
+  const StepFacts& f = *checked.facts;
+  for (const RegisterRange& r : vgpr_defs(f))
+    for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v) {
+      ws.v[v].written |= ws.exec_at_issue;
+      if (ws.current) ws.v[v].pending = ws.current;
+    }
+  if (ws.current)
+    for (const RegisterRange& r : sgpr_defs(f))
+      for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x) ws.pending_s[x] = ws.current;
+  if (f.waitcnt) wait(ws, f.wait_vm, f.wait_lgkm);
+  ws.current = 0;
+}
 
 }  // namespace weft::emu
