@@ -251,12 +251,14 @@ class Checker {
     if (a && (a->op == AtomicOp::CompareSwap) != (u.src().size() == 3)) report("compare_swap, and only it, takes a comparand");
   }
 
-  // Axes without a lowering are an error, never a silent loop.
+  // Axes without a lowering are an error, never a silent loop. A DEVICE range is a mesh axis:
+  // its size is the mesh's, known when the kernel is built.
   void check_axis(const UOp& u) {
     const auto* r = std::get_if<RangeArg>(&u.arg());
-    if (r && (r->axis == AxisType::THREAD || r->axis == AxisType::DEVICE))
-      report("range " + std::to_string(r->id) + " has axis " + std::string(axis_name(r->axis)) +
-             ", which weft cannot lower yet (use GLOBAL, LOCAL, WARP, LOOP or REDUCE)");
+    if (r && r->axis == AxisType::THREAD)
+      report("range " + std::to_string(r->id) + " has axis THREAD, which weft cannot lower yet (use GLOBAL, LOCAL, WARP, LOOP or REDUCE)");
+    if (r && r->axis == AxisType::DEVICE && !(u.src().size() == 1 && u.src(0).is_const()))
+      report("DEVICE range " + std::to_string(r->id) + " has a run-time size; a mesh axis has a constant size");
   }
 
   void check_store(const UOp& u) {

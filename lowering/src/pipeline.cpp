@@ -19,8 +19,10 @@ const std::vector<Pass>& passes() {
   static const std::vector<Pass> list{
       {"verify", "check the graph (verifier rules; no changes)",
        [](const UOp& g, PassContext&) { verify(g); return g; }},
-      {"resolve_unshard", "fragments: indices into UNSHARD views become indices into each thread's shard",
+      {"resolve_unshard", "shards: indices into UNSHARD views become indices into each thread's (device's) shard",
        [](const UOp& g, PassContext&) { return resolve_unshard(g); }},
+      {"resolve_devices", "DEVICE ranges (mesh axes) become the device-index variables a mesh launch sets per shard",
+       [](const UOp& g, PassContext&) { return resolve_devices(g); }},
       {"flatten_views", "views and multi-dimensional indices become flat indices (padding and masks add validity)",
        [](const UOp& g, PassContext&) { return flatten_views(g); }},
       {"resolve_when", "when(cond, effects): cond guards every access in the region",
@@ -115,10 +117,13 @@ std::vector<KernelParam> kernel_params(const UOp& kernel) {
                     ", " + arg_to_string(box) + "); its one tensor map has one");
     }
     if (u.op() == Op::PLACEHOLDER && u.arg_as<BufferArg>().space == AddrSpace::GLOBAL) buffers.emplace(u.arg_as<BufferArg>().slot, u);
-    if (u.op() == Op::DEFINE_VAR) {
-      auto [it, fresh] = variables.emplace(u.arg_as<VarArg>().name, u);
-      if (!fresh && !it->second.same(u))
-        throw Error("kernel: variable " + it->first + " is defined twice with different bounds or dtypes");
+    const bool device_range = u.op() == Op::RANGE && u.arg_as<RangeArg>().axis == AxisType::DEVICE;
+    if (u.op() == Op::DEFINE_VAR || device_range) {
+      const UOp v = device_range ? device_variable(u) : u;
+      auto [it, fresh] = variables.emplace(v.arg_as<VarArg>().name, v);
+      if (!fresh && !it->second.same(v))
+        throw Error("kernel: variable " + it->first + " is defined twice with different bounds or dtypes" +
+                    (device_range ? " (DEVICE range " + std::to_string(u.arg_as<RangeArg>().id) + " takes that name)" : ""));
     }
   }
   std::vector<KernelParam> params;
@@ -157,6 +162,8 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   LoweredKernel out;
   out.name = kernel.arg_as<KernelInfo>().name;
   out.params = kernel_params(kernel);
+  out.mesh = mesh_axes(kernel);
+  out.device_splits = device_splits(kernel, out.mesh);
   PassContext ctx;
   ctx.wave_size = options.wave_size;
   UOp g = kernel;

@@ -221,6 +221,14 @@ void CompiledKernel::check_buffer_resource(const Device& device, const lower::Ke
 }
 
 void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars) const {
+  if (!lowered_.mesh.empty())
+    throw Error("kernel " + lowered_.name + " runs over a device mesh (" + std::to_string(lowered_.mesh.size()) +
+                " DEVICE range(s)); launch it with rt::MeshKernel on an rt::Mesh");
+  launch_on(device, *module_, buffers, scalars);
+}
+
+void CompiledKernel::launch_on(Device& device, Module& module, std::span<const DeviceArray> buffers,
+                               const std::map<std::string, ScalarValue>& scalars) const {
   const auto& k = lowered_;
   const std::map<std::string, int64_t> ints = integer_values(k, scalars);
   std::vector<Arg> args;
@@ -265,7 +273,7 @@ void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers
     by_slot[p.slot] = &a;
   }
   auto [grid, block] = launch_dims(ints);
-  device.launch(*module_, k.name, grid, block, args);
+  device.launch(module, k.name, grid, block, args);
 }
 
 }  // namespace weft::rt

@@ -159,3 +159,68 @@ TEST_CASE("canonical_allocations: the same kernel built after other allocations 
 }
 
 }  // namespace weft::lower
+
+namespace weft::lower {
+namespace {
+
+// out = in * 2 + d over 4 devices: each device's DEVICE index d selects its block of 16.
+UOp device_scale(const UOp& d) {
+  UOp in = placeholder({16}, dtypes::float32, 1).unshard({0}, {d}), out = placeholder({16}, dtypes::float32, 0).unshard({0}, {d});
+  UOp i = range(16, 1, AxisType::GLOBAL);
+  return sink({"device_scale"}, {out[d * 16 + i].store(in[d * 16 + i].load() * 2.0 + d.cast(dtypes::float32)).end({i, d})});
+}
+
+}  // namespace
+
+TEST_CASE("resolve_unshard and resolve_devices: a device shard indexed by its own block, the DEVICE range a variable") {
+  const UOp d = range(4, 0, AxisType::DEVICE);
+  const UOp k = device_scale(d);
+  const UOp resolved = resolve_devices(resolve_unshard(k));
+  size_t device_ranges = 0, unshards = 0;
+  for (const UOp& u : toposort(resolved)) {
+    device_ranges += u.op() == Op::RANGE && u.arg_as<RangeArg>().axis == AxisType::DEVICE;
+    unshards += u.op() == Op::UNSHARD;
+    if (u.op() == Op::INDEX) CHECK(u.src(1).same(range(16, 1, AxisType::GLOBAL)));  // d*16 + i on the device's own shard: i
+    if (u.op() == Op::END) CHECK(u.src().size() == 2);                                 // the store and i: d is no loop
+  }
+  CHECK(device_ranges == 0);
+  CHECK(unshards == 0);
+  CHECK(count(resolved, Op::DEFINE_VAR) == 1);  // the d added to each value
+  const UOp var = device_variable(d);
+  CHECK(var.arg_as<VarArg>().name == "device0");
+  CHECK(var.arg_as<VarArg>().min == 0);
+  CHECK(var.arg_as<VarArg>().max == 3);
+
+  const std::vector<MeshAxis> mesh = mesh_axes(k);
+  REQUIRE(mesh.size() == 1);
+  CHECK(mesh[0].size == 4);
+  CHECK(mesh[0].variable == "device0");
+  const auto splits = device_splits(k, mesh);
+  CHECK(splits.at(0) == std::vector<int64_t>{0});
+  CHECK(splits.at(1) == std::vector<int64_t>{0});
+  const auto params = kernel_params(k);  // the device index is a scalar parameter
+  CHECK(std::any_of(params.begin(), params.end(), [](const KernelParam& p) { return p.kind == KernelParam::Kind::Scalar && p.name == "device0"; }));
+}
+
+TEST_CASE("device shards: a strided index, an index another device owns, and a run-time DEVICE size are errors") {
+  const UOp d = range(4, 0, AxisType::DEVICE);
+  UOp in = placeholder({16}, dtypes::float32, 1).unshard({0}, {d}), out = placeholder({16}, dtypes::float32, 0).unshard({0}, {d});
+  UOp i = range(16, 1, AxisType::GLOBAL);
+  // Strided ownership is a fragment's layout, not a sharded array's (contiguous blocks).
+  UOp strided = sink({"strided"}, {out[d + i * 4].store(in[d + i * 4].load()).end({i, d})});
+  CHECK_THROWS_WITH_AS(resolve_unshard(strided), doctest::Contains("a device owns a contiguous block"), Error);
+  // The next device's block.
+  UOp neighbour = sink({"neighbour"}, {out[d * 16 + i].store(in[((d + 1) % 4) * 16 + i].load()).end({i, d})});
+  CHECK_THROWS_WITH_AS(resolve_unshard(neighbour), doctest::Contains("cannot shard index"), Error);
+  // A GLOBAL buffer unsharded over a LOCAL range.
+  UOp l = range(4, 2, AxisType::LOCAL);
+  UOp over_local = sink({"over_local"}, {placeholder({16}, dtypes::float32, 0).unshard({0}, {l})[l * 16 + i].store(constant(1.0, dtypes::float32)).end({i, l})});
+  CHECK_THROWS_WITH_AS(resolve_unshard(over_local), doctest::Contains("a GLOBAL buffer shards over DEVICE ranges"), Error);
+  // A mesh axis has a constant size.
+  UOp n = variable("n", 1, 8);
+  UOp dn = range(n, 0, AxisType::DEVICE);
+  UOp runtime_size = sink({"runtime_size"}, {placeholder({16}, dtypes::float32, 0)[i].store(constant(1.0, dtypes::float32)).end({i, dn})});
+  CHECK_THROWS_WITH_AS(lower(runtime_size), doctest::Contains("has a run-time size"), Error);
+}
+
+}  // namespace weft::lower

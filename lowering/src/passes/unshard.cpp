@@ -1,5 +1,6 @@
-// Pass 1: fragments. A fragment is a REG shard unsharded over LOCAL thread ranges; the kernel
-// indexes the whole tile, and each index must name an element the indexing thread owns.
+// Pass 1: shards. A fragment is a REG shard unsharded over LOCAL thread ranges; a device shard is
+// a GLOBAL buffer unsharded over DEVICE ranges (a mesh axis each). The kernel indexes the whole
+// tensor, and each index must name an element the indexing thread (device) owns.
 #include "graph_utils.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/print.h"
@@ -10,9 +11,10 @@ namespace weft::lower {
 namespace {
 
 struct Sharding {
-  UOp shard;                 // the REG placeholder
+  UOp shard;                 // the REG placeholder (a fragment) or GLOBAL one (a device shard)
   std::vector<int64_t> axes;
   std::vector<UOp> ranges;
+  const char* owners;        // "threads" or "devices", for errors
 };
 
 // The UNSHARD under a chain of AFTERs, or nullopt.
@@ -20,16 +22,21 @@ std::optional<Sharding> find_unshard(UOp b) {
   while (b.op() == Op::AFTER) b = b.src(0);
   if (b.op() != Op::UNSHARD) {
     for (UOp v = b; v.is_buffer() && !v.src().empty() && v.op() != Op::PLACEHOLDER; v = v.src(0))
-      if (v.op() == Op::UNSHARD) throw Error("resolve_unshard: views of a fragment are not supported; index the fragment itself");
+      if (v.op() == Op::UNSHARD) throw Error("resolve_unshard: views of a sharded buffer are not supported; index the sharded buffer itself");
     return std::nullopt;
   }
-  Sharding s{b.src(0), b.arg_as<ShapeArg>().values, {b.src().begin() + 1, b.src().end()}};
-  if (s.shard.op() != Op::PLACEHOLDER || s.shard.arg_as<BufferArg>().space != AddrSpace::REG)
-    throw Error("resolve_unshard: a fragment unshards a REG placeholder, not " + expr_string(s.shard));
+  Sharding s{b.src(0), b.arg_as<ShapeArg>().values, {b.src().begin() + 1, b.src().end()}, "threads"};
+  const AddrSpace space = s.shard.op() == Op::PLACEHOLDER ? s.shard.arg_as<BufferArg>().space : AddrSpace::LOCAL;
+  if (space != AddrSpace::REG && space != AddrSpace::GLOBAL)
+    throw Error("resolve_unshard: UNSHARD takes a REG placeholder (a fragment) or a GLOBAL one (a device shard), not " + expr_string(s.shard));
+  const bool device = space == AddrSpace::GLOBAL;
+  const AxisType want = device ? AxisType::DEVICE : AxisType::LOCAL;
+  if (device) s.owners = "devices";
   for (const UOp& r : s.ranges)
-    if (range_axis(r) != AxisType::LOCAL)
-      throw Error("resolve_unshard: fragment " + expr_string(s.shard) + " is sharded over range " +
-                  std::to_string(range_id(r)) + " of axis " + std::string(axis_name(range_axis(r))) + "; fragments shard over LOCAL ranges");
+    if (range_axis(r) != want)
+      throw Error("resolve_unshard: " + std::string(device ? "device shard " : "fragment ") + expr_string(s.shard) + " is sharded over range " +
+                  std::to_string(range_id(r)) + " of axis " + std::string(axis_name(range_axis(r))) +
+                  (device ? "; a GLOBAL buffer shards over DEVICE ranges" : "; fragments shard over LOCAL ranges"));
   return s;
 }
 
@@ -43,23 +50,32 @@ UOp rebase(const UOp& b, const UOp& shard) {
 
 bool in_shard(const UOp& local, int64_t shard_size) { return local.vmin() >= 0 && local.vmax() < shard_size; }
 
-// The position inside this thread's shard of element `idx` along a sharded axis.
-UOp local_index(const UOp& idx, const UOp& rng, int64_t shard_size, int64_t axis) {
-  const int64_t threads = static_cast<int64_t>(rng.src(0).const_int());
-  // Contiguous: thread r owns [r*shard, (r+1)*shard).
+// The position inside this thread's (device's) shard of element `idx` along a sharded axis.
+UOp local_index(const UOp& idx, const UOp& rng, int64_t shard_size, int64_t axis, const std::string& owners) {
+  const int64_t count = static_cast<int64_t>(rng.src(0).const_int());
+  // Contiguous: owner r owns [r*shard, (r+1)*shard).
   UOp contiguous = simplify(idx - rng * shard_size);
   if (!depends_on(contiguous, rng) && in_shard(contiguous, shard_size)) return contiguous;
-  // Strided: thread r owns {r, r+threads, r+2*threads, ...}.
+  // Strided: owner r owns {r, r+count, r+2*count, ...}. Not for devices: a sharded array's
+  // layout on the mesh is contiguous blocks (rt::Sharding), so a strided index would read
+  // another device's elements.
   UOp offset = simplify(idx - rng);
+  const bool devices = owners == "devices";
+  if (devices)
+    throw Error("cannot shard index " + expr_string(idx) + " along axis " + std::to_string(axis) + " over DEVICE range " +
+                std::to_string(range_id(rng)) + " (" + std::to_string(count) + " devices, " + std::to_string(shard_size) +
+                " elements each): a device owns a contiguous block, so the index must be range*" + std::to_string(shard_size) +
+                " + i with 0 <= i < " + std::to_string(shard_size));
   if (!depends_on(offset, rng) && offset.vmin() >= 0) {
-    UOp rem = simplify(offset % threads);
-    UOp strided = simplify(offset / threads);
+    UOp rem = simplify(offset % count);
+    UOp strided = simplify(offset / count);
     if (rem.is_const() && rem.const_int() == 0 && in_shard(strided, shard_size)) return strided;
   }
+  const std::string one = owners == "threads" ? "a thread" : "a device";
   throw Error("cannot shard index " + expr_string(idx) + " along axis " + std::to_string(axis) + " over range " +
-              std::to_string(range_id(rng)) + " (" + std::to_string(threads) + " threads, " + std::to_string(shard_size) +
-              " elements each): a thread must own it either contiguously (range*" + std::to_string(shard_size) +
-              " + i) or strided (range + i*" + std::to_string(threads) + "), with 0 <= i < " + std::to_string(shard_size));
+              std::to_string(range_id(rng)) + " (" + std::to_string(count) + " " + owners + ", " + std::to_string(shard_size) +
+              " elements each): " + one + " must own it either contiguously (range*" + std::to_string(shard_size) +
+              " + i) or strided (range + i*" + std::to_string(count) + "), with 0 <= i < " + std::to_string(shard_size));
 }
 
 }  // namespace
@@ -74,13 +90,13 @@ UOp resolve_unshard(const UOp& kernel) {
     const auto shard_shape = s->shard.static_shape();
     for (size_t k = 0; k < s->axes.size(); ++k) {
       const auto axis = static_cast<size_t>(s->axes[k]);
-      src[1 + axis] = local_index(u.src(1 + axis), s->ranges[k], shard_shape[axis], s->axes[k]);
+      src[1 + axis] = local_index(u.src(1 + axis), s->ranges[k], shard_shape[axis], s->axes[k], s->owners);
     }
     return u.with_src(std::move(src));
   });
   for (const UOp& u : toposort(out))
     if (u.op() == Op::UNSHARD)
-      throw Error("resolve_unshard: fragment " + expr_string(u.src(0)) + " is used other than through an index");
+      throw Error("resolve_unshard: sharded buffer " + expr_string(u.src(0)) + " is used other than through an index");
   return out;
 }
 

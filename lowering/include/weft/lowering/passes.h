@@ -7,10 +7,14 @@
 
 namespace weft::lower {
 
-// 1. Fragments: INDEX on an UNSHARD of a REG shard over LOCAL ranges becomes INDEX on the shard
-//    with the thread's local index. Contiguous (idx = rng*shard + local) and strided
-//    (idx = rng + local*threads) ownership; anything else throws "cannot shard index ...".
+// 1. Shards: INDEX on an UNSHARD of a REG shard over LOCAL ranges (a fragment), or of a GLOBAL
+//    buffer over DEVICE ranges (a device shard), becomes INDEX on the shard with the owner's
+//    local index. Contiguous (idx = rng*shard + local) and strided (idx = rng + local*owners)
+//    ownership; anything else throws "cannot shard index ...".
 UOp resolve_unshard(const UOp& kernel);
+// 1b. DEVICE ranges become their device variables (device_variable: the index of the device on
+//     that mesh axis, set per shard at launch); ENDs and AFTERs stop naming them.
+UOp resolve_devices(const UOp& kernel);
 // 2. Views (reshape, permute, shrink, flip, pad, expand) and multi-dimensional indices become
 //    one flat index into the base buffer; padding adds a validity condition (INDEX's third
 //    source): loads outside read 0, stores outside are skipped.

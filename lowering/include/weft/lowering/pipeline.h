@@ -49,8 +49,21 @@ struct LinearOp {
   UOp op;
 };
 
+// One axis of the device mesh a kernel runs over: a DEVICE range. The launch runs one shard per
+// device and sets `variable` (an index scalar parameter, 0..size-1) to the device's coordinate
+// on this axis.
+struct MeshAxis {
+  int64_t range_id = 0;
+  int64_t size = 1;
+  std::string variable;  // "device<range id>"
+};
+
 struct LoweredKernel {
   std::string name;
+  std::vector<MeshAxis> mesh;       // DEVICE ranges by id (mesh axis 0, 1, ...); empty: one device
+  // The GLOBAL buffers the kernel unshards over DEVICE ranges, by slot: per mesh axis, the tensor
+  // axis split over it, or kReplicated (device_splits).
+  std::map<int64_t, std::vector<int64_t>> device_splits;
   UOp graph;                        // after the last graph pass
   std::vector<LinearOp> program;    // from `linearize`
   std::vector<KernelParam> params;
@@ -90,7 +103,18 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options = {});
 // from a per-thread counter) gets the same graph, and so the same hash and compile-cache key.
 UOp canonical_allocations(const UOp& kernel);
 
-// The kernel's parameters (see KernelParam), checked: buffer slots 0..n-1 without gaps.
+// A DEVICE range's index on each device: the scalar variable "device<id>" (dtype index, bounds
+// 0..size-1), which resolve_devices puts in the range's place and a mesh launch sets per shard.
+UOp device_variable(const UOp& device_range);
+// The kernel's DEVICE ranges, sorted by id: the axes of the mesh it runs over.
+std::vector<MeshAxis> mesh_axes(const UOp& kernel);
+// Per GLOBAL buffer the kernel unshards over DEVICE ranges (UNSHARD of the placeholder), the
+// tensor axis each mesh axis splits, kReplicated where the buffer is whole along a mesh axis.
+inline constexpr int64_t kReplicated = -1;
+std::map<int64_t, std::vector<int64_t>> device_splits(const UOp& kernel, const std::vector<MeshAxis>& mesh);
+
+// The kernel's parameters (see KernelParam), checked: buffer slots 0..n-1 without gaps; a DEVICE
+// range's variable counts as a variable.
 std::vector<KernelParam> kernel_params(const UOp& kernel);
 
 // The buffer slots the AMD code addresses through buffer resources: the sources of direct-to-LDS

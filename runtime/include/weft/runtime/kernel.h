@@ -83,10 +83,12 @@ class CompiledKernel {
   // kernel reads through a buffer resource (direct-to-LDS copies) that is larger than their
   // 32-bit offsets reach (lower::kMaxBufferResourceBytes), a scalar outside its variable's
   // bounds, or an error the device reports while running.
+  // A kernel over a device mesh (DEVICE ranges) launches through MeshKernel (mesh.h) instead.
   void launch(Device& device, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars = {}) const;
 
   const lower::LoweredKernel& lowered() const { return lowered_; }
   const std::vector<uint8_t>& code_object() const { return code_object_; }  // or the cubin
+  const std::shared_ptr<Module>& module() const { return module_; }            // loaded on the device compile() was given
   // The CUDA C++ NVRTC compiled (NVIDIA devices; empty for AMD ones and cache hits).
   const std::string& cuda_source() const { return cuda_source_; }
   const CompileTimes& times() const { return times_; }
@@ -94,6 +96,9 @@ class CompiledKernel {
   std::pair<Dim3, Dim3> launch_dims(const std::map<std::string, int64_t>& variables) const;
 
  private:
+  friend class MeshKernel;  // launches one shard per device, each on its own loaded module
+  // launch() on `module`, loaded on `device`, with the device variables of a mesh launch among the scalars.
+  void launch_on(Device& device, Module& module, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars) const;
   void check_buffer_resource(const Device& device, const lower::KernelParam& p, const DeviceArray& a) const;
 
   lower::LoweredKernel lowered_;
