@@ -40,6 +40,18 @@ struct Builder {
   void def_s(uint32_t code, int width) {
     if (tracked_scalar(code) && width > 0) f.sgpr_defs.push_back(scalar_range(code, width));
   }
+  // The high VGPR of the 64-bit source `code` (a VGPR pair, already among the uses) reaches only
+  // the high VGPR of the destination pair `dst`: a carry, not a use (footprint.h).
+  void carry_high(uint32_t code, uint32_t dst) {
+    if (code < 256) return;
+    const auto v = static_cast<uint16_t>(code - 256);
+    for (RegisterRange& r : f.vgpr_uses)
+      if (r.first == v && r.count == 2) {
+        r.count = 1;
+        f.carries.push_back({static_cast<uint16_t>(v + 1), static_cast<uint16_t>(dst + 1)});
+        return;
+      }
+  }
   // A 9-bit source code: 256 and up a VGPR (or an AGPR where the operand is one), else scalar.
   void use_source(uint32_t code, char kind, int width) {
     if (code >= 256) use_v(code - 256, kind, width);
@@ -129,6 +141,16 @@ void vector_3(Builder& b, const Inst& in) {
         break;
       default: break;
     }
+  }
+  // The 64-bit operands whose high half reaches only the result's high half: the addend of a
+  // 64-bit multiply-add, the shifted value of a left shift (and the addend after it).
+  const std::string_view m = in.info->mnemonic;
+  const uint32_t dst = vop3_vdst(in);
+  if (m == "v_mad_u64_u32" || m == "v_mad_i64_i32") b.carry_high(vop3_src(in, 2), dst);
+  if (m == "v_lshlrev_b64") b.carry_high(vop3_src(in, 1), dst);
+  if (m == "v_lshl_add_u64") {
+    b.carry_high(vop3_src(in, 0), dst);
+    b.carry_high(vop3_src(in, 2), dst);
   }
 }
 

@@ -64,6 +64,8 @@ Sanitizer::Sanitizer(const Program& program) : program_(program) {
     facts.sgpr_uses = static_cast<uint8_t>(f.sgpr_uses.size());
     facts.sgpr_defs = static_cast<uint8_t>(f.sgpr_defs.size());
     for (const auto* list : {&f.vgpr_uses, &f.vgpr_defs, &f.sgpr_uses, &f.sgpr_defs}) ranges_.insert(ranges_.end(), list->begin(), list->end());
+    facts.carries = static_cast<uint8_t>(std::min<size_t>(f.carries.size(), 2));
+    std::copy_n(f.carries.begin(), facts.carries, facts.carry);
     facts.counter = f.counter;
     facts.lds_dma = f.lds_dma;
     facts.atomic = f.atomic;

@@ -133,6 +133,8 @@ class Sanitizer {
     bool lds_dma = false, atomic = false;
     bool waitcnt = false;
     uint32_t wait_vm = 0, wait_lgkm = 0;  // s_waitcnt's counts
+    uint8_t carries = 0;                  // footprint.h's Carry, at most two per instruction
+    Carry carry[2];
   };
   std::span<const RegisterRange> vgpr_uses(const StepFacts& f) const { return {ranges_.data() + f.first, f.vgpr_uses}; }
   std::span<const RegisterRange> vgpr_defs(const StepFacts& f) const { return {ranges_.data() + f.first + f.vgpr_uses, f.vgpr_defs}; }
@@ -164,6 +166,7 @@ class Sanitizer {
     uint32_t pending_s[128] = {};
     std::deque<uint32_t> vm, lgkm;    // outstanding operations in issue order
     uint64_t exec_at_issue = 0;
+    uint64_t carried_written[2] = {};  // the written lanes of the step's carry sources, before it ran
     uint32_t current = 0;             // the operation of the step being run (0: none)
   };
 
@@ -249,6 +252,8 @@ inline void Sanitizer::check_registers(const Exec& e, int step, const StepFacts&
       else if (const uint64_t unwritten = exec & ~reg.written) report_unwritten(e, step, v, unwritten);
     }
   if (!in_flight) return;
+  for (int i = 0; i < f.carries; ++i)  // a carry source is read all the same: it must have landed
+    if (const uint32_t op = ws.v[f.carry[i].from].pending) report_pending(e, step, ws, op, f.carry[i].from, false, false);
   for (const RegisterRange& r : vgpr_defs(f))
     for (uint32_t v = r.first; v < r.first + r.count && v < 512; ++v)
       if (const uint32_t op = ws.v[v].pending; op && op != ws.current) report_pending(e, step, ws, op, v, false, true);
@@ -268,6 +273,7 @@ inline Sanitizer::Checked Sanitizer::before(const Exec& e, int step) {
   const Checked checked{&ws, &f};
   ws.current = 0;
   check_registers(e, step, f, ws);
+  for (int i = 0; i < f.carries; ++i) ws.carried_written[i] = ws.v[f.carry[i].from].written;
   ws.exec_at_issue = e.w.exec();
   if (f.counter != MemoryCounter::None) open_operation(e, step, f, ws);
   return checked;
@@ -281,6 +287,8 @@ inline void Sanitizer::after(const Checked& checked) {
       ws.v[v].written |= ws.exec_at_issue;
       if (ws.current) ws.v[v].pending = ws.current;
     }
+  for (int i = 0; i < f.carries; ++i)  // in the active lanes, written only where the source was
+    ws.v[f.carry[i].to].written &= ws.carried_written[i] | ~ws.exec_at_issue;
   if (ws.current)
     for (const RegisterRange& r : sgpr_defs(f))
       for (uint32_t x = r.first; x < r.first + r.count && x < 128; ++x) ws.pending_s[x] = ws.current;

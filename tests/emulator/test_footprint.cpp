@@ -52,6 +52,7 @@ std::set<Register> registers_of(const Footprint& f) {
   for (const auto* list : {&f.vgpr_uses, &f.vgpr_defs})
     for (const RegisterRange& r : *list)
       for (uint32_t x = r.first; x < r.first + r.count; ++x) out.insert({x >= 256 ? 'a' : 'v', x % 256});
+  for (const Carry& k : f.carries) out.insert({'v', k.from});  // a source too, though not a checked use
   for (const auto* list : {&f.sgpr_uses, &f.sgpr_defs})
     for (const RegisterRange& r : *list)
       for (uint32_t x = r.first; x < r.first + r.count; ++x)

@@ -191,6 +191,24 @@ define amdgpu_kernel void @init_vgpr(ptr addrspace(1) %out) {
   store i32 %v, ptr addrspace(1) %q
   ret void
 }
+; A 64-bit multiply-add whose addend's high half (v41) nothing wrote: its high result is
+; undefined, which is no bug while only the low half is used (@carry_low; LLVM emits
+; v_mad_u64_u32 so as a 32-bit multiply-add) and a read of what nothing wrote when the high half
+; is (@carry_high).
+define amdgpu_kernel void @carry_low(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %v = call i32 asm sideeffect "v_mov_b32 v40, 5\0Av_mad_u64_u32 v[40:41], vcc, v40, 3, v[40:41]\0Av_mov_b32 $0, v40", "=v,~{v40},~{v41},~{vcc}"()
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %v, ptr addrspace(1) %q
+  ret void
+}
+define amdgpu_kernel void @carry_high(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %v = call i32 asm sideeffect "v_mov_b32 v40, 5\0Av_mad_u64_u32 v[40:41], vcc, v40, 3, v[40:41]\0Av_mov_b32 $0, v41", "=v,~{v40},~{v41},~{vcc}"()
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %v, ptr addrspace(1) %q
+  ret void
+}
 define amdgpu_kernel void @uninit_lds(ptr addrspace(1) %out) {
   %t = call i32 @llvm.amdgcn.workitem.id.x()
   %p = getelementptr i32, ptr addrspace(3) @shared, i32 %t
@@ -406,6 +424,23 @@ TEST_CASE("hazard mode reports reads of a VGPR or of LDS that nothing wrote") {
     INFO(listing(good));
     CHECK(good.hazards.empty());
     CHECK(std::all_of(good.out.begin(), good.out.end(), [](uint32_t x) { return x == 7; }));
+  }
+}
+
+TEST_CASE("hazard mode: an undefined high half of a 64-bit addend taints only the result's high half") {
+  for (const char* arch : {"gfx942", "gfx950"}) {
+    CAPTURE(arch);
+    const Run low = run_sanitized(arch, "carry_low", 64, {});
+    INFO(listing(low));
+    CHECK(low.hazards.empty());
+    CHECK(std::all_of(low.out.begin(), low.out.end(), [](uint32_t x) { return x == 5 * 3 + 5; }));
+
+    const Run high = run_sanitized(arch, "carry_high", 64, {});
+    INFO(listing(high));
+    const Hazard* h = find(high, HazardKind::UninitializedRead);
+    REQUIRE(h != nullptr);
+    CHECK(h->instruction == "v_mov_b32_e32");  // the read of v41, not the multiply-add
+    CHECK(h->message.find("reads v41, which nothing wrote") != std::string::npos);
   }
 }
 

@@ -12,7 +12,7 @@ UOp device_variable(const UOp& device_range) {
   if (!device_range.src(0).is_const())
     throw Error("DEVICE range " + std::to_string(range_id(device_range)) + " has a run-time size; a mesh axis has a constant size");
   const int64_t size = static_cast<int64_t>(device_range.src(0).const_int());
-  return variable("device" + std::to_string(range_id(device_range)), 0, size - 1, dtypes::index);
+  return variable("device" + std::to_string(range_id(device_range)), 0, size - 1, dtypes::int32);
 }
 
 std::vector<MeshAxis> mesh_axes(const UOp& kernel) {
@@ -52,7 +52,7 @@ std::map<int64_t, std::vector<int64_t>> device_splits(const UOp& kernel, const s
 UOp resolve_devices(const UOp& kernel) {
   const auto is_device = [](const UOp& u) { return u.op() == Op::RANGE && range_axis(u) == AxisType::DEVICE; };
   return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
-    if (is_device(old)) return device_variable(old);
+    if (is_device(old)) return device_variable(old).cast(dtypes::index);  // the range's dtype
     if (u.op() != Op::END && u.op() != Op::AFTER) return std::nullopt;
     std::vector<UOp> src{u.src(0)};
     for (size_t i = 1; i < u.src().size(); ++i)

@@ -23,8 +23,18 @@ struct RegisterRange {
 // lgkmcnt, returning out of order (only lgkmcnt(0) waits for one). FLAT: both counters.
 enum class MemoryCounter : uint8_t { None, Vm, Lgkm, Smem, Flat };
 
+// A VGPR whose bits reach only the bits of one destination VGPR: the high half of a 64-bit addend
+// or shifted operand reaches only the result's high half. LLVM leaves such a half undefined where
+// it uses only the result's low half (v_mad_u64_u32 as a 32-bit multiply-add), so the lanes of
+// `from` nothing wrote become lanes of `to` nothing wrote, instead of an uninitialized read: one
+// read before anything writes `to` again is reported there.
+struct Carry {
+  uint16_t from = 0, to = 0;
+};
+
 struct Footprint {
   std::vector<RegisterRange> vgpr_uses, vgpr_defs;
+  std::vector<Carry> carries;  // not among vgpr_uses
   std::vector<RegisterRange> sgpr_uses, sgpr_defs;
   MemoryCounter counter = MemoryCounter::None;
   bool lds_dma = false;  // a buffer load into LDS (its LDS bytes land when vmcnt covers it)

@@ -50,12 +50,12 @@ struct LinearOp {
 };
 
 // One axis of the device mesh a kernel runs over: a DEVICE range. The launch runs one shard per
-// device and sets `variable` (an index scalar parameter, 0..size-1) to the device's coordinate
+// device and sets `variable` (an int32 scalar parameter, 0..size-1) to the device's coordinate
 // on this axis.
 struct MeshAxis {
   int64_t range_id = 0;
   int64_t size = 1;
-  std::string variable;  // "device<range id>"
+  std::string variable;  // "device<range id>", an int32 scalar parameter
 };
 
 struct LoweredKernel {
@@ -103,8 +103,9 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options = {});
 // from a per-thread counter) gets the same graph, and so the same hash and compile-cache key.
 UOp canonical_allocations(const UOp& kernel);
 
-// A DEVICE range's index on each device: the scalar variable "device<id>" (dtype index, bounds
-// 0..size-1), which resolve_devices puts in the range's place and a mesh launch sets per shard.
+// A DEVICE range's index on each device: the scalar variable "device<id>" (int32, bounds
+// 0..size-1), which resolve_devices puts in the range's place (cast to index) and a mesh launch
+// sets per shard.
 UOp device_variable(const UOp& device_range);
 // The kernel's DEVICE ranges, sorted by id: the axes of the mesh it runs over.
 std::vector<MeshAxis> mesh_axes(const UOp& kernel);
