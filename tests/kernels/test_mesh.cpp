@@ -131,23 +131,26 @@ TEST_CASE("distribute, gather and reshard move a tensor over a 2x2 mesh bit for 
   CHECK_THROWS_WITH_AS(rt::reshard(mesh, a, {{3, R}}, "bad"), doctest::Contains("tensor axis 3 does not exist"), Error);
 }
 
-TEST_CASE("a kernel over 4 emulated devices: each scales its own block and adds its device index") {
+TEST_CASE("a kernel over 2 and 4 emulated devices: each scales its own block and adds its device index") {
   require_emulators();
   for (const std::string& target : emulators()) {
-    CAPTURE(target);
-    rt::Mesh mesh = rt::Mesh::open(target + " x 4");
-    constexpr int64_t S = 300;
-    const UOp d = range(4, 0, AxisType::DEVICE);
-    const UOp in = placeholder({S}, dtypes::float32, 1).unshard({0}, {d}), out = placeholder({S}, dtypes::float32, 0).unshard({0}, {d});
-    const UOp i = range(S, 1, AxisType::GLOBAL);
-    const UOp k = sink({"scale_by_device"}, {out[d * S + i].store(in[d * S + i].load() * 2.0 + d.cast(dtypes::float32)).end({i, d})});
-    const auto compiled = rt::MeshKernel::compile(mesh, k);
-    CHECK(compiled.lowered().mesh.size() == 1);
-    const std::vector<float> x = testing::random_floats(4 * S);
-    const rt::ShardedArray args[] = {poisoned(mesh, {4 * S}, {{0}}), floats_on(mesh, {4 * S}, x, {{0}}, "in")};
-    compiled.launch(mesh, args);
-    const auto y = values_of<float>(rt::gather(mesh, args[0]));
-    for (int64_t n = 0; n < 4 * S; ++n) REQUIRE(y[static_cast<size_t>(n)] == x[static_cast<size_t>(n)] * 2.0f + static_cast<float>(n / S));
+    for (const int64_t P : {2, 4}) {
+      CAPTURE(target);
+      CAPTURE(P);
+      rt::Mesh mesh = rt::Mesh::open(target + " x " + std::to_string(P));
+      constexpr int64_t S = 300;
+      const UOp d = range(P, 0, AxisType::DEVICE);
+      const UOp in = placeholder({S}, dtypes::float32, 1).unshard({0}, {d}), out = placeholder({S}, dtypes::float32, 0).unshard({0}, {d});
+      const UOp i = range(S, 1, AxisType::GLOBAL);
+      const UOp k = sink({"scale_by_device"}, {out[d * S + i].store(in[d * S + i].load() * 2.0 + d.cast(dtypes::float32)).end({i, d})});
+      const auto compiled = rt::MeshKernel::compile(mesh, k);
+      CHECK(compiled.lowered().mesh.size() == 1);
+      const std::vector<float> x = testing::random_floats(static_cast<size_t>(P * S));
+      const rt::ShardedArray args[] = {poisoned(mesh, {P * S}, {{0}}), floats_on(mesh, {P * S}, x, {{0}}, "in")};
+      compiled.launch(mesh, args);
+      const auto y = values_of<float>(rt::gather(mesh, args[0]));
+      for (int64_t n = 0; n < P * S; ++n) REQUIRE(y[static_cast<size_t>(n)] == x[static_cast<size_t>(n)] * 2.0f + static_cast<float>(n / S));
+    }
   }
 }
 
