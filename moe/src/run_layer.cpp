@@ -9,6 +9,7 @@
 #include "host_rows.h"
 #include "layer_reference.h"
 #include "route_inputs.h"
+#include "weft/moe/expert_parallel.h"
 #include "weft/moe/layer.h"
 
 namespace weft::moe {
@@ -113,6 +114,44 @@ void identity_weights(const MoeLayerConfig& config, MoeLayerHost& host) {
   }
 }
 
+// bf16 arrays `got` and `want` ([rows, cols]) element by element, bit for bit.
+gemm::Check same_bits(const std::string& name, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, int64_t cols) {
+  gemm::Check c;
+  for (size_t i = 0; i + 1 < want.size(); i += 2) {
+    ++c.count;
+    if (i + 1 < got.size() && got[i] == want[i] && got[i + 1] == want[i + 1]) continue;
+    if (c.bad++) continue;
+    const auto n = static_cast<int64_t>(i / 2);
+    const double g = i + 1 < got.size() ? read_values(dtypes::bfloat16, {got[i], got[i + 1]})[0] : NAN;
+    const double w = read_values(dtypes::bfloat16, {want[i], want[i + 1]})[0];
+    std::ostringstream s;
+    s.precision(9);
+    s << name << "[" << n / cols << ", " << n % cols << "] = " << g << ", expected the bits of " << w;
+    c.first_bad = s.str();
+    c.max_error = std::max(c.max_error, std::abs(g - w));
+  }
+  c.worst_ratio = c.bad ? INFINITY : 0.0;
+  return c;
+}
+
+// The layer expert-parallel over `mesh` on the same inputs: its Y's bytes.
+std::vector<uint8_t> expert_parallel_y(rt::Mesh& mesh, const MoeLayerConfig& config, const MoeLayerHost& host, const std::vector<double>& w1,
+                                      const std::vector<uint8_t>& logits, rt::CompileCache* cache) {
+  const int64_t T = config.route.tokens, E = config.route.experts, D = config.hidden, F = config.ffn;
+  const DType bf16 = dtypes::bfloat16;
+  const rt::Sharding split{{0}};
+  const ExpertParallelMoe ep(mesh, config, cache);
+  const rt::ShardedArray x = rt::distribute(mesh, bf16, {T, D}, value_bytes(bf16, host.x), split, "X");
+  const rt::ShardedArray l = rt::distribute(mesh, config.route.logits, {T, E}, logits, split, "logits");
+  const rt::ShardedArray w1s = rt::distribute(mesh, bf16, {E, 2 * F, D}, value_bytes(bf16, w1), split, "W1");
+  const rt::ShardedArray w2s = rt::distribute(mesh, bf16, {E, D, F}, value_bytes(bf16, host.w2), split, "W2");
+  const rt::ShardedArray y = rt::distribute(mesh, bf16, {T, D}, std::vector<uint8_t>(static_cast<size_t>(T * D * 2), 0xCD), split, "Y");
+  ep.forward(mesh, x, l, w1s, w2s, y);
+  std::vector<uint8_t> got = rt::gather(mesh, y);
+  for (const rt::ShardedArray* a : {&x, &l, &w1s, &w2s, &y}) rt::release(mesh, *a);
+  return got;
+}
+
 }  // namespace
 
 gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, uint64_t seed, rt::CompileCache* cache,
@@ -176,6 +215,10 @@ gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, 
     end_to_end.bound = want.tolerance;
     r.check = merge(r.check, check_rows("Y (end to end)", got.y, all_tokens, end_to_end));
     if (options.identity) r.check = merge(r.check, check_rows("Y (the identity layer: must equal X)", got.y, all_tokens, exact(host.x, D)));
+  }
+  if (options.expert_parallel && r.check.passed()) {
+    const std::vector<uint8_t> ep_y = expert_parallel_y(*options.expert_parallel, config, host, w1_device, routing.logits_bytes, cache);
+    r.check = merge(r.check, same_bits("Y (expert-parallel, against one device's)", ep_y, rt::download(device, y), D));
   }
   r.reference_seconds = seconds_since(t);
   return r;

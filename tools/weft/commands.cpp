@@ -149,8 +149,14 @@ int run_kernel(const std::vector<std::string>& args) {
     throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: " + examples::runnable_names());
   const DType dtype = parse_float_dtype(o.dtype);
   const bool dtype_given = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.starts_with("--dtype"); });
-  auto device = rt::open_device(o.device);
   rt::CompileCache cache(rt::CompileCache::default_dir());
+  if (o.device.find(" x ") != std::string::npos) {  // a mesh: "emu:gfx950 x 4"
+    rt::Mesh mesh = rt::Mesh::open(o.device);
+    const gemm::RunResult r = run_moe_on_mesh(o.kernel, mesh, o.size, dtype_given, o.seed, cache);
+    std::printf("  %-10s %9.2f ms  %s\n", "run", r.run_seconds * 1e3, mesh.device(0).name().c_str());
+    return report(r);
+  }
+  auto device = rt::open_device(o.device);
   gemm::RunResult r;
   if (is_moe_kernel(o.kernel)) {
     r = run_moe(o.kernel, *device, o.size, dtype_given ? std::optional<DType>(dtype) : std::nullopt, o.seed, cache);

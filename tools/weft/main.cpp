@@ -28,7 +28,9 @@ commands:
                                       against a host reference and print each stage's time
                                       (--schedule: hk_gemm's K loop, the 8-wave ping-pong by
                                       default or the 2-stage pipeline; --input and --epilogue:
-                                      hopper_gemm's A and B dtype and its fused epilogue)
+                                      hopper_gemm's A and B dtype and its fused epilogue);
+                                      moe_layer also runs over a mesh, --device "emu:gfx950 x 4":
+                                      expert-parallel, checked bit for bit against one device
   dump KERNEL --after=PASS|all|llvm|asm|cuda [--target gfx950|gfx942|sm_90]
                                       print the IR after a pass (or every pass, the linear
                                       program, the LLVM IR and the disassembly: all; the

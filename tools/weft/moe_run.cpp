@@ -125,4 +125,22 @@ gemm::RunResult run_moe(const std::string& kernel, rt::Device& device, const std
   return k.run(device, s, dtype.value_or(dtypes::bfloat16), seed, cache);
 }
 
+gemm::RunResult run_moe_on_mesh(const std::string& kernel, rt::Mesh& mesh, const std::vector<int64_t>& size, bool dtype_given, uint64_t seed,
+                                rt::CompileCache& cache) {
+  if (kernel != "moe_layer") throw UsageError("run: only moe_layer runs over a mesh of devices (expert-parallel); " + kernel + " takes one device");
+  if (dtype_given) throw UsageError("run: moe_layer takes no --dtype");
+  const MoeKernel& k = kernels().at(kernel);
+  const std::vector<int64_t>& s = size.empty() ? k.default_size : size;
+  if (s.size() != k.default_size.size()) throw UsageError("run: " + kernel + "'s --size is " + k.size_form);
+  k.validate(s);
+  const auto devices = static_cast<int64_t>(mesh.size());
+  if (mesh.shape().size() != 1 || s[0] % devices || s[1] % devices)
+    throw UsageError("run: expert-parallel moe_layer takes a 1-D mesh whose device count divides T and E (T=" + std::to_string(s[0]) +
+                     ", E=" + std::to_string(s[1]) + ", mesh " + mesh.name() + ")");
+  std::printf("%s %s=%s on %s, expert-parallel, against %s alone (seed %llu)\n", kernel.c_str(), k.size_form.c_str(), joined(s).c_str(),
+              mesh.name().c_str(), mesh.device(0).name().c_str(), static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
+  return moe::run_moe_layer(mesh.device(0), layer_config(s), seed, &cache, {.expert_parallel = &mesh});
+}
+
 }  // namespace weft::cli

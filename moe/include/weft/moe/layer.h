@@ -30,6 +30,7 @@
 #include "weft/moe/grouped_gemm.h"
 #include "weft/moe/permute.h"
 #include "weft/moe/router.h"
+#include "weft/runtime/mesh.h"
 
 namespace weft::moe {
 
@@ -112,6 +113,10 @@ struct MoeLayerRunOptions {
   // its up rows the identity times 2^(e mod 4), and W2 the identity times 2^-(e mod 4) / 32. Every
   // step is then exact; an expert's W1 paired with another's W2 would scale its rows.
   bool identity = false;
+  // Also run the layer expert-parallel over this 1-D mesh (expert_parallel.h) on the same inputs,
+  // and require its Y to equal the single device's bit for bit. The single device should be
+  // one of the mesh's (any device of the same target gives the same bits).
+  rt::Mesh* expert_parallel = nullptr;
 };
 
 // The host entry: random logits (as run_route draws them), X in [-1, 1], W1 and W2 uniform in
@@ -120,7 +125,8 @@ struct MoeLayerRunOptions {
 // (check_route), the plan bit for bit (plan_reference of the device's choices), each stage
 // against the reference of that stage computed from the device's own input to it (Xs bit for
 // bit; H, A, Ys and Y within one stage's bound; padding rows zero), Y against
-// moe_layer_reference end to end, and (options.identity) Y against X bit for bit.
+// moe_layer_reference end to end, (options.identity) Y against X bit for bit, and
+// (options.expert_parallel) the mesh's Y against the device's bit for bit.
 gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, uint64_t seed, rt::CompileCache* cache = nullptr,
                               const MoeLayerRunOptions& options = {});
 
