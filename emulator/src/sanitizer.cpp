@@ -261,8 +261,7 @@ bool Sanitizer::build_lane_runs(const LaneOf& lanes, uint32_t base, LaneRuns& ou
 }
 
 bool Sanitizer::lds_lanes(const Exec& e, const LaneOf& lanes, uint64_t lds_bytes, bool write) {
-  const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
-  if (!me || !lanes.exec) return true;  // nothing to check
+  if (!lanes.exec) return true;  // no lane accesses anything
   // A step's lanes mostly keep their pattern from one execution to the next, only the base
   // address moving: the pattern (each active lane's distance from the first, the offsets, the
   // size and the base's alignment) is compared, cheaply and branch-free, with the step's last,
@@ -270,7 +269,7 @@ bool Sanitizer::lds_lanes(const Exec& e, const LaneOf& lanes, uint64_t lds_bytes
   const uint32_t base = lanes.addr[std::countr_zero(lanes.exec)];
   uint32_t delta[kLanes];
   for (int l = 0; l < kLanes; ++l) delta[l] = (lanes.exec >> l & 1) ? lanes.addr[l] - base : 0;
-  LaneRuns& cached = lane_runs_[static_cast<size_t>(ops_[me].step)];
+  LaneRuns& cached = lane_runs_[static_cast<size_t>(e.step - program_.steps.data())];
   const bool same = cached.exec == lanes.exec && cached.size == lanes.size && cached.base_mod4 == base % 4 &&
                     std::ranges::equal(cached.offsets, lanes.offsets) && std::memcmp(cached.delta, delta, sizeof delta) == 0;
   if (!same) {
@@ -286,6 +285,8 @@ bool Sanitizer::lds_lanes(const Exec& e, const LaneOf& lanes, uint64_t lds_bytes
   if (cached.runs.empty() || int64_t{base} + cached.runs.front().first < 0 ||
       static_cast<uint64_t>(int64_t{base} + cached.runs.back().second) > lds_bytes)
     return false;
+  const uint32_t me = waves_[static_cast<size_t>(e.w.id)].current;
+  if (!me) return true;  // in bounds, and no operation to record
   // Whole dwords: every byte of each is touched.
   for (const auto& [lo, hi] : cached.runs)
     shadow_dwords(e, static_cast<uint64_t>(base + lo) / 4, static_cast<uint64_t>(base + hi) / 4, [](uint64_t) { return uint8_t{0xf}; }, lanes, write, me);

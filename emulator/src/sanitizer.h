@@ -181,7 +181,6 @@ class Sanitizer {
   void wait(WaveState& ws, uint32_t vmcnt, uint32_t lgkmcnt);
   // Which counter value would have covered `op`: the operations issued after it on its queue.
   std::string needed_wait(const WaveState& ws, uint32_t op) const;
-  // One dword of an access: `bytes` are the bytes of it the access touches, `address` the first.
   // lds_lanes' merged runs of one DS step, relative to the first active lane's address, with the
   // pattern of lanes they were built for.
   struct LaneRuns {
@@ -192,8 +191,11 @@ class Sanitizer {
     std::vector<std::pair<int64_t, int64_t>> runs;
   };
   static bool build_lane_runs(const LaneOf& lanes, uint32_t base, LaneRuns& out);
+  // The shadow of dwords [first, last) checked and updated for one access; mask_of(d): the bytes
+  // of dword d it touches.
   template <typename MaskOf>
   void shadow_dwords(const Exec& e, uint64_t first, uint64_t last, MaskOf mask_of, const LaneOf& lane, bool write, uint32_t me);
+  // One dword of an access: `bytes` are the bytes of it the access touches, `address` the first.
   // The shadow travels by value (two registers), never through memory: see LdsShadow.
   void check_lds_dword(const Exec& e, uint64_t address, LdsShadow shadow, uint8_t bytes, const LaneOf& lane, bool write, uint32_t me);
   // Whether `other`'s access to a byte races with `mine`'s: different waves, not both atomics, and

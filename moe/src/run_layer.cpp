@@ -117,18 +117,22 @@ void identity_weights(const MoeLayerConfig& config, MoeLayerHost& host) {
 // bf16 arrays `got` and `want` ([rows, cols]) element by element, bit for bit.
 gemm::Check same_bits(const std::string& name, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, int64_t cols) {
   gemm::Check c;
-  for (size_t i = 0; i + 1 < want.size(); i += 2) {
+  if (got.size() != want.size()) {
+    c.count = c.bad = 1;
+    c.worst_ratio = INFINITY;
+    c.first_bad = name + ": " + std::to_string(got.size()) + " bytes, expected " + std::to_string(want.size());
+    return c;
+  }
+  const std::vector<double> g = read_values(dtypes::bfloat16, got), w = read_values(dtypes::bfloat16, want);
+  for (size_t n = 0; n < w.size(); ++n) {
     ++c.count;
-    if (i + 1 < got.size() && got[i] == want[i] && got[i + 1] == want[i + 1]) continue;
+    if (got[2 * n] == want[2 * n] && got[2 * n + 1] == want[2 * n + 1]) continue;
+    if (!std::isnan(g[n] - w[n])) c.max_error = std::max(c.max_error, std::abs(g[n] - w[n]));
     if (c.bad++) continue;
-    const auto n = static_cast<int64_t>(i / 2);
-    const double g = i + 1 < got.size() ? read_values(dtypes::bfloat16, {got[i], got[i + 1]})[0] : NAN;
-    const double w = read_values(dtypes::bfloat16, {want[i], want[i + 1]})[0];
     std::ostringstream s;
     s.precision(9);
-    s << name << "[" << n / cols << ", " << n % cols << "] = " << g << ", expected the bits of " << w;
+    s << name << "[" << static_cast<int64_t>(n) / cols << ", " << static_cast<int64_t>(n) % cols << "] = " << g[n] << ", expected the bits of " << w[n];
     c.first_bad = s.str();
-    c.max_error = std::max(c.max_error, std::abs(g - w));
   }
   c.worst_ratio = c.bad ? INFINITY : 0.0;
   return c;
@@ -141,15 +145,28 @@ std::vector<uint8_t> expert_parallel_y(rt::Mesh& mesh, const MoeLayerConfig& con
   const DType bf16 = dtypes::bfloat16;
   const rt::Sharding split{{0}};
   const ExpertParallelMoe ep(mesh, config, cache);
-  const rt::ShardedArray x = rt::distribute(mesh, bf16, {T, D}, value_bytes(bf16, host.x), split, "X");
-  const rt::ShardedArray l = rt::distribute(mesh, config.route.logits, {T, E}, logits, split, "logits");
-  const rt::ShardedArray w1s = rt::distribute(mesh, bf16, {E, 2 * F, D}, value_bytes(bf16, w1), split, "W1");
-  const rt::ShardedArray w2s = rt::distribute(mesh, bf16, {E, D, F}, value_bytes(bf16, host.w2), split, "W2");
-  const rt::ShardedArray y = rt::distribute(mesh, bf16, {T, D}, std::vector<uint8_t>(static_cast<size_t>(T * D * 2), 0xCD), split, "Y");
+  struct Arrays {  // released however the forward ends
+    rt::Mesh& mesh;
+    std::vector<rt::ShardedArray> held;
+    ~Arrays() {
+      for (const rt::ShardedArray& a : held) try {
+          rt::release(mesh, a);
+        } catch (const Error&) {  // a device that failed already: the error that ended the forward is the one to see
+        }
+    }
+  } arrays{mesh, {}};
+  const auto put = [&](DType dtype, std::vector<int64_t> shape, const std::vector<uint8_t>& bytes, const char* label) -> const rt::ShardedArray& {
+    arrays.held.push_back(rt::distribute(mesh, dtype, std::move(shape), bytes, split, label));
+    return arrays.held.back();
+  };
+  arrays.held.reserve(5);  // the references put() returns stay valid
+  const rt::ShardedArray& x = put(bf16, {T, D}, value_bytes(bf16, host.x), "X");
+  const rt::ShardedArray& l = put(config.route.logits, {T, E}, logits, "logits");
+  const rt::ShardedArray& w1s = put(bf16, {E, 2 * F, D}, value_bytes(bf16, w1), "W1");
+  const rt::ShardedArray& w2s = put(bf16, {E, D, F}, value_bytes(bf16, host.w2), "W2");
+  const rt::ShardedArray& y = put(bf16, {T, D}, std::vector<uint8_t>(static_cast<size_t>(T * D * 2), 0xCD), "Y");
   ep.forward(mesh, x, l, w1s, w2s, y);
-  std::vector<uint8_t> got = rt::gather(mesh, y);
-  for (const rt::ShardedArray* a : {&x, &l, &w1s, &w2s, &y}) rt::release(mesh, *a);
-  return got;
+  return rt::gather(mesh, y);
 }
 
 }  // namespace

@@ -172,11 +172,19 @@ WEFT_DEVICE_TEST_CASE("a WARP range over threads that do not fill whole waves is
   CHECK_THROWS_WITH_AS(rt::CompiledKernel::compile(*dev, k), doctest::Contains("WARP range 1 counts waves"), Error);
 }
 
-TEST_CASE("THREAD and DEVICE ranges have no lowering: the verifier says so") {
+TEST_CASE("THREAD ranges have no lowering: the verifier says so, and a DEVICE range becomes the device index") {
   UOp out = placeholder({4}, dtypes::int32, 0);
+  UOp t = range(4, 0, AxisType::THREAD);
+  UOp threads = sink({"threads"}, {out[t].store(t.cast(dtypes::int32)).end({t})});
+  CHECK_THROWS_WITH_AS(lower::lower(threads), doctest::Contains("axis THREAD, which weft cannot lower yet"), Error);
+  // Each device writes its own index into its own buffer (not unsharded: a per-device array).
   UOp d = range(4, 0, AxisType::DEVICE);
-  UOp k = sink({"devices"}, {out[d].store(d.cast(dtypes::int32)).end({d})});
-  CHECK_THROWS_WITH_AS(lower::lower(k), doctest::Contains("axis DEVICE, which weft cannot lower yet"), Error);
+  const lower::LoweredKernel k = lower::lower(sink({"devices"}, {out[d].store(d.cast(dtypes::int32)).end({d})}));
+  REQUIRE(k.mesh.size() == 1);
+  CHECK(k.mesh[0].variable == "device0");
+  CHECK(k.mesh[0].size == 4);
+  CHECK(k.device_splits.empty());
+  CHECK(std::any_of(k.params.begin(), k.params.end(), [](const lower::KernelParam& p) { return p.name == "device0"; }));
 }
 
 WEFT_DEVICE_TEST_CASE("shuffles, broadcasts and votes move values between lanes as the host model says") {

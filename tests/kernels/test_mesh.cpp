@@ -91,6 +91,10 @@ TEST_CASE("Mesh::open: emulated meshes of one and two axes, and what a bad spec 
   CHECK_THROWS_WITH_AS(rt::Mesh::open("tpu:0,1"), doctest::Contains("unknown device kind 'tpu'"), Error);
   CHECK_THROWS_WITH_AS(rt::Mesh::open("cuda:0,1 x 3"), doctest::Contains("2 devices listed for a mesh of 3"), Error);
   CHECK_THROWS_WITH_AS(rt::Mesh::open("emu:gfx9000 x 2"), doctest::Contains("gfx9000"), Error);
+  CHECK_THROWS_WITH_AS(rt::Mesh::open("cuda:0,,1"), doctest::Contains("an empty GPU index"), Error);
+  CHECK_THROWS_WITH_AS(rt::Mesh::open("hip:1,"), doctest::Contains("an empty GPU index"), Error);
+  CHECK_THROWS_WITH_AS(rt::Mesh::open("cuda:0,0"), doctest::Contains("GPU 0 is listed twice"), Error);
+  CHECK_THROWS_WITH_AS(rt::Mesh::open("emu:gfx950 x 100000x100000"), doctest::Contains("more than 4096 devices"), Error);
   std::vector<std::unique_ptr<rt::Device>> mixed;
   mixed.push_back(rt::open_device("emu:gfx950"));
   mixed.push_back(rt::open_device("emu:gfx942"));
@@ -240,7 +244,7 @@ TEST_CASE("a matmul sharded over both axes of a 2x2 mesh, its inputs resharded f
   }
 }
 
-TEST_CASE("mesh launches: a kernel for another mesh, a device index given by hand, a mesh kernel on one device") {
+TEST_CASE("mesh launches: a kernel for another mesh, a device index given by hand, a mesh kernel on one device, shards of another shape") {
   require_emulators();
   const std::string target = emulators().front();
   rt::Mesh grid = rt::Mesh::open(target + " x 2x2");
@@ -255,6 +259,12 @@ TEST_CASE("mesh launches: a kernel for another mesh, a device index given by han
   CHECK_THROWS_WITH_AS(compiled.launch(line, args, {{"device0", int64_t{1}}}), doctest::Contains("which each shard's launch sets"), Error);
   CHECK_THROWS_WITH_AS(compiled.compiled().launch(line.device(0), {&args[0].shards[0], 1}), doctest::Contains("launch it with rt::MeshKernel"),
                        Error);
+  rt::Mesh other = rt::Mesh::open(target + " x 4");  // the same shape, other devices
+  const rt::ShardedArray on_other[] = {poisoned(other, {32}, {{0}})};
+  CHECK_THROWS_WITH_AS(compiled.launch(other, on_other), doctest::Contains("was compiled for another mesh"), Error);
+  // Shards of as many elements as the parameter's, of another shape: [4, 8] split on axis 0.
+  const rt::ShardedArray rows[] = {poisoned(line, {4, 8}, {{0}})};
+  CHECK_THROWS_WITH_AS(compiled.launch(line, rows), doctest::Contains("shards of 1x8, the kernel's parameter is 8"), Error);
   compiled.launch(line, args);
   const auto y = values_of<float>(rt::gather(line, args[0]));
   for (size_t n = 0; n < 32; ++n) REQUIRE(y[n] == static_cast<float>(n / 8));

@@ -223,4 +223,16 @@ TEST_CASE("device shards: a strided index, an index another device owns, and a r
   CHECK_THROWS_WITH_AS(lower(runtime_size), doctest::Contains("has a run-time size"), Error);
 }
 
+TEST_CASE("resolve_devices: a reduction over a DEVICE range, and one DEVICE range splitting two axes, are errors") {
+  const UOp d = range(4, 0, AxisType::DEVICE);
+  const UOp in = placeholder({16}, dtypes::float32, 1).unshard({0}, {d}), out = placeholder({1}, dtypes::float32, 0);
+  const UOp sum = in[d * 16].load().reduce(Op::ADD, {d});  // a sum across devices: a collective
+  const UOp across = sink({"across"}, {out[constant(Wide(0))].store(sum)});
+  CHECK_THROWS_WITH_AS(lower(across), doctest::Contains("REDUCE over DEVICE range 0: a reduction across devices is a collective"), Error);
+  const UOp twice = placeholder({4, 4}, dtypes::float32, 0).unshard({0, 1}, {d, d});
+  const UOp i = range(4, 1, AxisType::GLOBAL);
+  const UOp both = sink({"both"}, {twice[{d * 4 + i, d * 4 + i}].store(constant(1.0, dtypes::float32)).end({i, d})});
+  CHECK_THROWS_WITH_AS(lower(both), doctest::Contains("along two axes; a mesh axis splits one axis of a tensor"), Error);
+}
+
 }  // namespace weft::lower

@@ -39,8 +39,13 @@ std::map<int64_t, std::vector<int64_t>> device_splits(const UOp& kernel, const s
     for (size_t k = 0; k < axes.size(); ++k) {
       const UOp& r = u.src(1 + k);
       if (r.op() != Op::RANGE || range_axis(r) != AxisType::DEVICE) continue;  // resolve_unshard names the problem
-      for (size_t m = 0; m < mesh.size(); ++m)
-        if (mesh[m].range_id == range_id(r)) split[m] = axes[k];
+      for (size_t m = 0; m < mesh.size(); ++m) {
+        if (mesh[m].range_id != range_id(r)) continue;
+        if (split[m] != kReplicated)
+          throw Error("kernel: buffer " + std::to_string(slot) + " is unsharded over DEVICE range " + std::to_string(range_id(r)) +
+                      " along two axes; a mesh axis splits one axis of a tensor");
+        split[m] = axes[k];
+      }
     }
     const auto [it, fresh] = splits.emplace(slot, split);
     if (!fresh && it->second != split)
@@ -51,6 +56,13 @@ std::map<int64_t, std::vector<int64_t>> device_splits(const UOp& kernel, const s
 
 UOp resolve_devices(const UOp& kernel) {
   const auto is_device = [](const UOp& u) { return u.op() == Op::RANGE && range_axis(u) == AxisType::DEVICE; };
+  // A reduction over a mesh axis is a collective across devices, which no kernel can do alone.
+  for (const UOp& u : toposort(kernel))
+    if (u.op() == Op::REDUCE || u.op() == Op::CONTRACT)
+      for (const UOp& s : u.src())
+        if (is_device(s))
+          throw Error("resolve_devices: " + std::string(op_name(u.op())) + " over DEVICE range " + std::to_string(range_id(s)) +
+                      ": a reduction across devices is a collective, which a kernel cannot do; reduce on each device, then gather");
   return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
     if (is_device(old)) return device_variable(old).cast(dtypes::index);  // the range's dtype
     if (u.op() != Op::END && u.op() != Op::AFTER) return std::nullopt;

@@ -10,11 +10,14 @@
 namespace weft::lower {
 namespace {
 
+// Who owns the shards: the threads of a workgroup (a fragment) or the devices of a mesh.
+enum class Owners { Threads, Devices };
+
 struct Sharding {
   UOp shard;                 // the REG placeholder (a fragment) or GLOBAL one (a device shard)
   std::vector<int64_t> axes;
   std::vector<UOp> ranges;
-  const char* owners;        // "threads" or "devices", for errors
+  Owners owners;
 };
 
 // The UNSHARD under a chain of AFTERs, or nullopt.
@@ -25,16 +28,16 @@ std::optional<Sharding> find_unshard(UOp b) {
       if (v.op() == Op::UNSHARD) throw Error("resolve_unshard: views of a sharded buffer are not supported; index the sharded buffer itself");
     return std::nullopt;
   }
-  Sharding s{b.src(0), b.arg_as<ShapeArg>().values, {b.src().begin() + 1, b.src().end()}, "threads"};
-  const AddrSpace space = s.shard.op() == Op::PLACEHOLDER ? s.shard.arg_as<BufferArg>().space : AddrSpace::LOCAL;
+  const UOp shard = b.src(0);
+  const std::optional<AddrSpace> space = shard.op() == Op::PLACEHOLDER ? std::optional(shard.arg_as<BufferArg>().space) : std::nullopt;
   if (space != AddrSpace::REG && space != AddrSpace::GLOBAL)
-    throw Error("resolve_unshard: UNSHARD takes a REG placeholder (a fragment) or a GLOBAL one (a device shard), not " + expr_string(s.shard));
+    throw Error("resolve_unshard: UNSHARD takes a REG placeholder (a fragment) or a GLOBAL one (a device shard), not " + expr_string(shard));
   const bool device = space == AddrSpace::GLOBAL;
+  Sharding s{shard, b.arg_as<ShapeArg>().values, {b.src().begin() + 1, b.src().end()}, device ? Owners::Devices : Owners::Threads};
   const AxisType want = device ? AxisType::DEVICE : AxisType::LOCAL;
-  if (device) s.owners = "devices";
   for (const UOp& r : s.ranges)
     if (range_axis(r) != want)
-      throw Error("resolve_unshard: " + std::string(device ? "device shard " : "fragment ") + expr_string(s.shard) + " is sharded over range " +
+      throw Error("resolve_unshard: " + std::string(device ? "device shard " : "fragment ") + expr_string(shard) + " is sharded over range " +
                   std::to_string(range_id(r)) + " of axis " + std::string(axis_name(range_axis(r))) +
                   (device ? "; a GLOBAL buffer shards over DEVICE ranges" : "; fragments shard over LOCAL ranges"));
   return s;
@@ -51,30 +54,26 @@ UOp rebase(const UOp& b, const UOp& shard) {
 bool in_shard(const UOp& local, int64_t shard_size) { return local.vmin() >= 0 && local.vmax() < shard_size; }
 
 // The position inside this thread's (device's) shard of element `idx` along a sharded axis.
-UOp local_index(const UOp& idx, const UOp& rng, int64_t shard_size, int64_t axis, const std::string& owners) {
+UOp local_index(const UOp& idx, const UOp& rng, int64_t shard_size, int64_t axis, Owners owners) {
   const int64_t count = static_cast<int64_t>(rng.src(0).const_int());
+  const std::string where = "index " + expr_string(idx) + " along axis " + std::to_string(axis) + " over range " + std::to_string(range_id(rng)) +
+                            " (" + std::to_string(count) + (owners == Owners::Devices ? " devices, " : " threads, ") +
+                            std::to_string(shard_size) + " elements each)";
   // Contiguous: owner r owns [r*shard, (r+1)*shard).
   UOp contiguous = simplify(idx - rng * shard_size);
   if (!depends_on(contiguous, rng) && in_shard(contiguous, shard_size)) return contiguous;
-  // Strided: owner r owns {r, r+count, r+2*count, ...}. Not for devices: a sharded array's
-  // layout on the mesh is contiguous blocks (rt::Sharding), so a strided index would read
-  // another device's elements.
-  UOp offset = simplify(idx - rng);
-  const bool devices = owners == "devices";
-  if (devices)
-    throw Error("cannot shard index " + expr_string(idx) + " along axis " + std::to_string(axis) + " over DEVICE range " +
-                std::to_string(range_id(rng)) + " (" + std::to_string(count) + " devices, " + std::to_string(shard_size) +
-                " elements each): a device owns a contiguous block, so the index must be range*" + std::to_string(shard_size) +
+  // A sharded array lies on a mesh in contiguous blocks (rt::Sharding): a device has no other.
+  if (owners == Owners::Devices)
+    throw Error("cannot shard " + where + ": a device owns a contiguous block, so the index must be range*" + std::to_string(shard_size) +
                 " + i with 0 <= i < " + std::to_string(shard_size));
+  // Strided: thread r owns {r, r+count, r+2*count, ...}.
+  UOp offset = simplify(idx - rng);
   if (!depends_on(offset, rng) && offset.vmin() >= 0) {
     UOp rem = simplify(offset % count);
     UOp strided = simplify(offset / count);
     if (rem.is_const() && rem.const_int() == 0 && in_shard(strided, shard_size)) return strided;
   }
-  const std::string one = owners == "threads" ? "a thread" : "a device";
-  throw Error("cannot shard index " + expr_string(idx) + " along axis " + std::to_string(axis) + " over range " +
-              std::to_string(range_id(rng)) + " (" + std::to_string(count) + " " + owners + ", " + std::to_string(shard_size) +
-              " elements each): " + one + " must own it either contiguously (range*" + std::to_string(shard_size) +
+  throw Error("cannot shard " + where + ": a thread must own it either contiguously (range*" + std::to_string(shard_size) +
               " + i) or strided (range + i*" + std::to_string(count) + "), with 0 <= i < " + std::to_string(shard_size));
 }
 

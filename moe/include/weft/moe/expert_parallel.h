@@ -38,10 +38,21 @@ class ExpertParallelMoe {
   const MoeLayerConfig& config() const { return config_; }
 
  private:
+  struct Choice;
+  // The route's results: per device of an expert, the choices routed to it; per token device, its
+  // weights (on the device) and its rows of X (host).
+  struct Routed {
+    std::vector<std::vector<Choice>> by_device;
+    std::vector<rt::OwnedArray> weights;
+    std::vector<std::vector<uint8_t>> x;
+  };
   void check_arrays(const rt::Mesh& mesh, const rt::ShardedArray& x, const rt::ShardedArray& logits, const rt::ShardedArray& w1,
                     const rt::ShardedArray& w2, const rt::ShardedArray& y) const;
+  Routed route_tokens(rt::Mesh& mesh, const rt::ShardedArray& x, const rt::ShardedArray& logits) const;
+  std::vector<uint8_t> run_experts(rt::Mesh& mesh, size_t o, const Routed& routed, const rt::ShardedArray& w1, const rt::ShardedArray& w2) const;
 
   MoeLayerConfig config_;
+  std::vector<const rt::Device*> devices_;  // the mesh's, in order
   MoeLayerConfig expert_config_;  // one device's experts: k = 1, every choice of the batch as a token
   MoeShape home_shape_;           // one device's tokens, for combine's row buffer
   std::vector<rt::CompiledKernel> routes_;  // per device: route, on its tokens

@@ -32,7 +32,8 @@ class Mesh {
   // "emu:gfx950 x 4", "emu:gfx942 x 2x2": that many emulated devices, each with its own memory
   // (the environment's emulator options apply to all); "cuda:0,1" or "hip:0,1,2,3 x 2x2": those
   // GPUs, a 1-D mesh unless a shape follows; "cuda x 2": GPUs 0 and 1. Throws weft::Error naming
-  // what is wrong with the spec, or the device that cannot be opened.
+  // what is wrong with the spec, or the device that cannot be opened. A mesh of several GPUs is
+  // an error for now (the GPU devices do not yet switch their context per call).
   static Mesh open(std::string_view spec);
   Mesh(std::vector<std::unique_ptr<Device>> devices, std::vector<int64_t> shape);
 
@@ -91,20 +92,24 @@ class MeshKernel {
   // target. Throws weft::Error as CompiledKernel::compile does, or naming the mismatch.
   static MeshKernel compile(Mesh& mesh, const UOp& kernel, CompileCache* cache = nullptr);
 
-  // Launches one shard per device: buffers in slot order, scalars by name (not the device
-  // variables: each launch sets its own). A buffer the kernel unshards over the mesh must be
-  // sharded as the kernel indexes it (lowered().device_splits); each shard is checked against the
-  // kernel's parameter as CompiledKernel::launch checks a buffer.
+  // Launches one shard per device on the mesh it was compiled for: buffers in slot order, scalars
+  // by name (not the device variables: each launch sets its own). A buffer the kernel unshards
+  // over the mesh must be sharded as the kernel indexes it (lowered().device_splits), and every
+  // buffer's shards must have its parameter's shape; each shard is then checked as
+  // CompiledKernel::launch checks a buffer.
   void launch(Mesh& mesh, std::span<const ShardedArray> buffers, const std::map<std::string, ScalarValue>& scalars = {}) const;
 
   const lower::LoweredKernel& lowered() const { return compiled_.lowered(); }
   const CompiledKernel& compiled() const { return compiled_; }
 
  private:
-  void check_shardings(const Mesh& mesh, std::span<const ShardedArray> buffers) const;
+  void check_mesh(const Mesh& mesh) const;
+  void check_buffers(const Mesh& mesh, std::span<const ShardedArray> buffers, const std::map<std::string, ScalarValue>& scalars) const;
 
   CompiledKernel compiled_;                       // compiled and loaded on device 0
   std::vector<std::shared_ptr<Module>> modules_;  // the code object loaded on each device
+  std::vector<const Device*> devices_;            // the mesh's, in order
+  std::vector<int64_t> mesh_shape_;
 };
 
 }  // namespace weft::rt
