@@ -5,9 +5,14 @@
 #include <cstring>
 #include <string>
 
+#include "launch_util.h"
 #include "weft/moe/route.h"
 
 namespace weft::moe {
+
+using detail::fetch;
+using detail::poisoned;
+
 namespace {
 
 constexpr float kUnchosen = -100.0f;  // an expert-stage logit that never wins top-1 against 0
@@ -19,22 +24,10 @@ int64_t divided(int64_t n, int64_t devices, const char* what) {
 }
 
 template <class T>
-std::vector<T> download_as(rt::Device& device, const rt::DeviceArray& a) {
-  const std::vector<uint8_t> bytes = rt::download(device, a);
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-  return v;
-}
-
-template <class T>
 rt::OwnedArray owned(rt::Device& device, DType dtype, const std::vector<T>& v, std::string label) {
   std::vector<uint8_t> bytes(v.size() * sizeof(T));
   std::memcpy(bytes.data(), v.data(), bytes.size());
   return rt::OwnedArray(device, rt::upload(device, dtype, bytes, std::move(label)));
-}
-
-rt::OwnedArray poison(rt::Device& device, DType dtype, int64_t elements, std::string label) {
-  return rt::OwnedArray(device, rt::upload(device, dtype, std::vector<uint8_t>(static_cast<size_t>(elements * dtype.itemsize()), 0xCD), std::move(label)));
 }
 
 }  // namespace
@@ -92,12 +85,12 @@ ExpertParallelMoe::Routed ExpertParallelMoe::route_tokens(rt::Mesh& mesh, const 
   r.by_device.resize(mesh.size());
   for (size_t h = 0; h < mesh.size(); ++h) {
     rt::Device& dev = mesh.device(h);
-    const rt::OwnedArray ids = poison(dev, dtypes::int32, Th * k, "expert_ids");
-    r.weights.push_back(poison(dev, dtypes::float32, Th * k, "weights"));
+    const rt::OwnedArray ids = poisoned(dev, dtypes::int32, Th * k, "expert_ids");
+    r.weights.push_back(poisoned(dev, dtypes::float32, Th * k, "weights"));
     const rt::DeviceArray args[] = {ids, r.weights.back(), logits.shards[h]};
     routes_[h].launch(dev, args);
     dev.synchronize();
-    const std::vector<int32_t> chosen = download_as<int32_t>(dev, ids);
+    const std::vector<int32_t> chosen = fetch<int32_t>(dev, ids);
     r.x.push_back(rt::download(dev, x.shards[h]));
     for (int64_t t = 0; t < Th; ++t)
       for (int64_t j = 0; j < k; ++j) {
@@ -129,7 +122,7 @@ std::vector<uint8_t> ExpertParallelMoe::run_experts(rt::Mesh& mesh, size_t o, co
   }
   const rt::OwnedArray x_o = owned(dev, dtypes::bfloat16, xs, "X (expert stage)");
   const rt::OwnedArray logits_o = owned(dev, dtypes::float32, picks, "logits (expert stage)");
-  const rt::OwnedArray y_o = poison(dev, dtypes::bfloat16, rows * config_.hidden, "Y (expert stage)");
+  const rt::OwnedArray y_o = poisoned(dev, dtypes::bfloat16, rows * config_.hidden, "Y (expert stage)");
   const MoeLayerBuffers buffers = allocate_layer(dev, expert_config_);
   experts_[o]->forward(dev, x_o, logits_o, nullptr, w1.shards[o], w2.shards[o], y_o, buffers);
   dev.synchronize();

@@ -10,6 +10,10 @@ void expect_array(const char* op, const rt::DeviceArray& a, const char* name, DT
                 std::to_string(a.elements) + " " + a.dtype.name());
 }
 
+rt::OwnedArray poisoned(rt::Device& device, DType dtype, int64_t elements, const std::string& label) {
+  return rt::OwnedArray(device, rt::upload(device, dtype, std::vector<uint8_t>(static_cast<size_t>(elements * dtype.itemsize()), 0xCD), label));
+}
+
 void launch(rt::Device& device, const UOp& kernel, std::initializer_list<rt::DeviceArray> buffers, const MoeShape& shape,
             rt::CompileCache* cache) {
   launch(device, rt::CompiledKernel::compile(device, kernel, cache), buffers, shape);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "host_rows.h"
+#include "launch_util.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/moe/permute.h"
 
@@ -25,10 +26,6 @@ struct DevicePlan {
         row_token(dev, rt::upload(dev, dtypes::int32, as_bytes(p.row_token), "row_token")),
         row_weight(dev, rt::upload(dev, dtypes::float32, as_bytes(p.row_weight), "row_weight")) {}
 };
-
-rt::OwnedArray poisoned(rt::Device& dev, DType dtype, int64_t elements, const char* label) {
-  return rt::OwnedArray(dev, rt::upload(dev, dtype, std::vector<uint8_t>(static_cast<size_t>(elements * dtype.itemsize()), 0xCD), label));
-}
 
 // Half an ulp of the output's rounding, relative (bfloat16 keeps 8 significant bits).
 double rounding(DType dtype) { return dtype == dtypes::bfloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24); }

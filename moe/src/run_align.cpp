@@ -6,22 +6,15 @@
 #include <numeric>
 #include <random>
 
+#include "launch_util.h"
 #include "weft/moe/align.h"
 
 namespace weft::moe {
+
+using detail::fetch;
+using detail::poisoned;
+
 namespace {
-
-rt::OwnedArray poisoned(rt::Device& device, DType dtype, int64_t elements, const char* label) {
-  return rt::OwnedArray(device, rt::upload(device, dtype, std::vector<uint8_t>(static_cast<size_t>(elements) * 4, 0xCD), label));
-}
-
-template <class T>
-std::vector<T> fetch(rt::Device& device, const rt::OwnedArray& a) {
-  const std::vector<uint8_t> bytes = rt::download(device, a);
-  std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  return out;
-}
 
 template <class T>
 void compare_field(gemm::Check& check, const char* name, const std::vector<T>& got, const std::vector<T>& want) {

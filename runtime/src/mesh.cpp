@@ -12,12 +12,6 @@ namespace {
 
 constexpr int64_t kMaxMeshDevices = 4096;
 
-std::string shape_text(std::span<const int64_t> shape) {
-  std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
 // "4" or "2x2": positive sizes, at most kMaxMeshDevices devices in all.
 std::vector<int64_t> parse_mesh_shape(std::string_view text, std::string_view spec) {
   std::vector<int64_t> shape;
@@ -71,6 +65,12 @@ std::vector<std::string> device_specs(std::string_view devices, std::optional<in
 }
 
 }  // namespace
+
+std::string shape_text(std::span<const int64_t> shape) {
+  std::string s;
+  for (int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
 
 Mesh::Mesh(std::vector<std::unique_ptr<Device>> devices, std::vector<int64_t> shape) : devices_(std::move(devices)), shape_(std::move(shape)) {
   int64_t count = 1;

@@ -3,15 +3,6 @@
 #include "weft/runtime/mesh.h"
 
 namespace weft::rt {
-namespace {
-
-std::string shape_text(std::span<const int64_t> shape) {
-  std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
-}  // namespace
 
 MeshKernel MeshKernel::compile(Mesh& mesh, const UOp& kernel, CompileCache* cache) {
   MeshKernel k;

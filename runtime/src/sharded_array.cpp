@@ -9,12 +9,6 @@
 namespace weft::rt {
 namespace {
 
-std::string shape_text(std::span<const int64_t> shape) {
-  std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
 int64_t product(std::span<const int64_t> v) { return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>()); }
 
 // Copies the block of `extent` elements at `from_origin` in a row-major tensor of `from_shape`

@@ -58,6 +58,7 @@ struct Sharding {
   bool operator==(const Sharding&) const = default;
 };
 std::string sharding_text(const Sharding& s);  // "[0, replicated]"
+std::string shape_text(std::span<const int64_t> shape);  // a mesh's or a tensor's: "2x2"
 
 // A tensor on a mesh: its whole shape, its sharding, and one shard per device (in mesh order),
 // each a DeviceArray of the shard's shape.
