@@ -634,26 +634,52 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
   return UOp::make(Op::WGMMA, dtypes::void_, std::move(src), WgmmaArg{fresh_id(), n, input, a_layout, b_layout});
 }
 
-UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
-             WgmmaSwizzle swizzle, const std::vector<UOp>& after) {
+namespace {
+
+// The checks a TMA copy's operands share: a 2-D GLOBAL tensor, the shared-memory side an INDEX
+// into a LOCAL buffer of its dtype, int32 coordinates, a box TMA takes.
+void check_tma(Op kind, const char* shared_role, const UOp& shared, const UOp& tensor, const UOp& row, const UOp& col, int64_t box_rows,
+               int64_t box_cols, WgmmaSwizzle swizzle) {
+  const std::string_view op = op_name(kind);
   if (tensor.op() != Op::PLACEHOLDER || tensor.arg_as<BufferArg>().space != AddrSpace::GLOBAL || tensor.shape().size() != 2)
-    fail("TMA_LOAD", "the tensor is a 2-D GLOBAL buffer, got " + std::string(op_name(tensor.op())) + " " + expr_string(tensor, 80));
-  check_indexed("TMA_LOAD", "the destination", dst, AddrSpace::LOCAL, {tensor.dtype()});
-  check_indexed("TMA_LOAD", "the barrier", bar, AddrSpace::LOCAL, {dtypes::uint64});
+    fail(op, "the tensor is a 2-D GLOBAL buffer, got " + std::string(op_name(tensor.op())) + " " + expr_string(tensor, 80));
+  check_indexed(op, shared_role, shared, AddrSpace::LOCAL, {tensor.dtype()});
   for (const UOp& x : {row, col}) {
-    check_value(Op::TMA_LOAD, x);
-    if (!(x.dtype() == dtypes::int32)) fail("TMA_LOAD", "coordinates are int32 values, got " + x.dtype().name() + " " + expr_string(x, 80));
+    check_value(kind, x);
+    if (!(x.dtype() == dtypes::int32)) fail(op, "coordinates are int32 values, got " + x.dtype().name() + " " + expr_string(x, 80));
   }
   const int64_t item = tensor.dtype().itemsize();
   if (box_rows < 1 || box_rows > 256 || box_cols < 1 || box_cols > 256 || (box_cols * item) % 16 != 0)
-    fail("TMA_LOAD", "a box of " + std::to_string(box_rows) + " x " + std::to_string(box_cols) +
-                         "; each side is 1..256 elements and a row a multiple of 16 bytes");
+    fail(op, "a box of " + std::to_string(box_rows) + " x " + std::to_string(box_cols) + "; each side is 1..256 elements and a row a multiple of 16 bytes");
   if (swizzle == WgmmaSwizzle::B128 && box_cols * item > 128)
-    fail("TMA_LOAD", "a 128-byte swizzle takes rows of at most 128 bytes, the box's are " + std::to_string(box_cols * item));
+    fail(op, "a 128-byte swizzle takes rows of at most 128 bytes, the box's are " + std::to_string(box_cols * item));
+}
+
+}  // namespace
+
+UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
+             WgmmaSwizzle swizzle, const std::vector<UOp>& after) {
+  check_tma(Op::TMA_LOAD, "the destination", dst, tensor, row, col, box_rows, box_cols, swizzle);
+  check_indexed("TMA_LOAD", "the barrier", bar, AddrSpace::LOCAL, {dtypes::uint64});
   check_predecessors("TMA_LOAD", after);
   std::vector<UOp> src{dst, tensor, bar, row, col};
   src.insert(src.end(), after.begin(), after.end());
   return UOp::make(Op::TMA_LOAD, dtypes::void_, std::move(src), TmaArg{fresh_id(), box_rows, box_cols, swizzle});
+}
+
+UOp tma_store(const UOp& src, const UOp& tensor, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols, WgmmaSwizzle swizzle,
+              const std::vector<UOp>& after) {
+  check_tma(Op::TMA_STORE, "the source", src, tensor, row, col, box_rows, box_cols, swizzle);
+  check_predecessors("TMA_STORE", after);
+  std::vector<UOp> sources{src, tensor, row, col};
+  sources.insert(sources.end(), after.begin(), after.end());
+  return UOp::make(Op::TMA_STORE, dtypes::void_, std::move(sources), TmaArg{fresh_id(), box_rows, box_cols, swizzle});
+}
+
+UOp tma_store_wait(int64_t pending, const std::vector<UOp>& after) {
+  if (pending < 0 || pending > 7) fail("TMA_STORE_WAIT", "pending group count " + std::to_string(pending) + " is not in 0..7");
+  check_predecessors("TMA_STORE_WAIT", after);
+  return UOp::make(Op::TMA_STORE_WAIT, dtypes::void_, after, EffectArg{fresh_id(), pending, {}});
 }
 
 UOp wgmma_fence(const std::vector<UOp>& after, bool shared_writes) {

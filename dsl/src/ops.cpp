@@ -71,7 +71,8 @@ const OpSet comparison{Op::CMPLT, Op::CMPNE, Op::CMPEQ};
 const OpSet movement{Op::RESHAPE, Op::PERMUTE, Op::SHRINK, Op::FLIP, Op::PAD, Op::EXPAND};
 const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFTER};
 const OpSet sync{Op::BARRIER, Op::PRIORITY, Op::WAIT, Op::ASYNC_COMMIT, Op::SCHED_BARRIER, Op::SCHED_GROUP_BARRIER};
-const OpSet hopper{Op::MBARRIER, Op::WGMMA, Op::WGMMA_FENCE, Op::WGMMA_COMMIT, Op::WGMMA_WAIT, Op::TMA_LOAD};
+const OpSet hopper{Op::MBARRIER, Op::WGMMA, Op::WGMMA_FENCE, Op::WGMMA_COMMIT, Op::WGMMA_WAIT, Op::TMA_LOAD, Op::TMA_STORE,
+                   Op::TMA_STORE_WAIT};
 const OpSet effect = sync | hopper | OpSet{Op::STORE, Op::ASYNC_COPY, Op::END, Op::GROUP, Op::SINK, Op::WHEN, Op::ATOMIC, Op::CUSTOM};
 const OpSet lanes{Op::SHUFFLE, Op::BROADCAST, Op::VOTE};
 }  // namespace opsets

@@ -47,7 +47,9 @@ class Checker {
       case Op::WGMMA_FENCE:
       case Op::WGMMA_COMMIT:
       case Op::WGMMA_WAIT:
-      case Op::TMA_LOAD: return check_site(u);
+      case Op::TMA_LOAD:
+      case Op::TMA_STORE:
+      case Op::TMA_STORE_WAIT: return check_site(u);
       case Op::WHEN: return check_when(u);
       case Op::ATOMIC: return check_atomic(u);
       case Op::SHUFFLE: expect_sources(u, 2); return;
@@ -119,10 +121,12 @@ class Checker {
         want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= static_cast<Wide>(MbarrierOp::ArriveWarp),
              "a site and an mbarrier operation 0..4");
         break;
-      case Op::TMA_LOAD: want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle"); break;
+      case Op::TMA_LOAD:
+      case Op::TMA_STORE: want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle"); break;
       case Op::WGMMA_FENCE:
       case Op::WGMMA_COMMIT: want(std::holds_alternative<EffectArg>(a), "a site"); break;
       case Op::WGMMA_WAIT:
+      case Op::TMA_STORE_WAIT:
         want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 7,
              "a site and a pending group count 0..7");
         break;

@@ -159,28 +159,65 @@ UOp apply_epilogue(const EpilogueInputs& in, UOp v, const UOp& row, const UOp& c
   return v;
 }
 
-// The consumer's 64 x 256 accumulator into C, through the epilogue, converted to C's dtype,
-// inside C only (elements outside C load nothing: their indices are clamped into it).
-UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const UOp& accumulator, const UOp& finished,
-                const UOp& row0, const UOp& col0) {
-  const UOp r = wg.range(S::block_n / 2, AxisType::UNROLL);
+// The epilogue's staging in shared memory. A consumer warp holds 16 rows of its warpgroup's 64 x
+// 256 accumulator; it stores them a chunk of columns at a time (128 bytes of C's dtype: a box TMA
+// writes in the 128-byte swizzle), through two boxes of its own, 16 rows x 128 bytes each, which
+// chunks take in turn: the warp fills one while TMA still reads the other. 32 KiB in all, so the
+// ring keeps its 4 stages (192 KiB) within the 227 KiB a block may have.
+struct Staging {
+  static constexpr int64_t warp_rows = 16, boxes = 2;
+  UOp buffer;     // LOCAL, C's dtype: consumers x 4 warps x 2 boxes
+  int64_t cols;   // a box's columns
+  explicit Staging(DType output)
+      : buffer(alloc_shared({S::consumers * (S::warpgroup / 32) * boxes * warp_rows * (128 / output.itemsize())}, output)),
+        cols(128 / output.itemsize()) {}
+  int64_t box() const { return warp_rows * cols; }
+  // Element (row, col) of a box in the 128-byte swizzle: the 16-byte chunks of a 128-byte row
+  // XORed with the row's index within its group of 8 (the box is 2 KiB-aligned).
+  UOp swizzled(const UOp& row, const UOp& col) const {
+    const int64_t chunk = 16 / buffer.dtype().itemsize();
+    return row * cols + ((col / chunk) ^ (row % 8)) * chunk + col % chunk;
+  }
+};
+
+// The consumer's 64 x 256 accumulator into C, through the epilogue, converted to C's dtype. Each
+// warp writes a chunk of its 16 rows into a staging box and TMA stores the box (elements past C's
+// edges are not written; the epilogue's loads there are clamped into C). The stores run on while
+// the warpgroup starts its next block; a box is written again once its previous store has read it.
+UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const UOp& accumulator, const Staging& staging,
+                const UOp& consumer, const UOp& finished, const UOp& row0, const UOp& col0) {
   const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
-  const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(S::block_n), thread, r);
-  const UOp at_row = row0 + row, at_col = col0 + col;
-  const UOp inside = (at_row < c.rows) & (at_col < c.cols);
-  UOp value = accumulator.after({finished})[r].load();
-  if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), min(at_col, c.cols - 1));
-  return c.buffer[{at_row, at_col}].store(value.cast(c.buffer.dtype()), inside).end({r});
+  const UOp warp_row0 = row0 + wg.wave_col() * Staging::warp_rows;
+  const UOp warp_boxes = (consumer * (S::warpgroup / 32) + wg.wave_col()) * (Staging::boxes * staging.box());
+  const tile::Layout fragment = tile::wgmma_m64nNk16_accumulator(S::block_n);
+  const int64_t chunks = S::block_n / staging.cols, per_chunk = S::block_n / 2 / chunks;  // accumulator values of a chunk
+  UOp last = finished;
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const UOp reusable = tma_store_wait(Staging::boxes - 1, {last});
+    const UOp r = wg.range(per_chunk, AxisType::UNROLL);
+    const auto [row, col] = tile::operand_index(fragment, thread, r + chunk * per_chunk);
+    const UOp at_row = row0 + row, at_col = col0 + col;
+    UOp value = accumulator.after({reusable})[r + chunk * per_chunk].load();
+    if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), min(at_col, c.cols - 1));
+    const UOp box = warp_boxes + (chunk % Staging::boxes) * staging.box();
+    const UOp in_box = staging.swizzled(row0 + row - warp_row0, col - chunk * staging.cols);
+    const UOp write = staging.buffer[box + in_box].store(value.cast(c.buffer.dtype())).end({r});
+    last = tma_store(staging.buffer[box], c.buffer, warp_row0.cast(dtypes::int32), (col0 + chunk * staging.cols).cast(dtypes::int32),
+                     Staging::warp_rows, staging.cols, WgmmaSwizzle::B128, {write});
+  }
+  return last;
 }
 
-// A consumer: for each of its blocks, the K loop, then the store of its 64 rows.
-UOp consume(const tile::Workgroup& wg, const Ring& ring, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& consumer,
-            const UOp& ready) {
+// A consumer: for each of its blocks, the K loop, then the store of its 64 rows. Its warps wait
+// for their last stores to read shared memory before the kernel ends.
+UOp consume(const tile::Workgroup& wg, const Ring& ring, const Staging& staging, const tile::gl& c, const EpilogueInputs& epilogue,
+            const Tiles& tiles, const UOp& consumer, const UOp& ready) {
   const UOp accumulator = placeholder({S::block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
   const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, ready);
-  return store_block(wg, c, epilogue, accumulator, finished, row0 + consumer * 64, col0).end({trip});
+  const UOp blocks = store_block(wg, c, epilogue, accumulator, staging, consumer, finished, row0 + consumer * 64, col0).end({trip});
+  return tma_store_wait(0, {blocks});
 }
 
 }  // namespace
@@ -216,7 +253,8 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   const Ring ring = make_ring(spec.input);
   const UOp ready = init_ring(ring);
   const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
-  const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, c, epilogue, tiles, wg.wave_row() - 1, ready)});
+  const Staging staging(spec.output);
+  const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, staging, c, epilogue, tiles, wg.wave_row() - 1, ready)});
   return sink({"hopper_gemm"}, {group({producer, consumers}).end(wg.hardware_ranges())});
 }
 

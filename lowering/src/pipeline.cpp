@@ -107,13 +107,13 @@ std::vector<KernelParam> kernel_params(const UOp& kernel) {
   std::map<std::string, UOp> variables;
   std::map<int64_t, TmaArg> tensor_maps;  // by slot: one box and swizzle per buffer
   for (const UOp& u : toposort(kernel)) {
-    if (u.op() == Op::TMA_LOAD) {
+    if (u.op() == Op::TMA_LOAD || u.op() == Op::TMA_STORE) {
       TmaArg box = u.arg_as<TmaArg>();
       box.site = 0;
       const int64_t slot = u.src(1).arg_as<BufferArg>().slot;
       auto [it, fresh] = tensor_maps.emplace(slot, box);
       if (!fresh && !(it->second == box))
-        throw Error("kernel: the TMA loads of buffer " + std::to_string(slot) + " use two boxes or swizzles (" + arg_to_string(it->second) +
+        throw Error("kernel: the TMA copies of buffer " + std::to_string(slot) + " use two boxes or swizzles (" + arg_to_string(it->second) +
                     ", " + arg_to_string(box) + "); its one tensor map has one");
     }
     if (u.op() == Op::PLACEHOLDER && u.arg_as<BufferArg>().space == AddrSpace::GLOBAL) buffers.emplace(u.arg_as<BufferArg>().slot, u);

@@ -145,6 +145,34 @@ UOp tma_kernel(const TmaCase& c) {
   return sink({c.swizzle == WgmmaSwizzle::B128 ? "tma_box_sw128" : "tma_box"}, {copy});
 }
 
+// The other way: one warp per workgroup stores the boxes g, g + groups, ... of a rows x cols
+// float32 tensor (boxes past the edges clipped by TMA), box b's values being in[b * box ..]. The
+// warp writes each box into one of two staging boxes in turn (with the swizzle if asked), once the
+// store that last read it is done (tma_store_wait(1)), then TMA stores it. Slots: 0 the tensor, 1 in.
+UOp tma_store_kernel(const TmaCase& c, int64_t groups) {
+  const int64_t box = c.box_rows * c.box_cols, boxes = c.tiles_r() * c.tiles_c();
+  REQUIRE(boxes % groups == 0);
+  auto out = placeholder({c.rows, c.cols}, dtypes::float32, 0);
+  auto in = placeholder({c.out_elements()}, dtypes::float32, 1);
+  auto staging = alloc_shared({2 * box}, dtypes::float32);
+  auto g = range(groups, 0, AxisType::GLOBAL);
+  auto lane = range(32, 1, AxisType::LOCAL);
+  UOp last;
+  for (int64_t i = 0; i < boxes / groups; ++i) {
+    const UOp b = g + i * groups;
+    const UOp reusable = tma_store_wait(1, last.is_null() ? std::vector<UOp>{} : std::vector<UOp>{last});
+    auto j = range(box / 32, 2 + i, AxisType::LOOP);
+    auto e = lane + j * 32;
+    auto r = e / c.box_cols, col = e % c.box_cols;
+    auto at = c.swizzle == WgmmaSwizzle::B128 ? r * c.box_cols + ((col / 4) ^ (r % 8)) * 4 + col % 4 : e;
+    // Ordered after the wait through the value (builder.h, tma_store: not through the LOCAL buffer).
+    auto write = staging[(i % 2) * box + at].store(in.after({reusable})[b * box + e].load()).end({j});
+    const UOp row0 = ((b / c.tiles_c()) * c.box_rows).cast(dtypes::int32), col0 = ((b % c.tiles_c()) * c.box_cols).cast(dtypes::int32);
+    last = tma_store(staging[constant(Wide((i % 2) * box))], out, row0, col0, c.box_rows, c.box_cols, c.swizzle, {write});
+  }
+  return sink({c.swizzle == WgmmaSwizzle::B128 ? "tma_store_sw128" : "tma_store"}, {tma_store_wait(0, {last}).end({lane, g})});
+}
+
 lower::LoweredKernel lowered_for_warps(const UOp& kernel) {
   lower::LowerOptions options;
   options.wave_size = 32;
@@ -219,6 +247,47 @@ TEST_CASE("Hopper: a TMA load takes a __grid_constant__ tensor map and compiles 
   CHECK_THROWS_WITH_AS(tma_load(tile[zero], in, bar[zero], z, z, 32, 3), doctest::Contains("multiple of 16 bytes"), Error);
   CHECK_THROWS_WITH_AS(tma_load(tile[zero], in, bar[zero], z, z, 8, 64, WgmmaSwizzle::B128), doctest::Contains("at most 128 bytes"), Error);
   CHECK_THROWS_WITH_AS(tma_load(tile[zero], tile, bar[zero], z, z, 8, 32), doctest::Contains("2-D GLOBAL"), Error);
+}
+
+TEST_CASE("Hopper: a warp's TMA stores through two staging boxes render, compile for sm_90a and check their operands") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  for (WgmmaSwizzle sw : {WgmmaSwizzle::None, WgmmaSwizzle::B128}) {
+    const UOp k = tma_store_kernel({100, 72, 32, 32, sw}, 4);
+    const std::string src = compiles_sm90(k, {"const __grid_constant__ weft_tensor_map tmap0", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+                                              "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1;", "cp.async.bulk.wait_group.read 0;",
+                                              "fence.proxy.async.shared::cta", "__syncwarp()"},
+                                          "sm_90a");
+    // No block-wide barrier: the warp orders its own writes and stores.
+    CHECK(src.find("__syncthreads") == std::string::npos);
+    const lower::LoweredKernel lowered = lowered_for_warps(k);
+    const auto& p = lowered.params.back();
+    CHECK(p.kind == lower::KernelParam::Kind::TensorMap);
+    CHECK(p.slot == 0);
+    CHECK(p.box.cols == 32);
+    CHECK(p.box.swizzle == sw);
+  }
+  auto out = placeholder({64, 64}, dtypes::float32, 0);
+  auto tile = alloc_shared({1024}, dtypes::float32);
+  auto ints = alloc_shared({1024}, dtypes::int32);
+  auto zero = constant(Wide(0));
+  auto z = constant(Wide(0), dtypes::int32);
+  CHECK_THROWS_WITH_AS(tma_store(tile[zero], out, z, z, 32, 3), doctest::Contains("TMA_STORE: a box of 32 x 3"), Error);
+  CHECK_THROWS_WITH_AS(tma_store(tile[zero], out, z, z, 8, 64, WgmmaSwizzle::B128), doctest::Contains("at most 128 bytes"), Error);
+  CHECK_THROWS_WITH_AS(tma_store(ints[zero], out, z, z, 8, 32), doctest::Contains("TMA_STORE"), Error);
+  CHECK_THROWS_WITH_AS(tma_store(tile[zero], out, zero, z, 8, 32), doctest::Contains("int32"), Error);
+  auto flat = placeholder({64}, dtypes::float32, 1);
+  CHECK_THROWS_WITH_AS(tma_store(flat[zero], out, z, z, 8, 32), doctest::Contains("LOCAL"), Error);
+  CHECK_THROWS_WITH_AS(tma_store_wait(8), doctest::Contains("TMA_STORE_WAIT: pending group count 8"), Error);
+  // A load and a store of one buffer share its tensor map: two boxes are an error.
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto load = tma_load(tile[zero], out, bar[zero], z, z, 32, 32);
+  auto store = tma_store(tile[zero], out, z, z, 16, 32, WgmmaSwizzle::None, {load});
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"two_boxes"}, {store})), doctest::Contains("two boxes"), Error);
+#ifdef WEFT_HAVE_LLVM
+  auto emu = rt::open_device("emu:gfx950");
+  CHECK_THROWS_WITH_AS(rt::CompiledKernel::compile(*emu, tma_store_kernel({64, 64, 32, 32, WgmmaSwizzle::None}, 4)),
+                       doctest::Contains("AMDGPU renderer: TMA_STORE"), Error);
+#endif
 }
 
 TEST_CASE("Hopper: shared memory past 48 KiB is dynamic, sized for the launch") {
@@ -349,6 +418,29 @@ TEST_CASE("Hopper: TMA loads of 2-D boxes with ragged edges (zeros past them), w
           const float have = got[(g * c.box_rows + r) * c.box_cols + col];
           if (std::memcmp(&want, &have, 4) != 0 && bad++ < 5) FAIL_CHECK("box " << g << " (" << r << ", " << col << ") = " << have << ", expected " << want);
         }
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("Hopper: TMA stores of 2-D boxes, ragged edges clipped, through two staging boxes, with and without the 128-byte swizzle [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  for (WgmmaSwizzle sw : {WgmmaSwizzle::None, WgmmaSwizzle::B128}) {
+    const TmaCase c{100, 72, 32, 32, sw};
+    CAPTURE(static_cast<int>(sw));
+    const auto k = rt::CompiledKernel::compile(*dev, tma_store_kernel(c, 4));
+    const std::vector<float> in = weft::testing::random_floats(static_cast<size_t>(c.out_elements()));
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, c.rows * c.cols), weft::testing::put(*dev, dtypes::float32, in)};
+    k.launch(*dev, args);
+    const std::vector<float> got = weft::testing::get<float>(*dev, args[0]);
+    int bad = 0;
+    for (int64_t gr = 0; gr < c.rows; ++gr)
+      for (int64_t gc = 0; gc < c.cols; ++gc) {
+        const int64_t b = gr / c.box_rows * c.tiles_c() + gc / c.box_cols;
+        const float want = in[b * c.box_rows * c.box_cols + gr % c.box_rows * c.box_cols + gc % c.box_cols];
+        const float have = got[gr * c.cols + gc];
+        if (std::memcmp(&want, &have, 4) != 0 && bad++ < 5) FAIL_CHECK("(" << gr << ", " << gc << ") = " << have << ", expected " << want);
+      }
     CHECK(bad == 0);
   }
 }

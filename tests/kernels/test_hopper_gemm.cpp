@@ -59,14 +59,24 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   INFO(src);
   CHECK(cuda::nvrtc_arch(k, 90) == "sm_90a");
   CHECK(src.find("__launch_bounds__(384)") != std::string::npos);
-  // Two tensor maps (A and B), 8 mbarriers initialized, the MMAs, 192 KiB of dynamic shared memory.
-  CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == 2);
+  // Three tensor maps (A and B loaded, C stored), 8 mbarriers initialized, the MMAs, 192 KiB of
+  // dynamic shared memory for the ring and 32 KiB for the epilogue's staging boxes.
+  CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == 3);
   CHECK(occurrences(src, "mbarrier.init.shared::cta.b64") == 8);
   CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
-  CHECK(occurrences(src, "cp.async.bulk.tensor.2d") == 2);
-  CHECK(occurrences(src, "& 31u) == 0u) asm volatile") == 1);  // the consumers release a stage once a warp
-  CHECK(src.find("asm volatile(\"fence.proxy.async.shared::cta;\" :::") == std::string::npos);  // TMA fills: the register fence only
-  CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 64 * 2);
+  CHECK(occurrences(src, "cp.async.bulk.tensor.2d.shared::cluster.global") == 2);
+  // The epilogue: each warp stores its 16 rows in 4 chunks of 64 columns (128 bytes of bf16), each
+  // after the store two chunks back has read its staging box, and waits for the last before the end.
+  CHECK(occurrences(src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4);
+  CHECK(occurrences(src, "cp.async.bulk.wait_group.read 1;") == 4);
+  CHECK(occurrences(src, "cp.async.bulk.wait_group.read 0;") == 1);
+  // Lane 0 of a warp: the stage releases (once a warp), the 4 stores and the 5 waits.
+  CHECK(occurrences(src, "& 31u) == 0u) asm volatile") == 10);
+  // The proxy fence before each store; the main loop's wgmma fence is the register fence only
+  // (TMA filled the stage).
+  CHECK(occurrences(src, "asm volatile(\"fence.proxy.async.shared::cta;\" :::") == 4);
+  CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 64 * 2 + 32 * 1024);
+  CHECK(cuda::dynamic_shared_bytes(k) <= 227 * 1024);
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(dtypes::float16), doctest::Contains("bfloat16 or float32, not float16"), Error);
 }
@@ -80,8 +90,15 @@ TEST_CASE("hopper_gemm with fp8 inputs renders m64n256k32 e4m3 wgmmas over 128-b
   CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") != std::string::npos);
   CHECK(src.find("p, 1, 1;") != std::string::npos);
   CHECK(src.find("k16") == std::string::npos);
-  CHECK(occurrences(src, "cp.async.bulk.tensor.2d") == 2);
+  CHECK(occurrences(src, "cp.async.bulk.tensor.2d.shared::cluster.global") == 2);
+  CHECK(occurrences(src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4);
   CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 128);
+  // A float32 C: chunks of 32 columns (128 bytes), 8 stores a warp, the same 32 KiB of staging.
+  const lower::LoweredKernel f32 = lowered(gemm::hopper_gemm(dtypes::float32));
+  const std::string f32_src = cuda::render_cuda(f32, 90);
+  CHECK(occurrences(f32_src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 8);
+  CHECK(cuda::dynamic_shared_bytes(f32) == cuda::dynamic_shared_bytes(k));
+  CHECK(rt::nvrtc_compile(f32_src, f32.name, "sm_90a").size() > 0);
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::fp8e5m2, dtypes::bfloat16, {}}),
                        doctest::Contains("bfloat16 or float8_e4m3fn, not float8_e5m2"), Error);

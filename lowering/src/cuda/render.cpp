@@ -651,6 +651,12 @@ class Renderer {
       case Op::ASYNC_COPY: return async_copy(e, o);
       case Op::MBARRIER: return mbarrier(e, o);
       case Op::TMA_LOAD: return tma_load(e, o);
+      case Op::TMA_STORE: return tma_store(e, o);
+      case Op::TMA_STORE_WAIT:
+        o << indent_ << "if (" << kLaneZero << ") asm volatile(\"cp.async.bulk.wait_group.read " << wide_to_string(e.arg_as<EffectArg>().value)
+          << ";\" ::: \"memory\");\n"
+          << indent_ << "__syncwarp();\n";
+        return;
       case Op::WGMMA: return wgmma(e, o);
       case Op::WGMMA_FENCE:
         // This thread's shared-memory writes (generic proxy) before the MMAs' reads (async proxy),
@@ -722,6 +728,8 @@ class Renderer {
   std::string shared_address(const UOp& index) { return "(unsigned)__cvta_generic_to_shared(" + ref(index) + ")"; }
 
   static constexpr const char* kFirstThread = "threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0";
+  // Lane 0 of its warp, counted on the block's linear thread index.
+  static constexpr const char* kLaneZero = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == 0u";
 
   void mbarrier(const UOp& e, std::ostringstream& o) {
     const auto kind = static_cast<MbarrierOp>(e.arg_as<EffectArg>().value);
@@ -740,8 +748,8 @@ class Renderer {
         o << indent_ << "asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64 state, [%0];\\n\\t}\" :: \"r\"(" << bar
           << ") : \"memory\");\n";
         return;
-      case MbarrierOp::ArriveWarp:  // lane 0 of the warp, counted on the block's linear thread index
-        o << indent_ << "if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == 0u) asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64 state, [%0];\\n\\t}\" :: \"r\"(" << bar
+      case MbarrierOp::ArriveWarp:
+        o << indent_ << "if (" << kLaneZero << ") asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64 state, [%0];\\n\\t}\" :: \"r\"(" << bar
           << ") : \"memory\");\n";
         return;
       case MbarrierOp::ArriveExpectTx:
@@ -766,6 +774,17 @@ class Renderer {
     o << indent_ << "if (" << kFirstThread << ") asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\""
       << " :: \"r\"(" << shared_address(e.src(0)) << "), \"l\"(reinterpret_cast<weft_u64>(&" << map << ")), \"r\"(" << ref(e.src(4)) << "), \"r\"("
       << ref(e.src(3)) << "), \"r\"(" << shared_address(e.src(2)) << ") : \"memory\");\n";
+  }
+
+  // A warp's store of a box: every lane's shared-memory writes made visible to the async proxy,
+  // the warp gathered, then lane 0 issues the copy and commits it as a bulk group of its own.
+  void tma_store(const UOp& e, std::ostringstream& o) {
+    const std::string map = tensor_maps_.at(e.src(1).arg_as<BufferArg>().slot);
+    o << indent_ << "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+      << indent_ << "__syncwarp();\n"
+      << indent_ << "if (" << kLaneZero << ") asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\\n\\tcp.async.bulk.commit_group;\""
+      << " :: \"l\"(reinterpret_cast<weft_u64>(&" << map << ")), \"r\"(" << ref(e.src(3)) << "), \"r\"(" << ref(e.src(2)) << "), \"r\"("
+      << shared_address(e.src(0)) << ") : \"memory\");\n";
   }
 
   // A matrix descriptor: start address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29,

@@ -174,6 +174,23 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
 // so every TMA load of one buffer uses one box and swizzle.
 UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
              WgmmaSwizzle swizzle = WgmmaSwizzle::None, const std::vector<UOp>& after = {});
+// A warp's TMA store (cp.async.bulk.tensor.2d.global.shared::cta.bulk_group): the box of
+// `box_rows` x `box_cols` elements at `src` in shared memory (an INDEX into a LOCAL buffer of the
+// tensor's dtype, laid out as tma_load's destination, the swizzle included) is copied into the 2-D
+// GLOBAL buffer `tensor` at (`row`, `col`) (int32 values); elements past the tensor's edges are not
+// written. Every lane of the warp executes it: each makes its own shared-memory writes visible to
+// the copy (fence.proxy.async), the warp synchronizes (__syncwarp), and lane 0 issues the copy and
+// closes it into a bulk group of its own. Order the writes of the box before it through `after`,
+// never through .after() on the LOCAL buffer: that would place a block-wide barrier, which the
+// warps of a warp-specialized kernel do not all reach. The tensor's one tensor map serves its loads
+// and stores, so they use one box and swizzle.
+UOp tma_store(const UOp& src, const UOp& tensor, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
+              WgmmaSwizzle swizzle = WgmmaSwizzle::None, const std::vector<UOp>& after = {});
+// Lane 0 waits until at most `pending` (0..7) of the warp's newest TMA store groups still read
+// shared memory (cp.async.bulk.wait_group.read), then the warp synchronizes: the boxes of the older
+// stores may be written again. A warp waits with pending 0 before the kernel ends, so that no copy
+// reads shared memory the kernel has given up; the copies' global writes complete with the kernel.
+UOp tma_store_wait(int64_t pending, const std::vector<UOp>& after = {});
 // wgmma_fence's `shared_writes`: whether this thread's shared-memory stores must be made visible to
 // the MMAs (fence.proxy.async). Tiles that TMA filled (the async proxy itself, completed through
 // an mbarrier) need only the register fence; the proxy fence would also wait for MMAs in flight.

@@ -23,7 +23,7 @@ namespace weft::lower {
 // then scalar variables by name, then the tensor maps of the buffers TMA loads read, by slot.
 struct KernelParam {
   // TensorMap: a CUtensorMap (128 bytes, by value) that the runtime encodes at launch from the
-  // buffer argument of the same slot, its shape, the box and the swizzle (TMA_LOAD).
+  // buffer argument of the same slot, its shape, the box and the swizzle (TMA_LOAD, TMA_STORE).
   enum class Kind { Buffer, Scalar, TensorMap };
   Kind kind = Kind::Buffer;
   std::string name;          // "buf0" for the buffer in slot 0; a variable's name; "tmap0"
