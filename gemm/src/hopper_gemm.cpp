@@ -64,15 +64,38 @@ struct StageUse {
 };
 StageUse stage_use(const UOp& step) { return {step % S::stages, ((step / S::stages) % 2).cast(dtypes::int32)}; }
 
+// The grouped form's plan (HopperGemmSpec::grouped_block_rows): the expert of each row block.
+struct Experts {
+  UOp block_expert;  // GLOBAL int32 [ROWS / block_rows]; null: not grouped
+  UOp n;             // B's rows per expert
+  int64_t block_rows = 0;
+};
+
 // The workgroups' walk over the blocks of C: workgroup w takes blocks w, w + CTAS, w + 2 CTAS, ...
-// (CTAS workgroups, as many as the GPU runs at once), each block's place from grouped_block.
+// (CTAS workgroups, as many as the GPU runs at once), each block's place from grouped_block. In
+// the grouped form CTAS is the number of blocks: each workgroup takes its own block, or none where
+// the block's expert is -1 (a walk that skipped blocks would lose the ring's stage parities).
 struct Tiles {
   UOp count, steps;  // blocks of C; K steps per block
   UOp tiles_m, tiles_n, ctas;
-  UOp trips(const tile::Workgroup& wg) const { return (count - wg.block(0) + ctas - 1) / ctas; }
+  Experts experts;
   std::pair<UOp, UOp> origin(const tile::Workgroup& wg, const UOp& trip) const {  // C's (row, column) of the trip's block
     const auto [row, col] = grouped_block(wg.block(0) + trip * ctas, tiles_m, tiles_n);
     return {row * S::block_m, col * S::block_n};
+  }
+  // The grouped form's expert of the block at C's row `row0`: one load, the same in every thread.
+  UOp expert(const UOp& row0) const { return experts.block_expert[row0 / experts.block_rows].load(); }
+  UOp trips(const tile::Workgroup& wg) const {
+    if (experts.block_expert.is_null()) return (count - wg.block(0) + ctas - 1) / ctas;
+    const UOp e = expert(origin(wg, constant(Wide(0), dtypes::index)).first);
+    return (e >= e.const_like(Wide(0))).cast(dtypes::index);
+  }
+  // The row of B's box for the block at (row0, col0): col0, past expert e's first row e * N in the
+  // grouped form. The box may run into the next expert's rows (or zeros past the last): they feed
+  // only C's columns >= N, which the TMA store clips.
+  UOp b_row(const UOp& row0, const UOp& col0) const {
+    if (experts.block_expert.is_null()) return col0;
+    return expert(row0).cast(dtypes::index) * experts.n + col0;
   }
 };
 
@@ -91,7 +114,7 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const UOp k0 = (ks * step_k).cast(dtypes::int32);
   const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, S::block_m, step_k,
                               WgmmaSwizzle::B128, {expect});
-  const UOp load_b = tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], col0.cast(dtypes::int32), k0, S::block_n, step_k,
+  const UOp load_b = tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], tiles.b_row(row0, col0).cast(dtypes::int32), k0, S::block_n, step_k,
                               WgmmaSwizzle::B128, {expect});
   return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
@@ -232,19 +255,37 @@ HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue) {
 
 int64_t hopper_gemm_k_multiple(DType input) { return 16 / input.itemsize(); }
 
-UOp hopper_gemm(const HopperGemmSpec& spec) {
+namespace {
+
+void check_spec(const HopperGemmSpec& spec) {
   if (spec.output != dtypes::bfloat16 && spec.output != dtypes::float32)
     throw Error("hopper_gemm: the output is bfloat16 or float32, not " + spec.output.name());
   if (spec.input != dtypes::bfloat16 && spec.input != dtypes::fp8e4m3)
     throw Error("hopper_gemm: the inputs are bfloat16 or float8_e4m3fn, not " + spec.input.name());
+  if (spec.grouped_block_rows < 0 || spec.grouped_block_rows % S::block_m)
+    throw Error("hopper_gemm: the grouped form's block rows (" + std::to_string(spec.grouped_block_rows) + ") must be a multiple of " +
+                std::to_string(S::block_m) + ", so that no block of C holds rows of two experts");
+  if (spec.grouped_block_rows > 0 && spec.epilogue.any()) throw Error("hopper_gemm: the grouped form takes no epilogue");
+}
+
+}  // namespace
+
+UOp hopper_gemm(const HopperGemmSpec& spec) {
+  check_spec(spec);
+  const bool grouped = spec.grouped_block_rows > 0;
   const int64_t k_min = hopper_gemm_k_multiple(spec.input);
-  const UOp m = variable("M", 1, 1 << 20), n = variable("N", 1, 1 << 20), k = variable("K", k_min, 1 << 20);
-  const tile::gl c = tile::global(0, m, n, spec.output), a = tile::global(1, m, k, spec.input), b = tile::global(2, n, k, spec.input);
+  const UOp m = grouped ? variable("ROWS", spec.grouped_block_rows, 1 << 24) : variable("M", 1, 1 << 20);
+  const UOp n = variable("N", 1, 1 << 20), k = variable("K", k_min, 1 << 20);
+  const UOp b_rows = grouped ? variable("E", 1, 1 << 12).cast(dtypes::index) * n.cast(dtypes::index) : n;  // [E, N, K] as [E * N, K]
+  const tile::gl c = tile::global(0, m, n, spec.output), a = tile::global(1, m, k, spec.input), b = tile::global(2, b_rows, k, spec.input);
   const EpilogueInputs epilogue = epilogue_inputs(spec.epilogue, m, n);
   Tiles tiles;
   tiles.tiles_m = tiles_of(m, S::block_m), tiles.tiles_n = tiles_of(n, S::block_n);
   tiles.count = tiles.tiles_m * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(spec.input));
-  tiles.ctas = variable("CTAS", 1, 1 << 16).cast(dtypes::index);
+  tiles.ctas = grouped ? tiles.count : variable("CTAS", 1, 1 << 16).cast(dtypes::index);
+  if (grouped)
+    tiles.experts = {placeholder(std::vector<UOp>{m.cast(dtypes::index) / spec.grouped_block_rows}, dtypes::int32, 3), n.cast(dtypes::index),
+                     spec.grouped_block_rows};
   // A warpgroup is 4 consecutive warps of the block. wave() is the hardware warp, row-major (the
   // lane is x, the wave grid's columns y, its rows z), so a warpgroup is a row of 4 columns: row
   // 0 the producer, rows 1 .. consumers the consumers.

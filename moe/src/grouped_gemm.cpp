@@ -9,6 +9,7 @@
 
 #include "host_matrix.h"
 #include "weft/gemm/block_gemm.h"
+#include "weft/gemm/hopper_gemm.h"
 
 namespace weft::moe {
 
@@ -31,6 +32,8 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows) {
   if (block_rows < s.block_m || block_rows % s.block_m)
     throw Error("grouped_gemm: the plan's block_rows (" + text(block_rows) + ") must be a multiple of the kernel's row block on " +
                 std::string(arch) + " (" + text(s.block_m) + "), so that no block of the kernel holds rows of two experts");
+  // Hopper: hopper_gemm's warp-specialized TMA and wgmma schedule (its row block is the same).
+  if (arch == "sm_90") return gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, block_rows});
   const UOp rows = variable("ROWS", block_rows, kMaxRows), n = variable("N", 1, kMaxDim), k = variable("K", 8, kMaxDim),
             experts = variable("E", 1, kMaxExperts);
   const gl ys = global(0, rows, n, dtypes::bfloat16), xs = global(1, rows, k, dtypes::bfloat16);

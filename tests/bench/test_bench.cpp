@@ -6,10 +6,13 @@
 #include <cmath>
 #include <regex>
 
+#include "occurrences.h"
 #include "weft/bench/report.h"
 #include "weft/bench/suites.h"
 #include "weft/dsl/error.h"
 #include "weft/runtime/nvrtc.h"
+
+using weft::testing::occurrences;
 
 using namespace weft;
 using namespace weft::bench;
@@ -37,12 +40,6 @@ Result made_up(bool with_peer) {
   return r;
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("bench: median and min over repetitions and the ratio is peer time over weft time") {
@@ -59,7 +56,7 @@ TEST_CASE("bench: the table has one line per result and says when a check failed
   Result bad = made_up(true);
   bad.check = {false, 0.5, 1e-3, "Peer"};
   const std::string t = table({made_up(true), made_up(false), bad});
-  CHECK(count(t, "gemm/k\"1") == 3);
+  CHECK(occurrences(t, "gemm/k\"1") == 3);
   CHECK(t.find("2.00x") != std::string::npos);
   CHECK(t.find("(weft 10%)") != std::string::npos);  // 1 TFLOP/s of a 10 TFLOP/s ceiling
   CHECK(t.find("FAILED 5.0e-01 > 1e-03 vs Peer") != std::string::npos);
@@ -70,9 +67,9 @@ TEST_CASE("bench: the JSON escapes strings and writes null where there is no pee
   CHECK(j.find("\"format\": \"weft-bench-1\"") != std::string::npos);
   CHECK(j.find("\"command\": \"weft bench \\\"x\\\"\"") != std::string::npos);
   CHECK(j.find("\"kernel\": \"k\\\"1\"") != std::string::npos);
-  CHECK(count(j, "\"peer\": null") == 1);
-  CHECK(count(j, "\"ratio\": 2,") == 1);
-  CHECK(count(j, "\"median_s\": 0.002") == 2);
+  CHECK(occurrences(j, "\"peer\": null") == 1);
+  CHECK(occurrences(j, "\"ratio\": 2,") == 1);
+  CHECK(occurrences(j, "\"median_s\": 0.002") == 2);
 }
 
 TEST_CASE("bench: the SVG draws a ratio bar per peer line and escapes text") {
@@ -81,7 +78,7 @@ TEST_CASE("bench: the SVG draws a ratio bar per peer line and escapes text") {
   CHECK(svg.find("Peer &lt;lib&gt;") != std::string::npos);
   CHECK(svg.find("Peer <lib>") == std::string::npos);
   // background + ratio (1) + ceiling (weft and peer, then weft) + time (2)
-  CHECK(count(svg, "<rect") == 1 + 1 + 3 + 2);
+  CHECK(occurrences(svg, "<rect") == 1 + 1 + 3 + 2);
 }
 
 TEST_CASE("bench: an unknown suite or kernel is an error listing what exists") {
@@ -157,7 +154,7 @@ TEST_CASE("bench: a line that could not run says why in the table and the JSON a
   const std::string t = table({skipped});
   CHECK(t.find("not run: NVRTC was not found") != std::string::npos);
   CHECK(json({"c", "d", "h", "v"}, {skipped}).find("\"not_run\": \"NVRTC was not found\"") != std::string::npos);
-  CHECK(count(plot_svg({"c", "d", "h", "v"}, {skipped}), "<rect") == 1);  // the background only
+  CHECK(occurrences(plot_svg({"c", "d", "h", "v"}, {skipped}), "<rect") == 1);  // the background only
 }
 
 TEST_CASE("bench: the compile suite measures every stage of the kernels this build can compile") {

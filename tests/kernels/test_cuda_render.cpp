@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "occurrences.h"
 #include "skip.h"
 #include "weft/dsl/builder.h"
 #include "weft/gemm/matmul_relu.h"
@@ -12,6 +13,8 @@
 #include "weft/kernels/tiles.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/runtime/nvrtc.h"
+
+using weft::testing::occurrences;
 
 using namespace weft;
 
@@ -56,12 +59,6 @@ TEST_CASE("CUDA: matmul_relu (float32, float16) and the mma.sync tile render and
 
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("CUDA: mma_gemm on the tile layer renders a two-stage cp.async pipeline of mma.sync and compiles for sm_90") {
@@ -73,17 +70,17 @@ TEST_CASE("CUDA: mma_gemm on the tile layer renders a two-stage cp.async pipelin
     // 16-byte copies: A's and B's 128 x 32 and 32 x 128 tiles are 2 rounds of 256 threads x 8
     // elements each, in the prologue and in the loop; the loop's read zeros past K (a zero source
     // size under the guard).
-    CHECK(count(src, "cp.async.cg.shared.global [%0], [%1], 16, %2;") == 8);
-    CHECK(count(src, "? 16u : 0u") == 4);
-    CHECK(count(src, "cp.async.ca") == 0);
+    CHECK(occurrences(src, "cp.async.cg.shared.global [%0], [%1], 16, %2;") == 8);
+    CHECK(occurrences(src, "? 16u : 0u") == 4);
+    CHECK(occurrences(src, "cp.async.ca") == 0);
     // One group per stage fill, committed by the kernel; the loop waits for all but the newest.
-    CHECK(count(src, "cp.async.commit_group;") == 2);
-    CHECK(count(src, "cp.async.wait_group 1;") == 1);
-    CHECK(count(src, "cp.async.wait_group 0;") == 1);
-    CHECK(count(src, "commit_group;\\n\\tcp.async.wait_group 0") == 0);  // no barrier drains the copies
+    CHECK(occurrences(src, "cp.async.commit_group;") == 2);
+    CHECK(occurrences(src, "cp.async.wait_group 1;") == 1);
+    CHECK(occurrences(src, "cp.async.wait_group 0;") == 1);
+    CHECK(occurrences(src, "commit_group;\\n\\tcp.async.wait_group 0") == 0);  // no barrier drains the copies
     // Per warp and K step: 4 x 2 sub-tiles of 16 x 16, 2 k steps, 2 instructions each.
-    CHECK(count(src, mma) == 32);
-    CHECK(count(src, "__syncthreads();") == 2);
+    CHECK(occurrences(src, mma) == 32);
+    CHECK(occurrences(src, "__syncthreads();") == 2);
     // The order: prologue fills and commit, then in the loop the prefetch, its commit, wait 1,
     // the barrier, the MMAs, the write-after-read barrier; after the loop the drain.
     const size_t loop = src.find("for ("), first_commit = src.find("cp.async.commit_group;"),
@@ -99,7 +96,7 @@ TEST_CASE("CUDA: mma_gemm on the tile layer renders a two-stage cp.async pipelin
     CHECK(war < drain);
     CHECK(src.find("16u : 0u", loop) < commit);  // the prefetch is inside the loop, before its commit
     // A is read as 4-byte pairs from the 64-byte-swizzled tile (an XOR in the index).
-    CHECK(count(src, "weft_unsigned_short_2*>") > 0);
+    CHECK(occurrences(src, "weft_unsigned_short_2*>") > 0);
   }
 }
 
@@ -162,11 +159,11 @@ TEST_CASE("CUDA: a fenced barrier drains cp.async copies, unless the kernel comm
   };
   const std::string drains = "cp.async.commit_group;\\n\\tcp.async.wait_group 0;";
   const std::string by_barrier = compiles_for_warps(kernel(false), {"__syncthreads();"});
-  CHECK(count(by_barrier, drains) == 1);
+  CHECK(occurrences(by_barrier, drains) == 1);
   const std::string own = compiles_for_warps(kernel(true), {"__syncthreads();"});
-  CHECK(count(own, drains) == 0);
-  CHECK(count(own, "cp.async.commit_group;") == 1);
-  CHECK(count(own, "cp.async.wait_group 0;") == 1);
+  CHECK(occurrences(own, drains) == 0);
+  CHECK(occurrences(own, "cp.async.commit_group;") == 1);
+  CHECK(occurrences(own, "cp.async.wait_group 0;") == 1);
 }
 
 TEST_CASE("CUDA: lane operations, thread reductions, WARP ranges, atomics, masks, when and inline PTX compile") {

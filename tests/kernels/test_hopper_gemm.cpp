@@ -5,10 +5,13 @@
 #include <doctest/doctest.h>
 
 #include "kernel_harness.h"
+#include "occurrences.h"
 #include "skip.h"
 #include "weft/gemm/hopper_gemm.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/runtime/nvrtc.h"
+
+using weft::testing::occurrences;
 
 using namespace weft;
 
@@ -18,12 +21,6 @@ lower::LoweredKernel lowered(const UOp& kernel) {
   lower::LowerOptions options;
   options.wave_size = 32;
   return lower::lower(lower::canonical_allocations(kernel), options);
-}
-
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t count = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
 }
 
 void check_hopper_gemm(rt::Device& dev, const gemm::HopperGemmSpec& spec, int64_t m, int64_t n, int64_t k,

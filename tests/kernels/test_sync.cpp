@@ -214,7 +214,18 @@ TEST_CASE("when(): a barrier needs a wave-uniform condition") {
   UOp in = placeholder({64}, dtypes::float32, 1);
   UOp memory_dependent = sink({"by_memory"}, {group({st, when(in[l].load() < 0.0, {wait_counts({.vm = 0})})}).end({l, w})});
   CHECK_THROWS_WITH_AS(lower::lower(memory_dependent), doctest::Contains("WAIT inside when"), Error);
-  CHECK_THROWS_WITH_AS(lower::lower(memory_dependent), doctest::Contains("it depends on memory"), Error);
+  // A load differs between lanes where its address does.
+  CHECK_THROWS_WITH_AS(lower::lower(memory_dependent), doctest::Contains("it depends on range 0 (LOCAL)"), Error);
+  // An atomic's result is each lane's own.
+  UOp counter = placeholder({1}, dtypes::int32, 1);
+  UOp by_atomic = sink({"by_atomic"}, {group({st, when(atomic(AtomicOp::Add, counter[constant(Wide(0))], constant(Wide(1), dtypes::int32)) < 3,
+                                                        {wait_counts({.vm = 0})})}).end({l, w})});
+  CHECK_THROWS_WITH_AS(lower::lower(by_atomic), doctest::Contains("it depends on memory"), Error);
+  // A load at a wave-uniform address (a WARP range) is the same in every lane: a branch.
+  UOp by_uniform_load = sink({"by_uniform_load"}, {group({st, when(in[w].load() < 0.0, {wait_counts({.vm = 0})})}).end({l, w})});
+  bool branched = false;
+  for (const auto& s : lower::lower(by_uniform_load).program) branched |= s.op.op() == Op::WHEN;
+  CHECK(branched);
   // Uniform: WARP ranges, a kernel variable; nested regions and-ed; stores in the region stay masked.
   UOp n = variable("n", 0, 8);
   UOp nested = sink({"nested"}, {when(w.eq(1), {when(n > 2, {st, barrier({}, BarrierFence::None), wave_priority(2)})}).end({l, w})});

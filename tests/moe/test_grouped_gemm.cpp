@@ -8,9 +8,11 @@
 #include <algorithm>
 
 #include "kernels/kernel_harness.h"
+#include "occurrences.h"
 #include "skip.h"
 #include "weft/dsl/error.h"
 #include "weft/gemm/hk_gemm.h"
+#include "weft/gemm/hopper_gemm.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/lowering/pipeline.h"
 #include "weft/moe/grouped_gemm.h"
@@ -19,6 +21,8 @@
 #include "weft/emulator/code_stats.h"
 #include "weft/runtime/inspect.h"
 #endif
+
+using weft::testing::occurrences;
 
 using namespace weft;
 
@@ -106,7 +110,25 @@ TEST_CASE("grouped_gemm: targets without a block schedule are errors") {
   CHECK(moe::grouped_gemm_block_rows("sm_90") == 128);
 }
 
-TEST_CASE("grouped_gemm for sm_90 renders a cp.async pipeline of mma.sync and compiles with NVRTC") {
+TEST_CASE("grouped_gemm for sm_80 renders a cp.async pipeline of mma.sync and compiles with NVRTC") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (int64_t block_rows : {128, 256}) {
+    CAPTURE(block_rows);
+    lower::LowerOptions options;
+    options.wave_size = 32;
+    const auto lowered = lower::lower(moe::grouped_gemm("sm_80", block_rows), options);
+    const std::string src = cuda::render_cuda(lowered, 80);
+    INFO(src);
+    CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+    CHECK(src.find("cp.async.cg.shared.global") != std::string::npos);
+    CHECK(src.find("cp.async.wait_group 1;") != std::string::npos);
+    CHECK(src.find("cp.async.wait_group 0;") != std::string::npos);  // the drain before the stores
+    CHECK(src.find("weft_unsigned_short_2*>") != std::string::npos);  // operands read as 4-byte pairs
+    CHECK(rt::nvrtc_compile(src, lowered.name, "sm_80").size() > 0);
+  }
+}
+
+TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B from the block's expert, wgmma, TMA stores") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
   for (int64_t block_rows : {128, 256}) {
     CAPTURE(block_rows);
@@ -115,13 +137,21 @@ TEST_CASE("grouped_gemm for sm_90 renders a cp.async pipeline of mma.sync and co
     const auto lowered = lower::lower(moe::grouped_gemm("sm_90", block_rows), options);
     const std::string src = cuda::render_cuda(lowered, 90);
     INFO(src);
-    CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
-    CHECK(src.find("cp.async.cg.shared.global") != std::string::npos);
-    CHECK(src.find("cp.async.wait_group 1;") != std::string::npos);
-    CHECK(src.find("cp.async.wait_group 0;") != std::string::npos);  // the drain before the stores
-    CHECK(src.find("weft_unsigned_short_2*>") != std::string::npos);  // operands read as 4-byte pairs
-    CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+    CHECK(cuda::nvrtc_arch(lowered, 90) == "sm_90a");
+    CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
+    CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == 3);  // Xs and W loaded, Ys stored
+    CHECK(occurrences(src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4);
+    // The kernel's variables are the mma.sync form's: the launch is the same.
+    std::vector<std::string> scalars;
+    for (const auto& p : lowered.params)
+      if (p.kind == lower::KernelParam::Kind::Scalar) scalars.push_back(p.name);
+    CHECK(scalars == std::vector<std::string>{"E", "K", "N", "ROWS"});
+    CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90a").size() > 0);
   }
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, 192}),
+                       doctest::Contains("block rows (192) must be a multiple of 128"), Error);
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {gemm::OperandScale::None, true}, 128}),
+                       doctest::Contains("grouped form takes no epilogue"), Error);
 }
 
 #ifdef WEFT_HAVE_LLVM

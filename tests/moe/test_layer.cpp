@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "kernels/kernel_harness.h"
+#include "occurrences.h"
 #include "weft/dsl/error.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/moe/layer.h"
@@ -17,6 +18,8 @@
 #ifdef WEFT_HAVE_LLVM
 #include "weft/runtime/inspect.h"
 #endif
+
+using weft::testing::occurrences;
 
 using namespace weft;
 
@@ -28,12 +31,6 @@ moe::MoeLayerConfig softmax_layer(int64_t tokens, int64_t experts, int64_t top_k
   c.hidden = d;
   c.ffn = f;
   return c;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 void check_layer(const moe::MoeLayerConfig& c, const moe::MoeLayerRunOptions& options = {}) {
@@ -152,8 +149,8 @@ TEST_CASE("moe silu_mul renders to CUDA C++ that NVRTC compiles for sm_90, in 16
     const std::string src = cuda::render_cuda(lowered, 90);
     INFO(src);
     if (f == 4096) {  // 256 lanes x 2 steps of 8 elements: gate and up loads, one store each step
-      CHECK(count(src, "*reinterpret_cast<const weft_") == 4);
-      CHECK(count(src, "*reinterpret_cast<weft_") == 2);
+      CHECK(occurrences(src, "*reinterpret_cast<const weft_") == 4);
+      CHECK(occurrences(src, "*reinterpret_cast<weft_") == 2);
     }
     CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
   }
@@ -165,11 +162,11 @@ TEST_CASE("moe silu_mul moves rows in 16-byte vectors (AMD: global_load_dwordx4,
     CAPTURE(target);
     const rt::KernelStages s = rt::inspect(moe::silu_mul_kernel(4096), target);
     INFO(s.assembly);
-    CHECK(count(s.assembly, "global_load_dwordx4") == 4);  // gate and up, 2 steps
-    CHECK(count(s.assembly, "global_store_dwordx4") == 2);
-    CHECK(count(s.assembly, "global_load_ushort") == 0);
-    CHECK(count(s.assembly, "global_store_short") == 0);
-    CHECK(count(s.assembly, "v_exp_f32") >= 1);
+    CHECK(occurrences(s.assembly, "global_load_dwordx4") == 4);  // gate and up, 2 steps
+    CHECK(occurrences(s.assembly, "global_store_dwordx4") == 2);
+    CHECK(occurrences(s.assembly, "global_load_ushort") == 0);
+    CHECK(occurrences(s.assembly, "global_store_short") == 0);
+    CHECK(occurrences(s.assembly, "v_exp_f32") >= 1);
   }
 }
 #endif

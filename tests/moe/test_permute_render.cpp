@@ -3,12 +3,15 @@
 // CUDA: whole-vector loads and stores through the aligned vector structs).
 #include <doctest/doctest.h>
 
+#include "occurrences.h"
 #include "skip.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/moe/permute.h"
 #include "weft/moe/route_backward.h"
 #include "weft/runtime/inspect.h"
 #include "weft/runtime/nvrtc.h"
+
+using weft::testing::occurrences;
 
 using namespace weft;
 
@@ -28,12 +31,6 @@ std::vector<UOp> every_kernel(int64_t d) {
   k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::SoftmaxTopK, true, 1.0f}));
   k.push_back(moe::route_backward_kernel(256, 8, {moe::Scoring::SigmoidGroupedTopK, true, 2.5f}));
   return k;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 std::string cuda_source(const UOp& kernel) {
@@ -62,12 +59,12 @@ TEST_CASE("moe dispatch and combine move rows in 16-byte vectors (CUDA source)")
   // bfloat16 rows of 4096: 256 lanes x 2 steps of 8 elements, each one aligned vector access.
   const std::string dispatch = cuda_source(moe::dispatch_kernel(4096, dtypes::bfloat16));
   INFO(dispatch);
-  CHECK(count(dispatch, "*reinterpret_cast<const weft_unsigned_short_8*>") + count(dispatch, "*reinterpret_cast<const weft_bf16_8*>") == 2);
-  CHECK(count(dispatch, "*reinterpret_cast<weft_") == 2);
+  CHECK(occurrences(dispatch, "*reinterpret_cast<const weft_unsigned_short_8*>") + occurrences(dispatch, "*reinterpret_cast<const weft_bf16_8*>") == 2);
+  CHECK(occurrences(dispatch, "*reinterpret_cast<weft_") == 2);
   const std::string combine = cuda_source(moe::combine_kernel(4096, 2, dtypes::bfloat16, dtypes::bfloat16));
   INFO(combine);
-  CHECK(count(combine, "*reinterpret_cast<const weft_") == 4);  // 2 rows x 2 steps
-  CHECK(count(combine, "*reinterpret_cast<weft_") == 2);
+  CHECK(occurrences(combine, "*reinterpret_cast<const weft_") == 4);  // 2 rows x 2 steps
+  CHECK(occurrences(combine, "*reinterpret_cast<weft_") == 2);
 }
 
 #ifdef WEFT_HAVE_LLVM
@@ -80,10 +77,10 @@ TEST_CASE("moe dispatch and combine move rows in 16-byte vectors (AMD: global_lo
       const rt::KernelStages s = rt::inspect(k, target);
       CAPTURE(s.kernel);
       INFO(s.assembly);
-      CHECK(count(s.assembly, "global_load_dwordx4") >= 2);  // (D = 4096: 256 lanes x 2 steps; 7168: 128 x 7)
-      CHECK(count(s.assembly, "global_store_dwordx4") >= 2);
-      CHECK(count(s.assembly, "global_load_ushort") == 0);
-      CHECK(count(s.assembly, "global_store_short") == 0);
+      CHECK(occurrences(s.assembly, "global_load_dwordx4") >= 2);  // (D = 4096: 256 lanes x 2 steps; 7168: 128 x 7)
+      CHECK(occurrences(s.assembly, "global_store_dwordx4") >= 2);
+      CHECK(occurrences(s.assembly, "global_load_ushort") == 0);
+      CHECK(occurrences(s.assembly, "global_store_short") == 0);
     }
   }
 }

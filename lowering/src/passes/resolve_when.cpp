@@ -8,7 +8,8 @@
 // cannot be predicated: a scalar instruction such as s_barrier runs whatever EXEC holds. Nor can
 // Hopper's statements (opsets::hopper): wgmma is issued by a whole warpgroup, an mbarrier wait
 // spins. Where `cond` is wave-uniform (the same in every lane of a wave: it depends only on WARP
-// ranges, workgroup ids, loop ranges, constants and kernel variables) each becomes WHEN(cond,
+// ranges, workgroup ids, loop ranges, constants, kernel variables and loads at such addresses)
+// each becomes WHEN(cond,
 // statement), which the renderers turn into a real branch taken by whole waves (HipKittens'
 // ping-pong stagger, a Hopper GEMM's producer and consumer warpgroups). A Hopper statement's value
 // operands (addresses, parities) are guarded like any value of the region. Elsewhere these are an
@@ -27,6 +28,7 @@
 // effects...), which linearize writes as one branch around the whole region. ptxas serializes
 // wgmma instructions that sit in branches of their own, and a role is one branch in any case.
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -85,7 +87,8 @@ class Guard {
     if (auto lane_varying = varying_part(cond))
       throw Error("resolve_when: " + std::string(op_name(statement.op())) + " inside when(" + expr_string(cond, 60) +
                   ", ...): not every thread would reach it; the condition is not wave-uniform (it depends on " + *lane_varying +
-                  "); a synchronization statement may depend only on WARP ranges, workgroup ids, loop ranges, constants and kernel variables");
+                  "); a synchronization statement may depend only on WARP ranges, workgroup ids, loop ranges, constants, kernel variables and loads at "
+                  "addresses made of these");
     std::vector<UOp> src = statement.src();
     for (UOp& p : src) {
       if (!p.is_effect() || p.is_valued_effect()) p = value(p);  // a Hopper statement's operand
@@ -95,27 +98,42 @@ class Guard {
   }
 
   // What makes `cond` differ between the lanes of a wave, or nullopt where it is wave-uniform.
+  // A load is uniform where its address and validity are: the lanes of a wave read one address
+  // in one instruction (a block's expert read from the routing plan, say). Its buffer is not a
+  // value, and the effects an AFTER orders it after are not part of it.
   static std::optional<std::string> varying_part(const UOp& cond) {
-    for (const UOp& n : toposort(cond)) {
-      switch (n.op()) {
-        case Op::RANGE: {
-          const AxisType a = range_axis(n);
-          if (a == AxisType::LOCAL || a == AxisType::GROUP_REDUCE || a == AxisType::THREAD || a == AxisType::DEVICE)
-            return "range " + std::to_string(range_id(n)) + " (" + std::string(axis_name(a)) + ")";
-          break;
-        }
-        case Op::SPECIAL: {
-          const auto& name = n.arg_as<std::string>();
-          if (name.rfind("gidx", 0) != 0 && name.rfind("widx", 0) != 0) return "the thread index " + name;
-          break;
-        }
-        case Op::LOAD: case Op::ATOMIC: case Op::AFTER: case Op::PLACEHOLDER: return "memory (" + expr_string(n, 40) + ")";
-        case Op::SHUFFLE: case Op::BROADCAST: case Op::VOTE: case Op::REDUCE: case Op::WMMA: case Op::CUSTOMI:
-          return std::string(op_name(n.op())) + " " + expr_string(n, 40);
-        default: break;
+    std::unordered_map<const Node*, std::optional<std::string>> memo;
+    std::function<std::optional<std::string>(const UOp&)> varying = [&](const UOp& n) -> std::optional<std::string> {
+      if (auto it = memo.find(n.node()); it != memo.end()) return it->second;
+      std::optional<std::string> why = varying_node(n);
+      if (!why && n.op() != Op::PLACEHOLDER && n.op() != Op::AFTER) {
+        const size_t first = n.op() == Op::INDEX ? 1 : 0;  // an INDEX's buffer is not a value
+        for (size_t i = first; i < n.src().size() && !why; ++i) why = varying(n.src(i));
       }
+      return memo[n.node()] = why;
+    };
+    return varying(cond);
+  }
+
+  // What makes node `n` itself differ between lanes (its sources aside).
+  static std::optional<std::string> varying_node(const UOp& n) {
+    switch (n.op()) {
+      case Op::RANGE: {
+        const AxisType a = range_axis(n);
+        if (a == AxisType::LOCAL || a == AxisType::GROUP_REDUCE || a == AxisType::THREAD || a == AxisType::DEVICE)
+          return "range " + std::to_string(range_id(n)) + " (" + std::string(axis_name(a)) + ")";
+        return std::nullopt;
+      }
+      case Op::SPECIAL: {
+        const auto& name = n.arg_as<std::string>();
+        if (name.rfind("gidx", 0) != 0 && name.rfind("widx", 0) != 0) return "the thread index " + name;
+        return std::nullopt;
+      }
+      case Op::ATOMIC: return "memory (" + expr_string(n, 40) + ")";  // each lane's own old value
+      case Op::SHUFFLE: case Op::BROADCAST: case Op::VOTE: case Op::REDUCE: case Op::WMMA: case Op::CUSTOMI:
+        return std::string(op_name(n.op())) + " " + expr_string(n, 40);
+      default: return std::nullopt;
     }
-    return std::nullopt;
   }
 
   // The index with its address computed from guarded values and `cond` joined to its validity.

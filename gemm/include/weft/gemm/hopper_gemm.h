@@ -64,6 +64,13 @@ struct HopperGemmSpec {
   DType input = dtypes::bfloat16;   // A and B: bfloat16 or float8_e4m3fn
   DType output = dtypes::bfloat16;  // C: bfloat16 or float32
   HopperEpilogue epilogue;
+  // > 0: the MoE grouped form (moe/grouped_gemm.h) for a routing plan of row blocks this tall (a
+  // multiple of block_m): C [ROWS, N], A [ROWS, K] (the dispatched rows), B [E, N, K] (the
+  // experts' weights, as [E * N, K]) and block_expert [ROWS / grouped_block_rows] int32 in slot
+  // 3. Each block of C takes B's rows from row e * N on, e the expert of its plan block; a block
+  // of expert -1 computes and stores nothing. One workgroup per block of C (not persistent: the
+  // blocks that run are the plan's, known only on the device). No epilogue.
+  int64_t grouped_block_rows = 0;
 };
 
 // The buffer slots: 0 C, 1 A, 2 B, then the epilogue's in this order where present (-1: absent).
@@ -72,8 +79,9 @@ struct HopperGemmSlots {
 };
 HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue);
 
-// The kernel (NVIDIA sm_90a), with kernel variables M, N, K and CTAS. Throws weft::Error for an
-// input or output dtype it does not take.
+// The kernel (NVIDIA sm_90a), with kernel variables M, N, K and CTAS (the grouped form: ROWS, N,
+// K and E). Throws weft::Error for an input or output dtype it does not take, and for a grouped
+// form with an epilogue or block rows that are not a multiple of block_m.
 UOp hopper_gemm(const HopperGemmSpec& spec);
 inline UOp hopper_gemm(DType output) { return hopper_gemm(HopperGemmSpec{dtypes::bfloat16, output, {}}); }
 

@@ -9,7 +9,9 @@
 // ROWS = max_rows, N, K, E.
 //
 // Each workgroup computes one block of the tile layer's GEMM body (gemm/block_gemm.h: 256 x 256
-// on gfx950 and gfx942, HipKittens' schedule; 128 x 128 on NVIDIA): it reads its expert from
+// on gfx950 and gfx942, HipKittens' schedule; 128 x 128 on NVIDIA before Hopper; on sm_90,
+// hopper_gemm's grouped form, 128 x 256 blocks of TMA loads, wgmma and TMA stores, with the same
+// 128-row block and the same contract, gemm/hopper_gemm.h): it reads its expert from
 // block_expert (one wave-uniform load of the plan block that holds its rows), and B's rows
 // start at e * N. A block of expert -1 (past offsets[E]) runs no K step and stores nothing:
 // its rows of Ys keep whatever they held. Padding rows of an expert's blocks are computed like
@@ -41,7 +43,7 @@ namespace weft::moe {
 // the target's row block (grouped_gemm_block_rows).
 UOp grouped_gemm(std::string_view arch, int64_t block_rows);
 
-// The kernel's row block on `arch`: 256 on gfx950 and gfx942, 128 on NVIDIA. A plan for it
+// The kernel's row block on `arch`: 256 on gfx950 and gfx942, 128 on NVIDIA (sm_90 included). A plan for it
 // has block_rows a multiple of this.
 int64_t grouped_gemm_block_rows(std::string_view arch);
 
