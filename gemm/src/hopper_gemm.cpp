@@ -151,15 +151,16 @@ struct EpilogueInputs {
   UOp bias, scale_a, scale_b;  // [N]; [1] or [M]; [1] or [N]
 };
 
-EpilogueInputs epilogue_inputs(const HopperEpilogue& e, const UOp& m, const UOp& n) {
-  const HopperGemmSlots slots = hopper_gemm_slots(e);
+// `columns`: B's rows (N, or E * N in the grouped form), the length of a per-column input.
+EpilogueInputs epilogue_inputs(const HopperEpilogue& e, bool grouped, const UOp& m, const UOp& columns) {
+  const HopperGemmSlots slots = hopper_gemm_slots(e, grouped);
   const UOp one = constant(Wide(1), dtypes::index);
   EpilogueInputs in{e, {}, {}, {}};
-  if (e.bias) in.bias = placeholder(std::vector<UOp>{n}, dtypes::float32, slots.bias);
+  if (e.bias) in.bias = placeholder(std::vector<UOp>{columns}, dtypes::float32, slots.bias);
   if (e.scale != OperandScale::None) {
     const bool per_row = e.scale == OperandScale::PerRow;
     in.scale_a = placeholder(std::vector<UOp>{per_row ? m : one}, dtypes::float32, slots.scale_a);
-    in.scale_b = placeholder(std::vector<UOp>{per_row ? n : one}, dtypes::float32, slots.scale_b);
+    in.scale_b = placeholder(std::vector<UOp>{per_row ? columns : one}, dtypes::float32, slots.scale_b);
   }
   return in;
 }
@@ -171,12 +172,13 @@ UOp gelu_tanh(const UOp& x) {
   return x * recip(1.0 + exp2(u * -two_sqrt_2_over_pi_log2e));
 }
 
-// The epilogue of one fp32 sum at C's (row, col), both inside C (the loads need it).
-UOp apply_epilogue(const EpilogueInputs& in, UOp v, const UOp& row, const UOp& col) {
+// The epilogue of one fp32 sum at C's row `row`, from B's row `b_row` (C's column, past the
+// expert's first row in the grouped form), both inside their tensors (the loads need it).
+UOp apply_epilogue(const EpilogueInputs& in, UOp v, const UOp& row, const UOp& b_row) {
   const UOp zero = constant(Wide(0), dtypes::index);
   if (in.spec.scale == OperandScale::PerTensor) v = v * (in.scale_a[zero].load() * in.scale_b[zero].load());
-  if (in.spec.scale == OperandScale::PerRow) v = v * (in.scale_a[row].load() * in.scale_b[col].load());
-  if (in.spec.bias) v = v + in.bias[col].load();
+  if (in.spec.scale == OperandScale::PerRow) v = v * (in.scale_a[row].load() * in.scale_b[b_row].load());
+  if (in.spec.bias) v = v + in.bias[b_row].load();
   if (in.spec.activation == Activation::Relu) v = max(v, v.const_like(0.0));
   if (in.spec.activation == Activation::Gelu) v = gelu_tanh(v);
   return v;
@@ -207,8 +209,8 @@ struct Staging {
 // warp writes a chunk of its 16 rows into a staging box and TMA stores the box (elements past C's
 // edges are not written; the epilogue's loads there are clamped into C). The stores run on while
 // the warpgroup starts its next block; a box is written again once its previous store has read it.
-UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const UOp& accumulator, const Staging& staging,
-                const UOp& consumer, const UOp& finished, const UOp& row0, const UOp& col0) {
+UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& accumulator,
+                const Staging& staging, const UOp& consumer, const UOp& finished, const UOp& row0, const UOp& col0) {
   const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
   const UOp warp_row0 = row0 + wg.wave_col() * Staging::warp_rows;
   const UOp warp_boxes = (consumer * (S::warpgroup / 32) + wg.wave_col()) * (Staging::boxes * staging.box());
@@ -221,7 +223,8 @@ UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInpu
     const auto [row, col] = tile::operand_index(fragment, thread, r + chunk * per_chunk);
     const UOp at_row = row0 + row, at_col = col0 + col;
     UOp value = accumulator.after({reusable})[r + chunk * per_chunk].load();
-    if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), min(at_col, c.cols - 1));
+    // (B's row from the block's first row: one load of its expert, not one an element.)
+    if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(row0, min(at_col, c.cols - 1)));
     const UOp box = warp_boxes + (chunk % Staging::boxes) * staging.box();
     const UOp in_box = staging.swizzled(row0 + row - warp_row0, col - chunk * staging.cols);
     const UOp write = staging.buffer[box + in_box].store(value.cast(c.buffer.dtype())).end({r});
@@ -239,15 +242,15 @@ UOp consume(const tile::Workgroup& wg, const Ring& ring, const Staging& staging,
   const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, ready);
-  const UOp blocks = store_block(wg, c, epilogue, accumulator, staging, consumer, finished, row0 + consumer * 64, col0).end({trip});
+  const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, staging, consumer, finished, row0 + consumer * 64, col0).end({trip});
   return tma_store_wait(0, {blocks});
 }
 
 }  // namespace
 
-HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue) {
+HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue, bool grouped) {
   HopperGemmSlots slots;
-  int64_t next = 3;
+  int64_t next = grouped ? 4 : 3;
   if (epilogue.bias) slots.bias = next++;
   if (epilogue.scale != OperandScale::None) slots.scale_a = next++, slots.scale_b = next++;
   return slots;
@@ -265,7 +268,6 @@ void check_spec(const HopperGemmSpec& spec) {
   if (spec.grouped_block_rows < 0 || spec.grouped_block_rows % S::block_m)
     throw Error("hopper_gemm: the grouped form's block rows (" + std::to_string(spec.grouped_block_rows) + ") must be a multiple of " +
                 std::to_string(S::block_m) + ", so that no block of C holds rows of two experts");
-  if (spec.grouped_block_rows > 0 && spec.epilogue.any()) throw Error("hopper_gemm: the grouped form takes no epilogue");
 }
 
 }  // namespace
@@ -278,7 +280,7 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   const UOp n = variable("N", 1, 1 << 20), k = variable("K", k_min, 1 << 20);
   const UOp b_rows = grouped ? variable("E", 1, 1 << 12).cast(dtypes::index) * n.cast(dtypes::index) : n;  // [E, N, K] as [E * N, K]
   const tile::gl c = tile::global(0, m, n, spec.output), a = tile::global(1, m, k, spec.input), b = tile::global(2, b_rows, k, spec.input);
-  const EpilogueInputs epilogue = epilogue_inputs(spec.epilogue, m, n);
+  const EpilogueInputs epilogue = epilogue_inputs(spec.epilogue, grouped, m, b_rows);
   Tiles tiles;
   tiles.tiles_m = tiles_of(m, S::block_m), tiles.tiles_n = tiles_of(n, S::block_n);
   tiles.count = tiles.tiles_m * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(spec.input));

@@ -150,8 +150,18 @@ TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B 
   }
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, 192}),
                        doctest::Contains("block rows (192) must be a multiple of 128"), Error);
-  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {gemm::OperandScale::None, true}, 128}),
-                       doctest::Contains("grouped form takes no epilogue"), Error);
+  // fp8 with row-wise scales: Xs's per row (dispatch's), W's per expert column ([E * N]), after block_expert.
+  const gemm::HopperEpilogue scaled{gemm::OperandScale::PerRow, false, gemm::Activation::None};
+  const gemm::HopperGemmSlots slots = gemm::hopper_gemm_slots(scaled, true);
+  CHECK(slots.scale_a == 4);
+  CHECK(slots.scale_b == 5);
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  const auto fp8 = lower::lower(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::fp8e4m3, dtypes::bfloat16, scaled, 128}), options);
+  const std::string src = cuda::render_cuda(fp8, 90);
+  INFO(src);
+  CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") != std::string::npos);
+  CHECK(rt::nvrtc_compile(src, fp8.name, "sm_90a").size() > 0);
 }
 
 #ifdef WEFT_HAVE_LLVM

@@ -69,19 +69,21 @@ struct HopperGemmSpec {
   // experts' weights, as [E * N, K]) and block_expert [ROWS / grouped_block_rows] int32 in slot
   // 3. Each block of C takes B's rows from row e * N on, e the expert of its plan block; a block
   // of expert -1 computes and stores nothing. One workgroup per block of C (not persistent: the
-  // blocks that run are the plan's, known only on the device). No epilogue.
+  // blocks that run are the plan's, known only on the device). The epilogue's per-column inputs
+  // (bias, per-row scale_b) are per expert column, [E * N], indexed like B's rows.
   int64_t grouped_block_rows = 0;
 };
 
-// The buffer slots: 0 C, 1 A, 2 B, then the epilogue's in this order where present (-1: absent).
+// The buffer slots: 0 C, 1 A, 2 B, (the grouped form: 3 block_expert), then the epilogue's in
+// this order where present (-1: absent).
 struct HopperGemmSlots {
   int64_t bias = -1, scale_a = -1, scale_b = -1;
 };
-HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue);
+HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue, bool grouped = false);
 
 // The kernel (NVIDIA sm_90a), with kernel variables M, N, K and CTAS (the grouped form: ROWS, N,
 // K and E). Throws weft::Error for an input or output dtype it does not take, and for a grouped
-// form with an epilogue or block rows that are not a multiple of block_m.
+// form whose block rows are not a multiple of block_m.
 UOp hopper_gemm(const HopperGemmSpec& spec);
 inline UOp hopper_gemm(DType output) { return hopper_gemm(HopperGemmSpec{dtypes::bfloat16, output, {}}); }
 
