@@ -1,6 +1,7 @@
 #include "host_matrix.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -156,6 +157,20 @@ RunResult run_transposed_product(rt::Device& device, const UOp& kernel, int64_t 
   r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   r.check = compare(got, want, tolerance, "C");
   return r;
+}
+
+Eigen::MatrixXd accumulation_bound(DType input, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  if (input == dtypes::bfloat16) return 1e-6 * (a.cwiseAbs() * b.cwiseAbs().transpose());
+  const int64_t k = a.cols(), chunk = 32;
+  Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(a.rows(), b.rows()), bound = sum;
+  for (int64_t k0 = 0; k0 < k; k0 += chunk) {
+    const int64_t width = std::min(chunk, k - k0);
+    const Eigen::VectorXd a_max = a.middleCols(k0, width).cwiseAbs().rowwise().maxCoeff(), b_max = b.middleCols(k0, width).cwiseAbs().rowwise().maxCoeff();
+    const Eigen::MatrixXd largest = (a_max * b_max.transpose()).cwiseMax(sum.cwiseAbs());
+    bound += (static_cast<double>(width + 1) * std::ldexp(1.0, -12)) * largest;
+    sum += a.middleCols(k0, width) * b.middleCols(k0, width).transpose();
+  }
+  return bound;
 }
 
 }  // namespace weft::gemm

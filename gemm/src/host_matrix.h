@@ -24,6 +24,17 @@ Eigen::MatrixXd read_matrix(DType dtype, const std::vector<uint8_t>& bytes, int6
 // Compares element by element: |got - want| <= tolerance(i, j). NaN never passes.
 Check compare(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want, const Eigen::MatrixXd& tolerance, const char* name);
 
+// A bound on a Hopper wgmma's accumulation error of C = A * B^T (A [M, K], B [N, K]), element by
+// element, for `input` (bfloat16 or an fp8 format):
+// - bf16: products are exact in fp32 and summed in fp32; 1e-6 of the sum of |products| bounds
+//   the rounding of K additions.
+// - fp8: wgmma adds each MMA's 32 products and the accumulator with about 14 significant bits
+//   aligned to the largest of them (DeepSeek-V3's report measured this on Hopper; cuBLASLt calls
+//   it fast accumulation): each of the 33 addends may lose 2^-12 of that largest magnitude, which
+//   is at most max(|running sum|, max|a| * max|b| over the 32 columns). A worst case, linear in
+//   K (run_hopper_gemm's Integers inputs are the sharp check).
+Eigen::MatrixXd accumulation_bound(DType input, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b);
+
 // Launches `kernel` (D[m, n] float32 in slot 0 = A[m, k] @ B[k, n], A and B of `input` in slots
 // 1 and 2) on random inputs, or an identity B (then D must equal A exactly), and checks D.
 RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType input, bool identity_b,

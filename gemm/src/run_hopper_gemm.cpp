@@ -42,28 +42,6 @@ std::vector<uint8_t> integer_matrix(DType dtype, int64_t rows, int64_t cols, std
   return matrix_bytes(dtype, exact);
 }
 
-// A bound on the device's accumulation error of C = A * B^T, element by element.
-// - bf16: products are exact in fp32 and summed in fp32; 1e-6 of the sum of |products| bounds
-//   the rounding of K additions.
-// - fp8: wgmma adds each MMA's 32 products and the accumulator with about 14 significant bits
-//   aligned to the largest of them (DeepSeek-V3's report measured this on Hopper; cuBLASLt calls
-//   it fast accumulation): each of the 33 addends may lose 2^-12 of that largest magnitude, which
-//   is at most max(|running sum|, max|a| * max|b| over the 32 columns). A worst case, linear in
-//   K: the Integers inputs are the sharp check.
-Eigen::MatrixXd accumulation_bound(DType input, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-  if (input == dtypes::bfloat16) return 1e-6 * (a.cwiseAbs() * b.cwiseAbs().transpose());
-  const int64_t k = a.cols(), chunk = 32;
-  Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(a.rows(), b.rows()), bound = sum;
-  for (int64_t k0 = 0; k0 < k; k0 += chunk) {
-    const int64_t width = std::min(chunk, k - k0);
-    const Eigen::VectorXd a_max = a.middleCols(k0, width).cwiseAbs().rowwise().maxCoeff(), b_max = b.middleCols(k0, width).cwiseAbs().rowwise().maxCoeff();
-    const Eigen::MatrixXd largest = (a_max * b_max.transpose()).cwiseMax(sum.cwiseAbs());
-    bound += (static_cast<double>(width + 1) * std::ldexp(1.0, -12)) * largest;
-    sum += a.middleCols(k0, width) * b.middleCols(k0, width).transpose();
-  }
-  return bound;
-}
-
 }  // namespace
 
 void check_hopper_device(const rt::Device& device) {

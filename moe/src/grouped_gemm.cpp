@@ -27,13 +27,20 @@ std::string text(int64_t v) { return std::to_string(v); }
 
 int64_t grouped_gemm_block_rows(std::string_view arch) { return gemm::gemm_block_shape(arch).block_m; }
 
-UOp grouped_gemm(std::string_view arch, int64_t block_rows) {
+UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision) {
   const gemm::GemmBlockShape s = gemm::gemm_block_shape(arch);
   if (block_rows < s.block_m || block_rows % s.block_m)
     throw Error("grouped_gemm: the plan's block_rows (" + text(block_rows) + ") must be a multiple of the kernel's row block on " +
                 std::string(arch) + " (" + text(s.block_m) + "), so that no block of the kernel holds rows of two experts");
+  const bool fp8 = precision == GroupedPrecision::Fp8RowScaled;
+  if (fp8 && arch != "sm_90")
+    throw Error("grouped_gemm: fp8 inputs need sm_90 (wgmma's fp8 MMA); " + std::string(arch) + " has only the bfloat16 form");
   // Hopper: hopper_gemm's warp-specialized TMA and wgmma schedule (its row block is the same).
-  if (arch == "sm_90") return gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, block_rows});
+  if (arch == "sm_90") {
+    gemm::HopperGemmSpec spec{fp8 ? dtypes::fp8e4m3 : dtypes::bfloat16, dtypes::bfloat16, {}, block_rows};
+    if (fp8) spec.epilogue.scale = gemm::OperandScale::PerRow;
+    return gemm::hopper_gemm(spec);
+  }
   const UOp rows = variable("ROWS", block_rows, kMaxRows), n = variable("N", 1, kMaxDim), k = variable("K", 8, kMaxDim),
             experts = variable("E", 1, kMaxExperts);
   const gl ys = global(0, rows, n, dtypes::bfloat16), xs = global(1, rows, k, dtypes::bfloat16);
@@ -60,25 +67,41 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows) {
   return sink({"grouped_gemm"}, {store(wg, out, sum, wave_row0, wave_col0)});
 }
 
-GroupedGemm::GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache)
-    : shape_(shape), arch_(device.arch()) {
+GroupedGemm::GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache, GroupedPrecision precision)
+    : shape_(shape), arch_(device.arch()), precision_(precision) {
   shape_.validate();
   if (shape_.max_rows() > kMaxRows) throw Error("grouped_gemm: " + text(shape_.max_rows()) + " rows; at most " + text(kMaxRows));
   if (shape_.experts > kMaxExperts) throw Error("grouped_gemm: " + text(shape_.experts) + " experts; at most " + text(kMaxExperts));
-  kernel_ = rt::CompiledKernel::compile(device, grouped_gemm(arch_, shape_.block_rows), cache);
+  kernel_ = rt::CompiledKernel::compile(device, grouped_gemm(arch_, shape_.block_rows, precision), cache);
 }
 
-void GroupedGemm::launch(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs,
-                         const rt::DeviceArray& w, const rt::DeviceArray& block_expert) const {
-  if (n < 1 || n > kMaxDim || k < 8 || k > kMaxDim || k % 8)
-    throw Error("grouped_gemm: N in [1, " + text(kMaxDim) + "] and K in [8, " + text(kMaxDim) +
-                "] a multiple of 8 (the fills' 16-byte vectors zero-fill past K only whole); got N=" + text(n) + ", K=" + text(k));
+void GroupedGemm::check_sizes(int64_t n, int64_t k) const {
+  // K: the bf16 fills' 16-byte vectors zero-fill past K only whole; TMA's rows are 16 bytes.
+  const int64_t k_multiple = precision_ == GroupedPrecision::Fp8RowScaled ? 16 : 8;
+  if (n < 1 || n > kMaxDim || k < k_multiple || k > kMaxDim || k % k_multiple)
+    throw Error("grouped_gemm: N in [1, " + text(kMaxDim) + "] and K in [" + text(k_multiple) + ", " + text(kMaxDim) + "] a multiple of " +
+                text(k_multiple) + " (16 bytes of the input); got N=" + text(n) + ", K=" + text(k));
   // CDNA's direct-to-LDS fills address a buffer with a 32-bit byte offset.
   const int64_t limit = int64_t{1} << 31;
   if (!arch_.starts_with("sm_") && (shape_.experts * n * k * 2 > limit || shape_.max_rows() * k * 2 > limit))
     throw Error("grouped_gemm: W (" + text(shape_.experts * n * k * 2) + " bytes) and Xs (" + text(shape_.max_rows() * k * 2) +
                 " bytes) must each fit 2^31 bytes on " + arch_ + ": the buffer instructions' offsets are 32-bit");
+}
+
+void GroupedGemm::launch(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs,
+                         const rt::DeviceArray& w, const rt::DeviceArray& block_expert) const {
+  if (precision_ != GroupedPrecision::Bfloat16) throw Error("grouped_gemm: this kernel takes fp8 inputs and their scales (launch_fp8)");
+  check_sizes(n, k);
   const rt::DeviceArray args[] = {ys, xs, w, block_expert};
+  kernel_.launch(device, args, {{"ROWS", shape_.max_rows()}, {"N", n}, {"K", k}, {"E", shape_.experts}});
+}
+
+void GroupedGemm::launch_fp8(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs8,
+                             const rt::DeviceArray& w8, const rt::DeviceArray& block_expert, const rt::DeviceArray& x_scale,
+                             const rt::DeviceArray& w_scale) const {
+  if (precision_ != GroupedPrecision::Fp8RowScaled) throw Error("grouped_gemm: this kernel takes bfloat16 inputs (launch)");
+  check_sizes(n, k);
+  const rt::DeviceArray args[] = {ys, xs8, w8, block_expert, x_scale, w_scale};
   kernel_.launch(device, args, {{"ROWS", shape_.max_rows()}, {"N", n}, {"K", k}, {"E", shape_.experts}});
 }
 
@@ -98,7 +121,8 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
   if (inputs.identity_expert >= shape.experts) throw Error("run_grouped_gemm: identity expert " + text(inputs.identity_expert) + " past the " + text(shape.experts) + " experts");
   if (inputs.identity_expert >= 0 && n != k) throw Error("run_grouped_gemm: an identity weight needs N == K");
   gemm::RunResult r;
-  const GroupedGemm gg(device, shape, cache);
+  const DType input = inputs.fp8 ? dtypes::fp8e4m3 : dtypes::bfloat16;
+  const GroupedGemm gg(device, shape, cache, inputs.fp8 ? GroupedPrecision::Fp8RowScaled : GroupedPrecision::Bfloat16);
   r.compile = gg.kernel().times();
   std::mt19937_64 gen(seed);
   const std::vector<int32_t> ids = inputs.expert_ids.empty() ? random_plan(shape, gen).expert_ids : inputs.expert_ids;
@@ -107,13 +131,26 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
   // Xs: random real rows, zero padding rows. W: random, the identity for `identity_expert`.
   const int64_t rows = shape.max_rows(), E = shape.experts;
   Eigen::MatrixXd xs_exact, w_exact;
-  gemm::random_matrix(dtypes::bfloat16, rows, k, gen, xs_exact);
+  gemm::random_matrix(input, rows, k, gen, xs_exact);
   for (int64_t row = 0; row < rows; ++row)
     if (plan.row_token[static_cast<size_t>(row)] < 0) xs_exact.row(row).setZero();
-  gemm::random_matrix(dtypes::bfloat16, E * n, k, gen, w_exact);
+  gemm::random_matrix(input, E * n, k, gen, w_exact);
   if (inputs.identity_expert >= 0) w_exact.middleRows(inputs.identity_expert * n, n) = Eigen::MatrixXd::Identity(n, k);
-  const rt::OwnedArray xs(device, rt::upload(device, dtypes::bfloat16, gemm::matrix_bytes(dtypes::bfloat16, xs_exact), "Xs"));
-  const rt::OwnedArray w(device, rt::upload(device, dtypes::bfloat16, gemm::matrix_bytes(dtypes::bfloat16, w_exact), "W"));
+  const rt::OwnedArray xs(device, rt::upload(device, input, gemm::matrix_bytes(input, xs_exact), "Xs"));
+  const rt::OwnedArray w(device, rt::upload(device, input, gemm::matrix_bytes(input, w_exact), "W"));
+  // fp8: float32 scales in [0.25, 2.25], Xs's per row and W's per expert column (ones for bf16).
+  Eigen::VectorXd x_scale = Eigen::VectorXd::Ones(rows), w_scale = Eigen::VectorXd::Ones(E * n);
+  std::vector<rt::OwnedArray> scales;
+  if (inputs.fp8) {
+    for (Eigen::VectorXd* v : {&x_scale, &w_scale}) {
+      Eigen::MatrixXd drawn;
+      gemm::random_matrix(dtypes::float32, v->size(), 1, gen, drawn);
+      *v = (drawn.col(0).array().abs() * 2.0 + 0.25).matrix();
+      const std::vector<uint8_t> bytes = gemm::matrix_bytes(dtypes::float32, *v);  // rounded to float32
+      *v = gemm::read_matrix(dtypes::float32, bytes, v->size(), 1).col(0);
+      scales.emplace_back(device, rt::upload(device, dtypes::float32, bytes, v == &x_scale ? "x_scale" : "w_scale"));
+    }
+  }
   std::vector<uint8_t> be_bytes(plan.block_expert.size() * 4);
   std::memcpy(be_bytes.data(), plan.block_expert.data(), be_bytes.size());
   const rt::OwnedArray block_expert(device, rt::upload(device, dtypes::int32, be_bytes, "block_expert"));
@@ -121,14 +158,17 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
   const rt::OwnedArray ys(device, rt::upload(device, dtypes::bfloat16, std::vector<uint8_t>(static_cast<size_t>(rows * n * 2), kPoison), "Ys"));
 
   auto t = std::chrono::steady_clock::now();
-  gg.launch(device, n, k, ys, xs, w, block_expert);
+  if (inputs.fp8) gg.launch_fp8(device, n, k, ys, xs, w, block_expert, scales[0], scales[1]);
+  else gg.launch(device, n, k, ys, xs, w, block_expert);
   device.synchronize();
   r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   const std::vector<uint8_t> ys_bytes = rt::download(device, ys);
 
-  // Rows of used blocks: real rows against Xs * W[e]^T (the identity expert's exactly), padding
-  // rows exactly zero (Xs's are zero). hk_gemm's bf16 tolerance: fp32 accumulation of K
-  // products, then the output's rounding.
+  // Rows of used blocks: real rows against Xs * W[e]^T (times the scales), the identity expert's
+  // exactly (bf16; fp8: up to the scales' fp32 products and the output's rounding), padding rows
+  // exactly zero (Xs's are zero). The tolerance: the accumulation's bound (fp32 for bf16, wgmma's
+  // shortened fp8 accumulation, gemm::accumulation_bound) times the scales, then the output's
+  // rounding.
   t = std::chrono::steady_clock::now();
   std::vector<int64_t> used_rows;
   for (int64_t row = 0; row < rows; ++row)
@@ -139,12 +179,15 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
   for (int64_t i = 0; i < m; ++i) {
     const int64_t row = used_rows[static_cast<size_t>(i)], e = expert_of_row(shape, plan, row);
     const auto we = w_exact.middleRows(e * n, n);
+    const Eigen::RowVectorXd column_scale = x_scale(row) * w_scale.segment(e * n, n).transpose();
     got.row(i) = all.row(row);
-    want.row(i) = xs_exact.row(row) * we.transpose();
-    const bool exact = plan.row_token[static_cast<size_t>(row)] < 0 || e == inputs.identity_expert;
-    if (exact) tolerance.row(i).setZero();
+    want.row(i) = (xs_exact.row(row) * we.transpose()).cwiseProduct(column_scale);
+    const bool padding = plan.row_token[static_cast<size_t>(row)] < 0, identity = e == inputs.identity_expert;
+    const Eigen::RowVectorXd rounding = std::ldexp(1.0, -8) * want.row(i).cwiseAbs();
+    if (padding || (identity && !inputs.fp8)) tolerance.row(i).setZero();
+    else if (identity) tolerance.row(i) = rounding.array() * 1.0001;
     else
-      tolerance.row(i) = (1e-6 * (xs_exact.row(row).cwiseAbs() * we.cwiseAbs().transpose())).array() + std::ldexp(1.0, -8) * want.row(i).cwiseAbs().array() + 1e-7;
+      tolerance.row(i) = gemm::accumulation_bound(input, xs_exact.row(row), we).cwiseProduct(column_scale.cwiseAbs()).array() + rounding.array() + 1e-7;
   }
   r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   r.check = gemm::compare(got, want, tolerance, "Ys (rows of used blocks, in order)");

@@ -28,21 +28,25 @@ using namespace weft;
 
 namespace {
 
-// One run on every device of the test's family, with its case in the failure message.
+// One run on `target`, with its case in the failure message.
+void check_grouped_on(const std::string& target, const moe::MoeShape& shape, int64_t n, int64_t k, const moe::GroupedGemmInputs& inputs) {
+  CAPTURE(target);
+  CAPTURE(shape.tokens);
+  CAPTURE(shape.experts);
+  CAPTURE(shape.top_k);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(inputs.fp8);
+  auto dev = rt::open_device(target);
+  const gemm::RunResult r = moe::run_grouped_gemm(*dev, shape, n, k, inputs, weft::testing::rng()());
+  INFO(r.check.first_bad);
+  CHECK(r.check.count == static_cast<size_t>(shape.max_rows() * n));  // every element of Ys
+  CHECK(r.check.passed());
+}
+
+// One run on every device of the test's family.
 void check_grouped(const moe::MoeShape& shape, int64_t n, int64_t k, const moe::GroupedGemmInputs& inputs = {}) {
-  for (const std::string& target : weft::testing::devices()) {
-    CAPTURE(target);
-    CAPTURE(shape.tokens);
-    CAPTURE(shape.experts);
-    CAPTURE(shape.top_k);
-    CAPTURE(n);
-    CAPTURE(k);
-    auto dev = rt::open_device(target);
-    const gemm::RunResult r = moe::run_grouped_gemm(*dev, shape, n, k, inputs, weft::testing::rng()());
-    INFO(r.check.first_bad);
-    CHECK(r.check.count == static_cast<size_t>(shape.max_rows() * n));  // every element of Ys
-    CHECK(r.check.passed());
-  }
+  for (const std::string& target : weft::testing::devices()) check_grouped_on(target, shape, n, k, inputs);
 }
 
 // top_k = 1 choices giving expert e counts[e] tokens, in a random token order.
@@ -97,10 +101,33 @@ WEFT_DEVICE_TEST_CASE("grouped_gemm: shapes it cannot take are errors") {
     CHECK_THROWS_WITH_AS(gg.launch(*dev, 0, 128, none, none, none, none), doctest::Contains("N in [1, "), Error);
     if (!dev->arch().starts_with("sm_"))  // 4 experts of 2^16 x 2^16: 2^35 bytes of W
       CHECK_THROWS_WITH_AS(gg.launch(*dev, 65536, 65536, none, none, none, none), doctest::Contains("must each fit 2^31 bytes"), Error);
+    CHECK_THROWS_WITH_AS(gg.launch_fp8(*dev, 128, 128, none, none, none, none, none, none), doctest::Contains("takes bfloat16 inputs"), Error);
     moe::GroupedGemmInputs in;
     in.identity_expert = 0;
     CHECK_THROWS_WITH_AS(moe::run_grouped_gemm(*dev, {100, 4, 1, 256}, 128, 64, in, 1), doctest::Contains("identity weight needs N == K"), Error);
+    if (dev->arch() != "sm_90") {
+      in = {};
+      in.fp8 = true;
+      CHECK_THROWS_WITH_AS(moe::run_grouped_gemm(*dev, {100, 4, 1, 256}, 128, 64, in, 1), doctest::Contains("fp8 inputs need sm_90"), Error);
+    }
   }
+}
+
+TEST_CASE("grouped_gemm with fp8 e4m3 inputs and row-wise scales on an H200: random, an identity expert, ragged N and K [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  moe::GroupedGemmInputs in;
+  in.fp8 = true;
+  check_grouped_on("cuda", {200, 4, 2, 128}, 128, 256, in);
+  in.expert_ids = choices_with_counts({90, 170, 0, 40});
+  in.identity_expert = 1;
+  check_grouped_on("cuda", {300, 4, 1, 128}, 128, 128, in);
+  in.identity_expert = -1;
+  check_grouped_on("cuda", {300, 4, 1, 256}, 200, 80, in);  // K = 80: one whole and one partial 128-byte step
+  const auto dev = rt::open_device("cuda");
+  const moe::GroupedGemm gg(*dev, {100, 4, 1, 128}, nullptr, moe::GroupedPrecision::Fp8RowScaled);
+  const rt::DeviceArray none{};
+  CHECK_THROWS_WITH_AS(gg.launch_fp8(*dev, 128, 72, none, none, none, none, none, none), doctest::Contains("a multiple of 16"), Error);
+  CHECK_THROWS_WITH_AS(gg.launch(*dev, 128, 128, none, none, none, none), doctest::Contains("takes fp8 inputs"), Error);
 }
 
 TEST_CASE("grouped_gemm: targets without a block schedule are errors") {
@@ -108,6 +135,8 @@ TEST_CASE("grouped_gemm: targets without a block schedule are errors") {
   CHECK_THROWS_WITH_AS(moe::grouped_gemm("gfx950", 128), doctest::Contains("block_rows (128) must be a multiple of the kernel's row block on gfx950 (256)"), Error);
   CHECK(moe::grouped_gemm_block_rows("gfx942") == 256);
   CHECK(moe::grouped_gemm_block_rows("sm_90") == 128);
+  CHECK_THROWS_WITH_AS(moe::grouped_gemm("gfx950", 256, moe::GroupedPrecision::Fp8RowScaled), doctest::Contains("fp8 inputs need sm_90"), Error);
+  CHECK_THROWS_WITH_AS(moe::grouped_gemm("sm_80", 128, moe::GroupedPrecision::Fp8RowScaled), doctest::Contains("fp8 inputs need sm_90"), Error);
 }
 
 TEST_CASE("grouped_gemm for sm_80 renders a cp.async pipeline of mma.sync and compiles with NVRTC") {

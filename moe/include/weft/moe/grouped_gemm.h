@@ -38,10 +38,20 @@
 
 namespace weft::moe {
 
+// The inputs' precision.
+enum class GroupedPrecision {
+  Bfloat16,      // Xs and W bf16
+  Fp8RowScaled,  // Xs8 [max_rows, K] and W8 [E, N, K] float8_e4m3fn with float32 scales, Xs's per
+                 // row (dispatch_fp8's) and W's per expert output column [E, N]:
+                 //   Ys[r, j] = (Xs8[r, :] . W8[e][j, :]) * x_scale[r] * w_scale[e, j]
+                 // Slots: 0 Ys, 1 Xs8, 2 W8, 3 block_expert, 4 x_scale, 5 w_scale. sm_90 only
+                 // (wgmma's fp8 MMA, fp32 accumulation as cuBLASLt's fast accumulation).
+};
+
 // The grouped GEMM for `arch` (gfx950, gfx942, sm_XY) and a plan of `block_rows`-row blocks.
-// Throws weft::Error for another target, or a block_rows that is not a positive multiple of
-// the target's row block (grouped_gemm_block_rows).
-UOp grouped_gemm(std::string_view arch, int64_t block_rows);
+// Throws weft::Error for another target, a block_rows that is not a positive multiple of the
+// target's row block (grouped_gemm_block_rows), or fp8 on a target other than sm_90.
+UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision = GroupedPrecision::Bfloat16);
 
 // The kernel's row block on `arch`: 256 on gfx950 and gfx942, 128 on NVIDIA (sm_90 included). A plan for it
 // has block_rows a multiple of this.
@@ -52,7 +62,8 @@ int64_t grouped_gemm_block_rows(std::string_view arch);
 class GroupedGemm {
  public:
   // Throws weft::Error for a shape the kernel cannot take (MoeShape::validate, block_rows).
-  GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr);
+  GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr,
+              GroupedPrecision precision = GroupedPrecision::Bfloat16);
 
   // ys [max_rows, n], xs [max_rows, k], w [E, n, k] (bf16) and block_expert [max_blocks]
   // (int32), as the plan's buffers are sized. Throws weft::Error for an n or k it cannot take
@@ -61,12 +72,18 @@ class GroupedGemm {
   // the device reports.
   void launch(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs, const rt::DeviceArray& w,
               const rt::DeviceArray& block_expert) const;
+  // The fp8 form (GroupedPrecision::Fp8RowScaled): xs8 [max_rows, k] and w8 [E, n, k]
+  // float8_e4m3fn, x_scale [max_rows] and w_scale [E, n] float32; k >= 16 a multiple of 16.
+  void launch_fp8(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs8, const rt::DeviceArray& w8,
+                  const rt::DeviceArray& block_expert, const rt::DeviceArray& x_scale, const rt::DeviceArray& w_scale) const;
 
   const rt::CompiledKernel& kernel() const { return kernel_; }
 
  private:
+  void check_sizes(int64_t n, int64_t k) const;
   MoeShape shape_;
   std::string arch_;
+  GroupedPrecision precision_;
   rt::CompiledKernel kernel_;
 };
 
@@ -75,8 +92,11 @@ struct GroupedGemmInputs {
   // The choices, tokens * top_k expert ids (k distinct per token); empty: drawn at random.
   std::vector<int32_t> expert_ids;
   // An expert whose weight is the N x K identity (needs N == K): its rows of Ys must equal Xs's
-  // bit for bit. -1: none.
+  // bit for bit (times the scales, for fp8). -1: none.
   int64_t identity_expert = -1;
+  // fp8 e4m3 inputs in [-1, 1] with random scales in [0.25, 2.25] (GroupedPrecision::Fp8RowScaled),
+  // checked within wgmma's fp8 accumulation bound.
+  bool fp8 = false;
 };
 
 // The host entry: expert choices (random, or `inputs`'), plan_reference, random Xs (padding
