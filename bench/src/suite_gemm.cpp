@@ -109,7 +109,7 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
   const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 2), 0xCD);
   const rt::OwnedArray c(device, rt::upload(device, dtypes::bfloat16, poison, "C (weft)"));
   const rt::OwnedArray c_peer(device, rt::upload(device, dtypes::bfloat16, poison, "C (cuBLAS)"));
-  const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(dtypes::bfloat16));
+  const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(gemm::HopperGemmSpec{}.for_columns(n)));
   const rt::DeviceArray args[] = {c, a, b};
   const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, m, n)}};
   r.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);
@@ -143,7 +143,7 @@ std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, i
   const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 2), 0xCD);
   const rt::OwnedArray c(device, rt::upload(device, dtypes::bfloat16, poison, "C (weft)"));
   const gemm::HopperGemmSpec spec{dtypes::fp8e4m3, dtypes::bfloat16, {gemm::OperandScale::PerTensor, false, gemm::Activation::None}};
-  const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(spec));
+  const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(spec.for_columns(n)));
   const rt::DeviceArray args[] = {c, a, b, scale_a, scale_b};
   const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, m, n)}};
   weft_line.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);

@@ -1,5 +1,7 @@
 #include "weft/gemm/hopper_gemm.h"
 
+#include <optional>
+
 #include "weft/gemm/block_gemm.h"
 #include "weft/kernels/layout_expr.h"
 #include "weft/kernels/layouts.h"
@@ -234,15 +236,33 @@ UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInpu
   return last;
 }
 
-// A consumer: for each of its blocks, the K loop, then the store of its 64 rows. Its warps wait
-// for their last stores to read shared memory before the kernel ends.
-UOp consume(const tile::Workgroup& wg, const Ring& ring, const Staging& staging, const tile::gl& c, const EpilogueInputs& epilogue,
+// HopperStore::Direct: the consumer's 64 x 256 accumulator into C, through the epilogue,
+// converted to C's dtype, inside C only (elements outside C load nothing: their indices are
+// clamped into it).
+UOp store_block_direct(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& accumulator,
+                       const UOp& finished, const UOp& row0, const UOp& col0) {
+  const UOp r = wg.range(S::block_n / 2, AxisType::UNROLL);
+  const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
+  const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(S::block_n), thread, r);
+  const UOp at_row = row0 + row, at_col = col0 + col;
+  const UOp inside = (at_row < c.rows) & (at_col < c.cols);
+  UOp value = accumulator.after({finished})[r].load();
+  if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(row0, min(at_col, c.cols - 1)));
+  return c.buffer[{at_row, at_col}].store(value.cast(c.buffer.dtype()), inside).end({r});
+}
+
+// A consumer: for each of its blocks, the K loop, then the store of its 64 rows (through
+// `staging` with TMA stores, or directly where it is null). With TMA stores its warps wait for
+// their last stores to read shared memory before the kernel ends.
+UOp consume(const tile::Workgroup& wg, const Ring& ring, const std::optional<Staging>& staging, const tile::gl& c, const EpilogueInputs& epilogue,
             const Tiles& tiles, const UOp& consumer, const UOp& ready) {
   const UOp accumulator = placeholder({S::block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
   const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, ready);
-  const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, staging, consumer, finished, row0 + consumer * 64, col0).end({trip});
+  const UOp block_row0 = row0 + consumer * 64;
+  if (!staging) return store_block_direct(wg, c, epilogue, tiles, accumulator, finished, block_row0, col0).end({trip});
+  const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, *staging, consumer, finished, block_row0, col0).end({trip});
   return tma_store_wait(0, {blocks});
 }
 
@@ -277,7 +297,9 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   const bool grouped = spec.grouped_block_rows > 0;
   const int64_t k_min = hopper_gemm_k_multiple(spec.input);
   const UOp m = grouped ? variable("ROWS", spec.grouped_block_rows, 1 << 24) : variable("M", 1, 1 << 20);
-  const UOp n = variable("N", 1, 1 << 20), k = variable("K", k_min, 1 << 20);
+  // (The grouped form's B is E * N rows: N below 2^16 keeps every TMA row coordinate, which is
+  // int32, below 2^28.)
+  const UOp n = variable("N", 1, grouped ? 1 << 16 : 1 << 20), k = variable("K", k_min, 1 << 20);
   const UOp b_rows = grouped ? variable("E", 1, 1 << 12).cast(dtypes::index) * n.cast(dtypes::index) : n;  // [E, N, K] as [E * N, K]
   const tile::gl c = tile::global(0, m, n, spec.output), a = tile::global(1, m, k, spec.input), b = tile::global(2, b_rows, k, spec.input);
   const EpilogueInputs epilogue = epilogue_inputs(spec.epilogue, grouped, m, b_rows);
@@ -296,7 +318,7 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   const Ring ring = make_ring(spec.input);
   const UOp ready = init_ring(ring);
   const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
-  const Staging staging(spec.output);
+  const std::optional<Staging> staging = spec.store == HopperStore::Tma ? std::optional<Staging>(Staging(spec.output)) : std::nullopt;
   const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, staging, c, epilogue, tiles, wg.wave_row() - 1, ready)});
   return sink({"hopper_gemm"}, {group({producer, consumers}).end(wg.hardware_ranges())});
 }

@@ -58,7 +58,7 @@ RunResult run_hopper_gemm(rt::Device& device, const HopperGemmSpec& spec, int64_
   check_hopper_device(device);
   if (identity_b && n != k) throw Error("run_hopper_gemm: an identity B needs N == K");
   RunResult r;
-  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, hopper_gemm(spec), cache);
+  rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, hopper_gemm(spec.for_columns(n)), cache);
   r.compile = compiled.times();
 
   std::mt19937_64 gen(seed);

@@ -76,6 +76,19 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   CHECK(cuda::dynamic_shared_bytes(k) <= 227 * 1024);
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(dtypes::float16), doctest::Contains("bfloat16 or float32, not float16"), Error);
+  // C's rows not a multiple of 16 bytes (a tensor map cannot describe them): masked stores of
+  // each thread's elements, no staging, no C tensor map.
+  const gemm::HopperGemmSpec bf16{};
+  CHECK(bf16.for_columns(1030).store == gemm::HopperStore::Direct);
+  CHECK(bf16.for_columns(1032).store == gemm::HopperStore::Tma);
+  CHECK(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::float32, {}}.for_columns(257).store == gemm::HopperStore::Direct);
+  CHECK(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::float32, {}}.for_columns(260).store == gemm::HopperStore::Tma);
+  const lower::LoweredKernel direct = lowered(gemm::hopper_gemm(bf16.for_columns(1030)));
+  const std::string direct_src = cuda::render_cuda(direct, 90);
+  CHECK(occurrences(direct_src, "__grid_constant__ weft_tensor_map") == 2);
+  CHECK(occurrences(direct_src, "bulk_group") == 0);
+  CHECK(cuda::dynamic_shared_bytes(direct) < cuda::dynamic_shared_bytes(k));
+  CHECK(rt::nvrtc_compile(direct_src, direct.name, "sm_90a").size() > 0);
 }
 
 TEST_CASE("hopper_gemm with fp8 inputs renders m64n256k32 e4m3 wgmmas over 128-byte K steps, and compiles for sm_90a") {

@@ -221,6 +221,13 @@ TEST_CASE("when(): a barrier needs a wave-uniform condition") {
   UOp by_atomic = sink({"by_atomic"}, {group({st, when(atomic(AtomicOp::Add, counter[constant(Wide(0))], constant(Wide(1), dtypes::int32)) < 3,
                                                         {wait_counts({.vm = 0})})}).end({l, w})});
   CHECK_THROWS_WITH_AS(lower::lower(by_atomic), doctest::Contains("it depends on memory"), Error);
+  // A thread's registers differ between lanes, whatever the index.
+  UOp reg = placeholder({1}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  UOp by_register = sink({"by_register"}, {group({st, when(reg[constant(Wide(0))].load() < 0.0, {wait_counts({.vm = 0})})}).end({l, w})});
+  CHECK_THROWS_WITH_AS(lower::lower(by_register), doctest::Contains("it depends on registers"), Error);
+  // A value ordered after effects is still the value: the lane range under the AFTER counts.
+  UOp by_after = sink({"by_after"}, {group({st, when(l.after({st}) < 32, {wait_counts({.vm = 0})})}).end({l, w})});
+  CHECK_THROWS_WITH_AS(lower::lower(by_after), doctest::Contains("range 0 (LOCAL)"), Error);
   // A load at a wave-uniform address (a WARP range) is the same in every lane: a branch.
   UOp by_uniform_load = sink({"by_uniform_load"}, {group({st, when(in[w].load() < 0.0, {wait_counts({.vm = 0})})}).end({l, w})});
   bool branched = false;

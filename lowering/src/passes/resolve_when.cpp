@@ -98,18 +98,17 @@ class Guard {
   }
 
   // What makes `cond` differ between the lanes of a wave, or nullopt where it is wave-uniform.
-  // A load is uniform where its address and validity are: the lanes of a wave read one address
-  // in one instruction (a block's expert read from the routing plan, say). Its buffer is not a
-  // value, and the effects an AFTER orders it after are not part of it.
+  // A load of shared or global memory is uniform where its address and validity are: the lanes
+  // of a wave read one address in one instruction (a block's expert read from the routing plan,
+  // say). Its buffer is not a value (an INDEX's first source), and neither are the effects an
+  // AFTER orders its first source after.
   static std::optional<std::string> varying_part(const UOp& cond) {
     std::unordered_map<const Node*, std::optional<std::string>> memo;
     std::function<std::optional<std::string>(const UOp&)> varying = [&](const UOp& n) -> std::optional<std::string> {
       if (auto it = memo.find(n.node()); it != memo.end()) return it->second;
       std::optional<std::string> why = varying_node(n);
-      if (!why && n.op() != Op::PLACEHOLDER && n.op() != Op::AFTER) {
-        const size_t first = n.op() == Op::INDEX ? 1 : 0;  // an INDEX's buffer is not a value
-        for (size_t i = first; i < n.src().size() && !why; ++i) why = varying(n.src(i));
-      }
+      const size_t first = n.op() == Op::INDEX ? 1 : 0, end = n.op() == Op::AFTER ? 1 : n.src().size();
+      for (size_t i = first; i < end && !why; ++i) why = varying(n.src(i));
       return memo[n.node()] = why;
     };
     return varying(cond);
@@ -130,6 +129,11 @@ class Guard {
         return std::nullopt;
       }
       case Op::ATOMIC: return "memory (" + expr_string(n, 40) + ")";  // each lane's own old value
+      case Op::LOAD:
+        // A thread's own registers; a transposing read hands each lane other elements.
+        if (in_registers(n.src(0))) return "registers (" + expr_string(n, 40) + ")";
+        if (is_transposed_read(n)) return "a transposing read (" + expr_string(n, 40) + ")";
+        return std::nullopt;
       case Op::SHUFFLE: case Op::BROADCAST: case Op::VOTE: case Op::REDUCE: case Op::WMMA: case Op::CUSTOMI:
         return std::string(op_name(n.op())) + " " + expr_string(n, 40);
       default: return std::nullopt;

@@ -7,7 +7,9 @@
 // operand, hk_gemm's B), C [M, N] is bfloat16 or float32, accumulation in fp32. M, N and K are
 // kernel variables: any M, N >= 1 and K a multiple of 16 bytes of the input (bf16: K >= 8 a
 // multiple of 8; fp8: K >= 16 a multiple of 16: a TMA row is a multiple of 16 bytes). Tiles past
-// the edges are filled with zeros by TMA and the epilogue stores only elements inside C.
+// the edges are filled with zeros by TMA and the epilogue stores only elements inside C: by TMA
+// stores (clipped at the edges) where C's rows are a multiple of 16 bytes, by masked stores of
+// each thread's elements otherwise (HopperStore; HopperGemmSpec::for_columns picks).
 //
 // The epilogue (HopperEpilogue) maps each fp32 sum before it is converted to C's dtype:
 //   C[i, j] = activation(sum[i, j] * scale_a[i] * scale_b[j] + bias[j])
@@ -27,7 +29,9 @@
 //     m64n256k16 (bf16) or m64n256k32 (fp8) wgmmas as one group (the block's first overwrites the
 //     accumulator), wait until only that group is in flight and release the previous step's
 //     stage; after the block's last step, wait for it, apply the epilogue, and convert and store
-//     the 64 x 256 accumulator (128 fp32 registers a thread).
+//     the 64 x 256 accumulator (128 fp32 registers a thread): with TMA stores, each warp writes
+//     its 16 rows a 128-byte chunk of columns at a time into one of its two swizzled staging
+//     boxes and TMA-stores the box, the stores running on into the next block.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +64,14 @@ struct HopperEpilogue {
   bool any() const { return scale != OperandScale::None || bias || activation != Activation::None; }
 };
 
+// How the consumers write C.
+enum class HopperStore {
+  Tma,     // each warp stages chunks of its rows in shared memory and TMA-stores them while the
+           // warpgroup starts its next block; C's rows must be a multiple of 16 bytes (N * C's
+           // item size), TMA's rule for a tensor map
+  Direct,  // each thread stores its elements, masked at C's edges: any N, no overlap
+};
+
 struct HopperGemmSpec {
   DType input = dtypes::bfloat16;   // A and B: bfloat16 or float8_e4m3fn
   DType output = dtypes::bfloat16;  // C: bfloat16 or float32
@@ -72,6 +84,14 @@ struct HopperGemmSpec {
   // blocks that run are the plan's, known only on the device). The epilogue's per-column inputs
   // (bias, per-row scale_b) are per expert column, [E * N], indexed like B's rows.
   int64_t grouped_block_rows = 0;
+  HopperStore store = HopperStore::Tma;
+  // This spec with the store that C's N columns allow: Tma where N * C's item size is a
+  // multiple of 16 bytes, Direct otherwise.
+  HopperGemmSpec for_columns(int64_t n) const {
+    HopperGemmSpec s = *this;
+    s.store = (n * output.itemsize()) % 16 == 0 ? HopperStore::Tma : HopperStore::Direct;
+    return s;
+  }
 };
 
 // The buffer slots: 0 C, 1 A, 2 B, (the grouped form: 3 block_expert), then the epilogue's in
