@@ -8,9 +8,8 @@
 // cannot be predicated: a scalar instruction such as s_barrier runs whatever EXEC holds. Nor can
 // Hopper's statements (opsets::hopper): wgmma is issued by a whole warpgroup, an mbarrier wait
 // spins. Where `cond` is wave-uniform (the same in every lane of a wave: it depends only on WARP
-// ranges, workgroup ids, loop ranges, constants, kernel variables and loads at such addresses)
-// each becomes WHEN(cond,
-// statement), which the renderers turn into a real branch taken by whole waves (HipKittens'
+// ranges, workgroup ids, loop ranges, constants, kernel variables and loads of shared or global
+// memory at such addresses) each becomes WHEN(cond, statement), which the renderers turn into a real branch taken by whole waves (HipKittens'
 // ping-pong stagger, a Hopper GEMM's producer and consumer warpgroups). A Hopper statement's value
 // operands (addresses, parities) are guarded like any value of the region. Elsewhere these are an
 // error, as are async copies and inline statements, and values that need every lane (lane
