@@ -82,9 +82,6 @@ void GroupedGemm::check_sizes(int64_t n, int64_t k) const {
     throw Error("grouped_gemm: N in [1, " + text(kMaxDim) + "] and K in [" + text(k_multiple) + ", " + text(kMaxDim) + "] a multiple of " +
                 text(k_multiple) + " (16 bytes of the input); got N=" + text(n) + ", K=" + text(k));
   // CDNA's direct-to-LDS fills address a buffer with a 32-bit byte offset.
-  // Hopper stores Ys with TMA: its rows must be a multiple of 16 bytes.
-  if (arch_ == "sm_90" && n % 8)
-    throw Error("grouped_gemm: on sm_90 N must be a multiple of 8 (Ys's rows are TMA-stored: a multiple of 16 bytes); got N=" + text(n));
   const int64_t limit = int64_t{1} << 31;
   if (!arch_.starts_with("sm_") && (shape_.experts * n * k * 2 > limit || shape_.max_rows() * k * 2 > limit))
     throw Error("grouped_gemm: W (" + text(shape_.experts * n * k * 2) + " bytes) and Xs (" + text(shape_.max_rows() * k * 2) +
