@@ -190,6 +190,16 @@ std::string compiles_sm90(const UOp& kernel, const std::vector<std::string>& mus
   return src;
 }
 
+// The kernel's last parameter is the tensor map of buffer `slot`, for a 32 x 32 box with `sw`.
+void check_tensor_map(const lower::LoweredKernel& k, int64_t slot, WgmmaSwizzle sw) {
+  const auto& p = k.params.back();
+  CHECK(p.kind == lower::KernelParam::Kind::TensorMap);
+  CHECK(p.slot == slot);
+  CHECK(p.box.rows == 32);
+  CHECK(p.box.cols == 32);
+  CHECK(p.box.swizzle == sw);
+}
+
 constexpr const char* kNoNvrtc = "NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here";
 
 }  // namespace
@@ -228,12 +238,7 @@ TEST_CASE("Hopper: a TMA load takes a __grid_constant__ tensor map and compiles 
     compiles_sm90(k, {"const __grid_constant__ weft_tensor_map tmap1", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
                       "mbarrier.arrive.expect_tx"},
                   "sm_90a");
-    const lower::LoweredKernel lowered = lowered_for_warps(k);
-    const auto& p = lowered.params.back();
-    CHECK(p.kind == lower::KernelParam::Kind::TensorMap);
-    CHECK(p.slot == 1);
-    CHECK(p.box.rows == 32);
-    CHECK(p.box.swizzle == sw);
+    check_tensor_map(lowered_for_warps(k), 1, sw);
   }
   // One tensor map per buffer: two boxes of one buffer are an error.
   auto in = placeholder({64, 64}, dtypes::float32, 0);
@@ -259,12 +264,7 @@ TEST_CASE("Hopper: a warp's TMA stores through two staging boxes render, compile
                                           "sm_90a");
     // No block-wide barrier: the warp orders its own writes and stores.
     CHECK(src.find("__syncthreads") == std::string::npos);
-    const lower::LoweredKernel lowered = lowered_for_warps(k);
-    const auto& p = lowered.params.back();
-    CHECK(p.kind == lower::KernelParam::Kind::TensorMap);
-    CHECK(p.slot == 0);
-    CHECK(p.box.cols == 32);
-    CHECK(p.box.swizzle == sw);
+    check_tensor_map(lowered_for_warps(k), 0, sw);
   }
   auto out = placeholder({64, 64}, dtypes::float32, 0);
   auto tile = alloc_shared({1024}, dtypes::float32);
