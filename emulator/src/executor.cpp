@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "float_mode.h"
 #include "isa_fields.h"
 #include "sdwa.h"
 #include "sanitizer.h"
@@ -169,6 +170,15 @@ std::span<const uint8_t> kernel_code(const CodeObject& code, const Kernel& k) {
   return code.code_at(k.code_address, size);
 }
 
+// Whether a wave of the kernel can run in a float mode other than the default: its descriptor
+// starts in one, or its code writes MODE. Only such programs pay for float_mode.cpp's wrapper.
+bool starts_in_default_float_mode(const Kernel& k) { return (initial_mode(k.descriptor.rsrc1) & 0xFF) == kDefaultFloatMode; }
+bool may_leave_default_float_mode(const Program& prog, const Kernel& k) {
+  return !starts_in_default_float_mode(k) || std::ranges::any_of(prog.steps, [](const Step& s) {
+           return s.inst.info && std::string_view(s.inst.info->mnemonic).starts_with("s_setreg");
+         });
+}
+
 Program build_program(const CodeObject& code, const Kernel& k) {
   Program prog;
   prog.kernel = k.name;
@@ -223,13 +233,15 @@ Program build_program(const CodeObject& code, const Kernel& k) {
   sentinel.handler = ran_past_end;
   sentinel.offset = static_cast<uint32_t>(bytes.size());
   prog.steps.push_back(sentinel);
+  if (may_leave_default_float_mode(prog, k)) prepare_float_modes(prog);
   return prog;
 }
 
 // Programs decoded by earlier launches, for the next launch of the same code: a benchmark or a
 // test launches one kernel many times, and decoding hk_gemm's 1539 instructions costs about as
 // much as running one of its workgroups' waves to the first barrier. A program depends only on
-// the target, the kernel's name and its code bytes, so those are the key, compared in full (a
+// the target, the kernel's name, its code bytes and whether its descriptor starts in the default
+// float mode, so those are the key, compared in full (a
 // new code object at the address of a freed one must not find the old program). A few recent
 // programs are kept, the least recently used is dropped.
 class ProgramCache {
@@ -239,7 +251,8 @@ class ProgramCache {
     {
       std::lock_guard lock(mutex_);
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->arch == code.arch() && it->program->kernel == k.name && std::ranges::equal(it->code, bytes)) {
+        if (it->arch == code.arch() && it->program->kernel == k.name && it->default_float_mode == starts_in_default_float_mode(k) &&
+            std::ranges::equal(it->code, bytes)) {
           entries_.splice(entries_.begin(), entries_, it);  // most recently used first
           return entries_.front().program;
         }
@@ -247,7 +260,7 @@ class ProgramCache {
     }
     auto program = std::make_shared<const Program>(build_program(code, k));  // outside the lock: it may throw
     std::lock_guard lock(mutex_);
-    entries_.push_front({code.arch(), std::vector<uint8_t>(bytes.begin(), bytes.end()), program});
+    entries_.push_front({code.arch(), starts_in_default_float_mode(k), std::vector<uint8_t>(bytes.begin(), bytes.end()), program});
     if (entries_.size() > kEntries) entries_.pop_back();
     return program;
   }
@@ -256,6 +269,7 @@ class ProgramCache {
   static constexpr size_t kEntries = 16;
   struct Entry {
     Arch arch;
+    bool default_float_mode;  // the descriptor's, which decides whether float steps are wrapped
     std::vector<uint8_t> code;
     std::shared_ptr<const Program> program;
   };
@@ -655,8 +669,6 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
     throw Error("launch of " + kernel_name + ": block of " + std::to_string(o.block.count()) + " work-items exceeds the kernel's maximum of " +
                 std::to_string(k.max_flat_workgroup_size));
   if (o.block.x > 1024 || o.block.y > 1024 || o.block.z > 1024) throw Error("launch of " + kernel_name + ": a block dimension exceeds 1024");
-  if (const std::string why = unsupported_float_mode(initial_mode(k.descriptor.rsrc1)); !why.empty())
-    throw Error("launch of " + kernel_name + ": its kernel descriptor's " + why);
   const std::shared_ptr<const Program> program = program_for(code, k);
   const Program& prog = *program;
 

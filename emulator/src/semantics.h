@@ -20,9 +20,8 @@ void register_transpose_semantics(SemanticsTable& t);
 void register_typed_buffer_semantics(SemanticsTable& t);
 void register_mode_semantics(SemanticsTable& t);
 
-// The MODE register a wave starts with, from the kernel descriptor's COMPUTE_PGM_RSRC1, and why
-// the emulator cannot run a MODE's float fields ("" when it can; semantics_mode.cpp).
+// The MODE register a wave starts with, from the kernel descriptor's COMPUTE_PGM_RSRC1
+// (semantics_mode.cpp).
 uint32_t initial_mode(uint32_t rsrc1);
-std::string unsupported_float_mode(uint32_t mode);
 
 }  // namespace weft::emu

@@ -27,6 +27,16 @@ struct Exec;
 using Handler = void (*)(Exec&, const Inst&);
 
 // One instruction of the program with its handler, decoded once before the kernel runs.
+// What an instruction's result depends on in MODE's float fields (float_mode.h).
+struct FloatModeUse {
+  enum Precision : uint8_t { None, F16, F32, F64 };
+  Precision dest = None;    // the precision of the float result written to VGPRs (None: a mask, an integer, no float)
+  Precision source = None;  // the precision of its float inputs
+  bool refused = false;     // computed in software that ignores MODE (MFMA, bf16, fp8, dot products): default mode only
+  uint8_t dest_registers = 0;  // the VGPRs of each lane's float result: 1, or 2 for f64 and packed f32
+  bool uses_mode() const { return refused || dest != None || source != None; }
+};
+
 struct Step {
   Inst inst;
   Handler handler = nullptr;  // never null once built: unsupported and invalid steps fail when run
@@ -36,11 +46,19 @@ struct Step {
   const MfmaOp* mfma = nullptr;        // the MFMA's shape and types, for v_mfma_*
 };
 
+// A step of a program that may leave the default float mode: its own handler, which the step's
+// handler (float_mode.cpp's wrapper) runs with the host in the wave's mode.
+struct FloatStep {
+  Handler unmoded = nullptr;
+  FloatModeUse use;
+};
+
 struct Program {
   std::string kernel;
   Arch arch{};
   std::vector<Step> steps;
   std::vector<int32_t> step_at;  // byte offset / 4 -> step index, -1 inside an instruction
+  std::vector<FloatStep> float_steps;  // parallel to steps where they are wrapped for float modes, else empty
   int index_of(uint64_t offset) const;
 };
 

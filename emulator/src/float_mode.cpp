@@ -1,0 +1,225 @@
+// MODE's float fields executed through the host's own float mode (float_mode.h says how).
+//
+// MODE (CDNA3/CDNA4 ISA guides, "Hardware Registers"): FP_ROUND [3:0] (f32 [1:0], f16/f64 [3:2]:
+// 0 nearest even, 1 toward +infinity, 2 toward -infinity, 3 toward zero), FP_DENORM [7:4] (f32
+// [5:4], f16/f64 [7:6]: 0 flush inputs and outputs, 1 flush outputs, 2 flush inputs, 3 keep; LLVM's
+// AMDGPUUsage FLOAT_DENORM_MODE_FLUSH_SRC_DST/_DST/_SRC/_NONE). Flushing keeps the sign.
+#include "float_mode.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define WEFT_HOST_MXCSR 1
+#endif
+
+namespace weft::emu {
+
+namespace {
+
+using Precision = FloatModeUse::Precision;
+
+// ---- which precision an instruction works in, from its mnemonic ----
+
+// Mnemonics whose results the emulator computes in software that does not follow MODE: the
+// matrix cores (whether they apply MODE at all the ISA guides do not say), dot products, mixed
+// f16/f32 FMAs, bf16 and the 8-, 6- and 4-bit formats, fixed-rounding and scaled conversions.
+constexpr std::string_view kSoftwareMarks[] = {"mfma", "smfmac", "dot", "mix", "bf16", "fp8", "bf8", "fp6", "bf6",
+                                               "fp4", "f8f6f4", "scalef32", "ld_scale", "_sr_", "pkrtz", "pknorm", "legacy"};
+
+std::vector<std::string_view> tokens(std::string_view m) {
+  std::vector<std::string_view> out;
+  for (size_t at = 0; at <= m.size();) {
+    const size_t end = std::min(m.find('_', at), m.size());
+    out.push_back(m.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+// A type token's float precision; integer and bit types (i32, u16, b64, ...) are no float.
+bool is_type(std::string_view t) {
+  return t.size() >= 2 && (t[0] == 'f' || t[0] == 'i' || t[0] == 'u' || t[0] == 'b') &&
+         std::all_of(t.begin() + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+Precision precision_of(std::string_view t) {
+  if (t == "f16") return Precision::F16;
+  if (t == "f32") return Precision::F32;
+  if (t == "f64") return Precision::F64;
+  return Precision::None;
+}
+
+// ---- the host's float mode ----
+
+uint32_t round_field(uint32_t mode, Precision p) { return p == Precision::F32 ? mode & 3 : (mode >> 2) & 3; }
+uint32_t denorm_field(uint32_t mode, Precision p) { return p == Precision::F32 ? (mode >> 4) & 3 : (mode >> 6) & 3; }
+bool flushes_inputs(uint32_t denorm) { return denorm == 0 || denorm == 2; }
+bool flushes_outputs(uint32_t denorm) { return denorm == 0 || denorm == 1; }
+
+struct HostMode {
+  uint32_t csr = 0;
+  bool flush_output = false;
+};
+
+#ifdef WEFT_HOST_MXCSR
+constexpr uint32_t kDaz = 1u << 6, kFtz = 1u << 15, kRoundShift = 13;
+constexpr uint32_t kAllExceptionsMasked = 0x1F80;
+// MODE's rounding encoding to MXCSR's RC (0 nearest, 1 down, 2 up, 3 toward zero).
+constexpr uint32_t kHostRounding[4] = {0, 2, 1, 3};
+
+HostMode host_mode(uint32_t mode, const FloatModeUse& use) {
+  HostMode h;
+  h.csr = kAllExceptionsMasked;
+  const Precision rounded = use.dest != Precision::None ? use.dest : use.source;
+  if (rounded != Precision::None) h.csr |= kHostRounding[round_field(mode, rounded)] << kRoundShift;
+  if (use.source != Precision::None && flushes_inputs(denorm_field(mode, use.source))) h.csr |= kDaz;
+  if (use.dest != Precision::None && flushes_outputs(denorm_field(mode, use.dest))) {
+    h.csr |= kFtz;
+    h.flush_output = true;
+  }
+  return h;
+}
+
+// The host thread's MXCSR for one instruction, restored however the instruction ends.
+class HostFloatModeScope {
+ public:
+  explicit HostFloatModeScope(uint32_t csr) : saved_(_mm_getcsr()) { _mm_setcsr(csr); }
+  ~HostFloatModeScope() { _mm_setcsr(saved_); }
+  HostFloatModeScope(const HostFloatModeScope&) = delete;
+  HostFloatModeScope& operator=(const HostFloatModeScope&) = delete;
+
+ private:
+  uint32_t saved_;
+};
+#endif
+
+// ---- flushing results computed bit by bit ----
+
+template <class Bits>
+Bits flushed(Bits v) {
+  constexpr int kWidth = 8 * sizeof(Bits);
+  constexpr int kMantissa = kWidth == 64 ? 52 : 23;
+  constexpr Bits kSign = Bits{1} << (kWidth - 1);
+  constexpr Bits kExponent = ((Bits{1} << (kWidth - 1 - kMantissa)) - 1) << kMantissa;
+  return (v & kExponent) == 0 ? v & kSign : v;
+}
+
+// The destination rows before the instruction, to flush only the lanes it wrote.
+struct DestinationRows {
+  uint32_t before[2][kLanes];
+};
+
+void flush_written_lanes(Exec& e, const Step& s, const FloatModeUse& use, const DestinationRows& rows) {
+  const uint64_t exec = e.w.exec();
+  uint32_t* lo = e.w.vreg(s.vop.vdst);
+  if (use.dest == Precision::F64) {
+    uint32_t* hi = e.w.vreg(s.vop.vdst + 1);
+    for (int l = 0; l < kLanes; ++l) {
+      if (!((exec >> l) & 1) || (lo[l] == rows.before[0][l] && hi[l] == rows.before[1][l])) continue;
+      const uint64_t v = flushed(lo[l] | uint64_t{hi[l]} << 32);
+      lo[l] = static_cast<uint32_t>(v);
+      hi[l] = static_cast<uint32_t>(v >> 32);
+    }
+    return;
+  }
+  for (int r = 0; r < use.dest_registers; ++r) {
+    uint32_t* d = e.w.vreg(s.vop.vdst + r);
+    for (int l = 0; l < kLanes; ++l)
+      if (((exec >> l) & 1) && d[l] != rows.before[r][l]) d[l] = flushed(d[l]);
+  }
+}
+
+// A float step of a program that may leave the default mode.
+void run_in_float_mode(Exec& e, const Inst& in) {
+  const Step& s = *e.step;
+  const FloatStep& f = e.prog.float_steps[static_cast<size_t>(&s - e.prog.steps.data())];
+  const uint32_t mode = e.w.mode & 0xFF;
+  if (mode == kDefaultFloatMode) return f.unmoded(e, in);
+  if (const std::string why = float_mode_refusal(mode, f.use); !why.empty())
+    e.fail(std::string(in.info->mnemonic) + " with MODE's " + describe_float_mode(mode) + ": " + why);
+#ifdef WEFT_HOST_MXCSR
+  const HostMode host = host_mode(mode, f.use);
+  DestinationRows rows;
+  if (host.flush_output)
+    for (int r = 0; r < f.use.dest_registers; ++r) std::memcpy(rows.before[r], e.w.vreg(s.vop.vdst + r), sizeof rows.before[r]);
+  {
+    const HostFloatModeScope scope(host.csr);
+    f.unmoded(e, in);
+  }
+  if (host.flush_output) flush_written_lanes(e, s, f.use, rows);
+#endif
+}
+
+const char* round_name(uint32_t r) {
+  static const char* const names[4] = {"to nearest even", "toward +infinity", "toward -infinity", "toward zero"};
+  return names[r & 3];
+}
+const char* denorm_name(uint32_t d) {
+  static const char* const names[4] = {"flushed on input and output", "flushed on output", "flushed on input", "kept"};
+  return names[d & 3];
+}
+
+}  // namespace
+
+FloatModeUse float_mode_use(std::string_view m) {
+  FloatModeUse use;
+  if (!m.starts_with("v_")) return use;
+  std::vector<std::string_view> types;
+  for (std::string_view t : tokens(m.substr(2)))
+    if (is_type(t)) types.push_back(t);
+  if (types.empty() || std::none_of(types.begin(), types.end(), [](std::string_view t) { return precision_of(t) != Precision::None; }))
+    return use;
+  use.refused = std::any_of(std::begin(kSoftwareMarks), std::end(kSoftwareMarks), [&](std::string_view mark) { return m.find(mark) != m.npos; });
+  const bool conversion = m.starts_with("v_cvt_") || m.starts_with("v_frexp_exp_");
+  use.dest = precision_of(types.front());
+  use.source = conversion ? precision_of(types.back()) : use.dest;
+  if (m.starts_with("v_cmp")) use.dest = Precision::None;  // a lane mask in an SGPR pair, VCC or EXEC
+  if (use.dest == Precision::F64 || (use.dest == Precision::F32 && m.starts_with("v_pk_"))) use.dest_registers = 2;
+  else if (use.dest != Precision::None) use.dest_registers = 1;
+  return use;
+}
+
+void prepare_float_modes(Program& prog) {
+  prog.float_steps.assign(prog.steps.size(), FloatStep{});
+  for (size_t i = 0; i < prog.steps.size(); ++i) {
+    Step& step = prog.steps[i];
+    if (!step.inst.info) continue;
+    FloatStep& f = prog.float_steps[i];
+    f.use = float_mode_use(step.inst.info->mnemonic);
+    if (!f.use.uses_mode()) continue;
+    f.unmoded = step.handler;
+    step.handler = run_in_float_mode;
+  }
+}
+
+std::string float_mode_refusal(uint32_t mode, const FloatModeUse& use) {
+  if ((mode & 0xFF) == kDefaultFloatMode) return "";
+  if (use.refused)
+    return "the emulator computes this instruction in software that rounds to nearest even and keeps denormals, and executes it in "
+           "no other mode";
+  const bool f16 = use.dest == Precision::F16 || use.source == Precision::F16;
+  if (f16 && denorm_field(mode, Precision::F16) != 3)
+    return "flushing f16 denormals is not executed (the emulator rounds f16 results through the host's f16 conversions, which keep "
+           "them)";
+#ifndef WEFT_HOST_MXCSR
+  return "this host has no MXCSR: the emulator executes float modes other than round-to-nearest-even with denormals kept only on "
+         "x86-64 hosts";
+#else
+  return "";
+#endif
+}
+
+std::string describe_float_mode(uint32_t mode) {
+  std::string s;
+  for (const Precision p : {Precision::F32, Precision::F64}) {
+    const char* name = p == Precision::F32 ? "f32" : "f16/f64";
+    if (!s.empty()) s += ", ";
+    s += std::string(name) + " rounding " + round_name(round_field(mode, p)) + ", " + name + " denormals " + denorm_name(denorm_field(mode, p));
+  }
+  return s;
+}
+
+}  // namespace weft::emu
