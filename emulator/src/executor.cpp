@@ -57,6 +57,8 @@ Handler handler_for(std::string_view mnemonic) {
   return it == t.end() ? nullptr : it->second;
 }
 
+bool executes(std::string_view mnemonic) { return handler_for(mnemonic) != nullptr; }
+
 // ---- global memory ----
 
 uint64_t GlobalMemory::allocate(uint64_t bytes, std::string name) {

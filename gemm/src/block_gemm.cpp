@@ -15,6 +15,19 @@ GemmBlockShape gemm_block_shape(std::string_view arch) {
   throw Error("gemm_block_shape: no block schedule for target '" + std::string(arch) + "' (gfx950, gfx942, sm_XY)");
 }
 
+GemmBlockShape gemm_block_shape(std::string_view arch, DType input) {
+  GemmBlockShape s = gemm_block_shape(arch);
+  if (input == dtypes::bfloat16) return s;
+  if (arch.starts_with("sm_") || input != mfma_fp8(arch))
+    throw Error("gemm_block_shape: the block GEMM takes bfloat16 inputs" +
+                (arch.starts_with("sm_") ? std::string() : ", or " + mfma_fp8(arch).name() + " on " + std::string(arch)) + "; not " + input.name());
+  // As many bytes a step: 128 fp8 on gfx950 in HipKittens' fp8 tiles; 64 on gfx942, whose 64 KiB
+  // of LDS hold two stages of 64-byte rows, too narrow for st_16x128: unswizzled there.
+  s.k_step *= 2;
+  s.swizzle = s.k_step % 128 == 0 ? SharedSwizzle::st_16x128 : SharedSwizzle::unswizzled;
+  return s;
+}
+
 Workgroup gemm_workgroup(std::string_view arch, const GemmBlockShape& s, const std::vector<UOp>& grid) {
   return Workgroup(std::string(arch), grid, s.wave_rows, s.wave_cols, s.wave_size);
 }
@@ -43,8 +56,8 @@ acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, c
   if (s.stages != 2 || s.wave_rows != 2 || wg.arch().starts_with("sm_"))
     throw Error("gemm_block: the ping-pong runs 2 stages over 2 rows of waves on CDNA; got " + std::to_string(s.stages) + " stages, " +
                 std::to_string(s.wave_rows) + " rows on " + wg.arch());
-  const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, s.swizzle, 2);
-  const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, s.swizzle, 2);
+  const st as = shared(s.block_m, s.k_step, a.buffer.dtype(), s.swizzle, 2);
+  const st bs = shared(s.block_n, s.k_step, b.buffer.dtype(), s.swizzle, 2);
   const auto fill_step = [&](const UOp& stage, const UOp& step) {
     return group({load(wg, as, stage, a, a_row0, step * s.k_step), load(wg, bs, stage, b, b_row0, step * s.k_step)});
   };
@@ -82,8 +95,8 @@ acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, c
 
 acc gemm_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, const gl& b, const UOp& a_row0, const UOp& b_row0, const UOp& steps) {
   if (s.ping_pong) return ping_pong_block(wg, s, a, b, a_row0, b_row0, steps);
-  const st as = shared(s.block_m, s.k_step, dtypes::bfloat16, s.swizzle, s.stages);
-  const st bs = shared(s.block_n, s.k_step, dtypes::bfloat16, s.swizzle, s.stages);
+  const st as = shared(s.block_m, s.k_step, a.buffer.dtype(), s.swizzle, s.stages);
+  const st bs = shared(s.block_n, s.k_step, b.buffer.dtype(), s.swizzle, s.stages);
   // HipKittens' tic/toc loop over K steps: each step fills the stage `stages - 1` steps ahead
   // (zeros past K) and computes on its own once the fills have landed and a barrier has
   // published them (pipeline.h: the waits come from the fills).

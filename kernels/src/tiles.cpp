@@ -59,16 +59,21 @@ st shared(int64_t rows, int64_t cols, DType dtype, SharedSwizzle swizzle, int64_
   return {alloc_shared({stages * rows * cols}, dtype), rows, cols, stages, dtype, std::move(layout)};
 }
 
+DType mfma_fp8(std::string_view arch) { return arch == "gfx942" ? dtypes::fp8e4m3fnuz : dtypes::fp8e4m3; }
+
 WmmaArg mma_shape(const Workgroup& wg, DType input) {
-  if (input != dtypes::bfloat16 && input != dtypes::float16)
-    throw Error("mma_shape: the tile layer's matrix instructions take bfloat16 or float16 inputs, not " + input.name());
   const bool nvidia = is_nvidia(wg.arch());
   if (!nvidia && wg.arch() != "gfx950" && wg.arch() != "gfx942")
     throw Error("mma_shape: no MFMA or mma.sync on target '" + wg.arch() + "' (gfx942, gfx950, sm_XY)");
+  const bool fp8 = !nvidia && input == mfma_fp8(wg.arch());
+  if (input != dtypes::bfloat16 && input != dtypes::float16 && !fp8)
+    throw Error("mma_shape: the tile layer's matrix instructions take bfloat16 or float16 inputs" +
+                std::string(nvidia ? "" : ", or " + mfma_fp8(wg.arch()).name() + " on " + wg.arch()) + ", not " + input.name());
   if (wg.wave_size() != (nvidia ? 32 : 64))
     throw Error("mma_shape: " + std::string(nvidia ? "mma.sync on " : "an MFMA on ") + wg.arch() + " runs on " + (nvidia ? "32-lane warps" : "64-lane waves") +
                 ", not waves of " + std::to_string(wg.wave_size()));
   if (nvidia) return WmmaArg{16, 8, 16, input, dtypes::float32, 32};  // mma.sync.aligned.m16n8k16 (mma_m16n8k16_operand)
+  if (fp8) return WmmaArg{16, 16, 32, input, dtypes::float32, wg.wave_size()};  // v_mfma_f32_16x16x32_fp8_fp8
   return WmmaArg{16, 16, wg.arch() == "gfx950" ? 32 : 16, input, dtypes::float32, wg.wave_size()};
 }
 

@@ -206,6 +206,29 @@ cv load_cols(const Workgroup& wg, const sv& src, const UOp& stage, const acc& co
   return out;
 }
 
+rv load_rows(const Workgroup& wg, const gl& src, const acc& rows_of, const UOp& row0, const UOp& col0) {
+  (void)lane_bits(rows_of.layout, shape_text(rows_of.rows, rows_of.cols) + " accumulator", "load_rows(gl)", "row");
+  rv out{{}, rows_of.rows, rows_of.elements, rows_of.layout};
+  const UOp zero = constant(0.0, src.buffer.dtype());
+  for (int64_t i = 0; i < rows_of.tiles_m(); ++i)
+    for (int64_t e = 0; e < rows_of.elements; ++e) {
+      const UOp r = row0 + i * 16 + row_in_sub_tile(wg, rows_of.layout, e);
+      out.values.push_back(src.buffer[{r, col0}].load((r < src.rows) & (col0 < src.cols), zero).cast(dtypes::float32));
+    }
+  return out;
+}
+
+cv load_cols(const Workgroup& wg, const gl& src, const acc& cols_of, const UOp& row0, const UOp& col0) {
+  (void)lane_bits(cols_of.layout, shape_text(cols_of.rows, cols_of.cols) + " accumulator", "load_cols(gl)", "column");
+  cv out{{}, cols_of.cols, cols_of.layout};
+  const UOp zero = constant(0.0, src.buffer.dtype());
+  for (int64_t j = 0; j < cols_of.tiles_n(); ++j) {
+    const UOp c = col0 + j * 16 + col_in_sub_tile(wg, cols_of.layout);
+    out.values.push_back(src.buffer[{row0, c}].load((row0 < src.rows) & (c < src.cols), zero).cast(dtypes::float32));
+  }
+  return out;
+}
+
 UOp load(const Workgroup& wg, const sv& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0) {
   // Round k, thread t: element k * threads + t, so neighbouring lanes read neighbouring rows.
   const UOp round = wg.range((dst.length + wg.threads() - 1) / wg.threads(), AxisType::LOOP);

@@ -27,24 +27,30 @@ std::string text(int64_t v) { return std::to_string(v); }
 
 int64_t grouped_gemm_block_rows(std::string_view arch) { return gemm::gemm_block_shape(arch).block_m; }
 
+DType grouped_gemm_input(std::string_view arch, GroupedPrecision precision) {
+  if (precision == GroupedPrecision::Bfloat16) return dtypes::bfloat16;
+  return arch.starts_with("sm_") ? dtypes::fp8e4m3 : tile::mfma_fp8(arch);
+}
+
 UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision) {
-  const gemm::GemmBlockShape s = gemm::gemm_block_shape(arch);
+  const bool fp8 = precision == GroupedPrecision::Fp8RowScaled;
+  if (fp8 && arch.starts_with("sm_") && arch != "sm_90")
+    throw Error("grouped_gemm: fp8 inputs need sm_90 (wgmma's fp8 MMA) on NVIDIA; " + std::string(arch) + " has only the bfloat16 form");
+  const DType input = grouped_gemm_input(arch, precision);
+  const gemm::GemmBlockShape s = gemm::gemm_block_shape(arch, input);
   if (block_rows < s.block_m || block_rows % s.block_m)
     throw Error("grouped_gemm: the plan's block_rows (" + text(block_rows) + ") must be a multiple of the kernel's row block on " +
                 std::string(arch) + " (" + text(s.block_m) + "), so that no block of the kernel holds rows of two experts");
-  const bool fp8 = precision == GroupedPrecision::Fp8RowScaled;
-  if (fp8 && arch != "sm_90")
-    throw Error("grouped_gemm: fp8 inputs need sm_90 (wgmma's fp8 MMA); " + std::string(arch) + " has only the bfloat16 form");
   // Hopper: hopper_gemm's warp-specialized TMA and wgmma schedule (its row block is the same).
   if (arch == "sm_90") {
-    gemm::HopperGemmSpec spec{fp8 ? dtypes::fp8e4m3 : dtypes::bfloat16, dtypes::bfloat16, {}, block_rows};
+    gemm::HopperGemmSpec spec{input, dtypes::bfloat16, {}, block_rows};
     if (fp8) spec.epilogue.scale = gemm::OperandScale::PerRow;
     return gemm::hopper_gemm(spec);
   }
   const UOp rows = variable("ROWS", block_rows, kMaxRows), n = variable("N", 1, kMaxDim), k = variable("K", 8, kMaxDim),
             experts = variable("E", 1, kMaxExperts);
-  const gl ys = global(0, rows, n, dtypes::bfloat16), xs = global(1, rows, k, dtypes::bfloat16);
-  const gl w = global(2, experts.cast(dtypes::index) * n.cast(dtypes::index), k, dtypes::bfloat16);  // [E, N, K] as [E * N, K]
+  const gl ys = global(0, rows, n, dtypes::bfloat16), xs = global(1, rows, k, input);
+  const gl w = global(2, experts.cast(dtypes::index) * n.cast(dtypes::index), k, input);  // [E, N, K] as [E * N, K]
   const UOp block_expert = placeholder(std::vector<UOp>{rows.cast(dtypes::index) / block_rows}, dtypes::int32, 3);
   const Workgroup wg = gemm::gemm_workgroup(arch, s, {gemm::tiles_of(n, s.block_n), rows.cast(dtypes::index) / s.block_m});
   const UOp row0 = wg.block(1) * s.block_m, col0 = wg.block(0) * s.block_n;
@@ -61,9 +67,15 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision pre
   // zeros past K, or an unused block's prologue).
   sum.buffer = sum.buffer.after({wait_counts({.vm = 0}, {sum.buffer.src(1)})});
 
+  const UOp wave_row0 = row0 + wg.wave_row() * s.wave_m(), wave_col0 = col0 + wg.wave_col() * s.wave_n();
+  if (fp8) {
+    // fp8: each lane scales its accumulators by its rows' x_scale and its columns' w_scale[e].
+    const gl x_scale = global(4, rows, constant(Wide(1)), dtypes::float32);
+    const gl w_scale = global(5, experts, n, dtypes::float32);  // [E, N]
+    sum = mul_col(mul_row(sum, load_rows(wg, x_scale, sum, wave_row0, constant(Wide(0)))), load_cols(wg, w_scale, sum, e, wave_col0));
+  }
   // An unused block sees an output of no rows: every store is masked.
   const gl out{ys.buffer, used.where(ys.rows, constant(Wide(0))), ys.cols};
-  const UOp wave_row0 = row0 + wg.wave_row() * s.wave_m(), wave_col0 = col0 + wg.wave_col() * s.wave_n();
   return sink({"grouped_gemm"}, {store(wg, out, sum, wave_row0, wave_col0)});
 }
 
@@ -83,8 +95,9 @@ void GroupedGemm::check_sizes(int64_t n, int64_t k) const {
                 text(k_multiple) + " (16 bytes of the input); got N=" + text(n) + ", K=" + text(k));
   // CDNA's direct-to-LDS fills address a buffer with a 32-bit byte offset.
   const int64_t limit = int64_t{1} << 31;
-  if (!arch_.starts_with("sm_") && (shape_.experts * n * k * 2 > limit || shape_.max_rows() * k * 2 > limit))
-    throw Error("grouped_gemm: W (" + text(shape_.experts * n * k * 2) + " bytes) and Xs (" + text(shape_.max_rows() * k * 2) +
+  const int64_t itemsize = grouped_gemm_input(arch_, precision_).itemsize();
+  if (!arch_.starts_with("sm_") && (shape_.experts * n * k * itemsize > limit || shape_.max_rows() * k * itemsize > limit))
+    throw Error("grouped_gemm: W (" + text(shape_.experts * n * k * itemsize) + " bytes) and Xs (" + text(shape_.max_rows() * k * itemsize) +
                 " bytes) must each fit 2^31 bytes on " + arch_ + ": the buffer instructions' offsets are 32-bit");
 }
 
@@ -121,8 +134,9 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
   if (inputs.identity_expert >= shape.experts) throw Error("run_grouped_gemm: identity expert " + text(inputs.identity_expert) + " past the " + text(shape.experts) + " experts");
   if (inputs.identity_expert >= 0 && n != k) throw Error("run_grouped_gemm: an identity weight needs N == K");
   gemm::RunResult r;
-  const DType input = inputs.fp8 ? dtypes::fp8e4m3 : dtypes::bfloat16;
-  const GroupedGemm gg(device, shape, cache, inputs.fp8 ? GroupedPrecision::Fp8RowScaled : GroupedPrecision::Bfloat16);
+  const GroupedPrecision precision = inputs.fp8 ? GroupedPrecision::Fp8RowScaled : GroupedPrecision::Bfloat16;
+  const DType input = grouped_gemm_input(device.arch(), precision);
+  const GroupedGemm gg(device, shape, cache, precision);
   r.compile = gg.kernel().times();
   std::mt19937_64 gen(seed);
   const std::vector<int32_t> ids = inputs.expert_ids.empty() ? random_plan(shape, gen).expert_ids : inputs.expert_ids;
@@ -175,6 +189,9 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
     if (expert_of_row(shape, plan, row) >= 0) used_rows.push_back(row);
   const auto m = static_cast<int64_t>(used_rows.size());
   Eigen::MatrixXd got(m, n), want(m, n), tolerance(m, n);
+  // CDNA's fp8 MFMAs accumulate exact products in full fp32, as the bf16 ones do; wgmma's fp8
+  // accumulation is shorter (gemm::accumulation_bound).
+  const DType accumulated_as = device.arch().starts_with("sm_") ? input : dtypes::bfloat16;
   const Eigen::MatrixXd all = gemm::read_matrix(dtypes::bfloat16, ys_bytes, rows, n);
   for (int64_t i = 0; i < m; ++i) {
     const int64_t row = used_rows[static_cast<size_t>(i)], e = expert_of_row(shape, plan, row);
@@ -187,7 +204,7 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
     if (padding || (identity && !inputs.fp8)) tolerance.row(i).setZero();
     else if (identity) tolerance.row(i) = rounding.array() * 1.0001;
     else
-      tolerance.row(i) = gemm::accumulation_bound(input, xs_exact.row(row), we).cwiseProduct(column_scale.cwiseAbs()).array() + rounding.array() + 1e-7;
+      tolerance.row(i) = gemm::accumulation_bound(accumulated_as, xs_exact.row(row), we).cwiseProduct(column_scale.cwiseAbs()).array() + rounding.array() + 1e-7;
   }
   r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   r.check = gemm::compare(got, want, tolerance, "Ys (rows of used blocks, in order)");

@@ -217,8 +217,26 @@ define amdgpu_kernel void @uninit_lds(ptr addrspace(1) %out) {
   store i32 %v, ptr addrspace(1) %q
   ret void
 }
+; The fixed @uninit_lds: each lane writes shared[t] before it reads it back.
+define amdgpu_kernel void @init_lds(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %p = getelementptr i32, ptr addrspace(3) @shared, i32 %t
+  %w = add i32 %t, 100
+  store volatile i32 %w, ptr addrspace(3) %p
+  %v = load volatile i32, ptr addrspace(3) %p
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %v, ptr addrspace(1) %q
+  ret void
+}
 
-; out[t + 1] = t: the last lane writes one element past a buffer of 64.
+; out[t + 1] = t: the last lane writes one element past a buffer of 64 (@in_bounds, the fixed
+; kernel: out[t] = t).
+define amdgpu_kernel void @in_bounds(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %t, ptr addrspace(1) %q
+  ret void
+}
 define amdgpu_kernel void @past_end(ptr addrspace(1) %out) {
   %t = call i32 @llvm.amdgcn.workitem.id.x()
   %u = add i32 %t, 1
@@ -424,6 +442,11 @@ TEST_CASE("hazard mode reports reads of a VGPR or of LDS that nothing wrote") {
     INFO(listing(good));
     CHECK(good.hazards.empty());
     CHECK(std::all_of(good.out.begin(), good.out.end(), [](uint32_t x) { return x == 7; }));
+
+    const Run good_lds = run_sanitized(arch, "init_lds", 64, {});
+    INFO(listing(good_lds));
+    CHECK(good_lds.hazards.empty());
+    for (size_t t = 0; t < good_lds.out.size(); ++t) CHECK(good_lds.out[t] == t + 100);
   }
 }
 
@@ -444,14 +467,22 @@ TEST_CASE("hazard mode: an undefined high half of a 64-bit addend taints only th
   }
 }
 
-TEST_CASE("hazard mode reports an access out of bounds as a hazard and ends the launch") {
-  const Run bad = run_sanitized("gfx950", "past_end", 64, {});
-  INFO(listing(bad));
-  REQUIRE(bad.hazards.size() == 1);
-  CHECK(bad.hazards[0].kind == HazardKind::OutOfBounds);
-  CHECK(bad.hazards[0].instruction == "global_store_dword");
-  CHECK(bad.hazards[0].message.find("out of bounds: kernel past_end") != std::string::npos);
-  CHECK(bad.hazards[0].message.find("lane 63") != std::string::npos);
+TEST_CASE("hazard mode reports an access out of bounds as a hazard and ends the launch, and accepts the kernel in bounds") {
+  for (const char* arch : {"gfx942", "gfx950"}) {
+    CAPTURE(arch);
+    const Run bad = run_sanitized(arch, "past_end", 64, {});
+    INFO(listing(bad));
+    REQUIRE(bad.hazards.size() == 1);
+    CHECK(bad.hazards[0].kind == HazardKind::OutOfBounds);
+    CHECK(bad.hazards[0].instruction == "global_store_dword");
+    CHECK(bad.hazards[0].message.find("out of bounds: kernel past_end") != std::string::npos);
+    CHECK(bad.hazards[0].message.find("lane 63") != std::string::npos);
+
+    const Run good = run_sanitized(arch, "in_bounds", 64, {});
+    INFO(listing(good));
+    CHECK(good.hazards.empty());
+    for (size_t t = 0; t < good.out.size(); ++t) CHECK(good.out[t] == t);
+  }
 }
 
 TEST_CASE("hazard mode's reports and results are the same for the same schedule seed") {

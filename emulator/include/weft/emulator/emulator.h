@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weft/emulator/code_object.h"
@@ -111,6 +112,10 @@ struct RunReport {
   std::map<std::string, uint64_t> per_opcode;  // with LaunchOptions::stats
   std::optional<WorkgroupRecording> recording;  // with LaunchOptions::record_workgroup
 };
+
+// Whether the emulator has semantics for `mnemonic` (an opcode_table() row's, e.g.
+// "v_add_f32_e32"); docs/emulator.md lists those it has none for ("Not executed").
+bool executes(std::string_view mnemonic);
 
 // Runs `kernel` of `code` to completion. Throws weft::Error for an instruction the emulator cannot
 // execute (naming it, its bytes, the kernel and the PC) and for an out-of-bounds access (kernel, PC,

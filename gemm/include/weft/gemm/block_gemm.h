@@ -1,4 +1,4 @@
-// One workgroup's block of a bf16 GEMM, C = A * B^T (A M x K, B N x K, both K-contiguous), as
+// One workgroup's block of a bf16 (or CDNA fp8) GEMM, C = A * B^T (A M x K, B N x K, both K-contiguous), as
 // the tile layer writes it: the body hk_gemm and the MoE grouped GEMM (moe/grouped_gemm.h) share.
 // The kernel around it picks the block (its grid, where A's and B's rows start, how many K
 // steps) and stores the accumulator; the body fills staged shared tiles asynchronously
@@ -32,6 +32,11 @@ struct GemmBlockShape {
 // NVIDIA ("sm_XY") mma_gemm's 128 x 128 block of 2 x 4 warps, K steps of 32, in 64-byte-swizzled
 // tiles, pipelined. Two stages everywhere. Throws weft::Error for another target.
 GemmBlockShape gemm_block_shape(std::string_view arch);
+// The same for `input`'s elements: bfloat16 as above; the target's fp8 on CDNA (tile::mfma_fp8)
+// takes K steps of as many bytes: 128 on gfx950 in st_16x128 tiles, 64 on gfx942 in unswizzled
+// ones (its LDS holds no wider two-stage tiles, and st_16x128 needs 128). Throws weft::Error
+// for another input.
+GemmBlockShape gemm_block_shape(std::string_view arch, DType input);
 
 // The workgroup of a block GEMM over `grid` (GLOBAL sizes, x first): the shape's waves.
 tile::Workgroup gemm_workgroup(std::string_view arch, const GemmBlockShape& s, const std::vector<UOp>& grid);
@@ -40,8 +45,9 @@ tile::Workgroup gemm_workgroup(std::string_view arch, const GemmBlockShape& s, c
 // block_n] where B's rows b_row0 .. + block_n are C's columns n0 .., summed over `steps` K
 // steps of k_step from K = 0. A and B are read through the tile layer's fills, so their
 // elements outside the tensors (rows past a.rows or b.rows, K past cols) are zeros; a
-// tensor's cols must be a multiple of the fill's lane vector (8 bf16 on gfx950 and NVIDIA, 2 on
-// gfx942) for the elements past K to be zeros. Each step's compute waits for its stage (the
+// tensor's cols must be a multiple of the fill's lane vector (16 bytes on gfx950 and NVIDIA, 4 on
+// gfx942: 8 and 2 bf16) for the elements past K to be zeros. The tiles hold a's and b's dtype,
+// which must be the shape's (gemm_block_shape(arch, input)). Each step's compute waits for its stage (the
 // pipeline's wait and barrier) and runs its MFMAs at priority 1. The last steps' fills (zeros
 // past K) may still be in flight when the loop ends: a kernel that must not leave copies in
 // flight waits for them (wait_counts{.vm = 0}) after the accumulator. With s.ping_pong, the

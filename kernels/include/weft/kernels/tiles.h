@@ -196,9 +196,12 @@ WaveGroup wave_rows(const Workgroup& wg, const UOp& first_row, int64_t rows);
 
 // The matrix instruction the tile layer uses for `input` (bfloat16, float16) on the
 // workgroup's target: the MFMA 16x16x32 on gfx950 and 16x16x16 on gfx942 (64-lane waves);
-// mma.sync m16n8k16 on NVIDIA ("sm_XY", 32-lane warps). Throws weft::Error for another target,
-// input or wave size.
+// mma.sync m16n8k16 on NVIDIA ("sm_XY", 32-lane warps). On CDNA also the target's fp8
+// (mfma_fp8: e4m3 on gfx950, CDNA3's e4m3 fnuz on gfx942) through the MFMA 16x16x32 fp8.
+// Throws weft::Error for another target, input or wave size.
 WmmaArg mma_shape(const Workgroup& wg, DType input);
+// The fp8 format of `arch`'s MFMAs (gfx942: float8_e4m3fnuz; gfx950: float8_e4m3).
+DType mfma_fp8(std::string_view arch);
 
 // The operand sub-tile the tile types are made of, ("register", "lane") -> ("row", "col"), in
 // the hardware's own orientation: A 16 x k (M x K), B k x 16 (K x N), C 16 x 16 (k: mma_shape's).
@@ -363,6 +366,12 @@ UOp store(const Workgroup& wg, const sv& dst, const UOp& stage, const cv& v, con
 // of `src` at offset .., as fp32: every lane reads the values it holds.
 rv load_rows(const Workgroup& wg, const sv& src, const UOp& stage, const acc& rows_of, const UOp& offset);
 cv load_cols(const Workgroup& wg, const sv& src, const UOp& stage, const acc& cols_of, const UOp& offset);
+// The same read straight from a global tensor, the layouts store(gl, rv) and store(gl, cv)
+// write: v[r] = src[row0 + r, col0] (a column of the tensor) and v[c] = src[row0, col0 + c] (a
+// row), as fp32, zeros outside the tensor. Every lane loads the values it holds (lanes holding
+// the same row or column load the same address): per-row and per-column scales of an epilogue.
+rv load_rows(const Workgroup& wg, const gl& src, const acc& rows_of, const UOp& row0, const UOp& col0);
+cv load_cols(const Workgroup& wg, const gl& src, const acc& cols_of, const UOp& row0, const UOp& col0);
 // Between a shared vector and a column of a global tensor (the layout of per-row statistics,
 // as store(gl, rv) writes them): dst[i] = global[row0 + i, col0] (zeros outside the tensor), and
 // global[row0 + i, col0] = src[i] where inside, plain loads and stores by the workgroup's

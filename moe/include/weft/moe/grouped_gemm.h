@@ -41,16 +41,22 @@ namespace weft::moe {
 // The inputs' precision.
 enum class GroupedPrecision {
   Bfloat16,      // Xs and W bf16
-  Fp8RowScaled,  // Xs8 [max_rows, K] and W8 [E, N, K] float8_e4m3fn with float32 scales, Xs's per
-                 // row (dispatch_fp8's) and W's per expert output column [E, N]:
+  Fp8RowScaled,  // Xs8 [max_rows, K] and W8 [E, N, K] in the target's fp8 (grouped_gemm_input:
+                 // float8_e4m3 on sm_90 and gfx950, CDNA3's float8_e4m3fnuz on gfx942) with float32
+                 // scales, Xs's per row (dispatch_fp8's) and W's per expert output column [E, N]:
                  //   Ys[r, j] = (Xs8[r, :] . W8[e][j, :]) * x_scale[r] * w_scale[e, j]
-                 // Slots: 0 Ys, 1 Xs8, 2 W8, 3 block_expert, 4 x_scale, 5 w_scale. sm_90 only
-                 // (wgmma's fp8 MMA, fp32 accumulation as cuBLASLt's fast accumulation).
+                 // Slots: 0 Ys, 1 Xs8, 2 W8, 3 block_expert, 4 x_scale, 5 w_scale. sm_90 (wgmma's
+                 // fp8 MMA, its shortened fp32 accumulation as cuBLASLt's fast accumulation), gfx950
+                 // and gfx942 (the MFMA 16x16x32 fp8, full fp32 accumulation; each lane scales its
+                 // accumulators before the store); not NVIDIA before Hopper.
 };
+
+// The dtype of Xs and W for `arch` and `precision`: bfloat16, or the target's fp8.
+DType grouped_gemm_input(std::string_view arch, GroupedPrecision precision);
 
 // The grouped GEMM for `arch` (gfx950, gfx942, sm_XY) and a plan of `block_rows`-row blocks.
 // Throws weft::Error for another target, a block_rows that is not a positive multiple of the
-// target's row block (grouped_gemm_block_rows), or fp8 on a target other than sm_90.
+// target's row block (grouped_gemm_block_rows), or fp8 on NVIDIA before sm_90.
 UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision = GroupedPrecision::Bfloat16);
 
 // The kernel's row block on `arch`: 256 on gfx950 and gfx942, 128 on NVIDIA (sm_90 included). A plan for it
@@ -72,8 +78,9 @@ class GroupedGemm {
   // the device reports.
   void launch(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs, const rt::DeviceArray& w,
               const rt::DeviceArray& block_expert) const;
-  // The fp8 form (GroupedPrecision::Fp8RowScaled): xs8 [max_rows, k] and w8 [E, n, k]
-  // float8_e4m3fn, x_scale [max_rows] and w_scale [E, n] float32; k >= 16 a multiple of 16.
+  // The fp8 form (GroupedPrecision::Fp8RowScaled): xs8 [max_rows, k] and w8 [E, n, k] in
+  // grouped_gemm_input's fp8, x_scale [max_rows] and w_scale [E, n] float32; k >= 16 a multiple
+  // of 16.
   void launch_fp8(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs8, const rt::DeviceArray& w8,
                   const rt::DeviceArray& block_expert, const rt::DeviceArray& x_scale, const rt::DeviceArray& w_scale) const;
 
@@ -94,8 +101,9 @@ struct GroupedGemmInputs {
   // An expert whose weight is the N x K identity (needs N == K): its rows of Ys must equal Xs's
   // bit for bit (times the scales, for fp8). -1: none.
   int64_t identity_expert = -1;
-  // fp8 e4m3 inputs in [-1, 1] with random scales in [0.25, 2.25] (GroupedPrecision::Fp8RowScaled),
-  // checked within wgmma's fp8 accumulation bound.
+  // fp8 inputs (the target's format) in [-1, 1] with random scales in [0.25, 2.25]
+  // (GroupedPrecision::Fp8RowScaled), checked within wgmma's fp8 accumulation bound on sm_90 and
+  // the fp32 bound on CDNA.
   bool fp8 = false;
 };
 
