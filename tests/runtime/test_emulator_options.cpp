@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <string>
 
 #include "skip.h"
 #include "weft/dsl/builder.h"
@@ -27,15 +29,24 @@ std::string error_of(auto&& f) {
 }
 
 // Sets an environment variable for one scope.
+// Sets an environment variable for a scope and puts back what it was (the suite runs with
+// WEFT_EMU_CHECKS=hazards, tests/CMakeLists.txt).
 class ScopedEnv {
  public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
   const char* name_;
+  std::optional<std::string> old_;
 };
 
 #ifdef WEFT_HAVE_LLVM
@@ -102,7 +113,10 @@ TEST_CASE("the emulator device's LDS read check: off by default, on from C++ or 
   WEFT_SKIP("built without LLVM 22 (WEFT_LLVM=OFF): no AMDGPU code generator for the emulators");
 #else
   const UOp kernel = unwritten_lds_read();
-  CHECK(run(*rt::open_device("emu:gfx950"), kernel).empty());
+  {
+    const ScopedEnv plain("WEFT_EMU_CHECKS", "");  // no checks asked for
+    CHECK(run(*rt::open_device("emu:gfx950"), kernel).empty());
+  }
   rt::EmulatorOptions checked;
   checked.check_lds_reads = true;
   const std::string e = run(*rt::open_device("emu:gfx950", checked), kernel);
