@@ -1,4 +1,5 @@
 // Scalar instructions: SOP2, SOP1, SOPC, SOPK, SOPP and scalar memory (SMEM).
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -302,14 +303,33 @@ int64_t smem_address_offset(const Exec& e, const Inst& in) {
   return int64_t{smem_offset(in)} + (smem_soe(in) ? int64_t{e.scalar(smem_soffset(in))} : 0);
 }
 
-// SMEM loads: sdata <- dwords at sbase + offset. s_buffer_load: sbase is a V# (base in its first 48 bits).
+// The dwords of an s_buffer_load inside its V#'s range: sbase holds the V# (base [47:0], stride
+// [61:48], num_records in its third dword), and a dword is in range when its last byte is below
+// num_records (the ISA guides' buffer range check, stride 0; out-of-range dwords read 0). A V#
+// with a nonzero stride stops the run: scalar loads through one are not emulated.
+template <int Dwords>
+int buffer_dwords_in_range(const Exec& e, const Inst& in, uint64_t offset) {
+  const uint32_t stride = (e.scalar(smem_sbase(in) + 1) >> 16) & 0x3fff, num_records = e.scalar(smem_sbase(in) + 2);
+  if (stride != 0) e.fail("s_buffer_load through a V# with stride " + std::to_string(stride) + " is not emulated (only stride 0)");
+  if (offset >= num_records) return 0;
+  return static_cast<int>(std::min<uint64_t>(Dwords, (num_records - offset) / 4));
+}
+
+// SMEM loads: sdata <- dwords at sbase + offset. s_buffer_load: sbase is a V#, its range checked.
 template <int Dwords, bool Buffer>
 void s_load(Exec& e, const Inst& in) {
   uint64_t base = e.scalar64(smem_sbase(in));
-  if (Buffer) base &= 0xffffffffffffull;
+  const uint32_t dst = smem_sdata(in) & ~static_cast<uint32_t>(Dwords >= 4 ? 3 : Dwords == 2 ? 1 : 0);
+  if constexpr (Buffer) {
+    base &= 0xffffffffffffull;
+    const uint64_t offset = static_cast<uint32_t>(smem_address_offset(e, in)) & ~uint32_t{3};
+    const int in_range = buffer_dwords_in_range<Dwords>(e, in, offset);
+    if (in_range > 0) std::memcpy(&e.w.s[dst], e.global(base + offset, 4 * static_cast<uint32_t>(in_range), -1), 4 * static_cast<size_t>(in_range));
+    std::fill(&e.w.s[dst] + in_range, &e.w.s[dst] + Dwords, 0u);
+    return;
+  }
   const uint64_t address = (base + static_cast<uint64_t>(smem_address_offset(e, in))) & ~uint64_t{3};
   const uint8_t* p = e.global(address, 4 * Dwords, -1);
-  const uint32_t dst = smem_sdata(in) & ~static_cast<uint32_t>(Dwords >= 4 ? 3 : Dwords == 2 ? 1 : 0);
   std::memcpy(&e.w.s[dst], p, 4 * Dwords);
 }
 

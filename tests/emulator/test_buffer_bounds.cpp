@@ -1,6 +1,7 @@
 // Buffer instructions and the resource's num_records, through compiled kernels on both targets:
 // an out-of-range load returns zeros (per dword for dwordx2..x4, soffset counted in the offset),
 // an out-of-range store is dropped, a direct-to-LDS fill writes zeros for an out-of-range lane,
+// a scalar buffer load reads zeros for its out-of-range dwords,
 // an atomic out of range leaves memory alone and returns 0; an access inside num_records but
 // outside every allocated buffer is still an error. Fresh random sizes and data (seed printed,
 // WEFT_TEST_SEED replays it), poisoned outputs, and a host model of the range check as oracle.
@@ -9,12 +10,14 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include "kernel_io.h"
 #include "listing_check.h"
 #include "toolchain.h"
 #include "weft/emulator/emulator.h"
 #include "weft/emulator/kernel_args.h"
+#include "weft/emulator/listing.h"
 
 using namespace weft::emu;
 using weft::testing::download;
@@ -141,6 +144,33 @@ define amdgpu_kernel void @lds_dma16(ptr addrspace(1) %in, ptr addrspace(1) %out
 }
 )";
 
+// Scalar buffer loads through a V# built from %in (stride 0, num_records %n): out = {dword at
+// %off, dword at 8, dwords at %off .. %off + 12}, an SGPR offset, an immediate one and a dwordx4.
+const char* kScalarLoads = R"(target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.s.buffer.load.i32(<4 x i32>, i32, i32)
+declare <4 x i32> @llvm.amdgcn.s.buffer.load.v4i32(<4 x i32>, i32, i32)
+define amdgpu_kernel void @scalar_loads(ptr addrspace(1) %in, ptr addrspace(1) %out, i32 %n, i32 %off) {
+  %address = ptrtoint ptr addrspace(1) %in to i64
+  %lo = trunc i64 %address to i32
+  %high = lshr i64 %address, 32
+  %hi = trunc i64 %high to i32
+  %base_hi = and i32 %hi, 65535
+  %r0 = insertelement <4 x i32> poison, i32 %lo, i32 0
+  %r1 = insertelement <4 x i32> %r0, i32 %base_hi, i32 1
+  %r2 = insertelement <4 x i32> %r1, i32 %n, i32 2
+  %rsrc = insertelement <4 x i32> %r2, i32 159744, i32 3
+  %a = call i32 @llvm.amdgcn.s.buffer.load.i32(<4 x i32> %rsrc, i32 %off, i32 0)
+  %b = call i32 @llvm.amdgcn.s.buffer.load.i32(<4 x i32> %rsrc, i32 8, i32 0)
+  %c = call <4 x i32> @llvm.amdgcn.s.buffer.load.v4i32(<4 x i32> %rsrc, i32 %off, i32 0)
+  store i32 %a, ptr addrspace(1) %out
+  %q1 = getelementptr i32, ptr addrspace(1) %out, i32 1
+  store i32 %b, ptr addrspace(1) %q1
+  %q2 = getelementptr i32, ptr addrspace(1) %out, i32 2
+  store <4 x i32> %c, ptr addrspace(1) %q2
+  ret void
+}
+)";
+
 constexpr uint32_t kPoison = 0xCDCDCDCDu;
 constexpr uint32_t kLanes = 64;
 const Arch kArchs[] = {Arch::Gfx942, Arch::Gfx950};
@@ -220,6 +250,34 @@ TEST_CASE("buffer loads past num_records return zeros, per dword, with soffset c
         CHECK(got1[t] == (in_range(off1, 4, n) ? data[off1 / 4] : 0u));
         CHECK(gotb[t] == (in_range(offb, 1, n) ? in_bytes[offb] : 0u));
       }
+    }
+  }
+}
+
+TEST_CASE("scalar buffer loads (s_buffer_load, SGPR and immediate offsets) past num_records return zeros, per dword") {
+  for (Arch arch : kArchs) {
+    INFO(arch_name(arch));
+    const auto bytes = weft::testing::compile_ll(kScalarLoads, arch_name(arch));
+    weft::testing::check_listing_matches_objdump(bytes, arch);
+    const CodeObject code = CodeObject::load(bytes);
+    std::ostringstream listing;
+    write_listing(code, listing);
+    INFO(listing.str());
+    REQUIRE(listing.str().find("s_buffer_load_dwordx4") != std::string::npos);
+    REQUIRE(listing.str().find("], 0x8") != std::string::npos);     // the immediate offset
+    REQUIRE(listing.str().find("offset:0x0") != std::string::npos);  // an SGPR offset (with a zero immediate)
+    for (int trial = 0; trial < 6; ++trial) {
+      const uint32_t size = 256, n = uniform(0, size), off = 4 * uniform(0, size / 4 - 4);
+      INFO("num_records " << n << ", offset " << off);
+      GlobalMemory mem;
+      const auto data = random_words(size / 4);
+      const uint64_t in = upload(mem, data, "in"), out = upload(mem, std::vector<uint32_t>(6, kPoison), "out");
+      run_kernel(code, "scalar_loads", mem, one_wave(code, "scalar_loads", {ArgValue::pointer(in), ArgValue::pointer(out), ArgValue::u32(n), ArgValue::u32(off)}));
+      const auto got = download<uint32_t>(mem, out, 6);
+      const auto word = [&](uint64_t at) { return in_range(at, 4, n) ? data[at / 4] : 0u; };
+      CHECK(got[0] == word(off));
+      CHECK(got[1] == word(8));
+      for (uint32_t d = 0; d < 4; ++d) CHECK(got[2 + d] == word(off + 4 * d));
     }
   }
 }
