@@ -263,7 +263,9 @@ UOp consume(const tile::Workgroup& wg, const Ring& ring, const std::optional<Sta
   const UOp block_row0 = row0 + consumer * 64;
   if (!staging) return store_block_direct(wg, c, epilogue, tiles, accumulator, finished, block_row0, col0).end({trip});
   const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, *staging, consumer, finished, block_row0, col0).end({trip});
-  return tma_store_wait(0, {blocks});
+  // Both are the role's effects: a when() around the wait alone would guard only the wait (its
+  // region is its effects and the bodies of the loops they end), leaving the loop to every warp.
+  return group({blocks, tma_store_wait(0, {blocks})});
 }
 
 }  // namespace

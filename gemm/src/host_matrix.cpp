@@ -121,22 +121,22 @@ RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, i
 }
 
 
-RunResult run_transposed_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType output, bool identity_b,
-                                 uint64_t seed, rt::CompileCache* cache, const std::map<std::string, rt::ScalarValue>& more_variables) {
+RunResult run_transposed_product(rt::Device& device, const UOp& kernel, DType input, int64_t m, int64_t n, int64_t k, DType output,
+                                 bool identity_b, uint64_t seed, rt::CompileCache* cache, const std::map<std::string, rt::ScalarValue>& more_variables) {
   RunResult r;
   rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, kernel, cache);
   r.compile = compiled.times();
   std::mt19937_64 gen(seed);
   Eigen::MatrixXd ea, eb;
-  const auto a_bytes = random_matrix(dtypes::bfloat16, m, k, gen, ea);
+  const auto a_bytes = random_matrix(input, m, k, gen, ea);
   std::vector<uint8_t> b_bytes;
   if (identity_b) {
     eb = Eigen::MatrixXd::Identity(n, k);
-    b_bytes = matrix_bytes(dtypes::bfloat16, eb);
+    b_bytes = matrix_bytes(input, eb);
   } else {
-    b_bytes = random_matrix(dtypes::bfloat16, n, k, gen, eb);
+    b_bytes = random_matrix(input, n, k, gen, eb);
   }
-  const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, b_bytes, "B"));
+  const rt::OwnedArray a(device, rt::upload(device, input, a_bytes, "A")), b(device, rt::upload(device, input, b_bytes, "B"));
   const rt::OwnedArray c(device, rt::upload(device, output, std::vector<uint8_t>(static_cast<size_t>(m * n * output.itemsize()), 0xCD), "C"));
   auto t = std::chrono::steady_clock::now();
   const rt::DeviceArray args[] = {c, a, b};

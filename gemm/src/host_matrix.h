@@ -40,11 +40,13 @@ Eigen::MatrixXd accumulation_bound(DType input, const Eigen::MatrixXd& a, const 
 RunResult run_matrix_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType input, bool identity_b,
                              uint64_t seed, rt::CompileCache* cache);
 
-// Launches `kernel` (C[m, n] of `output` in slot 0 = A[m, k] * B[n, k]^T, bf16 A and B in slots 1
-// and 2, kernel variables M, N, K) on random inputs, or an identity B (needs n == k; then C must
-// equal A exactly), and checks C against a double-precision reference. `more_variables` are the
-// kernel's other variables (a persistent kernel's grid size, say).
-RunResult run_transposed_product(rt::Device& device, const UOp& kernel, int64_t m, int64_t n, int64_t k, DType output, bool identity_b,
-                                 uint64_t seed, rt::CompileCache* cache, const std::map<std::string, rt::ScalarValue>& more_variables = {});
+// Launches `kernel` (C[m, n] of `output` in slot 0 = A[m, k] * B[n, k]^T, A and B of `input`
+// (bf16, or an fp8 the kernel's MMA takes) in slots 1 and 2, kernel variables M, N, K) on random
+// inputs, or an identity B (needs n == k; then C must equal A exactly), and checks C against a
+// double-precision reference within fp32 accumulation of the exact products. `more_variables`
+// are the kernel's other variables (a persistent kernel's grid size, say).
+RunResult run_transposed_product(rt::Device& device, const UOp& kernel, DType input, int64_t m, int64_t n, int64_t k, DType output,
+                                 bool identity_b, uint64_t seed, rt::CompileCache* cache,
+                                 const std::map<std::string, rt::ScalarValue>& more_variables = {});
 
 }  // namespace weft::gemm

@@ -44,7 +44,10 @@ if [ "${2:-}" = llvm ]; then
   expect 2 "moe_layer's --size is T,E,k,D,F" run moe_layer --size 37,8,2,64
   expect 2 "moe_layer takes no --dtype" run moe_layer --dtype float32
   expect 2 "moe_combine's rows \\(--dtype\\) are bfloat16 or float32" run moe_combine --dtype float16
-  expect 2 "input and --epilogue are hopper_gemm's" run hk_gemm --epilogue bias
+  expect 2 "epilogue is hopper_gemm's" run hk_gemm --epilogue bias
+  expect 2 "input is hk_gemm's and hopper_gemm's" run matmul_relu --input fp8
+  expect 2 "hk_gemm's --input 'float16' is not bfloat16, fp8 or float8_e4m3 \\(gfx950's fp8\\)" run hk_gemm --input float16
+  expect 2 "hk_gemm takes M, N >= 1 and K >= 16, a multiple of 16" run hk_gemm --input fp8 --size 64,64,24
   expect 2 "epilogue 'tanh' is not bias, relu, gelu, scale=tensor or scale=row" run hopper_gemm --epilogue bias,tanh
   expect 2 "input 'float16' is not bfloat16 or float8_e4m3fn" run hopper_gemm --input float16
   expect 2 "takes M, N >= 1 and K >= 16, a multiple of 16" run hopper_gemm --input float8_e4m3fn --size 64,64,24

@@ -1,10 +1,12 @@
-// hk_gemm (HipKittens' bf16 GEMM in the tile layer) on both emulated CDNA targets: identity
-// bit-exact, random inputs against a double-precision reference, whole and ragged shapes.
+// hk_gemm (HipKittens' bf16 GEMM in the tile layer, and its fp8 form) on both emulated CDNA
+// targets: identity bit-exact, random inputs against a double-precision reference, whole and
+// ragged shapes.
 #include <doctest/doctest.h>
 
 #include "kernel_harness.h"
 #include "weft/emulator/code_stats.h"
 #include "weft/gemm/hk_gemm.h"
+#include "weft/kernels/tiles.h"
 #include "weft/runtime/inspect.h"
 
 using namespace weft;
@@ -75,6 +77,45 @@ TEST_CASE("hk_gemm on other schedules: the pipelined loop of 2 and 3 stages (K 3
 TEST_CASE("hk_gemm: K = 8 and K = 64") {
   check_hk_gemm(64, 48, 8, dtypes::float32);
   check_hk_gemm(130, 70, 64, dtypes::bfloat16);
+}
+
+// The target's fp8 (e4m3 on gfx950, e4m3fnuz on gfx942) in A and B, on its own schedule (K steps
+// of 128 or 64 fp8), through the MFMA 16x16x32 fp8: identity bit-exact, random within fp32
+// accumulation, ragged, the pipelined loop as well as the ping-pong.
+TEST_CASE("hk_gemm with the target's fp8 inputs: identity bit-exact, random, ragged, both schedules") {
+  struct Case {
+    int64_t m, n, k;
+    DType output;
+    bool identity, ping_pong;
+  };
+  const Case cases[] = {{256, 256, 256, dtypes::float32, true, true},  {256, 256, 256, dtypes::bfloat16, true, true},
+                        {512, 256, 384, dtypes::bfloat16, false, true}, {300, 200, 144, dtypes::float32, false, true},
+                        {200, 300, 208, dtypes::float32, false, false}, {64, 48, 16, dtypes::bfloat16, false, true}};
+  for (const std::string& target : weft::testing::emulators()) {
+    auto dev = rt::open_device(target);
+    const DType fp8 = tile::mfma_fp8(dev->arch());
+    for (const Case& c : cases) {
+      CAPTURE(target);
+      CAPTURE(c.m);
+      CAPTURE(c.n);
+      CAPTURE(c.k);
+      CAPTURE(c.output.name());
+      CAPTURE(c.ping_pong);
+      gemm::HkGemmShape shape = gemm::gemm_block_shape(dev->arch(), fp8);
+      shape.ping_pong = c.ping_pong;
+      const gemm::RunResult r = gemm::run_hk_gemm(*dev, shape, c.m, c.n, c.k, c.output, c.identity, weft::testing::rng()(), fp8);
+      INFO(r.check.first_bad);
+      CHECK(r.check.count == static_cast<size_t>(c.m * c.n));
+      CHECK(r.check.passed());
+    }
+    const emu::KernelStats stats = emu::kernel_stats(rt::inspect(gemm::hk_gemm_fp8(dev->arch()), dev->arch()).code_object);
+    CHECK(stats.count("v_mfma_f32_16x16x32_fp8_fp8") > 0);
+    CHECK(stats.scratch_bytes == 0);
+    CHECK(stats.vgpr_spills == 0);
+  }
+  CHECK_THROWS_WITH_AS(gemm::hk_gemm("gfx942", dtypes::float32, gemm::hk_gemm_shape("gfx942"), dtypes::fp8e4m3),
+                       doctest::Contains("the inputs are bfloat16 or float8_e4m3fnuz on gfx942, not float8_e4m3"), Error);
+  CHECK_THROWS_WITH_AS(gemm::gemm_block_shape("sm_90", dtypes::fp8e4m3), doctest::Contains("the block GEMM takes bfloat16 inputs; not float8_e4m3"), Error);
 }
 
 TEST_CASE("hk_gemm: sizes it cannot take are errors") {

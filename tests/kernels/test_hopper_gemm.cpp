@@ -75,6 +75,19 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   // The proxy fence before each store; the main loop's wgmma fence is the register fence only
   // (TMA filled the stage).
   CHECK(occurrences(src, "asm volatile(\"fence.proxy.async.shared::cta;\" :::") == 4);
+  // Every wgmma, mbarrier wait and TMA store lies inside a role's branch: the consumer loop runs
+  // in the consumer warpgroups only (a when() around the last wait alone left the loop to every
+  // warp, and the producer warp then spun on a full barrier's next phase: the H200 hang).
+  int depth = 0;
+  size_t outside = 0;
+  for (const lower::LinearOp& op : k.program) {
+    if (op.kind == lower::LinearOp::Kind::BranchBegin) ++depth;
+    if (op.kind == lower::LinearOp::Kind::BranchEnd) --depth;
+    const Op o = op.op.op();
+    if (op.kind == lower::LinearOp::Kind::Effect && depth == 0 && (o == Op::WGMMA || o == Op::TMA_STORE || o == Op::WGMMA_WAIT))
+      ++outside;
+  }
+  CHECK(outside == 0);
   CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 64 * 2 + 32 * 1024);
   CHECK(cuda::dynamic_shared_bytes(k) <= 227 * 1024);
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);

@@ -15,6 +15,7 @@
 #include "weft/gemm/matmul_relu.h"
 #include "weft/gemm/mfma_tile.h"
 #include "weft/gemm/mma_tile.h"
+#include "weft/kernels/tiles.h"
 #ifdef WEFT_HAVE_LLVM
 #include "weft/lowering/amdgpu_codegen.h"
 #endif
@@ -126,6 +127,15 @@ gemm::HopperGemmSpec hopper_spec(const Options& o, DType output) {
   return spec;
 }
 
+// hk_gemm's --input: bfloat16 (the default), or fp8 / the target's fp8 format's name.
+DType hk_gemm_input(const Options& o, const std::string& arch) {
+  if (o.input.empty() || o.input == "bfloat16" || o.input == "bf16") return dtypes::bfloat16;
+  if (arch != "gfx950" && arch != "gfx942") throw UsageError("run: hk_gemm runs on gfx950 and gfx942, not " + arch);
+  const DType fp8 = tile::mfma_fp8(arch);
+  if (o.input == "fp8" || o.input == fp8.name()) return fp8;
+  throw UsageError("run: hk_gemm's --input '" + o.input + "' is not bfloat16, fp8 or " + fp8.name() + " (" + arch + "'s fp8)");
+}
+
 int report(const gemm::RunResult& r) {
   std::printf("check: %zu elements, max |error| %.3g, worst error/tolerance %.3g: %s\n", r.check.count, r.check.max_error,
               r.check.worst_ratio, r.check.passed() ? "PASSED" : "FAILED");
@@ -141,7 +151,8 @@ int report(const gemm::RunResult& r) {
 int run_kernel(const std::vector<std::string>& args) {
   const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule", "input", "epilogue"}, "run");
   if (!o.schedule.empty() && o.kernel != "hk_gemm") throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined)");
-  if ((!o.input.empty() || !o.epilogue.empty()) && o.kernel != "hopper_gemm") throw UsageError("run: --input and --epilogue are hopper_gemm's");
+  if (!o.epilogue.empty() && o.kernel != "hopper_gemm") throw UsageError("run: --epilogue is hopper_gemm's");
+  if (!o.input.empty() && o.kernel != "hopper_gemm" && o.kernel != "hk_gemm") throw UsageError("run: --input is hk_gemm's and hopper_gemm's");
   if (!o.schedule.empty() && o.schedule != "ping-pong" && o.schedule != "pipelined")
     throw UsageError("run: --schedule '" + o.schedule + "' is not ping-pong or pipelined");
   const examples::Example* e = examples::find(o.kernel);
@@ -174,8 +185,9 @@ int run_kernel(const std::vector<std::string>& args) {
     if (s.size() != 3) throw UsageError("run: --size is M,N,K");
     const DType out = dtype_given ? dtype : dtypes::bfloat16;
     if (out != dtypes::bfloat16 && out != dtypes::float32) throw UsageError("run: " + name + "'s output (--dtype) is bfloat16 or float32");
-    const gemm::HopperGemmSpec spec = hopper_spec(o, out);
-    const int64_t k_multiple = gemm::hopper_gemm_k_multiple(spec.input);
+    const DType input = name == "hk_gemm" ? hk_gemm_input(o, device->arch()) : hopper_spec(o, out).input;
+    const gemm::HopperGemmSpec spec = name == "hk_gemm" ? gemm::HopperGemmSpec{input, out, {}} : hopper_spec(o, out);
+    const int64_t k_multiple = name == "hk_gemm" ? gemm::hk_gemm_k_multiple(input) : gemm::hopper_gemm_k_multiple(input);
     if (s[0] < 1 || s[1] < 1 || s[2] < k_multiple || s[2] % k_multiple)
       throw UsageError("run: " + name + " takes M, N >= 1 and K >= " + std::to_string(k_multiple) + ", a multiple of " + std::to_string(k_multiple));
     if (name == "hopper_gemm") gemm::check_hopper_device(*device);  // before anything is printed
@@ -183,10 +195,10 @@ int run_kernel(const std::vector<std::string>& args) {
                 static_cast<long long>(s[2]), spec.input.name().c_str(), out.name().c_str(), o.epilogue.empty() ? "" : ", epilogue ",
                 o.epilogue.c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
-    if (o.schedule == "pipelined") {
-      gemm::HkGemmShape shape = gemm::hk_gemm_shape(device->arch());
-      shape.ping_pong = false;
-      r = gemm::run_hk_gemm(*device, shape, s[0], s[1], s[2], out, false, o.seed);
+    if (o.schedule == "pipelined" || (name == "hk_gemm" && input != dtypes::bfloat16)) {
+      gemm::HkGemmShape shape = gemm::gemm_block_shape(device->arch(), input);
+      shape.ping_pong = o.schedule != "pipelined";
+      r = gemm::run_hk_gemm(*device, shape, s[0], s[1], s[2], out, false, o.seed, input);
     } else {
       r = name == "hk_gemm" ? gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache)
                             : gemm::run_hopper_gemm(*device, spec, s[0], s[1], s[2], gemm::HopperInputs::Uniform, o.seed, &cache);
