@@ -6,8 +6,11 @@
 // AMDGPUUsage FLOAT_DENORM_MODE_FLUSH_SRC_DST/_DST/_SRC/_NONE). Flushing keeps the sign.
 #include "float_mode.h"
 
+#include "weft/emulator/emulator.h"
+
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <cstring>
 #include <vector>
 
@@ -61,7 +64,7 @@ bool flushes_outputs(uint32_t denorm) { return denorm == 0 || denorm == 1; }
 
 struct HostMode {
   uint32_t csr = 0;
-  bool flush_output = false;
+  bool flush_input = false, flush_output = false;
 };
 
 #ifdef WEFT_HOST_MXCSR
@@ -75,7 +78,10 @@ HostMode host_mode(uint32_t mode, const FloatModeUse& use) {
   h.csr = kAllExceptionsMasked;
   const Precision rounded = use.dest != Precision::None ? use.dest : use.source;
   if (rounded != Precision::None) h.csr |= kHostRounding[round_field(mode, rounded)] << kRoundShift;
-  if (use.source != Precision::None && flushes_inputs(denorm_field(mode, use.source))) h.csr |= kDaz;
+  if (use.source != Precision::None && flushes_inputs(denorm_field(mode, use.source))) {
+    h.csr |= kDaz;
+    h.flush_input = use.source != Precision::F16;
+  }
   if (use.dest != Precision::None && flushes_outputs(denorm_field(mode, use.dest))) {
     h.csr |= kFtz;
     h.flush_output = true;
@@ -96,7 +102,7 @@ class HostFloatModeScope {
 };
 #endif
 
-// ---- flushing results computed bit by bit ----
+// ---- flushing what the host's DAZ and FTZ do not reach ----
 
 template <class Bits>
 Bits flushed(Bits v) {
@@ -107,30 +113,125 @@ Bits flushed(Bits v) {
   return (v & kExponent) == 0 ? v & kSign : v;
 }
 
-// The destination rows before the instruction, to flush only the lanes it wrote.
-struct DestinationRows {
-  uint32_t before[2][kLanes];
-};
-
-void flush_written_lanes(Exec& e, const Step& s, const FloatModeUse& use, const DestinationRows& rows) {
-  const uint64_t exec = e.w.exec();
-  uint32_t* lo = e.w.vreg(s.vop.vdst);
-  if (use.dest == Precision::F64) {
-    uint32_t* hi = e.w.vreg(s.vop.vdst + 1);
-    for (int l = 0; l < kLanes; ++l) {
-      if (!((exec >> l) & 1) || (lo[l] == rows.before[0][l] && hi[l] == rows.before[1][l])) continue;
-      const uint64_t v = flushed(lo[l] | uint64_t{hi[l]} << 32);
-      lo[l] = static_cast<uint32_t>(v);
-      hi[l] = static_cast<uint32_t>(v >> 32);
+// Flushes lanes of a register row (or pair, for f64) where `flush_lane` says so.
+template <class Lanes>
+void flush_row(uint32_t* lo, uint32_t* hi, Lanes&& flush_lane) {
+  for (int l = 0; l < kLanes; ++l) {
+    if (!flush_lane(l)) continue;
+    if (!hi) {
+      lo[l] = flushed(lo[l]);
+      continue;
     }
-    return;
-  }
-  for (int r = 0; r < use.dest_registers; ++r) {
-    uint32_t* d = e.w.vreg(s.vop.vdst + r);
-    for (int l = 0; l < kLanes; ++l)
-      if (((exec >> l) & 1) && d[l] != rows.before[r][l]) d[l] = flushed(d[l]);
+    const uint64_t v = flushed(lo[l] | uint64_t{hi[l]} << 32);
+    lo[l] = static_cast<uint32_t>(v);
+    hi[l] = static_cast<uint32_t>(v >> 32);
   }
 }
+
+// A DPP or SDWA step may leave active lanes (row_mask, bank_mask) or bits (dst_sel) unwritten:
+// there, only what changed is the instruction's result.
+bool writes_partially(const Step& s) { return s.inst.dpp || s.inst.sdwa; }
+
+// Results the host's FTZ does not flush (computed bit by bit: frexp, ldexp, div_fixup; a max
+// returning its denormal operand), flushed in the destination's active lanes after the
+// instruction: every one, or for a partial writer those that changed.
+class FlushedOutputs {
+ public:
+  FlushedOutputs(Exec& e, const Step& s, const FloatModeUse& use) : s_(s), use_(use) {
+    if (writes_partially(s))
+      for (int r = 0; r < use.dest_registers; ++r) std::memcpy(before_[r], e.w.vreg(s.vop.vdst + r), sizeof before_[r]);
+  }
+  void apply(Exec& e) const {
+    const uint64_t exec = e.w.exec();
+    const bool wide = use_.dest == Precision::F64;
+    for (int r = 0; r < use_.dest_registers; r += wide ? 2 : 1) {
+      uint32_t* lo = e.w.vreg(s_.vop.vdst + r);
+      uint32_t* hi = wide ? e.w.vreg(s_.vop.vdst + r + 1) : nullptr;
+      flush_row(lo, hi, [&](int l) {
+        if (!((exec >> l) & 1)) return false;
+        return !writes_partially(s_) || lo[l] != before_[r][l] || (hi && hi[l] != before_[r + 1][l]);
+      });
+    }
+  }
+
+ private:
+  const Step& s_;
+  const FloatModeUse& use_;
+  uint32_t before_[2][kLanes] = {};
+};
+
+// Sources the host's DAZ does not reach (handlers that read the bits: frexp, ldexp, v_cmp_class,
+// div_scale's checks): the f32 or f64 denormals of the VGPR and SGPR sources are flushed in
+// their registers for the instruction, in the active lanes, and put back after it except where
+// it wrote (its destination rows, its SGPR destination). A DPP or SDWA step's destination rows
+// are left alone (it may not write all of them).
+class FlushedSources {
+ public:
+  FlushedSources(Exec& e, const Step& s, const FloatStep& f) : e_(e), f_(f), exec_(e.w.exec()) {
+    const FloatModeUse& use = f.use;
+    const bool wide = use.source == Precision::F64;
+    const uint64_t exec = exec_;
+    for (int i = 0; i < 3; ++i) {  // VGPR and SGPR sources (VCC, EXEC and the like are never floats here)
+      const uint32_t code = s.vop.src[i];
+      if (!((f.float_sources >> i) & 1) || s.vop.is_constant[i]) continue;
+      if (code >= 256) {
+        const uint32_t reg = code - 256;
+        if (writes_partially(s) && use.dest != Precision::None && reg + (wide ? 1 : 0) >= s.vop.vdst && reg < s.vop.vdst + use.dest_registers) continue;
+        if (std::any_of(rows_.begin(), rows_.end(), [&](const Row& r) { return r.reg == reg; })) continue;
+        for (uint32_t k = 0; k < (wide ? 2u : 1u); ++k) {
+          rows_.push_back({reg + k, {}});
+          std::memcpy(rows_.back().before, e.w.vreg(reg + k), sizeof rows_.back().before);
+        }
+        flush_row(e.w.vreg(reg), wide ? e.w.vreg(reg + 1) : nullptr, [&](int l) { return ((exec >> l) & 1) != 0; });
+      } else if (code < kLastSgpr) {
+        if (std::any_of(sgprs_.begin(), sgprs_.end(), [&](const Sgpr& g) { return g.code == code; })) continue;
+        sgprs_.push_back({code, e.w.s[code]});
+        if (wide) sgprs_.push_back({code + 1, e.w.s[code + 1]});
+        uint32_t* lo = &e.w.s[code];
+        uint32_t* hi = wide ? &e.w.s[code + 1] : nullptr;
+        const uint64_t v = flushed(wide ? *lo | uint64_t{*hi} << 32 : uint64_t{*lo});
+        if (wide) {
+          *lo = static_cast<uint32_t>(v);
+          *hi = static_cast<uint32_t>(v >> 32);
+        } else {
+          *lo = flushed(*lo);
+        }
+      }
+    }
+    dest_lo_ = use.dest != Precision::None ? s.vop.vdst : ~0u;
+    dest_hi_ = use.dest != Precision::None ? s.vop.vdst + use.dest_registers : 0;
+  }
+  // Puts back what was flushed, in the lanes active before the instruction (a v_cmpx changes EXEC).
+  void restore() {
+    for (const Row& r : rows_) {
+      if (r.reg >= dest_lo_ && r.reg < dest_hi_) continue;  // the instruction's result
+      uint32_t* row = e_.w.vreg(r.reg);
+      for (int l = 0; l < kLanes; ++l)
+        if ((exec_ >> l) & 1) row[l] = r.before[l];
+    }
+    for (const Sgpr& g : sgprs_) {
+      const bool written = std::any_of(std::begin(f_.sgpr_written), std::end(f_.sgpr_written),
+                                       [&](uint32_t d) { return d != FloatStep::kNoSgpr && (g.code == d || g.code == d + 1); });
+      if (!written) e_.w.s[g.code] = g.before;
+    }
+  }
+
+ private:
+  static constexpr uint32_t kLastSgpr = 102;  // s0..s101; above them flat_scratch, xnack, vcc, m0, exec
+  struct Row {
+    uint32_t reg;
+    uint32_t before[kLanes];
+  };
+  struct Sgpr {
+    uint32_t code, before;
+  };
+  Exec& e_;
+  const FloatStep& f_;
+  const uint64_t exec_;
+  std::vector<Row> rows_;
+  std::vector<Sgpr> sgprs_;
+  uint32_t dest_lo_ = ~0u, dest_hi_ = 0;
+};
 
 // A float step of a program that may leave the default mode.
 void run_in_float_mode(Exec& e, const Inst& in) {
@@ -142,14 +243,15 @@ void run_in_float_mode(Exec& e, const Inst& in) {
     e.fail(std::string(in.info->mnemonic) + " with MODE's " + describe_float_mode(mode) + ": " + why);
 #ifdef WEFT_HOST_MXCSR
   const HostMode host = host_mode(mode, f.use);
-  DestinationRows rows;
-  if (host.flush_output)
-    for (int r = 0; r < f.use.dest_registers; ++r) std::memcpy(rows.before[r], e.w.vreg(s.vop.vdst + r), sizeof rows.before[r]);
+  std::optional<FlushedSources> sources;
+  if (host.flush_input) sources.emplace(e, s, f);
+  const std::optional<FlushedOutputs> outputs = host.flush_output ? std::optional<FlushedOutputs>(std::in_place, e, s, f.use) : std::nullopt;
   {
     const HostFloatModeScope scope(host.csr);
     f.unmoded(e, in);
   }
-  if (host.flush_output) flush_written_lanes(e, s, f.use, rows);
+  if (sources) sources->restore();
+  if (outputs) outputs->apply(e);
 #endif
 }
 
@@ -182,14 +284,41 @@ FloatModeUse float_mode_use(std::string_view m) {
   return use;
 }
 
+namespace {
+
+// Which sources are floats and which SGPRs the step may write, from its operand list: the
+// sources flushed on input are the float ones, and a flushed SGPR is put back unless written.
+void describe_operands(const Step& step, FloatStep& f) {
+  const std::string_view m = step.inst.info->mnemonic;
+  const bool integer_second = m.starts_with("v_ldexp") || m.find("_class_") != m.npos;  // an exponent, a class mask
+  int written = 0;
+  for (const OperandSpec& op : operand_specs(*step.inst.info)) {
+    switch (op.field) {
+      case Field::Src0: f.float_sources |= 1; break;
+      case Field::Src1: f.float_sources |= integer_second ? 0 : 2; break;
+      case Field::Src2: f.float_sources |= 4; break;
+      case Field::Dst:
+        if (op.kind == 's') f.sgpr_written[written++] = step.vop.vdst;
+        break;
+      case Field::SDst:
+        if (op.kind == 's') f.sgpr_written[written++] = step.vop.sdst;
+        break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+
 void prepare_float_modes(Program& prog) {
   prog.float_steps.assign(prog.steps.size(), FloatStep{});
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     Step& step = prog.steps[i];
-    if (!step.inst.info) continue;
+    if (!step.inst.info || !executes(step.inst.info->mnemonic)) continue;  // not executed in any mode: its own error
     FloatStep& f = prog.float_steps[i];
     f.use = float_mode_use(step.inst.info->mnemonic);
     if (!f.use.uses_mode()) continue;
+    describe_operands(step, f);
     f.unmoded = step.handler;
     step.handler = run_in_float_mode;
   }

@@ -7,8 +7,10 @@
 // conversions between f32, f64 and f16 (F16C) and integer-to-float conversions all honour. Which
 // of MODE's two fields applies is the instruction's: the f32 field for f32 work, the f16/f64
 // field for f64 work; a conversion takes its input flush from its source type and its rounding
-// and output flush from its destination type. Results the emulator computes bit by bit (frexp,
-// ldexp, div_fixup, ...) are flushed afterwards in the destination's changed lanes.
+// and output flush from its destination type. Where the emulator reads or computes the bits
+// itself (frexp, ldexp, v_cmp_class, div_scale's checks, a max returning its operand), the
+// sources' denormals are flushed in their registers for the instruction (and put back) and the
+// results flushed in the destination's active lanes after it.
 //
 // Only programs that can run in another mode pay for this (a kernel descriptor that starts in
 // one, or an s_setreg in the code): their float steps are wrapped once when the program is built.

@@ -105,7 +105,7 @@ double sqrt_d(double a) { return std::sqrt(a); }
 double trunc_d(double a) { return std::trunc(a); }
 double floor_d(double a) { return std::floor(a); }
 double ceil_d(double a) { return std::ceil(a); }
-double rndne_d(double a) { return std::nearbyint(a); }
+double rndne_d(double a) { return __builtin_roundeven(a); }  // ties to even in every MODE
 // OpenCL's fract, which v_fract implements: the largest value below 1 stands in for a fraction
 // that rounds up to 1 (fract(-tiny)); NaN and infinities give NaN.
 double fract_d(double a) {

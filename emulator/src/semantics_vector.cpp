@@ -223,7 +223,8 @@ float cos_f(float a, float, float) { return std::cos(a * 6.283185307179586f); }
 float trunc_f(float a, float, float) { return std::trunc(a); }
 float floor_f(float a, float, float) { return std::floor(a); }
 float ceil_f(float a, float, float) { return std::ceil(a); }
-float rndne_f(float a, float, float) { return std::nearbyint(a); }
+// Ties to even whatever MODE's rounding is (nearbyint would follow the host's rounding mode).
+float rndne_f(float a, float, float) { return __builtin_roundevenf(a); }
 // OpenCL's fract, which v_fract implements: the largest value below 1 stands in for a fraction
 // that rounds up to 1 (fract(-tiny)); NaN and infinities give NaN.
 float fract_f(float a, float, float) {

@@ -51,6 +51,9 @@ struct Step {
 struct FloatStep {
   Handler unmoded = nullptr;
   FloatModeUse use;
+  uint8_t float_sources = 0;                                  // bit i: source i is a float (not ldexp's exponent, a class mask)
+  uint32_t sgpr_written[3] = {kNoSgpr, kNoSgpr, kNoSgpr};  // SGPR codes it may write (a compare's mask, VOP3b's sdst), pairs by their first
+  static constexpr uint32_t kNoSgpr = ~0u;
 };
 
 struct Program {

@@ -37,16 +37,17 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision pre
   if (fp8 && arch.starts_with("sm_") && arch != "sm_90")
     throw Error("grouped_gemm: fp8 inputs need sm_90 (wgmma's fp8 MMA) on NVIDIA; " + std::string(arch) + " has only the bfloat16 form");
   const DType input = grouped_gemm_input(arch, precision);
-  const gemm::GemmBlockShape s = gemm::gemm_block_shape(arch, input);
-  if (block_rows < s.block_m || block_rows % s.block_m)
+  const int64_t row_block = grouped_gemm_block_rows(arch);
+  if (block_rows < row_block || block_rows % row_block)
     throw Error("grouped_gemm: the plan's block_rows (" + text(block_rows) + ") must be a multiple of the kernel's row block on " +
-                std::string(arch) + " (" + text(s.block_m) + "), so that no block of the kernel holds rows of two experts");
+                std::string(arch) + " (" + text(row_block) + "), so that no block of the kernel holds rows of two experts");
   // Hopper: hopper_gemm's warp-specialized TMA and wgmma schedule (its row block is the same).
   if (arch == "sm_90") {
     gemm::HopperGemmSpec spec{input, dtypes::bfloat16, {}, block_rows};
     if (fp8) spec.epilogue.scale = gemm::OperandScale::PerRow;
     return gemm::hopper_gemm(spec);
   }
+  const gemm::GemmBlockShape s = gemm::gemm_block_shape(arch, input);
   const UOp rows = variable("ROWS", block_rows, kMaxRows), n = variable("N", 1, kMaxDim), k = variable("K", 8, kMaxDim),
             experts = variable("E", 1, kMaxExperts);
   const gl ys = global(0, rows, n, dtypes::bfloat16), xs = global(1, rows, k, input);

@@ -46,8 +46,9 @@ define amdgpu_kernel void @modes(ptr addrspace(1) %out, i32 %r) {
 }
 )";
 
-// Lane i, after set.rounding(%r): out[5i..5i+4] = {a+b, a*b, fma(a, b, b), sitofp(n), fptrunc(d0)}
-// in f32 and outd[2i..2i+1] = {d0+d1, d0*d1} in f64, all with dynamic rounding.
+// Lane i, after set.rounding(%r): out[6i..6i+5] = {a+b, a*b, fma(a, b, b), sitofp(n), fptrunc(d0),
+// roundeven(a)} in f32 and outd[2i..2i+1] = {d0+d1, d0*d1} in f64, all with dynamic rounding
+// (roundeven, v_rndne_f32, rounds ties to even in every mode).
 const char* kRounded = R"(
 target triple = "amdgcn-amd-amdhsa"
 declare void @llvm.set.rounding(i32)
@@ -59,6 +60,7 @@ declare float @llvm.experimental.constrained.sitofp.f32.i32(i32, metadata, metad
 declare float @llvm.experimental.constrained.fptrunc.f32.f64(double, metadata, metadata)
 declare double @llvm.experimental.constrained.fadd.f64(double, double, metadata, metadata)
 declare double @llvm.experimental.constrained.fmul.f64(double, double, metadata, metadata)
+declare float @llvm.experimental.constrained.roundeven.f32(float, metadata)
 define amdgpu_kernel void @rounded(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %n, ptr addrspace(1) %d,
                                    ptr addrspace(1) %out, ptr addrspace(1) %outd, i32 %r) #0 {
   call void @llvm.set.rounding(i32 %r) #0
@@ -81,7 +83,8 @@ define amdgpu_kernel void @rounded(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr
   %trn = call float @llvm.experimental.constrained.fptrunc.f32.f64(double %vd0, metadata !"round.dynamic", metadata !"fpexcept.ignore") #0
   %dad = call double @llvm.experimental.constrained.fadd.f64(double %vd0, double %vd1, metadata !"round.dynamic", metadata !"fpexcept.ignore") #0
   %dmu = call double @llvm.experimental.constrained.fmul.f64(double %vd0, double %vd1, metadata !"round.dynamic", metadata !"fpexcept.ignore") #0
-  %i5 = mul i32 %i, 5
+  %rne = call float @llvm.experimental.constrained.roundeven.f32(float %va, metadata !"fpexcept.ignore") #0
+  %i5 = mul i32 %i, 6
   %o0 = getelementptr float, ptr addrspace(1) %out, i32 %i5
   store float %add, ptr addrspace(1) %o0
   %o1 = getelementptr float, ptr addrspace(1) %o0, i32 1
@@ -92,6 +95,8 @@ define amdgpu_kernel void @rounded(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr
   store float %cvt, ptr addrspace(1) %o3
   %o4 = getelementptr float, ptr addrspace(1) %o0, i32 4
   store float %trn, ptr addrspace(1) %o4
+  %o5 = getelementptr float, ptr addrspace(1) %o0, i32 5
+  store float %rne, ptr addrspace(1) %o5
   %q0 = getelementptr double, ptr addrspace(1) %outd, i32 %i2
   store double %dad, ptr addrspace(1) %q0
   %q1 = getelementptr double, ptr addrspace(1) %q0, i32 1
@@ -101,15 +106,18 @@ define amdgpu_kernel void @rounded(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr
 attributes #0 = { strictfp }
 )";
 
-// Lane i of a kernel whose f32 denormal mode is the attribute's: out[6i..6i+5] = {a*b, a+b,
-// fma(a, b, a), a/b or a-b, a < b ? 1 : 0, fptrunc(d0)} and outd[i] = d0*d1 (f64 keeps its
-// denormals). fdiv keeps denormals for its refinement steps and then writes MODE's f32 field back
+// Lane i of a kernel whose f32 denormal mode is the attribute's: out[8i..8i+7] = {a*b, a+b,
+// fma(a, b, a), a/b or a-b, a < b ? 1 : 0, fptrunc(d0), ldexp(a, 20), canonicalize(a)} and
+// outd[i] = d0*d1 (f64 keeps its denormals). ldexp and canonicalize (v_ldexp_f32, v_max_f32 of a
+// value with itself) read and write the bits themselves, past the host's DAZ and FTZ. fdiv keeps denormals for its refinement steps and then writes MODE's f32 field back
 // as 0 (flush both) whatever the kernel started with, so only a kernel that flushes both has one.
 std::string flushing_kernel(const std::string& name, const std::string& denormal_attribute, bool divides) {
   return R"(
 target triple = "amdgcn-amd-amdhsa"
 declare i32 @llvm.amdgcn.workitem.id.x()
 declare float @llvm.fma.f32(float, float, float)
+declare float @llvm.ldexp.f32.i32(float, i32)
+declare float @llvm.canonicalize.f32(float)
 define amdgpu_kernel void @)" + name + R"((ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %d,
                                    ptr addrspace(1) %out, ptr addrspace(1) %outd) #0 {
   %i = call i32 @llvm.amdgcn.workitem.id.x()
@@ -130,7 +138,9 @@ define amdgpu_kernel void @)" + name + R"((ptr addrspace(1) %a, ptr addrspace(1)
   %ltf = select i1 %lt, float 1.0, float 0.0
   %trn = fptrunc double %vd0 to float
   %dmu = fmul double %vd0, %vd1
-  %i6 = mul i32 %i, 6
+  %ldx = call float @llvm.ldexp.f32.i32(float %va, i32 20)
+  %can = call float @llvm.canonicalize.f32(float %va)
+  %i6 = mul i32 %i, 8
   %o0 = getelementptr float, ptr addrspace(1) %out, i32 %i6
   store float %mul, ptr addrspace(1) %o0
   %o1 = getelementptr float, ptr addrspace(1) %o0, i32 1
@@ -143,6 +153,10 @@ define amdgpu_kernel void @)" + name + R"((ptr addrspace(1) %a, ptr addrspace(1)
   store float %ltf, ptr addrspace(1) %o4
   %o5 = getelementptr float, ptr addrspace(1) %o0, i32 5
   store float %trn, ptr addrspace(1) %o5
+  %o6 = getelementptr float, ptr addrspace(1) %o0, i32 6
+  store float %ldx, ptr addrspace(1) %o6
+  %o7 = getelementptr float, ptr addrspace(1) %o0, i32 7
+  store float %can, ptr addrspace(1) %o7
   %q = getelementptr double, ptr addrspace(1) %outd, i32 %i
   store double %dmu, ptr addrspace(1) %q
   ret void
@@ -286,21 +300,21 @@ TEST_CASE("directed rounding under llvm.set.rounding: f32 and f64 add, mul, fma 
       }
       GlobalMemory mem;
       const uint64_t pa = upload(mem, a, "a"), pb = upload(mem, b, "b"), pn = upload(mem, n, "n"), pd = upload(mem, d, "d");
-      const uint64_t out = upload(mem, std::vector<float>(5 * kLanes, std::nanf("")), "out");
+      const uint64_t out = upload(mem, std::vector<float>(6 * kLanes, std::nanf("")), "out");
       const uint64_t outd = upload(mem, std::vector<double>(2 * kLanes, std::nan("")), "outd");
       const ArgValue args[] = {ArgValue::pointer(pa),  ArgValue::pointer(pb),   ArgValue::pointer(pn), ArgValue::pointer(pd),
                                ArgValue::pointer(out), ArgValue::pointer(outd), ArgValue::u32(flt_rounds)};
       launch(code, "rounded", mem, args, kLanes);
-      const auto got = download<float>(mem, out, 5 * kLanes);
+      const auto got = download<float>(mem, out, 6 * kLanes);
       const auto gotd = download<double>(mem, outd, 2 * kLanes);
       int wrong = 0;
       for (uint32_t l = 0; l < kLanes; ++l) {
         const Exact x = a[l], y = b[l], d0 = d[2 * l], d1 = d[2 * l + 1];
-        const float want[5] = {rounded<float>(x + y, rounding), rounded<float>(x * y, rounding), rounded<float>(x * y + y, rounding),
-                               rounded<float>(static_cast<Exact>(n[l]), rounding), rounded<float>(d0, rounding)};
-        for (int k = 0; k < 5; ++k)
-          if (!same_bits(got[5 * l + k], want[k]) && wrong++ < 8)
-            FAIL_CHECK("lane " << l << " f32 op " << k << ": got " << got[5 * l + k] << ", want " << want[k]);
+        const float want[6] = {rounded<float>(x + y, rounding), rounded<float>(x * y, rounding), rounded<float>(x * y + y, rounding),
+                               rounded<float>(static_cast<Exact>(n[l]), rounding), rounded<float>(d0, rounding), __builtin_roundevenf(a[l])};
+        for (int k = 0; k < 6; ++k)
+          if (!same_bits(got[6 * l + k], want[k]) && wrong++ < 8)
+            FAIL_CHECK("lane " << l << " f32 op " << k << ": got " << got[6 * l + k] << ", want " << want[k]);
         const double wantd[2] = {rounded<double>(d0 + d1, rounding), rounded<double>(d0 * d1, rounding)};
         for (int k = 0; k < 2; ++k)
           if (!same_bits(gotd[2 * l + k], wantd[k]) && wrong++ < 8)
@@ -352,12 +366,12 @@ TEST_CASE("f32 denormals flushed on input, output or both, f64's kept: products,
       }
       GlobalMemory mem;
       const uint64_t pa = upload(mem, a, "a"), pb = upload(mem, b, "b"), pd = upload(mem, d, "d");
-      const uint64_t out = upload(mem, std::vector<float>(6 * kLanes, std::nanf("")), "out");
+      const uint64_t out = upload(mem, std::vector<float>(8 * kLanes, std::nanf("")), "out");
       const uint64_t outd = upload(mem, std::vector<double>(kLanes, std::nan("")), "outd");
       const ArgValue args[] = {ArgValue::pointer(pa), ArgValue::pointer(pb), ArgValue::pointer(pd), ArgValue::pointer(out),
                                ArgValue::pointer(outd)};
       launch(code, "flushing", mem, args, kLanes);
-      const auto got = download<float>(mem, out, 6 * kLanes);
+      const auto got = download<float>(mem, out, 8 * kLanes);
       const auto gotd = download<double>(mem, outd, kLanes);
       const auto in = [&](float v) { return m.flush_in ? flushed(v) : v; };
       const auto result = [&](Exact v) { return m.flush_out ? flushed(static_cast<float>(v)) : static_cast<float>(v); };
@@ -365,11 +379,11 @@ TEST_CASE("f32 denormals flushed on input, output or both, f64's kept: products,
       for (uint32_t l = 0; l < kLanes; ++l) {
         const Exact x = in(a[l]), y = in(b[l]);
         const Exact quotient_or_difference = m.flush_in && m.flush_out ? x / y : x - y;
-        const float want[6] = {result(x * y), result(x + y), result(x * y + x), result(quotient_or_difference), x < y ? 1.0f : 0.0f,
-                               result(static_cast<Exact>(d[2 * l]))};
-        for (int k = 0; k < 6; ++k)
-          if (!same_bits(got[6 * l + k], want[k]) && wrong++ < 8)
-            FAIL_CHECK("lane " << l << " op " << k << " of a = " << a[l] << ", b = " << b[l] << ": got " << got[6 * l + k] << ", want "
+        const float want[8] = {result(x * y), result(x + y), result(x * y + x), result(quotient_or_difference), x < y ? 1.0f : 0.0f,
+                               result(static_cast<Exact>(d[2 * l])), result(x * 0x1p20), result(x)};
+        for (int k = 0; k < 8; ++k)
+          if (!same_bits(got[8 * l + k], want[k]) && wrong++ < 8)
+            FAIL_CHECK("lane " << l << " op " << k << " of a = " << a[l] << ", b = " << b[l] << ": got " << got[8 * l + k] << ", want "
                                << want[k]);
         const double wantd = static_cast<double>(static_cast<Exact>(d[2 * l]) * d[2 * l + 1]);
         if (!same_bits(gotd[l], wantd) && wrong++ < 8) FAIL_CHECK("lane " << l << " f64 product: got " << gotd[l] << ", want " << wantd);

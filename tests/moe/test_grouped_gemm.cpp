@@ -136,6 +136,7 @@ TEST_CASE("grouped_gemm: targets without a block schedule are errors") {
   CHECK(moe::grouped_gemm_block_rows("gfx942") == 256);
   CHECK(moe::grouped_gemm_block_rows("sm_90") == 128);
   CHECK_THROWS_WITH_AS(moe::grouped_gemm("sm_80", 128, moe::GroupedPrecision::Fp8RowScaled), doctest::Contains("fp8 inputs need sm_90"), Error);
+  CHECK_NOTHROW(moe::grouped_gemm("sm_90", 128, moe::GroupedPrecision::Fp8RowScaled));  // the Hopper form, not the block GEMM's
   CHECK(moe::grouped_gemm_input("gfx942", moe::GroupedPrecision::Fp8RowScaled) == dtypes::fp8e4m3fnuz);
   CHECK(moe::grouped_gemm_input("gfx950", moe::GroupedPrecision::Fp8RowScaled) == dtypes::fp8e4m3);
 }
