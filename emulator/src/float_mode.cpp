@@ -128,81 +128,35 @@ void flush_row(uint32_t* lo, uint32_t* hi, Lanes&& flush_lane) {
   }
 }
 
-// A DPP or SDWA step may leave active lanes (row_mask, bank_mask) or bits (dst_sel) unwritten:
-// there, only what changed is the instruction's result.
-bool writes_partially(const Step& s) { return s.inst.dpp || s.inst.sdwa; }
-
 // Results the host's FTZ does not flush (computed bit by bit: frexp, ldexp, div_fixup; a max
 // returning its denormal operand), flushed in the destination's active lanes after the
-// instruction: every one, or for a partial writer those that changed.
-class FlushedOutputs {
- public:
-  FlushedOutputs(Exec& e, const Step& s, const FloatModeUse& use) : s_(s), use_(use) {
-    if (writes_partially(s))
-      for (int r = 0; r < use.dest_registers; ++r) std::memcpy(before_[r], e.w.vreg(s.vop.vdst + r), sizeof before_[r]);
-  }
-  void apply(Exec& e) const {
-    const uint64_t exec = e.w.exec();
-    const bool wide = use_.dest == Precision::F64;
-    for (int r = 0; r < use_.dest_registers; r += wide ? 2 : 1) {
-      uint32_t* lo = e.w.vreg(s_.vop.vdst + r);
-      uint32_t* hi = wide ? e.w.vreg(s_.vop.vdst + r + 1) : nullptr;
-      flush_row(lo, hi, [&](int l) {
-        if (!((exec >> l) & 1)) return false;
-        return !writes_partially(s_) || lo[l] != before_[r][l] || (hi && hi[l] != before_[r + 1][l]);
-      });
-    }
-  }
+// instruction. (For a DPP or SDWA step this runs around its operation, on the lanes and the
+// result row the encoding hands it, before the encoding places the result.)
+void flush_outputs(Exec& e, const Step& s, const FloatModeUse& use) {
+  const uint64_t exec = e.w.exec();
+  const bool wide = use.dest == Precision::F64;
+  for (int r = 0; r < use.dest_registers; r += wide ? 2 : 1)
+    flush_row(e.w.vreg(s.vop.vdst + r), wide ? e.w.vreg(s.vop.vdst + r + 1) : nullptr, [&](int l) { return ((exec >> l) & 1) != 0; });
+}
 
- private:
-  const Step& s_;
-  const FloatModeUse& use_;
-  uint32_t before_[2][kLanes] = {};
-};
-
-// Sources the host's DAZ does not reach (handlers that read the bits: frexp, ldexp, v_cmp_class,
-// div_scale's checks): the f32 or f64 denormals of the VGPR and SGPR sources are flushed in
-// their registers for the instruction, in the active lanes, and put back after it except where
-// it wrote (its destination rows, its SGPR destination). A DPP or SDWA step's destination rows
-// are left alone (it may not write all of them).
+// Sources the host's DAZ does not reach, for the handlers that read a float's bits themselves
+// (FloatStep::flushed_sources: ldexp, frexp, class, the division steps, min/max/med3, which
+// return an operand's bits): their f32 or f64 denormals are flushed in their registers (VGPRs
+// in the active lanes, SGPRs s0..s101) for the instruction and put back after it, however it
+// ends, except where it wrote (its destination rows and SGPRs).
 class FlushedSources {
  public:
-  FlushedSources(Exec& e, const Step& s, const FloatStep& f) : e_(e), f_(f), exec_(e.w.exec()) {
-    const FloatModeUse& use = f.use;
-    const bool wide = use.source == Precision::F64;
-    const uint64_t exec = exec_;
-    for (int i = 0; i < 3; ++i) {  // VGPR and SGPR sources (VCC, EXEC and the like are never floats here)
+  FlushedSources(Exec& e, const Step& s, const FloatStep& f) : e_(e), f_(f), exec_(e.w.exec()), dest_lo_(s.vop.vdst), dest_hi_(s.vop.vdst + f.dest_vgprs) {
+    const bool wide = f.use.source == Precision::F64;
+    for (int i = 0; i < 3; ++i) {
       const uint32_t code = s.vop.src[i];
-      if (!((f.float_sources >> i) & 1) || s.vop.is_constant[i]) continue;
-      if (code >= 256) {
-        const uint32_t reg = code - 256;
-        if (writes_partially(s) && use.dest != Precision::None && reg + (wide ? 1 : 0) >= s.vop.vdst && reg < s.vop.vdst + use.dest_registers) continue;
-        if (std::any_of(rows_.begin(), rows_.end(), [&](const Row& r) { return r.reg == reg; })) continue;
-        for (uint32_t k = 0; k < (wide ? 2u : 1u); ++k) {
-          rows_.push_back({reg + k, {}});
-          std::memcpy(rows_.back().before, e.w.vreg(reg + k), sizeof rows_.back().before);
-        }
-        flush_row(e.w.vreg(reg), wide ? e.w.vreg(reg + 1) : nullptr, [&](int l) { return ((exec >> l) & 1) != 0; });
-      } else if (code < kLastSgpr) {
-        if (std::any_of(sgprs_.begin(), sgprs_.end(), [&](const Sgpr& g) { return g.code == code; })) continue;
-        sgprs_.push_back({code, e.w.s[code]});
-        if (wide) sgprs_.push_back({code + 1, e.w.s[code + 1]});
-        uint32_t* lo = &e.w.s[code];
-        uint32_t* hi = wide ? &e.w.s[code + 1] : nullptr;
-        const uint64_t v = flushed(wide ? *lo | uint64_t{*hi} << 32 : uint64_t{*lo});
-        if (wide) {
-          *lo = static_cast<uint32_t>(v);
-          *hi = static_cast<uint32_t>(v >> 32);
-        } else {
-          *lo = flushed(*lo);
-        }
-      }
+      if (!((f.flushed_sources >> i) & 1) || s.vop.is_constant[i]) continue;
+      if (code >= 256) flush_vgprs(code - 256, wide);
+      else if (code < kLastSgpr) flush_sgprs(wide ? code & ~1u : code, wide);  // a 64-bit SGPR operand is an even pair
     }
-    dest_lo_ = use.dest != Precision::None ? s.vop.vdst : ~0u;
-    dest_hi_ = use.dest != Precision::None ? s.vop.vdst + use.dest_registers : 0;
   }
   // Puts back what was flushed, in the lanes active before the instruction (a v_cmpx changes EXEC).
-  void restore() {
+  ~FlushedSources() {
     for (const Row& r : rows_) {
       if (r.reg >= dest_lo_ && r.reg < dest_hi_) continue;  // the instruction's result
       uint32_t* row = e_.w.vreg(r.reg);
@@ -215,9 +169,33 @@ class FlushedSources {
       if (!written) e_.w.s[g.code] = g.before;
     }
   }
+  FlushedSources(const FlushedSources&) = delete;
+  FlushedSources& operator=(const FlushedSources&) = delete;
 
  private:
   static constexpr uint32_t kLastSgpr = 102;  // s0..s101; above them flat_scratch, xnack, vcc, m0, exec
+
+  void flush_vgprs(uint32_t reg, bool wide) {
+    if (std::any_of(rows_.begin(), rows_.end(), [&](const Row& r) { return r.reg == reg; })) return;
+    for (uint32_t k = 0; k < (wide ? 2u : 1u); ++k) {
+      rows_.push_back({reg + k, {}});
+      std::memcpy(rows_.back().before, e_.w.vreg(reg + k), sizeof rows_.back().before);
+    }
+    flush_row(e_.w.vreg(reg), wide ? e_.w.vreg(reg + 1) : nullptr, [&](int l) { return ((exec_ >> l) & 1) != 0; });
+  }
+  void flush_sgprs(uint32_t code, bool wide) {
+    if (std::any_of(sgprs_.begin(), sgprs_.end(), [&](const Sgpr& g) { return g.code == code; })) return;
+    sgprs_.push_back({code, e_.w.s[code]});
+    if (!wide) {
+      e_.w.s[code] = flushed(e_.w.s[code]);
+      return;
+    }
+    sgprs_.push_back({code + 1, e_.w.s[code + 1]});
+    const uint64_t v = flushed(e_.w.s[code] | uint64_t{e_.w.s[code + 1]} << 32);
+    e_.w.s[code] = static_cast<uint32_t>(v);
+    e_.w.s[code + 1] = static_cast<uint32_t>(v >> 32);
+  }
+
   struct Row {
     uint32_t reg;
     uint32_t before[kLanes];
@@ -228,9 +206,9 @@ class FlushedSources {
   Exec& e_;
   const FloatStep& f_;
   const uint64_t exec_;
+  const uint32_t dest_lo_, dest_hi_;
   std::vector<Row> rows_;
   std::vector<Sgpr> sgprs_;
-  uint32_t dest_lo_ = ~0u, dest_hi_ = 0;
 };
 
 // A float step of a program that may leave the default mode.
@@ -243,15 +221,13 @@ void run_in_float_mode(Exec& e, const Inst& in) {
     e.fail(std::string(in.info->mnemonic) + " with MODE's " + describe_float_mode(mode) + ": " + why);
 #ifdef WEFT_HOST_MXCSR
   const HostMode host = host_mode(mode, f.use);
-  std::optional<FlushedSources> sources;
-  if (host.flush_input) sources.emplace(e, s, f);
-  const std::optional<FlushedOutputs> outputs = host.flush_output ? std::optional<FlushedOutputs>(std::in_place, e, s, f.use) : std::nullopt;
   {
+    std::optional<FlushedSources> sources;
+    if (host.flush_input && f.flushed_sources) sources.emplace(e, s, f);
     const HostFloatModeScope scope(host.csr);
     f.unmoded(e, in);
   }
-  if (sources) sources->restore();
-  if (outputs) outputs->apply(e);
+  if (host.flush_output) flush_outputs(e, s, f.use);
 #endif
 }
 
@@ -286,19 +262,30 @@ FloatModeUse float_mode_use(std::string_view m) {
 
 namespace {
 
-// Which sources are floats and which SGPRs the step may write, from its operand list: the
-// sources flushed on input are the float ones, and a flushed SGPR is put back unless written.
+// The handlers that read a float operand's bits themselves (or return an operand's bits), past
+// the host's DAZ: their float sources are flushed in place (FlushedSources).
+bool reads_float_bits(std::string_view m) {
+  for (std::string_view p : {"v_ldexp_", "v_frexp_", "v_cmp_class_", "v_cmpx_class_", "v_div_scale_", "v_div_fixup_", "v_div_fmas_",
+                             "v_min_", "v_max_", "v_min3_", "v_max3_", "v_med3_"})
+    if (m.starts_with(p)) return true;
+  return false;
+}
+
+// Which sources are flushed in place, which VGPR rows and SGPRs the step writes, from its operand
+// list: a flushed source is put back unless the step wrote over it.
 void describe_operands(const Step& step, FloatStep& f) {
   const std::string_view m = step.inst.info->mnemonic;
+  const bool in_place = reads_float_bits(m);
   const bool integer_second = m.starts_with("v_ldexp") || m.find("_class_") != m.npos;  // an exponent, a class mask
   int written = 0;
   for (const OperandSpec& op : operand_specs(*step.inst.info)) {
     switch (op.field) {
-      case Field::Src0: f.float_sources |= 1; break;
-      case Field::Src1: f.float_sources |= integer_second ? 0 : 2; break;
-      case Field::Src2: f.float_sources |= 4; break;
+      case Field::Src0: f.flushed_sources |= in_place ? 1 : 0; break;
+      case Field::Src1: f.flushed_sources |= in_place && !integer_second ? 2 : 0; break;
+      case Field::Src2: f.flushed_sources |= in_place ? 4 : 0; break;
       case Field::Dst:
         if (op.kind == 's') f.sgpr_written[written++] = step.vop.vdst;
+        if (op.kind == 'v') f.dest_vgprs = op.width;
         break;
       case Field::SDst:
         if (op.kind == 's') f.sgpr_written[written++] = step.vop.sdst;
@@ -319,8 +306,11 @@ void prepare_float_modes(Program& prog) {
     f.use = float_mode_use(step.inst.info->mnemonic);
     if (!f.use.uses_mode()) continue;
     describe_operands(step, f);
-    f.unmoded = step.handler;
-    step.handler = run_in_float_mode;
+    // A DPP or SDWA step: around its operation (`inner`), which sees the lanes and rows the
+    // encoding prepared, before the encoding places the result.
+    Handler& operation = step.inner ? step.inner : step.handler;
+    f.unmoded = operation;
+    operation = run_in_float_mode;
   }
 }
 
