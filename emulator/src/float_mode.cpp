@@ -148,9 +148,12 @@ class FlushedSources {
  public:
   FlushedSources(Exec& e, const Step& s, const FloatStep& f) : e_(e), f_(f), exec_(e.w.exec()), dest_lo_(s.vop.vdst), dest_hi_(s.vop.vdst + f.dest_vgprs) {
     const bool wide = f.use.source == Precision::F64;
+    for (int i = 0; i < 3; ++i)  // before anything is flushed: a throwing constructor puts nothing back
+      if (((f.flushed_sources >> i) & 1) && s.vop.is_constant[i]) check_literal(e, s.vop.constant[i], wide);
     for (int i = 0; i < 3; ++i) {
       const uint32_t code = s.vop.src[i];
       if (!((f.flushed_sources >> i) & 1) || s.vop.is_constant[i]) continue;
+      if (names_integer_source(s, f, code)) continue;  // v_ldexp_f32 v0, v1, v1: the exponent's bits stay
       if (code >= 256) flush_vgprs(code - 256, wide);
       else if (code < kLastSgpr) flush_sgprs(wide ? code & ~1u : code, wide);  // a 64-bit SGPR operand is an even pair
     }
@@ -174,6 +177,18 @@ class FlushedSources {
 
  private:
   static constexpr uint32_t kLastSgpr = 102;  // s0..s101; above them flat_scratch, xnack, vcc, m0, exec
+
+  static bool names_integer_source(const Step& s, const FloatStep& f, uint32_t code) {
+    for (int j = 0; j < 3; ++j)
+      if (((f.integer_sources >> j) & 1) && s.vop.src[j] == code) return true;
+    return false;
+  }
+  // A literal cannot be flushed in place (the step is shared); a denormal one stops the run.
+  static void check_literal(const Exec& e, uint32_t literal, bool wide) {
+    const uint64_t bits = wide ? uint64_t{literal} << 32 : literal;  // an f64 literal is the high half
+    if ((wide ? flushed(bits) : uint64_t{flushed(literal)}) == bits) return;
+    e.fail("a denormal literal source with MODE flushing inputs is not emulated for this instruction (its handler reads the bits)");
+  }
 
   void flush_vgprs(uint32_t reg, bool wide) {
     if (std::any_of(rows_.begin(), rows_.end(), [&](const Row& r) { return r.reg == reg; })) return;
@@ -265,8 +280,9 @@ namespace {
 // The handlers that read a float operand's bits themselves (or return an operand's bits), past
 // the host's DAZ: their float sources are flushed in place (FlushedSources).
 bool reads_float_bits(std::string_view m) {
+  // (v_log: glibc's log2 normalizes a denormal by a multiply that DAZ turns into zero.)
   for (std::string_view p : {"v_ldexp_", "v_frexp_", "v_cmp_class_", "v_cmpx_class_", "v_div_scale_", "v_div_fixup_", "v_div_fmas_",
-                             "v_min_", "v_max_", "v_min3_", "v_max3_", "v_med3_"})
+                             "v_min_", "v_max_", "v_min3_", "v_max3_", "v_med3_", "v_log_"})
     if (m.starts_with(p)) return true;
   return false;
 }
@@ -281,7 +297,10 @@ void describe_operands(const Step& step, FloatStep& f) {
   for (const OperandSpec& op : operand_specs(*step.inst.info)) {
     switch (op.field) {
       case Field::Src0: f.flushed_sources |= in_place ? 1 : 0; break;
-      case Field::Src1: f.flushed_sources |= in_place && !integer_second ? 2 : 0; break;
+      case Field::Src1:
+        f.flushed_sources |= in_place && !integer_second ? 2 : 0;
+        f.integer_sources |= integer_second ? 2 : 0;
+        break;
       case Field::Src2: f.flushed_sources |= in_place ? 4 : 0; break;
       case Field::Dst:
         if (op.kind == 's') f.sgpr_written[written++] = step.vop.vdst;

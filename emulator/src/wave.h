@@ -52,6 +52,7 @@ struct FloatStep {
   Handler unmoded = nullptr;
   FloatModeUse use;
   uint8_t flushed_sources = 0;  // bit i: source i is flushed in its register (a float the handler reads bit by bit)
+  uint8_t integer_sources = 0;  // bit i: source i is an integer (ldexp's exponent, a class mask): never flushed
   uint8_t dest_vgprs = 0;       // the VGPR rows it writes from vdst (put back never)
   uint32_t sgpr_written[3] = {kNoSgpr, kNoSgpr, kNoSgpr};  // SGPR codes it may write (a compare's mask, VOP3b's sdst), pairs by their first
   static constexpr uint32_t kNoSgpr = ~0u;
