@@ -407,7 +407,7 @@ TEST_CASE("tile ops: shapes and orientations the operations cannot take are erro
   const gl g = global(0, index(64), index(64), dtypes::bfloat16), g32 = global(1, index(64), index(64), dtypes::float32);
   CHECK_THROWS_WITH_AS(load(wg, g, Major::row, 24, 64, zero_index(), zero_index()), doctest::Contains("load(rt, gl): a 24x64 row-major tile is not whole 16 x 32 operand sub-tiles"), Error);
   CHECK_THROWS_WITH_AS(load(wg, g, Major::col, 16, 64, zero_index(), zero_index()), doctest::Contains("load(rt, gl): a 16x64 col-major tile is not whole 32 x 16"), Error);
-  CHECK_THROWS_WITH_AS(load(wg, g32, Major::row, 16, 32, zero_index(), zero_index()), doctest::Contains("bfloat16 or float16 inputs, not float32"), Error);
+  CHECK_THROWS_WITH_AS(load(wg, g32, Major::row, 16, 32, zero_index(), zero_index()), doctest::Contains("bfloat16 or float16 inputs, or float8_e4m3 on gfx950, not float32"), Error);
   const st f16_tile = shared(64, 64, dtypes::float16, SharedSwizzle::st_16x32);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, row, load(wg, f16_tile, zero_index(), Major::row, 64, zero_index()), {}),
                        doctest::Contains("mma_ABt: A holds bfloat16, B float16; one MFMA takes one input type"), Error);
