@@ -42,7 +42,9 @@ with open(f"{d}/times.txt", "w") as t:
         t.write(f"{start.elapsed_time(end) / 1e3!r}\n")
 result().float().cpu().numpy().tofile(f"{d}/out.bin")
 with open(f"{d}/name.txt", "w") as f:
-    f.write(globals().get("FULL_NAME", f"PyTorch {torch.__version__} {NAME}"))
+    # (a conditional, not globals().get: its f-string default would be evaluated, and fail, in
+    # scripts that set FULL_NAME and no NAME)
+    f.write(FULL_NAME if "FULL_NAME" in globals() else f"PyTorch {torch.__version__} {NAME}")
 )PY";
 
 // torch.matmul in bf16: args m n k; inputs a (m x k), b (k x n).

@@ -115,7 +115,7 @@ std::vector<Result> grouped_gemm_lines(rt::Device& device, const std::string& na
   r.work = 2.0 * static_cast<double>(s.choices()) * static_cast<double>(n) * static_cast<double>(k);  // the real rows' products
   if (nvidia) {
     r.ceiling = 989.4;  // dense bf16 tensor-core peak of an H100/H200 SXM
-    r.ceiling_source = "NVIDIA H200 datasheet, dense BF16 (quoted)";
+    r.ceiling_source = "NVIDIA H100 and H200 SXM datasheets, dense BF16 (quoted; the same figure for both)";
   }
   tell(o, "moe grouped_gemm " + r.size + " on " + device.name());
   const GroupedInputs in = grouped_inputs(s, n, k, o.seed + 3);

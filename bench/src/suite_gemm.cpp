@@ -96,7 +96,7 @@ Result nvidia_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, r
   r.peer = "cuBLAS cublasGemmEx";
   r.peer_device = device.name();
   r.ceiling = 989.4;  // dense bf16 tensor-core peak of an H100/H200 SXM
-  r.ceiling_source = "NVIDIA H200 datasheet, dense BF16 (quoted)";
+  r.ceiling_source = "NVIDIA H100 and H200 SXM datasheets, dense BF16 (quoted; the same figure for both)";
   return r;
 }
 
@@ -140,7 +140,7 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
 std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
   Result weft_line = nvidia_line("hopper_gemm_fp8", m, n, k, device);
   weft_line.ceiling = 1978.9;  // dense fp8 tensor-core peak of an H100/H200 SXM
-  weft_line.ceiling_source = "NVIDIA H200 datasheet, dense FP8 (quoted)";
+  weft_line.ceiling_source = "NVIDIA H100 and H200 SXM datasheets, dense FP8 (quoted; the same figure for both)";
   std::vector<float> av, bv;
   const rt::OwnedArray a(device, rt::upload(device, dtypes::fp8e4m3, random_matrix(dtypes::fp8e4m3, m, k, o.seed, av), "A"));
   const rt::OwnedArray b(device, rt::upload(device, dtypes::fp8e4m3, random_matrix(dtypes::fp8e4m3, n, k, o.seed + 1, bv), "B"));

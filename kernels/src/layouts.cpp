@@ -39,8 +39,9 @@ Layout operand_layout(const OperandShape& s, int lane_bits, F at) {
 
 const std::vector<MfmaShape>& mfma_shapes() {
   // Sources as for mfma_operand (layouts.h): f16 and bf16 16x16x16 and 32x32x8 on CDNA3 and
-  // CDNA4, CDNA4's double-K 16x16x32 and 32x32x16, and each target's own fp8 (CDNA3's fnuz
-  // e4m3, CDNA4's OCP e4m3) 16x16x32 and 32x32x16.
+  // CDNA4, CDNA4's double-K 16x16x32 and 32x32x16, each target's own fp8 (CDNA3's fnuz e4m3,
+  // CDNA4's OCP e4m3) 16x16x32 and 32x32x16, and CDNA4's f8f6f4 16x16x128 and 32x32x64 with fp8
+  // e4m3 operands.
   static const std::vector<MfmaShape> shapes = [] {
     std::vector<MfmaShape> out;
     for (std::string_view arch : {"gfx942", "gfx950"}) {
@@ -56,6 +57,10 @@ const std::vector<MfmaShape>& mfma_shapes() {
       const DType fp8 = gfx950 ? dtypes::fp8e4m3 : dtypes::fp8e4m3fnuz;
       out.push_back({arch, 16, 16, 32, fp8});
       out.push_back({arch, 32, 32, 16, fp8});
+      if (gfx950) {
+        out.push_back({arch, 16, 16, 128, fp8});
+        out.push_back({arch, 32, 32, 64, fp8});
+      }
     }
     return out;
   }();
@@ -72,9 +77,13 @@ Layout mfma_operand(std::string_view arch, int64_t m, int64_t n, int64_t k, DTyp
   if (!target) throw Error("mfma_operand: unknown target for a " + where + " (gfx942, gfx950)");
   if (!known) throw Error("mfma_operand: no " + where + " in the layout catalog");
   const OperandShape s = operand_shape(m, n, k, which, 64);
+  // The k of element e in lane group g: consecutive, except in the f8f6f4 MFMAs' fp8 operands
+  // (32 elements a lane), whose lanes hold two runs of 16, half of K apart.
+  const bool two_runs = s.per_lane == 32;
+  const auto k_of = [&](int64_t group, int64_t e) { return two_runs ? (e / 16) * (k / 2) + 16 * group + e % 16 : group * s.per_lane + e; };
   switch (which) {
-    case MatrixOperand::A: return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{lane % m, (lane / m) * s.per_lane + e}; });
-    case MatrixOperand::B: return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{(lane / n) * s.per_lane + e, lane % n}; });
+    case MatrixOperand::A: return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{lane % m, k_of(lane / m, e)}; });
+    case MatrixOperand::B: return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{k_of(lane / n, e), lane % n}; });
     case MatrixOperand::C:
       if (m == 16) return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{4 * (lane / 16) + e, lane % 16}; });
       return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{8 * (e / 4) + 4 * (lane / 32) + e % 4, lane % 32}; });

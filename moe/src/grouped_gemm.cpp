@@ -44,6 +44,7 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision pre
   // Hopper: hopper_gemm's warp-specialized TMA and wgmma schedule (its row block is the same).
   if (arch == "sm_90") {
     gemm::HopperGemmSpec spec{input, dtypes::bfloat16, {}, block_rows};
+    spec.store = gemm::HopperStore::Direct;  // one kernel for every run-time N: TMA stores need rows of 16-byte multiples
     if (fp8) spec.epilogue.scale = gemm::OperandScale::PerRow;
     return gemm::hopper_gemm(spec);
   }

@@ -52,6 +52,7 @@ TEST_CASE("MFMA tile through wmma: identity is bit-exact, random within fp32 acc
       {"emu:gfx950", 16, 16, 16, dtypes::float16}, {"emu:gfx950", 16, 16, 32, dtypes::bfloat16}, {"emu:gfx950", 32, 32, 16, dtypes::float16},
       {"emu:gfx942", 16, 16, 32, dtypes::fp8e4m3fnuz}, {"emu:gfx942", 32, 32, 16, dtypes::fp8e4m3fnuz},
       {"emu:gfx950", 16, 16, 32, dtypes::fp8e4m3}, {"emu:gfx950", 32, 32, 16, dtypes::fp8e4m3},
+      {"emu:gfx950", 16, 16, 128, dtypes::fp8e4m3}, {"emu:gfx950", 32, 32, 64, dtypes::fp8e4m3},  // the f8f6f4 MFMAs
   };
   for (const Shape& s : shapes) {
     CAPTURE(s.target);

@@ -4,6 +4,7 @@
 // double-precision reference.
 #include <doctest/doctest.h>
 
+#include "hopper_roles.h"
 #include "kernel_harness.h"
 #include "occurrences.h"
 #include "skip.h"
@@ -53,7 +54,7 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
   gemm::HopperGemmSpec tma{};
   tma.store = gemm::HopperStore::Tma;
-  CHECK(gemm::HopperGemmSpec{}.store == gemm::HopperStore::Direct);  // the default, until Tma has run on an H200
+  CHECK(gemm::HopperGemmSpec{}.store == gemm::HopperStore::Tma);  // the default since it ran on an H100 (session 18)
   const lower::LoweredKernel k = lowered(gemm::hopper_gemm(tma));
   const std::string src = cuda::render_cuda(k, 90);
   INFO(src);
@@ -75,19 +76,10 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   // The proxy fence before each store; the main loop's wgmma fence is the register fence only
   // (TMA filled the stage).
   CHECK(occurrences(src, "asm volatile(\"fence.proxy.async.shared::cta;\" :::") == 4);
-  // Every wgmma, mbarrier wait and TMA store lies inside a role's branch: the consumer loop runs
-  // in the consumer warpgroups only (a when() around the last wait alone left the loop to every
-  // warp, and the producer warp then spun on a full barrier's next phase: the H200 hang).
-  int depth = 0;
-  size_t outside = 0;
-  for (const lower::LinearOp& op : k.program) {
-    if (op.kind == lower::LinearOp::Kind::BranchBegin) ++depth;
-    if (op.kind == lower::LinearOp::Kind::BranchEnd) --depth;
-    const Op o = op.op.op();
-    if (op.kind == lower::LinearOp::Kind::Effect && depth == 0 && (o == Op::WGMMA || o == Op::TMA_STORE || o == Op::WGMMA_WAIT))
-      ++outside;
-  }
-  CHECK(outside == 0);
+  // Every wgmma and TMA statement lies inside a role's branch: the consumer loop runs in the
+  // consumer warpgroups only (a when() around the last wait alone left the loop to every warp,
+  // and the producer warp then spun on a full barrier's next phase: the H200 hang).
+  CHECK(weft::testing::hopper_statements_outside_roles(k) == 0);
   CHECK(cuda::dynamic_shared_bytes(k) >= 4 * (128 + 256) * 64 * 2 + 32 * 1024);
   CHECK(cuda::dynamic_shared_bytes(k) <= 227 * 1024);
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
@@ -188,25 +180,26 @@ TEST_CASE("hopper_gemm on an H200: identity bit-exact, random, ragged, K = 8 [cu
   CHECK_THROWS_WITH_AS(gemm::run_hopper_gemm(*dev, 64, 64, 12, dtypes::bfloat16, false, 1), doctest::Contains("multiple of 8"), Error);
 }
 
-// The staged TMA-store epilogue (HopperStore::Tma, opt-in until it has run here): the shapes of
-// the default's test that a tensor map can store (C's rows a multiple of 16 bytes), bf16 and fp32
-// C, identity and random, several blocks a workgroup, and the fp8 form with its epilogue.
-TEST_CASE("hopper_gemm's TMA-store epilogue on an H200: identity bit-exact, random, ragged, persistent [cuda]") {
+// The masked per-thread store epilogue (HopperStore::Direct, what for_columns picks where C's
+// rows are not a multiple of 16 bytes, and the grouped form's), asked for at shapes the default
+// stores with TMA: bf16 and fp32 C, identity and random, several blocks a workgroup, and the fp8
+// form with its epilogue.
+TEST_CASE("hopper_gemm's direct-store epilogue on an H200: identity bit-exact, random, ragged, persistent [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
-  const auto tma = [](DType input, DType output) {
+  const auto direct = [](DType input, DType output) {
     gemm::HopperGemmSpec spec{input, output, {}};
-    spec.store = gemm::HopperStore::Tma;
+    spec.store = gemm::HopperStore::Direct;
     return spec;
   };
   using gemm::HopperInputs;
-  check_hopper_gemm(*dev, tma(dtypes::bfloat16, dtypes::bfloat16), 256, 512, 512, HopperInputs::Identity);
-  check_hopper_gemm(*dev, tma(dtypes::bfloat16, dtypes::float32), 256, 256, 256, HopperInputs::Identity);
-  check_hopper_gemm(*dev, tma(dtypes::bfloat16, dtypes::bfloat16), 1024, 1024, 1024);
-  check_hopper_gemm(*dev, tma(dtypes::bfloat16, dtypes::float32), 300, 200, 136);
-  check_hopper_gemm(*dev, tma(dtypes::bfloat16, dtypes::bfloat16), 1000, 1032, 72);
-  check_hopper_gemm(*dev, tma(dtypes::bfloat16, dtypes::bfloat16), 3000, 2104, 64);
-  gemm::HopperGemmSpec fp8 = tma(dtypes::fp8e4m3, dtypes::bfloat16);
+  check_hopper_gemm(*dev, direct(dtypes::bfloat16, dtypes::bfloat16), 256, 512, 512, HopperInputs::Identity);
+  check_hopper_gemm(*dev, direct(dtypes::bfloat16, dtypes::float32), 256, 256, 256, HopperInputs::Identity);
+  check_hopper_gemm(*dev, direct(dtypes::bfloat16, dtypes::bfloat16), 1024, 1024, 1024);
+  check_hopper_gemm(*dev, direct(dtypes::bfloat16, dtypes::float32), 300, 200, 136);
+  check_hopper_gemm(*dev, direct(dtypes::bfloat16, dtypes::bfloat16), 1000, 1032, 72);
+  check_hopper_gemm(*dev, direct(dtypes::bfloat16, dtypes::bfloat16), 3000, 2104, 64);
+  gemm::HopperGemmSpec fp8 = direct(dtypes::fp8e4m3, dtypes::bfloat16);
   fp8.epilogue.scale = gemm::OperandScale::PerRow;
   fp8.epilogue.activation = gemm::Activation::Relu;
   check_hopper_gemm(*dev, fp8, 512, 768, 1024);

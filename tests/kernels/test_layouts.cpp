@@ -82,6 +82,10 @@ std::vector<MfmaCase> mfma_cases() {
     const weft::DType fp8 = gfx950 ? dtypes::fp8e4m3 : dtypes::fp8e4m3fnuz;
     cases.push_back({arch, 16, 16, 32, fp8});
     cases.push_back({arch, 32, 32, 16, fp8});
+    if (gfx950) {  // the f8f6f4 MFMAs with fp8 operands
+      cases.push_back({arch, 16, 16, 128, fp8});
+      cases.push_back({arch, 32, 32, 64, fp8});
+    }
   }
   return cases;
 }
@@ -119,6 +123,10 @@ namespace {
 // The MFMA formulas of the CDNA3 matrix calculator and the CDNA4 ISA guide, restated here as
 // plain integer arithmetic (independent of the catalog's code): (row, col) of element e of lane l.
 std::pair<int64_t, int64_t> mfma_formula(const MfmaCase& c, MatrixOperand which, int64_t l, int64_t e) {
+  if (c.k * c.m / 64 == 32 && which != MatrixOperand::C) {  // f8f6f4 fp8: two runs of 16 bytes, K/2 apart (docs/mfma-f8f6f4.md 2.1)
+    const int64_t outer = l % c.m, k = (e / 16) * (c.k / 2) + 16 * (l / c.m) + e % 16;
+    return which == MatrixOperand::A ? std::pair{outer, k} : std::pair{k, outer};
+  }
   switch (which) {
     case MatrixOperand::A: return {l % c.m, (l / c.m) * (c.m * c.k / 64) + e};
     case MatrixOperand::B: return {(l / c.n) * (c.k * c.n / 64) + e, l % c.n};
@@ -149,7 +157,7 @@ TEST_CASE("layouts: MFMA operands and MfmaLayout's index expressions follow the 
     CAPTURE(c.input.name());
     const weft::tile::MfmaLayout formulas = weft::tile::mfma_layout(c.arch, c.m, c.n, c.k, c.input);
     CHECK(formulas.shape == weft::WmmaArg{c.m, c.n, c.k, c.input, dtypes::float32, 64});
-    const weft::UOp lane = weft::variable("lane", 0, 63, dtypes::index), e = weft::variable("e", 0, 15, dtypes::index);
+    const weft::UOp lane = weft::variable("lane", 0, 63, dtypes::index), e = weft::variable("e", 0, 31, dtypes::index);
     struct Operand {
       MatrixOperand which;
       int64_t elements;

@@ -156,3 +156,19 @@ TEST_CASE("range simplification: ranges of one iteration vanish") {
   UOp r = range(1, 2, AxisType::REDUCE);
   CHECK(expr_string(simplify((var("x", 0, 3) + r).reduce(Op::ADD, {r}))) == "x");
 }
+
+// A bound that may be 0 (hopper_gemm's grouped form: a trip count of 0 or 1 loaded from the
+// routing plan) is a loop that may run no iteration: folding its range to 0 ran its body once
+// for blocks of no expert (the H100's illegal shared-memory reads, session 18).
+TEST_CASE("range simplification: a range whose bound may be 0 stays a loop") {
+  UOp buf = placeholder({8}, dtypes::float32, 0);
+  const UOp trips = var("t", 0, 1);
+  UOp j = range(trips, 1, AxisType::LOOP);
+  UOp s = simplify(sink({"k"}, {buf[j].store(constant(1.0, dtypes::float32)).end({j})}));
+  REQUIRE(s.src(0).op() == Op::END);
+  CHECK(s.src(0).src().size() == 2);
+  CHECK(s.src(0).src(1).op() == Op::RANGE);
+  // A bound of exactly 1 (1 <= t <= 1) still folds.
+  UOp one = range(var("u", 1, 1), 2, AxisType::LOOP);
+  CHECK(simplify(sink({"k"}, {buf[one].store(constant(1.0, dtypes::float32)).end({one})})).src(0).op() == Op::STORE);
+}

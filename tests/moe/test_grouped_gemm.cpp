@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "hopper_roles.h"
 #include "kernels/kernel_harness.h"
 #include "occurrences.h"
 #include "skip.h"
@@ -170,9 +171,12 @@ TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B 
     INFO(src);
     CHECK(cuda::nvrtc_arch(lowered, 90) == "sm_90a");
     CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
-    // Xs and W loaded by TMA; Ys stored directly (hopper_gemm's default store).
+    // Xs and W loaded by TMA; Ys stored directly (one kernel for every run-time N).
     CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == 2);
     CHECK(occurrences(src, "bulk_group") == 0);
+    // A block's trip count is 0 or 1 (its expert may be -1): the trip loops stay loops and every
+    // wgmma and TMA load stays in its role (folded away, the consumer loop ran in every warp).
+    CHECK(weft::testing::hopper_statements_outside_roles(lowered) == 0);
     // The kernel's variables are the mma.sync form's: the launch is the same.
     std::vector<std::string> scalars;
     for (const auto& p : lowered.params)
@@ -193,6 +197,7 @@ TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B 
   const std::string src = cuda::render_cuda(fp8, 90);
   INFO(src);
   CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") != std::string::npos);
+  CHECK(weft::testing::hopper_statements_outside_roles(fp8) == 0);
   CHECK(rt::nvrtc_compile(src, fp8.name, "sm_90a").size() > 0);
 }
 
@@ -228,7 +233,7 @@ TEST_CASE("grouped_gemm with the target's fp8 and row-wise scales on CDNA: rando
     // The products are the fp8 MFMAs, with nothing spilled.
     const std::string arch = target.substr(4);
     const emu::KernelStats stats = emu::kernel_stats(rt::inspect(moe::grouped_gemm(arch, 256, moe::GroupedPrecision::Fp8RowScaled), arch).code_object);
-    CHECK(stats.count("v_mfma_f32_16x16x32_fp8_fp8") > 0);
+    CHECK(stats.count(arch == "gfx950" ? "v_mfma_f32_16x16x128_f8f6f4" : "v_mfma_f32_16x16x32_fp8_fp8") > 0);
     CHECK(stats.count_prefix("v_mfma_f32_16x16x32_bf16") == 0);
     CHECK(stats.scratch_bytes == 0);
     CHECK(stats.vgpr_spills == 0);

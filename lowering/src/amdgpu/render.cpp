@@ -46,11 +46,18 @@ struct Loop {
   llvm::BasicBlock* exit;
 };
 
+// How an MFMA intrinsic types its A and B operands.
+enum class MfmaOperands {
+  Native,      // vectors of the input type
+  Bf16AsI16,   // the older bf16 intrinsics take the bits as i16 vectors
+  Fp8AsI64,    // eight fp8 bytes packed in an i64
+  F8F6F4AsI32  // gfx950's f8f6f4 (the scaled intrinsic at scale 1): 32 bytes as <8 x i32>, format codes
+};
+
 // One MFMA instruction and how its operands are typed.
 struct Mfma {
   llvm::Intrinsic::ID id;
-  bool bf16_as_i16;  // the older bf16 intrinsics take the bits as i16 vectors
-  bool fp8_as_i64;   // fp8 operands are eight bytes packed in an i64
+  MfmaOperands operands = MfmaOperands::Native;
 };
 
 std::optional<Mfma> find_mfma(const WmmaArg& w, std::string_view mcpu) {
@@ -59,25 +66,27 @@ std::optional<Mfma> find_mfma(const WmmaArg& w, std::string_view mcpu) {
   if (w.threads != 64 || w.accum != dtypes::float32) return std::nullopt;
   auto shape = [&](int64_t m, int64_t n, int64_t k) { return w.m == m && w.n == n && w.k == k; };
   if (w.input == dtypes::float16) {
-    if (shape(16, 16, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x16f16, false, false};
-    if (shape(32, 32, 8)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x8f16, false, false};
-    if (gfx950 && shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_f16, false, false};
-    if (gfx950 && shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_f16, false, false};
+    if (shape(16, 16, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x16f16};
+    if (shape(32, 32, 8)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x8f16};
+    if (gfx950 && shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_f16};
+    if (gfx950 && shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_f16};
   }
   if (w.input == dtypes::bfloat16) {
-    if (shape(16, 16, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k, true, false};
-    if (shape(32, 32, 8)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k, true, false};
-    if (gfx950 && shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_bf16, false, false};
-    if (gfx950 && shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_bf16, false, false};
+    if (shape(16, 16, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k, MfmaOperands::Bf16AsI16};
+    if (shape(32, 32, 8)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k, MfmaOperands::Bf16AsI16};
+    if (gfx950 && shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_bf16};
+    if (gfx950 && shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_bf16};
   }
   const bool fp8 = gfx950 ? w.input == dtypes::fp8e4m3 : w.input == dtypes::fp8e4m3fnuz;
   if (fp8) {
-    if (shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_fp8_fp8, false, true};
-    if (shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_fp8_fp8, false, true};
+    if (shape(16, 16, 32)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x32_fp8_fp8, MfmaOperands::Fp8AsI64};
+    if (shape(32, 32, 16)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x16_fp8_fp8, MfmaOperands::Fp8AsI64};
+    if (gfx950 && shape(16, 16, 128)) return Mfma{Intrinsic::amdgcn_mfma_scale_f32_16x16x128_f8f6f4, MfmaOperands::F8F6F4AsI32};
+    if (gfx950 && shape(32, 32, 64)) return Mfma{Intrinsic::amdgcn_mfma_scale_f32_32x32x64_f8f6f4, MfmaOperands::F8F6F4AsI32};
   }
   if (w.input == dtypes::float32) {
-    if (shape(16, 16, 4)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x4f32, false, false};
-    if (shape(32, 32, 2)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x2f32, false, false};
+    if (shape(16, 16, 4)) return Mfma{Intrinsic::amdgcn_mfma_f32_16x16x4f32};
+    if (shape(32, 32, 2)) return Mfma{Intrinsic::amdgcn_mfma_f32_32x32x2f32};
   }
   return std::nullopt;
 }
@@ -509,12 +518,24 @@ class Renderer {
     llvm::Value* bv = get(u.src(1));
     auto operand = [&](llvm::Value* v) -> llvm::Value* {
       auto* vt = llvm::cast<llvm::FixedVectorType>(v->getType());
-      if (m->bf16_as_i16) return b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt16Ty(), vt->getNumElements()));
-      if (m->fp8_as_i64) return b_.CreateBitCast(v, b_.getInt64Ty());
+      switch (m->operands) {
+        case MfmaOperands::Native: return v;
+        case MfmaOperands::Bf16AsI16: return b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt16Ty(), vt->getNumElements()));
+        case MfmaOperands::Fp8AsI64: return b_.CreateBitCast(v, b_.getInt64Ty());
+        case MfmaOperands::F8F6F4AsI32: return b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt32Ty(), vt->getNumElements() / 4));
+      }
       return v;
     };
     if (u.src(0).dtype().lanes == 1 || u.src(1).dtype().lanes == 1) {  // one element per lane: f32 MFMA
       return b_.CreateIntrinsic(m->id, llvm::ArrayRef<llvm::Type*>{}, {a, bv, get(u.src(2)), b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)});
+    }
+    if (m->operands == MfmaOperands::F8F6F4AsI32) {
+      // A and B in format 0 (fp8 e4m3, cbsz and blgp), op_sel 0 and scale 0 (E8M0 2^0) for both:
+      // LLVM emits the unscaled v_mfma_f32_*_f8f6f4.
+      llvm::Value* ai = operand(a);
+      llvm::Value* bi = operand(bv);
+      llvm::Value* zero = b_.getInt32(0);
+      return b_.CreateIntrinsic(m->id, {ai->getType(), bi->getType()}, {ai, bi, get(u.src(2)), zero, zero, zero, zero, zero, zero});
     }
     return b_.CreateIntrinsic(m->id, llvm::ArrayRef<llvm::Type*>{}, {operand(a), operand(bv), get(u.src(2)), b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)});
   }

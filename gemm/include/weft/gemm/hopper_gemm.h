@@ -8,8 +8,8 @@
 // kernel variables: any M, N >= 1 and K a multiple of 16 bytes of the input (bf16: K >= 8 a
 // multiple of 8; fp8: K >= 16 a multiple of 16: a TMA row is a multiple of 16 bytes). Tiles past
 // the edges are filled with zeros by TMA and the epilogue stores only elements inside C: by TMA
-// stores (clipped at the edges, opt-in: HopperStore::Tma) where C's rows are a multiple of 16
-// bytes, by masked stores of each thread's elements otherwise and by default.
+// stores (clipped at the edges, HopperStore::Tma, the default) where C's rows are a multiple of 16
+// bytes, by masked stores of each thread's elements otherwise (HopperStore::Direct).
 //
 // The epilogue (HopperEpilogue) maps each fp32 sum before it is converted to C's dtype:
 //   C[i, j] = activation(sum[i, j] * scale_a[i] * scale_b[j] + bias[j])
@@ -84,10 +84,10 @@ struct HopperGemmSpec {
   // blocks that run are the plan's, known only on the device). The epilogue's per-column inputs
   // (bias, per-row scale_b) are per expert column, [E * N], indexed like B's rows.
   int64_t grouped_block_rows = 0;
-  // Direct by default: the Tma epilogue hung in hopper_gemm's first [cuda] test on the lent H200
-  // (session 16; the TMA-store statements alone passed their own test there) and is not yet
-  // diagnosed. Ask for it only to debug it.
-  HopperStore store = HopperStore::Direct;
+  // Tma by default (0.86-0.87x cuBLAS on every bf16 shape of docs/PERF.md against 0.48-0.76x
+  // with Direct, H100, session 18); for_columns picks Direct where C's rows cannot take it. The
+  // grouped form (run-time N, one kernel for any) asks for Direct.
+  HopperStore store = HopperStore::Tma;
   // This spec with the store that C's N columns allow: Direct where N * C's item size is not a
   // multiple of 16 bytes (a tensor map cannot describe such rows), `store` otherwise.
   HopperGemmSpec for_columns(int64_t n) const {

@@ -34,7 +34,8 @@ const std::vector<MfmaShape>& mfma_shapes();
 // col = n; C: row = m, col = n). "register" counts the elements a lane holds, in order (the
 // element e of the lane's vector, packed low to high in its VGPRs); "lane" has 64 values.
 // Shapes: f16 and bf16 16x16x16 and 32x32x8 on both targets, 16x16x32 and 32x32x16 on gfx950;
-// fp8 (the target's own: fp8e4m3fnuz on gfx942, fp8e4m3 on gfx950) 16x16x32 and 32x32x16.
+// fp8 (the target's own: fp8e4m3fnuz on gfx942, fp8e4m3 on gfx950) 16x16x32 and 32x32x16, and
+// gfx950's f8f6f4 16x16x128 and 32x32x64 with fp8 e4m3 operands (32 bytes a lane).
 // Source: AMD's matrix instruction calculator for CDNA3 (../shared/reference/mfma-cdna3/,
 // "Register to matrix element mapping"), and the CDNA4 ISA guide's double-K forms, which keep
 // the CDNA3 pattern with twice the consecutive k values per lane:
@@ -44,6 +45,9 @@ const std::vector<MfmaShape>& mfma_shapes();
 //      32x32: row = 8 * (e / 4) + 4 * (lane / 32) + e % 4, col = lane % 32 (groups of 4 rows
 //      8 apart: e's bits 0-1 are row bits 0-1, lane bit 5 is row bit 2, e's bits 2-3 are row
 //      bits 3-4, so the map is linear)
+// The f8f6f4 MFMAs' fp8 operands hold two runs of 16 k a lane, half of K apart (docs/mfma-f8f6f4.md
+// section 2.1, from AMD Composable Kernel's hardware-run tables):
+//   A: row = lane % m, col = (e / 16) * (k/2) + 16 * (lane / m) + e % 16 (B likewise)
 // Example: gfx950 16x16x32 bf16 A, 8 registers, lanes 0-15 hold k 0-7, lanes 16-31 k 8-15:
 //            register 0  register 1  ...  register 7
 //   lane 0   (0, 0)      (0, 1)           (0, 7)        (row, col)
