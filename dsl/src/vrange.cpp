@@ -175,10 +175,18 @@ std::pair<Wide, Wide> compute_vrange(Op op, DType dtype, const std::vector<UOp>&
       const auto* v = std::get_if<VarArg>(&arg);
       return v ? fit(dtype, v->min, v->max) : full(dtype);
     }
-    case Op::RANGE:
     case Op::SPECIAL:
       if (src.empty()) return full(dtype);
       return {0, std::max<Wide>(src[0].vmax() - 1, 0)};
+    case Op::RANGE: {
+      if (src.empty()) return full(dtype);
+      // A loop's body is what depends on its range. A range of exactly one iteration is 0 and may
+      // fold away, its body then running once outside the loop. One whose bound may be 0 (a trip
+      // count of 0 or 1 loaded from memory) must keep every dependence on it, or its body would
+      // run once where it must not run: its range is [0, 1], which nothing folds.
+      const Wide hi = std::max<Wide>(src[0].vmax() - 1, 0);
+      return {0, hi == 0 && src[0].vmin() < 1 ? 1 : hi};
+    }
     case Op::CAST: return src.size() == 1 ? cast_range(dtype, src[0]) : full(dtype);
     case Op::GEP:
     case Op::AFTER:

@@ -73,8 +73,10 @@ WmmaArg mma_shape(const Workgroup& wg, DType input) {
     throw Error("mma_shape: " + std::string(nvidia ? "mma.sync on " : "an MFMA on ") + wg.arch() + " runs on " + (nvidia ? "32-lane warps" : "64-lane waves") +
                 ", not waves of " + std::to_string(wg.wave_size()));
   if (nvidia) return WmmaArg{16, 8, 16, input, dtypes::float32, 32};  // mma.sync.aligned.m16n8k16 (mma_m16n8k16_operand)
-  // fp8: gfx950's f8f6f4 MFMA (16x16x128, twice the fp8 rate of its 16x16x32), gfx942's 16x16x32.
-  if (fp8) return WmmaArg{16, 16, wg.arch() == "gfx950" ? 128 : 32, input, dtypes::float32, wg.wave_size()};
+  // fp8: the MFMA 16x16x32 fp8 on both targets. gfx950's f8f6f4 16x16x128 (twice its fp8 rate)
+  // is in the layout catalog and the renderer, but the block GEMM's ping-pong splits each K step
+  // (128 fp8) into two halves of MFMA k steps, which one 16x16x128 step cannot be.
+  if (fp8) return WmmaArg{16, 16, 32, input, dtypes::float32, wg.wave_size()};
   return WmmaArg{16, 16, wg.arch() == "gfx950" ? 32 : 16, input, dtypes::float32, wg.wave_size()};
 }
 

@@ -176,10 +176,6 @@ MaybeUOp fold_constants(const Match& m) {
 MaybeUOp fold_known_value(const Match& m) {
   const UOp x = m.root();
   if (x.is_const() || x.dtype().is_vector() || x.vmin() != x.vmax()) return std::nullopt;
-  // A range's value is 0 in every iteration when its bound is at most 1, but it is a loop of
-  // exactly one iteration only when the bound is at least 1: a bound that may be 0 (a trip count
-  // loaded from memory, 0 or 1) keeps the loop, which then runs no iteration.
-  if (x.op() == Op::RANGE && (x.src().empty() || x.src(0).vmin() < 1)) return std::nullopt;
   return iconst(x.dtype(), x.vmin());
 }
 

@@ -220,6 +220,13 @@ TEST_CASE("layouts: MFMA operands agree with AMD's matrix instruction calculator
   }
   // The ISA's lane 16, element 0 of gfx950's 16x16x32 bf16 A: row 0, k 8 (the second k octet).
   CHECK(at(weft::tile::mfma_operand("gfx950", 16, 16, 32, dtypes::bfloat16, MatrixOperand::A), 16, 0) == std::pair<int64_t, int64_t>{0, 8});
+  // CK's table for 16x16x128 fp8 (docs/mfma-f8f6f4.md 2.1): lane 0 holds K 0-15 in bytes 0-15 and
+  // K 64-79 in bytes 16-31; lane 16 (group 1) starts at K 16.
+  const Layout f8 = weft::tile::mfma_operand("gfx950", 16, 16, 128, dtypes::fp8e4m3, MatrixOperand::A);
+  CHECK(at(f8, 0, 15) == std::pair<int64_t, int64_t>{0, 15});
+  CHECK(at(f8, 0, 16) == std::pair<int64_t, int64_t>{0, 64});
+  CHECK(at(f8, 16, 0) == std::pair<int64_t, int64_t>{0, 16});
+  CHECK(at(f8, 63, 31) == std::pair<int64_t, int64_t>{15, 127});
 }
 
 TEST_CASE("layouts: unknown MFMA shapes and targets are errors naming them") {
@@ -433,7 +440,9 @@ TEST_CASE("layouts: every catalog name resolves to its layout, and bad names say
     CHECK(found.layout.bijective());
     ++fixed;
   }
-  CHECK(fixed == 48 + 6 + 4);  // MFMA: 16 shape/dtype pairs x 3 operands; mma: 2 x 3; LDS DMA: 4
+  CHECK(fixed == 54 + 6 + 4);  // MFMA: 18 shape/dtype pairs x 3 operands; mma: 2 x 3; LDS DMA: 4
+  CHECK(weft::tile::find_layout("mfma.gfx950.16x16x128.fp8.A").layout ==
+        weft::tile::mfma_operand("gfx950", 16, 16, 128, dtypes::fp8e4m3, MatrixOperand::A));
   CHECK(weft::tile::find_layout("mfma.gfx950.16x16x32.bf16.A").layout == weft::tile::mfma_operand("gfx950", 16, 16, 32, dtypes::bfloat16, MatrixOperand::A));
   CHECK(weft::tile::find_layout("mfma.gfx942.16x16x32.fp8.B").layout == weft::tile::mfma_operand("gfx942", 16, 16, 32, dtypes::fp8e4m3fnuz, MatrixOperand::B));
   CHECK(weft::tile::find_layout("mfma.gfx950.32x32x16.fp8.C").element_bytes == 4);

@@ -158,8 +158,9 @@ TEST_CASE("range simplification: ranges of one iteration vanish") {
 }
 
 // A bound that may be 0 (hopper_gemm's grouped form: a trip count of 0 or 1 loaded from the
-// routing plan) is a loop that may run no iteration: folding its range to 0 ran its body once
-// for blocks of no expert (the H100's illegal shared-memory reads, session 18).
+// routing plan) is a loop that may run no iteration: folding its range (or an expression of it,
+// trip * steps) to 0 moved its body out of the loop, running it for blocks of no expert (the
+// H100's illegal shared-memory reads, session 18).
 TEST_CASE("range simplification: a range whose bound may be 0 stays a loop") {
   UOp buf = placeholder({8}, dtypes::float32, 0);
   const UOp trips = var("t", 0, 1);
@@ -168,6 +169,14 @@ TEST_CASE("range simplification: a range whose bound may be 0 stays a loop") {
   REQUIRE(s.src(0).op() == Op::END);
   CHECK(s.src(0).src().size() == 2);
   CHECK(s.src(0).src(1).op() == Op::RANGE);
+  CHECK(j.vmin() == 0);
+  CHECK(j.vmax() == 1);
+  // An expression of it keeps the dependence: the store at j * 4 stays inside the loop.
+  UOp s4 = simplify(sink({"k"}, {buf[j * 4].store(constant(1.0, dtypes::float32)).end({j})}));
+  REQUIRE(s4.src(0).op() == Op::END);
+  const std::string address = expr_string(s4.src(0).src(0).src(0), 200);  // the store's index
+  INFO(address);
+  CHECK(address.find("*4") != std::string::npos);
   // A bound of exactly 1 (1 <= t <= 1) still folds.
   UOp one = range(var("u", 1, 1), 2, AxisType::LOOP);
   CHECK(simplify(sink({"k"}, {buf[one].store(constant(1.0, dtypes::float32)).end({one})})).src(0).op() == Op::STORE);

@@ -197,9 +197,7 @@ WaveGroup wave_rows(const Workgroup& wg, const UOp& first_row, int64_t rows);
 // The matrix instruction the tile layer uses for `input` (bfloat16, float16) on the
 // workgroup's target: the MFMA 16x16x32 on gfx950 and 16x16x16 on gfx942 (64-lane waves);
 // mma.sync m16n8k16 on NVIDIA ("sm_XY", 32-lane warps). On CDNA also the target's fp8
-// (mfma_fp8: e4m3 on gfx950, CDNA3's e4m3 fnuz on gfx942): gfx950's f8f6f4 MFMA 16x16x128
-// (twice its 16x16x32's fp8 rate; an fp8 tile's K is then a multiple of 128), gfx942's MFMA
-// 16x16x32 fp8.
+// (mfma_fp8: e4m3 on gfx950, CDNA3's e4m3 fnuz on gfx942) through the MFMA 16x16x32 fp8.
 // Throws weft::Error for another target, input or wave size.
 WmmaArg mma_shape(const Workgroup& wg, DType input);
 // The fp8 format of `arch`'s MFMAs (gfx942: float8_e4m3fnuz; gfx950: float8_e4m3).
