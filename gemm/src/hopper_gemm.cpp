@@ -290,6 +290,9 @@ void check_spec(const HopperGemmSpec& spec) {
   if (spec.grouped_block_rows < 0 || spec.grouped_block_rows % S::block_m)
     throw Error("hopper_gemm: the grouped form's block rows (" + std::to_string(spec.grouped_block_rows) + ") must be a multiple of " +
                 std::to_string(S::block_m) + ", so that no block of C holds rows of two experts");
+  if (spec.grouped_block_rows > 0 && spec.store == HopperStore::Tma)
+    throw Error("hopper_gemm: the grouped form stores with HopperStore::Direct (one kernel for every run-time N; TMA stores need C's rows "
+                "to be a multiple of 16 bytes, which for_columns checks for a known N)");
 }
 
 }  // namespace

@@ -79,7 +79,7 @@ Layout mfma_operand(std::string_view arch, int64_t m, int64_t n, int64_t k, DTyp
   const OperandShape s = operand_shape(m, n, k, which, 64);
   // The k of element e in lane group g: consecutive, except in the f8f6f4 MFMAs' fp8 operands
   // (32 elements a lane), whose lanes hold two runs of 16, half of K apart.
-  const bool two_runs = s.per_lane == 32;
+  const bool two_runs = input.itemsize() == 1 && s.per_lane == 32;  // the f8f6f4 shapes (16x16x128, 32x32x64) with fp8
   const auto k_of = [&](int64_t group, int64_t e) { return two_runs ? (e / 16) * (k / 2) + 16 * group + e % 16 : group * s.per_lane + e; };
   switch (which) {
     case MatrixOperand::A: return operand_layout(s, 6, [&](int64_t lane, int64_t e) { return std::pair{lane % m, k_of(lane / m, e)}; });

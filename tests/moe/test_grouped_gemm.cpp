@@ -186,6 +186,9 @@ TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B 
   }
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, 192}),
                        doctest::Contains("block rows (192) must be a multiple of 128"), Error);
+  // The grouped form's N is known only at run time: TMA stores (hopper_gemm's default) are refused.
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, 128}),
+                       doctest::Contains("the grouped form stores with HopperStore::Direct"), Error);
   // fp8 with row-wise scales: Xs's per row (dispatch's), W's per expert column ([E * N]), after block_expert.
   const gemm::HopperEpilogue scaled{gemm::OperandScale::PerRow, false, gemm::Activation::None};
   const gemm::HopperGemmSlots slots = gemm::hopper_gemm_slots(scaled, true);
@@ -193,7 +196,7 @@ TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B 
   CHECK(slots.scale_b == 5);
   lower::LowerOptions options;
   options.wave_size = 32;
-  const auto fp8 = lower::lower(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::fp8e4m3, dtypes::bfloat16, scaled, 128}), options);
+  const auto fp8 = lower::lower(moe::grouped_gemm("sm_90", 128, moe::GroupedPrecision::Fp8RowScaled), options);
   const std::string src = cuda::render_cuda(fp8, 90);
   INFO(src);
   CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") != std::string::npos);

@@ -530,8 +530,9 @@ class Renderer {
       return b_.CreateIntrinsic(m->id, llvm::ArrayRef<llvm::Type*>{}, {a, bv, get(u.src(2)), b_.getInt32(0), b_.getInt32(0), b_.getInt32(0)});
     }
     if (m->operands == MfmaOperands::F8F6F4AsI32) {
-      // A and B in format 0 (fp8 e4m3, cbsz and blgp), op_sel 0 and scale 0 (E8M0 2^0) for both:
-      // LLVM emits the unscaled v_mfma_f32_*_f8f6f4.
+      // A and B in format 0 (fp8 e4m3, cbsz and blgp), op_sel 0 and scale operands 0 for both:
+      // LLVM emits the unscaled v_mfma_f32_*_f8f6f4 for two constant-0 scales (no scaling; an
+      // E8M0 byte 0 would be 2^-127 in the scaled instruction, docs/mfma-f8f6f4.md section 4.2).
       llvm::Value* ai = operand(a);
       llvm::Value* bi = operand(bv);
       llvm::Value* zero = b_.getInt32(0);

@@ -86,7 +86,7 @@ struct HopperGemmSpec {
   int64_t grouped_block_rows = 0;
   // Tma by default (0.86-0.87x cuBLAS on every bf16 shape of docs/PERF.md against 0.48-0.76x
   // with Direct, H100, session 18); for_columns picks Direct where C's rows cannot take it. The
-  // grouped form (run-time N, one kernel for any) asks for Direct.
+  // grouped form (run-time N, one kernel for any) must ask for Direct (an error otherwise).
   HopperStore store = HopperStore::Tma;
   // This spec with the store that C's N columns allow: Direct where N * C's item size is not a
   // multiple of 16 bytes (a tensor map cannot describe such rows), `store` otherwise.
