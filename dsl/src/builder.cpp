@@ -611,6 +611,9 @@ UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vecto
 UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& after) {
   return mbarrier(MbarrierOp::Wait, bar, parity, after);
 }
+UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UOp>& after) {
+  return mbarrier(MbarrierOp::ArriveCluster, bar, cta, after);
+}
 
 UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
           const MatrixLayoutArg& b_layout, const std::vector<UOp>& after, const UOp& accumulate) {
@@ -667,6 +670,20 @@ UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, 
   return UOp::make(Op::TMA_LOAD, dtypes::void_, std::move(src), TmaArg{fresh_id(), box_rows, box_cols, swizzle});
 }
 
+UOp tma_load_multicast(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
+                       WgmmaSwizzle swizzle, const UOp& ctas, const std::vector<UOp>& after) {
+  check_tma(Op::TMA_LOAD, "the destination", dst, tensor, row, col, box_rows, box_cols, swizzle);
+  check_indexed("TMA_LOAD", "the barrier", bar, AddrSpace::LOCAL, {dtypes::uint64});
+  check_value(Op::TMA_LOAD, ctas);
+  if (!(ctas.dtype() == dtypes::int32)) fail("TMA_LOAD", "the CTA mask is an int32 value, got " + ctas.dtype().name() + " " + expr_string(ctas, 80));
+  if (ctas.is_const() && (ctas.const_int() < 1 || ctas.const_int() >= (Wide{1} << kMaxCluster)))
+    fail("TMA_LOAD", "the CTA mask " + wide_to_string(ctas.const_int()) + " names no CTA, or one past a cluster's " + std::to_string(kMaxCluster));
+  check_predecessors("TMA_LOAD", after);
+  std::vector<UOp> src{dst, tensor, bar, row, col, ctas};
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::TMA_LOAD, dtypes::void_, std::move(src), TmaArg{fresh_id(), box_rows, box_cols, swizzle, true});
+}
+
 UOp tma_store(const UOp& src, const UOp& tensor, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols, WgmmaSwizzle swizzle,
               const std::vector<UOp>& after) {
   check_tma(Op::TMA_STORE, "the source", src, tensor, row, col, box_rows, box_cols, swizzle);
@@ -680,6 +697,11 @@ UOp tma_store_wait(int64_t pending, const std::vector<UOp>& after) {
   if (pending < 0 || pending > 7) fail("TMA_STORE_WAIT", "pending group count " + std::to_string(pending) + " is not in 0..7");
   check_predecessors("TMA_STORE_WAIT", after);
   return UOp::make(Op::TMA_STORE_WAIT, dtypes::void_, after, EffectArg{fresh_id(), pending, {}});
+}
+
+UOp cluster_sync(const std::vector<UOp>& after) {
+  check_predecessors("CLUSTER_SYNC", after);
+  return UOp::make(Op::CLUSTER_SYNC, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});
 }
 
 UOp wgmma_fence(const std::vector<UOp>& after, bool shared_writes) {
@@ -814,6 +836,8 @@ UOp group(const std::vector<UOp>& effects) {
 
 UOp sink(const KernelInfo& info, const std::vector<UOp>& effects) {
   if (!is_identifier(info.name)) fail("SINK", "kernel name '" + info.name + "' is not an identifier");
+  if (info.cluster < 1 || info.cluster > kMaxCluster)
+    fail("SINK", "kernel " + info.name + ": a cluster of " + std::to_string(info.cluster) + " CTAs; clusters hold 1.." + std::to_string(kMaxCluster));
   for (const UOp& e : effects)
     if (!e.is_effect()) fail("SINK", "kernel " + info.name + " sinks effects, got " + std::string(op_name(e.op())));
   return UOp::make(Op::SINK, dtypes::void_, effects, info);

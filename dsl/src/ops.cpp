@@ -56,7 +56,7 @@ std::string_view scope_name(Scope s) {
 }
 
 std::string_view mbarrier_op_name(MbarrierOp k) {
-  static constexpr std::array<std::string_view, 5> names{"init", "arrive", "arrive_expect_tx", "wait", "arrive_warp"};
+  static constexpr std::array<std::string_view, 6> names{"init", "arrive", "arrive_expect_tx", "wait", "arrive_warp", "arrive_cluster"};
   return names[static_cast<size_t>(k)];
 }
 
@@ -72,7 +72,7 @@ const OpSet movement{Op::RESHAPE, Op::PERMUTE, Op::SHRINK, Op::FLIP, Op::PAD, Op
 const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFTER};
 const OpSet sync{Op::BARRIER, Op::PRIORITY, Op::WAIT, Op::ASYNC_COMMIT, Op::SCHED_BARRIER, Op::SCHED_GROUP_BARRIER};
 const OpSet hopper{Op::MBARRIER, Op::WGMMA, Op::WGMMA_FENCE, Op::WGMMA_COMMIT, Op::WGMMA_WAIT, Op::TMA_LOAD, Op::TMA_STORE,
-                   Op::TMA_STORE_WAIT};
+                   Op::TMA_STORE_WAIT, Op::CLUSTER_SYNC};
 const OpSet effect = sync | hopper | OpSet{Op::STORE, Op::ASYNC_COPY, Op::END, Op::GROUP, Op::SINK, Op::WHEN, Op::ATOMIC, Op::CUSTOM};
 const OpSet lanes{Op::SHUFFLE, Op::BROADCAST, Op::VOTE};
 }  // namespace opsets

@@ -49,7 +49,8 @@ class Checker {
       case Op::WGMMA_WAIT:
       case Op::TMA_LOAD:
       case Op::TMA_STORE:
-      case Op::TMA_STORE_WAIT: return check_site(u);
+      case Op::TMA_STORE_WAIT:
+      case Op::CLUSTER_SYNC: return check_site(u);
       case Op::WHEN: return check_when(u);
       case Op::ATOMIC: return check_atomic(u);
       case Op::SHUFFLE: expect_sources(u, 2); return;
@@ -109,7 +110,11 @@ class Checker {
       case Op::CUSTOMI:
         want(std::holds_alternative<EffectArg>(a) && !std::get<EffectArg>(a).text.empty(), "a site and the inline assembly");
         break;
-      case Op::SINK: want(std::holds_alternative<KernelInfo>(a), "kernel info"); break;
+      case Op::SINK:
+        static_assert(kMaxCluster == 8, "the message below names the largest cluster");
+        want(std::holds_alternative<KernelInfo>(a) && std::get<KernelInfo>(a).cluster >= 1 && std::get<KernelInfo>(a).cluster <= kMaxCluster,
+             "kernel info (a name and a cluster of 1..8 CTAs)");
+        break;
       case Op::REDUCE: want(std::holds_alternative<Op>(a), "the reduction op"); break;
       case Op::PRIORITY:
         want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 3,
@@ -118,13 +123,14 @@ class Checker {
       case Op::WMMA: want(std::holds_alternative<WmmaArg>(a), "the wmma shape"); break;
       case Op::WGMMA: want(std::holds_alternative<WgmmaArg>(a), "a site, the wgmma shape and its operands' layouts"); break;
       case Op::MBARRIER:
-        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= static_cast<Wide>(MbarrierOp::ArriveWarp),
-             "a site and an mbarrier operation 0..4");
+        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= static_cast<Wide>(MbarrierOp::ArriveCluster),
+             "a site and an mbarrier operation 0..5");
         break;
       case Op::TMA_LOAD:
       case Op::TMA_STORE: want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle"); break;
       case Op::WGMMA_FENCE:
-      case Op::WGMMA_COMMIT: want(std::holds_alternative<EffectArg>(a), "a site"); break;
+      case Op::WGMMA_COMMIT:
+      case Op::CLUSTER_SYNC: want(std::holds_alternative<EffectArg>(a), "a site"); break;
       case Op::WGMMA_WAIT:
       case Op::TMA_STORE_WAIT:
         want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 7,

@@ -38,24 +38,28 @@ struct Ring {
   UOp a, b;          // LOCAL input: stages x block_m x k_step, stages x block_n x k_step
   UOp full, empty;   // LOCAL uint64: one mbarrier per stage each
   int64_t a_stage, b_stage;  // elements of a stage
+  int64_t cluster;   // CTAs sharing B's box (HopperGemmSpec::cluster); each loads 1/cluster of it
   static constexpr int64_t stage_bytes = (S::block_m + S::block_n) * S::k_step_bytes;
+  int64_t b_box_rows() const { return S::block_n / cluster; }
 };
 
-Ring make_ring(DType input) {
+Ring make_ring(DType input, int64_t cluster) {
   const int64_t a_stage = S::block_m * k_step(input), b_stage = S::block_n * k_step(input);
   return {alloc_shared({S::stages * a_stage}, input), alloc_shared({S::stages * b_stage}, input), alloc_shared({S::stages}, dtypes::uint64),
-          alloc_shared({S::stages}, dtypes::uint64), a_stage, b_stage};
+          alloc_shared({S::stages}, dtypes::uint64), a_stage, b_stage, cluster};
 }
 
-// full[s]: one arrival (the producer's expect_tx) plus the TMA bytes; empty[s]: every consumer
-// warp. The barrier publishes the initialized mbarriers to every thread.
+// full[s]: one arrival (the producer's expect_tx) plus the TMA bytes (in a cluster, B's share
+// from every CTA of it); empty[s]: every consumer warp of every CTA of the cluster, since the
+// stage's B box is refilled by all of them. A barrier (a cluster barrier, where the other CTAs'
+// copies and arrivals will reach this CTA's barriers) publishes the initialized mbarriers.
 UOp init_ring(const Ring& ring) {
   std::vector<UOp> inits;
   for (int64_t s = 0; s < S::stages; ++s) {
     inits.push_back(mbarrier_init(ring.full[constant(Wide(s))], 1));
-    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], S::consumers * S::warpgroup / 32));
+    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], ring.cluster * S::consumers * S::warpgroup / 32));
   }
-  return barrier({group(inits)});
+  return ring.cluster > 1 ? cluster_sync({group(inits)}) : barrier({group(inits)});
 }
 
 // The stage of the kernel's K step `step` (counted over every tile the workgroup computes) and
@@ -73,22 +77,29 @@ struct Experts {
   int64_t block_rows = 0;
 };
 
-// The workgroups' walk over the blocks of C: workgroup w takes blocks w, w + CTAS, w + 2 CTAS, ...
-// (CTAS workgroups, as many as the GPU runs at once), each block's place from grouped_block. In
-// the grouped form CTAS is the number of blocks: each workgroup takes its own block, or none where
-// the block's expert is -1 (a walk that skipped blocks would lose the ring's stage parities).
+// The workgroups' walk over the blocks of C. The walk's unit is `cluster` blocks stacked in one
+// block column (a cluster's CTAs take one each, rank r the r-th, and share B's box): cluster c
+// (of CTAS / cluster) takes units c, c + CTAS / cluster, ... (CTAS workgroups, as many as the GPU
+// runs at once), each unit's place from grouped_block over the units. A unit past C's last block
+// row computes zeros and stores nothing (C's edges clip it), so that every CTA of a cluster walks
+// as many blocks. In the grouped form CTAS is the number of blocks: each workgroup takes its own
+// block, or none where the block's expert is -1 (a walk that skipped blocks would lose the ring's
+// stage parities).
 struct Tiles {
-  UOp count, steps;  // blocks of C; K steps per block
+  UOp units, steps;  // walk units (blocks of C, cluster per unit); K steps per block
   UOp tiles_m, tiles_n, ctas;
+  int64_t cluster = 1;
   Experts experts;
+  UOp cluster_id(const tile::Workgroup& wg) const { return wg.block(0) / cluster; }
+  UOp rank(const tile::Workgroup& wg) const { return wg.block(0) % cluster; }
   std::pair<UOp, UOp> origin(const tile::Workgroup& wg, const UOp& trip) const {  // C's (row, column) of the trip's block
-    const auto [row, col] = grouped_block(wg.block(0) + trip * ctas, tiles_m, tiles_n);
-    return {row * S::block_m, col * S::block_n};
+    const auto [unit_row, col] = grouped_block(cluster_id(wg) + trip * (ctas / cluster), tiles_of(tiles_m, cluster), tiles_n);
+    return {(unit_row * cluster + rank(wg)) * S::block_m, col * S::block_n};
   }
   // The grouped form's expert of the block at C's row `row0`: one load, the same in every thread.
   UOp expert(const UOp& row0) const { return experts.block_expert[row0 / experts.block_rows].load(); }
   UOp trips(const tile::Workgroup& wg) const {
-    if (experts.block_expert.is_null()) return (count - wg.block(0) + ctas - 1) / ctas;
+    if (experts.block_expert.is_null()) return (units - cluster_id(wg) + ctas / cluster - 1) / (ctas / cluster);
     const UOp e = expert(origin(wg, constant(Wide(0), dtypes::index)).first);
     return (e >= e.const_like(Wide(0))).cast(dtypes::index);
   }
@@ -101,10 +112,24 @@ struct Tiles {
   }
 };
 
+// The rank's slice of B's box for a K step, multicast to every CTA of the cluster (the 128-byte
+// swizzle is a function of the address: a slice at a 1024-byte-aligned offset of the stage lands
+// as the whole box would).
+UOp multicast_b(const tile::Workgroup& wg, const Ring& ring, const tile::gl& b, const Tiles& tiles, const UOp& stage, const UOp& b_row0, const UOp& k0,
+                const UOp& expect) {
+  const int64_t rows = ring.b_box_rows(), step_k = k_step(b.buffer.dtype());
+  const UOp slice = tiles.rank(wg) * rows;
+  const UOp every_cta = constant(Wide((int64_t{1} << ring.cluster) - 1), dtypes::int32);
+  return tma_load_multicast(ring.b[stage * ring.b_stage + slice * step_k], b.buffer, ring.full[stage], (b_row0 + slice).cast(dtypes::int32), k0, rows,
+                            step_k, WgmmaSwizzle::B128, every_cta, {expect});
+}
+
 // The producer: for each block and K step, wait until the stage's previous contents were
 // consumed (the first use of each stage waits for parity 1, which a fresh mbarrier reports
 // complete), then load A's and B's boxes into it. It runs ahead of the consumers by up to
-// `stages` steps, into the next block while they store this one.
+// `stages` steps, into the next block while they store this one. In a cluster, the CTA of rank r
+// loads the r-th of B's `cluster` row slices and multicasts it into the stage of every CTA of
+// the cluster (their blocks share B's columns); its full barrier counts the whole stage's bytes.
 UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, const tile::gl& b, const Tiles& tiles, const UOp& ready) {
   const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
   const auto [row0, col0] = tiles.origin(wg, trip);
@@ -116,8 +141,9 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const UOp k0 = (ks * step_k).cast(dtypes::int32);
   const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, S::block_m, step_k,
                               WgmmaSwizzle::B128, {expect});
-  const UOp load_b = tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], tiles.b_row(row0, col0).cast(dtypes::int32), k0, S::block_n, step_k,
-                              WgmmaSwizzle::B128, {expect});
+  const UOp load_b = ring.cluster == 1 ? tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], tiles.b_row(row0, col0).cast(dtypes::int32), k0,
+                                                  S::block_n, step_k, WgmmaSwizzle::B128, {expect})
+                                       : multicast_b(wg, ring, b, tiles, stage, tiles.b_row(row0, col0), k0, expect);
   return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
 
@@ -143,7 +169,14 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, input, kSwizzled, kSwizzled, {fence}, accumulate).end({kk});
   const UOp held = wgmma_wait(1, {wgmma_commit({mma})});
   // One arrival a warp: the MMAs reading the stage are the warpgroup's, complete for every warp.
-  const UOp release = when(step > 0, {mbarrier_arrive_warp(ring.empty[stage_use(step - 1).stage], {held})});
+  // In a cluster, on the stage's empty barrier of every CTA of it (each refills a slice of B here).
+  // Every arrival is listed in the when: one only named by another would run unconditionally.
+  const UOp previous = ring.empty[stage_use(step - 1).stage];
+  std::vector<UOp> arrivals;
+  if (ring.cluster == 1) arrivals.push_back(mbarrier_arrive_warp(previous, {held}));
+  for (int64_t r = 0; r < ring.cluster && ring.cluster > 1; ++r)
+    arrivals.push_back(mbarrier_arrive_cluster(previous, constant(Wide(r), dtypes::int32), {arrivals.empty() ? held : arrivals.back()}));
+  const UOp release = when(step > 0, arrivals);
   return wgmma_wait(0, {release.end({ks})});
 }
 
@@ -290,6 +323,11 @@ void check_spec(const HopperGemmSpec& spec) {
   if (spec.grouped_block_rows < 0 || spec.grouped_block_rows % S::block_m)
     throw Error("hopper_gemm: the grouped form's block rows (" + std::to_string(spec.grouped_block_rows) + ") must be a multiple of " +
                 std::to_string(S::block_m) + ", so that no block of C holds rows of two experts");
+  if (spec.cluster != 1 && spec.cluster != 2)
+    throw Error("hopper_gemm: a cluster of " + std::to_string(spec.cluster) + " CTAs; it takes 1 or 2 (two CTAs sharing B's box)");
+  if (spec.grouped_block_rows > 0 && spec.cluster != 1)
+    throw Error("hopper_gemm: the grouped form runs one workgroup per block of its own expert, not in clusters (cluster " + std::to_string(spec.cluster) +
+                ")");
   if (spec.grouped_block_rows > 0 && spec.store == HopperStore::Tma)
     throw Error("hopper_gemm: the grouped form stores with HopperStore::Direct (one kernel for every run-time N; TMA stores need C's rows "
                 "to be a multiple of 16 bytes, which for_columns checks for a known N)");
@@ -310,8 +348,9 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   const EpilogueInputs epilogue = epilogue_inputs(spec.epilogue, grouped, m, b_rows);
   Tiles tiles;
   tiles.tiles_m = tiles_of(m, S::block_m), tiles.tiles_n = tiles_of(n, S::block_n);
-  tiles.count = tiles.tiles_m * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(spec.input));
-  tiles.ctas = grouped ? tiles.count : variable("CTAS", 1, 1 << 16).cast(dtypes::index);
+  tiles.cluster = spec.cluster;
+  tiles.units = tiles_of(tiles.tiles_m, spec.cluster) * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(spec.input));
+  tiles.ctas = grouped ? tiles.units : variable("CTAS", 1, 1 << 16).cast(dtypes::index);
   if (grouped)
     tiles.experts = {placeholder(std::vector<UOp>{m.cast(dtypes::index) / spec.grouped_block_rows}, dtypes::int32, 3), n.cast(dtypes::index),
                      spec.grouped_block_rows};
@@ -320,19 +359,25 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   // 0 the producer, rows 1 .. consumers the consumers.
   const tile::Workgroup wg(kArch, {tiles.ctas}, 1 + S::consumers, S::warpgroup / 32, 32);
 
-  const Ring ring = make_ring(spec.input);
+  const Ring ring = make_ring(spec.input, spec.cluster);
   const UOp ready = init_ring(ring);
   const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
   const std::optional<Staging> staging = spec.store == HopperStore::Tma ? std::optional<Staging>(Staging(spec.output)) : std::nullopt;
   const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, staging, c, epilogue, tiles, wg.wave_row() - 1, ready)});
-  return sink({"hopper_gemm"}, {group({producer, consumers}).end(wg.hardware_ranges())});
+  // In a cluster, no CTA exits while the others' consumers may still arrive on its barriers.
+  const UOp roles = group({producer, consumers});
+  const UOp body = spec.cluster > 1 ? group({roles, cluster_sync({roles})}) : roles;
+  return sink({"hopper_gemm", spec.cluster}, {body.end(wg.hardware_ranges())});
 }
 
-int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n) {
+int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n, int64_t cluster) {
   const std::optional<int64_t> units = device.compute_units();
   if (!units) throw Error("hopper_gemm: device " + device.name() + " does not report its multiprocessors (the persistent grid's size)");
-  const int64_t blocks = ((m + S::block_m - 1) / S::block_m) * ((n + S::block_n - 1) / S::block_n);
-  return std::min(blocks, *units);
+  if (cluster < 1) throw Error("hopper_gemm: a cluster of " + std::to_string(cluster) + " CTAs");
+  // Walk units of `cluster` blocks in a block column; whole clusters, at most one a unit.
+  const int64_t units_m = ((m + S::block_m - 1) / S::block_m + cluster - 1) / cluster;
+  const int64_t walk_units = units_m * ((n + S::block_n - 1) / S::block_n);
+  return std::min(walk_units, *units / cluster) * cluster;
 }
 
 }  // namespace weft::gemm

@@ -19,6 +19,8 @@ const std::vector<Pass>& passes() {
   static const std::vector<Pass> list{
       {"verify", "check the graph (verifier rules; no changes)",
        [](const UOp& g, PassContext&) { verify(g); return g; }},
+      {"pin_loop_bodies", "each loop's body lists the effects it reaches that use its range (before any fold can drop that use)",
+       [](const UOp& g, PassContext&) { return pin_loop_bodies(g); }},
       {"resolve_unshard", "shards: indices into UNSHARD views become indices into each thread's (device's) shard",
        [](const UOp& g, PassContext&) { return resolve_unshard(g); }},
       {"resolve_devices", "DEVICE ranges (mesh axes) become the device-index variables a mesh launch sets per shard",
@@ -110,6 +112,7 @@ std::vector<KernelParam> kernel_params(const UOp& kernel) {
     if (u.op() == Op::TMA_LOAD || u.op() == Op::TMA_STORE) {
       TmaArg box = u.arg_as<TmaArg>();
       box.site = 0;
+      box.multicast = false;  // a property of the copy, not of the tensor map
       const int64_t slot = u.src(1).arg_as<BufferArg>().slot;
       auto [it, fresh] = tensor_maps.emplace(slot, box);
       if (!fresh && !(it->second == box))
@@ -161,6 +164,7 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   if (kernel.op() != Op::SINK) throw Error("lower: a kernel is a SINK, got " + std::string(op_name(kernel.op())));
   LoweredKernel out;
   out.name = kernel.arg_as<KernelInfo>().name;
+  out.cluster = kernel.arg_as<KernelInfo>().cluster;
   out.params = kernel_params(kernel);
   out.mesh = mesh_axes(kernel);
   out.device_splits = device_splits(kernel, out.mesh);

@@ -206,7 +206,11 @@ std::pair<Dim3, Dim3> CompiledKernel::launch_dims(const std::map<std::string, in
     }
     return Dim3{v[0], v[1], v[2]};
   };
-  return {dim(lowered_.launch.grid, "grid"), dim(lowered_.launch.block, "block")};
+  const Dim3 grid = dim(lowered_.launch.grid, "grid");
+  if (grid.x % static_cast<uint32_t>(lowered_.cluster) != 0)
+    throw Error("kernel " + lowered_.name + ": grid dimension 0 is " + std::to_string(grid.x) + ", not a multiple of its cluster of " +
+                std::to_string(lowered_.cluster) + " CTAs");
+  return {grid, dim(lowered_.launch.block, "block")};
 }
 
 // On AMD devices a buffer read through a buffer resource (direct-to-LDS copies) takes 32-bit byte

@@ -10,6 +10,7 @@
 #include "kernel_harness.h"
 #include "skip.h"
 #include "weft/dsl/builder.h"
+#include "weft/dsl/print.h"
 #include "weft/kernels/layout_expr.h"
 #include "weft/kernels/layouts.h"
 #include "weft/lowering/cuda_codegen.h"
@@ -173,6 +174,44 @@ UOp tma_store_kernel(const TmaCase& c, int64_t groups) {
   return sink({c.swizzle == WgmmaSwizzle::B128 ? "tma_store_sw128" : "tma_store"}, {tma_store_wait(0, {last}).end({lane, g})});
 }
 
+// Clusters of two CTAs sharing one tile by multicast. Cluster c's tile is rows [c * 2B, c * 2B + 2B)
+// of a rows x cols float32 tensor; the CTA of rank r (workgroup g, r = g % 2) multicasts the box of
+// its B rows into both CTAs' shared memory (mask 0b11), at offset r * B rows, so each CTA's
+// barrier counts the whole tile's bytes, half of them from the other CTA. Every CTA copies the
+// whole tile out to out[g] (rows past the tensor read as zeros). Then each warp releases both
+// CTAs' `done` barrier (8 arrivals each: 4 warps of each CTA) and waits on its own, and the cluster
+// synchronizes before exiting. Slots: 0 out (2 * clusters tiles), 1 the tensor.
+struct ClusterCase {
+  int64_t clusters, rows, box_rows, cols;
+  int64_t tile() const { return 2 * box_rows * cols; }
+};
+
+UOp cluster_multicast_kernel(const ClusterCase& c, int64_t workgroups) {
+  const int64_t threads = 128, warps = threads / 32;
+  auto out = placeholder({workgroups * c.tile()}, dtypes::float32, 0);
+  auto in = placeholder({c.rows, c.cols}, dtypes::float32, 1);
+  auto tile = alloc_shared({c.tile()}, dtypes::float32);
+  auto bars = alloc_shared({2}, dtypes::uint64);
+  auto full = bars[constant(Wide(0))], done = bars[constant(Wide(1))];
+  auto i32 = [](int64_t v) { return constant(Wide(v), dtypes::int32); };
+  auto g = range(workgroups, 0, AxisType::GLOBAL);
+  auto rank = g % 2;
+  // Both CTAs' barriers are initialized before either's copy or arrival reaches them.
+  auto ready = cluster_sync({mbarrier_init(full, 1), mbarrier_init(done, 2 * warps)});
+  auto expect = mbarrier_arrive_expect_tx(full, i32(c.tile() * 4), {ready});
+  auto row0 = ((g / 2) * (2 * c.box_rows) + rank * c.box_rows).cast(dtypes::int32);
+  auto load = tma_load_multicast(tile[rank * (c.box_rows * c.cols)], in, full, row0, i32(0), c.box_rows, c.cols, WgmmaSwizzle::None, i32(3),
+                                 {expect});
+  auto landed = mbarrier_wait(full, i32(0), {load});
+  auto t = range(threads, 1, AxisType::LOCAL);
+  auto i = range(c.tile() / threads, 2, AxisType::LOOP);
+  auto e = t + i * threads;
+  auto copy = out[g * c.tile() + e].store(tile.after({landed})[e].load()).end({i, t, g});
+  auto released = mbarrier_arrive_cluster(done, i32(1), {mbarrier_arrive_cluster(done, i32(0), {copy})});
+  auto finished = cluster_sync({mbarrier_wait(done, i32(0), {released})});
+  return sink({"cluster_multicast", 2}, {finished});
+}
+
 lower::LoweredKernel lowered_for_warps(const UOp& kernel) {
   lower::LowerOptions options;
   options.wave_size = 32;
@@ -287,6 +326,51 @@ TEST_CASE("Hopper: a warp's TMA stores through two staging boxes render, compile
   auto emu = rt::open_device("emu:gfx950");
   CHECK_THROWS_WITH_AS(rt::CompiledKernel::compile(*emu, tma_store_kernel({64, 64, 32, 32, WgmmaSwizzle::None}, 4)),
                        doctest::Contains("AMDGPU renderer: TMA_STORE"), Error);
+#endif
+}
+
+TEST_CASE("Hopper: clusters of two CTAs (multicast TMA, remote mbarrier arrivals, cluster barriers) render and compile for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  const UOp k = cluster_multicast_kernel({3, 90, 16, 32}, 6);
+  compiles_sm90(k, {"__cluster_dims__(2, 1, 1) cluster_multicast(", "mbarrier::complete_tx::bytes.multicast::cluster", "mapa.shared::cluster.u32",
+                    "mbarrier.arrive.release.cluster.shared::cluster.b64", "barrier.cluster.arrive.release.aligned",
+                    "barrier.cluster.wait.acquire.aligned"},
+                "sm_90a");
+  CHECK(lowered_for_warps(k).cluster == 2);
+  CHECK(graph_string(k).find("name=cluster_multicast cluster=2") != std::string::npos);
+  // The multicast loads' tensor map: one box of 32 x 32.
+  check_tensor_map(lowered_for_warps(cluster_multicast_kernel({3, 180, 32, 32}, 6)), 1, WgmmaSwizzle::None);
+}
+
+TEST_CASE("Hopper: clusters are checked: their size, the multicast mask, the target") {
+  auto out = placeholder({64}, dtypes::float32, 0);
+  auto store = out[constant(Wide(0))].store(constant(1.0, dtypes::float32));
+  CHECK_THROWS_WITH_AS(sink({"k", 0}, {store}), doctest::Contains("SINK: kernel k: a cluster of 0 CTAs; clusters hold 1..8"), Error);
+  CHECK_THROWS_WITH_AS(sink({"k", 9}, {store}), doctest::Contains("a cluster of 9 CTAs"), Error);
+  CHECK(graph_string(sink({"k", 1}, {store})).find("cluster=") == std::string::npos);
+  CHECK(sink({"k", 1}, {store}).hash() != sink({"k", 2}, {store}).hash());
+  auto in = placeholder({64, 32}, dtypes::float32, 1);
+  auto tile = alloc_shared({1024}, dtypes::float32);
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto zero = constant(Wide(0));
+  auto z = constant(Wide(0), dtypes::int32);
+  CHECK_THROWS_WITH_AS(tma_load_multicast(tile[zero], in, bar[zero], z, z, 32, 32, WgmmaSwizzle::None, zero),
+                       doctest::Contains("TMA_LOAD: the CTA mask is an int32 value"), Error);
+  CHECK_THROWS_WITH_AS(tma_load_multicast(tile[zero], in, bar[zero], z, z, 32, 32, WgmmaSwizzle::None, z),
+                       doctest::Contains("the CTA mask 0 names no CTA"), Error);
+  CHECK_THROWS_WITH_AS(tma_load_multicast(tile[zero], in, bar[zero], z, z, 32, 32, WgmmaSwizzle::None, constant(Wide(256), dtypes::int32)),
+                       doctest::Contains("the CTA mask 256"), Error);
+  CHECK_THROWS_WITH_AS(mbarrier_arrive_cluster(bar[zero], zero), doctest::Contains("MBARRIER arrive_cluster: takes an int32 operand"), Error);
+  // Only sm_90 has clusters: a kernel of no Hopper statement in clusters is refused elsewhere too.
+  const lower::LoweredKernel clustered = lowered_for_warps(sink({"clustered", 2}, {out[range(64, 0, AxisType::GLOBAL)].store(constant(1.0, dtypes::float32))
+                                                                                       .end({range(64, 0, AxisType::GLOBAL)})}));
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(clustered, 80), doctest::Contains("runs in clusters of 2 CTAs, which need sm_90"), Error);
+  CHECK(cuda::render_cuda(clustered, 90).find("__cluster_dims__(2, 1, 1)") != std::string::npos);
+#ifdef WEFT_HAVE_LLVM
+  auto emu = rt::open_device("emu:gfx950");
+  CHECK_THROWS_WITH_AS(rt::CompiledKernel::compile(*emu, sink({"clustered", 2}, {out[range(64, 0, AxisType::GLOBAL)].store(constant(1.0, dtypes::float32))
+                                                                                     .end({range(64, 0, AxisType::GLOBAL)})})),
+                       doctest::Contains("AMDGPU renderer: kernel clustered runs in thread-block clusters of 2 workgroups"), Error);
 #endif
 }
 
@@ -443,6 +527,30 @@ TEST_CASE("Hopper: TMA stores of 2-D boxes, ragged edges clipped, through two st
       }
     CHECK(bad == 0);
   }
+}
+
+TEST_CASE("Hopper: clusters of two CTAs share a tile by multicast TMA, ragged rows zero-filled, and release each other's barriers [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const ClusterCase c{3, 90, 16, 32};  // 3 clusters of 2 x 16 rows: the last 6 rows past the tensor
+  const auto k = rt::CompiledKernel::compile(*dev, cluster_multicast_kernel(c, 2 * c.clusters));
+  const std::vector<float> in = weft::testing::random_floats(static_cast<size_t>(c.rows * c.cols));
+  const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, 2 * c.clusters * c.tile()), weft::testing::put(*dev, dtypes::float32, in)};
+  k.launch(*dev, args);
+  const std::vector<float> got = weft::testing::get<float>(*dev, args[0]);
+  int bad = 0;
+  for (int64_t g = 0; g < 2 * c.clusters; ++g)  // both CTAs of a cluster hold its whole tile
+    for (int64_t e = 0; e < c.tile(); ++e) {
+      const int64_t row = g / 2 * 2 * c.box_rows + e / c.cols;
+      const float want = row < c.rows ? in[row * c.cols + e % c.cols] : 0.0f;
+      const float have = got[g * c.tile() + e];
+      if (std::memcmp(&want, &have, 4) != 0 && bad++ < 5) FAIL_CHECK("CTA " << g << " element " << e << " = " << have << ", expected " << want);
+    }
+  CHECK(bad == 0);
+  // A grid that is not a multiple of the cluster is refused before the launch.
+  const auto odd = rt::CompiledKernel::compile(*dev, cluster_multicast_kernel(c, 5));
+  const rt::DeviceArray odd_args[] = {weft::testing::poisoned(*dev, dtypes::float32, 5 * c.tile()), weft::testing::put(*dev, dtypes::float32, in)};
+  CHECK_THROWS_WITH_AS(odd.launch(*dev, odd_args), doctest::Contains("grid dimension 0 is 5, not a multiple of its cluster of 2 CTAs"), Error);
 }
 
 TEST_CASE("Hopper: two mbarrier phases order shared-memory writes between threads [cuda]") {

@@ -151,6 +151,40 @@ TEST_CASE("hopper_gemm's epilogue takes its buffers in slot order and renders bi
   CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
 }
 
+TEST_CASE("hopper_gemm in clusters of two CTAs renders B's multicast halves, remote stage releases and cluster barriers, and compiles for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (const gemm::HopperStore store : {gemm::HopperStore::Tma, gemm::HopperStore::Direct}) {
+    CAPTURE(static_cast<int>(store));
+    gemm::HopperGemmSpec spec;
+    spec.cluster = 2;
+    spec.store = store;
+    const lower::LoweredKernel k = lowered(gemm::hopper_gemm(spec));
+    const std::string src = cuda::render_cuda(k, 90);
+    INFO(src);
+    CHECK(k.cluster == 2);
+    CHECK(src.find("__launch_bounds__(384) __cluster_dims__(2, 1, 1) hopper_gemm(") != std::string::npos);
+    // A's box as before, B's half (128 rows) multicast to both CTAs; B's tensor map is the half box.
+    CHECK(occurrences(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [") == 1);
+    CHECK(occurrences(src, "complete_tx::bytes.multicast::cluster") == 1);
+    CHECK(k.params.back().slot == 2);  // tensor maps come last, by slot
+    CHECK(k.params.back().box.rows == 128);
+    // Each consumer warp releases a stage on both CTAs' empty barriers (16 arrivals a phase).
+    CHECK(occurrences(src, "mbarrier.arrive.release.cluster.shared::cluster.b64") == 2);
+    CHECK(occurrences(src, "mbarrier.arrive.shared::cta.b64") == 0);
+    // The cluster barrier after the barriers' inits and before the end, reached by every thread.
+    CHECK(occurrences(src, "barrier.cluster.arrive.release.aligned") == 2);
+    CHECK(weft::testing::hopper_statements_outside_roles(k) == 0);
+    CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
+  }
+  gemm::HopperGemmSpec three;
+  three.cluster = 3;
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(three), doctest::Contains("a cluster of 3 CTAs; it takes 1 or 2"), Error);
+  gemm::HopperGemmSpec grouped{dtypes::bfloat16, dtypes::bfloat16, {}, 128};
+  grouped.store = gemm::HopperStore::Direct;
+  grouped.cluster = 2;
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(grouped), doctest::Contains("the grouped form runs one workgroup per block"), Error);
+}
+
 #ifdef WEFT_HAVE_LLVM
 TEST_CASE("hopper_gemm on a device that is not sm_90 is an error naming it") {
   auto emu = rt::open_device("emu:gfx950");
@@ -203,6 +237,34 @@ TEST_CASE("hopper_gemm's direct-store epilogue on an H200: identity bit-exact, r
   fp8.epilogue.scale = gemm::OperandScale::PerRow;
   fp8.epilogue.activation = gemm::Activation::Relu;
   check_hopper_gemm(*dev, fp8, 512, 768, 1024);
+}
+
+// Clusters of two CTAs (HopperGemmSpec::cluster = 2): B's box shared by multicast. An odd number of
+// block rows leaves the second CTA of the last pairs a block past C (zeros, nothing stored).
+TEST_CASE("hopper_gemm in clusters of two CTAs on an H200: identity bit-exact, random, ragged, odd block rows, persistent [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  using gemm::HopperInputs;
+  const auto clustered = [](DType input, DType output, gemm::HopperStore store) {
+    gemm::HopperGemmSpec spec{input, output, {}};
+    spec.cluster = 2;
+    spec.store = store;
+    return spec;
+  };
+  for (const gemm::HopperStore store : {gemm::HopperStore::Tma, gemm::HopperStore::Direct}) {
+    CAPTURE(static_cast<int>(store));
+    check_hopper_gemm(*dev, clustered(dtypes::bfloat16, dtypes::bfloat16, store), 256, 512, 512, HopperInputs::Identity);
+    check_hopper_gemm(*dev, clustered(dtypes::bfloat16, dtypes::float32, store), 384, 256, 256, HopperInputs::Identity);
+    check_hopper_gemm(*dev, clustered(dtypes::bfloat16, dtypes::bfloat16, store), 1024, 1024, 1024);
+    check_hopper_gemm(*dev, clustered(dtypes::bfloat16, dtypes::float32, store), 300, 200, 136);
+    check_hopper_gemm(*dev, clustered(dtypes::bfloat16, dtypes::bfloat16, store), 1, 1, 8);
+    check_hopper_gemm(*dev, clustered(dtypes::bfloat16, dtypes::bfloat16, store), 3000, 2104, 64);
+    check_hopper_gemm(*dev, clustered(dtypes::bfloat16, dtypes::float32, store), 128 * 11, 256 * 3, 128);
+    check_hopper_gemm(*dev, clustered(dtypes::fp8e4m3, dtypes::float32, store), 3000, 2100 + (store == gemm::HopperStore::Tma ? 4 : 0), 128,
+                      HopperInputs::Integers);
+  }
+  CHECK(gemm::hopper_gemm_ctas(*dev, 4096, 4096, 2) == *dev->compute_units() / 2 * 2);
+  CHECK(gemm::hopper_gemm_ctas(*dev, 300, 300, 2) == 8);  // 4 walk units (3 block rows in 2 pairs, 2 block columns), 2 CTAs each
 }
 
 TEST_CASE("hopper_gemm with fp8 e4m3 inputs on an H200: identity bit-exact, random, ragged, K = 16 [cuda]") {

@@ -99,7 +99,7 @@ TEST_CASE("lower names the pass of an error, and linearize names a range used ou
   UOp i = range(8, 0, AxisType::LOOP);
   UOp never_ended = sink({"unended"}, {out[i].store(constant(1.0, dtypes::float32))});
   CHECK_THROWS_WITH_AS(lower(never_ended), doctest::Contains("pass linearize: range 0 (LOOP) is used outside the loop"), Error);
-  CHECK_THROWS_WITH_AS(check_pass_name("frobnicate"), doctest::Contains("the passes are: verify resolve_unshard"), Error);
+  CHECK_THROWS_WITH_AS(check_pass_name("frobnicate"), doctest::Contains("the passes are: verify pin_loop_bodies resolve_unshard"), Error);
   CHECK_NOTHROW(check_pass_name("insert_barriers"));
 }
 
@@ -141,6 +141,65 @@ TEST_CASE("linearize: a loop's barrier that names a prologue writes the prologue
   }
   CHECK(prologue_stores == 1);
   CHECK(loop_stores == 1);
+}
+
+// The depth (open loops) at which each STORE or ATOMIC of `lk` is written, in program order.
+std::vector<int> effect_depths(const LoweredKernel& lk) {
+  std::vector<int> depths;
+  int depth = 0;
+  for (const LinearOp& op : lk.program) {
+    if (op.kind == LinearOp::Kind::LoopBegin) ++depth;
+    if (op.kind == LinearOp::Kind::LoopEnd) --depth;
+    if (op.op.op() == Op::STORE || op.op.op() == Op::ATOMIC) depths.push_back(depth);
+  }
+  return depths;
+}
+
+TEST_CASE("linearize: an effect a loop body lists stays in the loop where another effect of the body names it") {
+  // for r in range(n): flag[0] = 1; out[r] = flag[0]. flag's store does not use r, and out's
+  // names it through AFTER; it was written once before the loop (and ran even where n = 0).
+  UOp flag = placeholder({1}, dtypes::float32, 0), out = placeholder({8}, dtypes::float32, 1);
+  UOp r = range(variable("n", 0, 8), 0, AxisType::LOOP);
+  UOp set = flag[constant(Wide(0))].store(constant(1.0, dtypes::float32));
+  UOp copy = out[r].store(flag.after({set})[constant(Wide(0))].load());
+  CHECK(effect_depths(lower(sink({"listed"}, {group({set, copy}).end({r})}))) == std::vector<int>{1, 1});
+  // The same with the named effect listed after its user, and with an atomic count.
+  CHECK(effect_depths(lower(sink({"listed_after"}, {group({copy, set}).end({r})}))) == std::vector<int>{1, 1});
+  UOp count = placeholder({1}, dtypes::int32, 0);  // (flag is not in this kernel)
+  UOp add = atomic(AtomicOp::Add, count[constant(Wide(0))], constant(Wide(1), dtypes::int32));
+  UOp seen = out[r].store(count.after({add})[constant(Wide(0))].load().cast(dtypes::float32));
+  CHECK(effect_depths(lower(sink({"listed_atomic"}, {group({add, seen}).end({r})}))) == std::vector<int>{1, 1});
+  // An effect the body names but does not list is still written once, before the loop.
+  CHECK(effect_depths(lower(sink({"prologue_named"}, {copy.end({r})}))) == std::vector<int>{0, 1});
+}
+
+TEST_CASE("pin_loop_bodies: an effect that uses a loop's range only through a value that folds stays in the loop") {
+  // for r in range(n), n in [0, 1]: flag[r // 2] = 1; out[r] = flag[0]. The store to flag is not
+  // listed; it lies in the loop through r // 2, which the simplifier folds to 0 (r is 0 or 1).
+  UOp flag = placeholder({1}, dtypes::float32, 0), out = placeholder({8}, dtypes::float32, 1);
+  UOp r = range(variable("n", 0, 1), 0, AxisType::LOOP);
+  UOp set = flag[r / 2].store(constant(1.0, dtypes::float32));
+  UOp copy = out[r].store(flag.after({set})[constant(Wide(0))].load());
+  const UOp kernel = sink({"folded"}, {copy.end({r})});
+  // The pass lists it in the END's body: END(GROUP(copy, set), r).
+  const UOp pinned = pin_loop_bodies(kernel);
+  const UOp end = pinned.src(0);
+  REQUIRE(end.op() == Op::END);
+  REQUIRE(end.src(0).op() == Op::GROUP);
+  CHECK(end.src(0).src(1).same(set));
+  CHECK(effect_depths(lower(kernel)) == std::vector<int>{1, 1});
+  // An effect that does not use the range stays out of the body (a prologue), and one that uses a
+  // range closed inside the body is left to that inner loop.
+  UOp prologue = flag[constant(Wide(0))].store(constant(2.0, dtypes::float32));
+  CHECK(pin_loop_bodies(sink({"prologue"}, {out[r].store(flag.after({prologue})[constant(Wide(0))].load()).end({r})})).src(0).src(0).op() == Op::STORE);
+  UOp buf = placeholder({4}, dtypes::float32, 2);
+  UOp k = range(4, 1, AxisType::LOOP);
+  UOp inner = buf[k].store(constant(3.0, dtypes::float32));
+  UOp read = out[r + k].store(buf.after({inner})[k].load());
+  const UOp outer_body = pin_loop_bodies(sink({"nested"}, {read.end({k}).end({r})})).src(0).src(0);
+  REQUIRE(outer_body.op() == Op::END);  // END(r)'s body is END(k), nothing pinned beside it
+  REQUIRE(outer_body.src(0).op() == Op::GROUP);
+  CHECK(outer_body.src(0).src(1).same(inner));
 }
 
 TEST_CASE("canonical_allocations: the same kernel built after other allocations hashes the same") {

@@ -139,7 +139,10 @@ class Renderer {
     out << "extern \"C\" __device__ unsigned long long weft_dynamic_shared_" << k_.name << " = " << dynamic_shared_bytes(k_) << "ull;\n";
     for (const std::string& h : fp8_helpers_) out << h;
     for (const std::string& t : vector_types_) out << t;
-    out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << ") " << k_.name << "(" << parameters << ") {\n";
+    // A cluster's CTAs are consecutive along x (KernelInfo::cluster); the launch's grid must be a
+    // multiple of it (CompiledKernel::launch_dims checks).
+    const std::string cluster = k_.cluster > 1 ? "__cluster_dims__(" + std::to_string(k_.cluster) + ", 1, 1) " : "";
+    out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << ") " << cluster << k_.name << "(" << parameters << ") {\n";
     out << locals << body.str() << "}\n";
     return out.str();
   }
@@ -658,6 +661,9 @@ class Renderer {
           << indent_ << "__syncwarp();\n";
         return;
       case Op::WGMMA: return wgmma(e, o);
+      case Op::CLUSTER_SYNC:
+        o << indent_ << "asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n";
+        return;
       case Op::WGMMA_FENCE:
         // This thread's shared-memory writes (generic proxy) before the MMAs' reads (async proxy),
         // where asked, and the accumulator registers' writes before the MMAs.
@@ -752,6 +758,14 @@ class Renderer {
         o << indent_ << "if (" << kLaneZero << ") asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.shared::cta.b64 state, [%0];\\n\\t}\" :: \"r\"(" << bar
           << ") : \"memory\");\n";
         return;
+      case MbarrierOp::ArriveCluster:
+        // The barrier at the same offset in CTA `cta` of the cluster (mapa), arrived on with
+        // release semantics at cluster scope: this warp's earlier reads of the stage (its wgmmas,
+        // complete at their wait) come before the other CTA's producer refills it.
+        o << indent_ << "if (" << kLaneZero << ") asm volatile(\"{\\n\\t.reg .b32 remote;\\n\\tmapa.shared::cluster.u32 remote, %0, %1;\\n\\t"
+          << "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\\n\\t}\" :: \"r\"(" << bar << "), \"r\"((unsigned)" << ref(e.src(1))
+          << ") : \"memory\");\n";
+        return;
       case MbarrierOp::ArriveExpectTx:
         o << indent_ << "if (" << kFirstThread << ") asm volatile(\"{\\n\\t.reg .b64 state;\\n\\tmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\\n\\t}\" :: \"r\"("
           << bar << "), \"r\"(" << ref(e.src(1)) << ") : \"memory\");\n";
@@ -771,6 +785,15 @@ class Renderer {
   // generically. Coordinates are innermost first (column, then row).
   void tma_load(const UOp& e, std::ostringstream& o) {
     const std::string map = tensor_maps_.at(e.src(1).arg_as<BufferArg>().slot);
+    if (e.arg_as<TmaArg>().multicast) {
+      // The box to the same offsets in the CTAs of the 16-bit mask (operand 5), each counting its
+      // bytes on its own barrier at `bar`'s offset.
+      o << indent_ << "if (" << kFirstThread << ") asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        << " [%0], [%1, {%2, %3}], [%4], %5;\" :: \"r\"(" << shared_address(e.src(0)) << "), \"l\"(reinterpret_cast<weft_u64>(&" << map << ")), \"r\"("
+        << ref(e.src(4)) << "), \"r\"(" << ref(e.src(3)) << "), \"r\"(" << shared_address(e.src(2)) << "), \"h\"((unsigned short)" << ref(e.src(5))
+        << ") : \"memory\");\n";
+      return;
+    }
     o << indent_ << "if (" << kFirstThread << ") asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\""
       << " :: \"r\"(" << shared_address(e.src(0)) << "), \"l\"(reinterpret_cast<weft_u64>(&" << map << ")), \"r\"(" << ref(e.src(4)) << "), \"r\"("
       << ref(e.src(3)) << "), \"r\"(" << shared_address(e.src(2)) << ") : \"memory\");\n";
@@ -877,6 +900,9 @@ std::string render_cuda(const lower::LoweredKernel& kernel, int sm) {
 }
 
 std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm) {
+  if (kernel.cluster > 1 && sm != 90)
+    throw Error("CUDA renderer: kernel " + kernel.name + " runs in clusters of " + std::to_string(kernel.cluster) +
+                " CTAs, which need sm_90 (compute capability 9.0); the target is sm_" + std::to_string(sm));
   for (const lower::LinearOp& s : kernel.program) {
     if (!opsets::hopper.contains(s.op.op())) continue;
     if (sm != 90)

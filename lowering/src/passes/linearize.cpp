@@ -5,7 +5,7 @@
 // an effect is written once, after the effects it depends on (through AFTER); an END opens its
 // loop, writes its body and closes it; a value is written where it is first used in each loop
 // scope and reused inside that scope. Effects a loop body depends on that do not lie in the loop
-// are written before the loop opens. A WHEN region that resolve_when kept whole (a warp-specialized
+// (neither listed in its body nor using its range) are written before the loop opens. A WHEN region that resolve_when kept whole (a warp-specialized
 // role) is written the same way: what it depends on outside it, then BranchBegin, its effects in a
 // scope of their own, BranchEnd.
 #include <algorithm>
@@ -59,6 +59,7 @@ class Linearizer {
     int step = 0;          // where the call resumes
     size_t next = 0;       // the next source (or dependency) to visit
     std::vector<UOp> deps;  // Loop, Branch: the effects its body depends on
+    std::unordered_set<const Node*> listed;  // Loop: the effects its body lists (never written before it)
     std::unordered_set<const Node*> region;  // Branch: the effects of its region
   };
 
@@ -107,6 +108,23 @@ class Linearizer {
     return deps;
   }
 
+  // The effects a loop body lists: itself, a GROUP's members, the bodies of the ENDs among them
+  // and the effects of a region WHEN among them. They run in every iteration, so none of them is
+  // written before the loop, even where another effect of the body names it through AFTER.
+  static std::unordered_set<const Node*> listed_effects(const UOp& body) {
+    std::unordered_set<const Node*> out;
+    std::vector<UOp> todo{body};
+    while (!todo.empty()) {
+      const UOp e = todo.back();
+      todo.pop_back();
+      if (!out.insert(e.node()).second) continue;
+      if (e.op() == Op::GROUP) todo.insert(todo.end(), e.src().begin(), e.src().end());
+      else if (e.op() == Op::END) todo.push_back(e.src(0));
+      else if (e.op() == Op::WHEN) todo.insert(todo.end(), e.src().begin() + 1, e.src().end());
+    }
+    return out;
+  }
+
   void call(Frame::Kind kind, const UOp& node) {
     Frame f;
     f.kind = kind;
@@ -132,7 +150,7 @@ class Linearizer {
       switch (e.op()) {
         case Op::SINK: case Op::GROUP: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY: case Op::ATOMIC: break;
         case Op::MBARRIER: case Op::WGMMA: case Op::WGMMA_FENCE: case Op::WGMMA_COMMIT: case Op::WGMMA_WAIT: case Op::TMA_LOAD:
-        case Op::TMA_STORE: case Op::TMA_STORE_WAIT: break;
+        case Op::TMA_STORE: case Op::TMA_STORE_WAIT: case Op::CLUSTER_SYNC: break;
         case Op::WHEN:
           if (!around_one_statement(e)) {
             f.step = 1;
@@ -247,12 +265,13 @@ class Linearizer {
         if (end.src().size() != 2)
           throw Error("linearize: END of " + std::to_string(end.src().size() - 1) + " ranges (nest_loops runs first)");
         f.deps = dependencies(end.src(0));
+        f.listed = listed_effects(end.src(0));
         f.step = 1;
         [[fallthrough]];
       case 1:
         while (f.next < f.deps.size()) {
           const UOp d = f.deps[f.next++];
-          if (in_open_loops(d)) return call(Frame::Kind::Effect, d);
+          if (!f.listed.count(d.node()) && in_open_loops(d)) return call(Frame::Kind::Effect, d);
         }
         f.step = 2;
         return call(Frame::Kind::Value, r.src(0));

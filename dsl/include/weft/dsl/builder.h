@@ -143,6 +143,18 @@ UOp mbarrier_arrive(const UOp& bar, const std::vector<UOp>& after = {});
 UOp mbarrier_arrive_warp(const UOp& bar, const std::vector<UOp>& after = {});
 UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vector<UOp>& after = {});
 UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& after = {});
+// Thread-block clusters (sink's KernelInfo::cluster CTAs, consecutive along grid dimension 0; a
+// CTA's rank is its workgroup index modulo the cluster size):
+//   mbarrier_arrive_cluster: the first lane of each warp that runs it arrives once on the barrier
+//     at `bar`'s shared-memory offset in the CTA of rank `cta` (an int32 value; this CTA's own rank
+//     included) of the cluster (mapa, then a release arrive at cluster scope): a consumer
+//     releasing a stage that another CTA's producer refills by multicast.
+//   cluster_sync: every thread of every CTA of the cluster arrives and waits (barrier.cluster
+//     arrive.release / wait.acquire): after every CTA's mbarrier_init, before the first multicast
+//     or remote arrive reaches it, and before a CTA exits while others may still address its
+//     shared memory. Every thread of the CTA must reach it (not inside a role's when()).
+UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UOp>& after = {});
+UOp cluster_sync(const std::vector<UOp>& after = {});
 // Warpgroup MMA (wgmma.mma_async, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
 // Accumulate"), issued by all 128 threads of a warpgroup (4 consecutive warps) together:
 //   acc[0 .. n/2) += A (64 x K, `a` indexes its first element in shared memory) * B (K x n, `b`
@@ -174,6 +186,13 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
 // so every TMA load of one buffer uses one box and swizzle.
 UOp tma_load(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows, int64_t box_cols,
              WgmmaSwizzle swizzle = WgmmaSwizzle::None, const std::vector<UOp>& after = {});
+// tma_load's multicast form (.multicast::cluster): the box lands at `dst`'s shared-memory offset in
+// every CTA of the cluster whose bit is set in `ctas` (an int32 mask, bit r for rank r; this CTA's
+// own bit where it wants the box too), and each of them counts its bytes on its own mbarrier at
+// `bar`'s offset. Each receiving CTA's barrier must expect those bytes (mbarrier_arrive_expect_tx)
+// and must be initialized before the copy is issued (cluster_sync after the inits).
+UOp tma_load_multicast(const UOp& dst, const UOp& tensor, const UOp& bar, const UOp& row, const UOp& col, int64_t box_rows,
+                       int64_t box_cols, WgmmaSwizzle swizzle, const UOp& ctas, const std::vector<UOp>& after = {});
 // A warp's TMA store (cp.async.bulk.tensor.2d.global.shared::cta.bulk_group): the box of
 // `box_rows` x `box_cols` elements at `src` in shared memory (an INDEX into a LOCAL buffer of the
 // tensor's dtype, laid out as tma_load's destination, the swizzle included) is copied into the 2-D

@@ -49,8 +49,14 @@ struct VarArg {  // DEFINE_VAR: a scalar kernel parameter bound at launch
   bool operator==(const VarArg&) const = default;
 };
 
+// The most CTAs a thread-block cluster may portably hold (CUDA: 8; 16 only where a kernel opts in).
+inline constexpr int64_t kMaxCluster = 8;
+
 struct KernelInfo {  // SINK
   std::string name;
+  // CTAs (workgroups) per thread-block cluster, consecutive along grid dimension 0 (NVIDIA sm_90;
+  // 1: no cluster). A CTA's rank in its cluster is then its workgroup index modulo `cluster`.
+  int64_t cluster = 1;
   bool operator==(const KernelInfo&) const = default;
 };
 
@@ -137,11 +143,14 @@ struct WgmmaArg {
 
 // TMA_LOAD: a box of `rows` x `cols` elements of a 2-D GLOBAL tensor, copied by the tensor
 // memory accelerator into shared memory (row-major, `swizzle` applied to its 16-byte chunks);
-// elements past the tensor's edges are filled with zeros. `site` as in EffectArg.
+// elements past the tensor's edges are filled with zeros. `multicast` (TMA_LOAD only): the box
+// lands at the same shared-memory offset in every CTA of the cluster named by the load's CTA mask
+// operand, each counted on its own barrier at the same offset. `site` as in EffectArg.
 struct TmaArg {
   int64_t site = 0;
   int64_t rows = 0, cols = 0;
   WgmmaSwizzle swizzle = WgmmaSwizzle::None;
+  bool multicast = false;
   bool operator==(const TmaArg&) const = default;
 };
 

@@ -88,6 +88,11 @@ struct HopperGemmSpec {
   // with Direct, H100, session 18); for_columns picks Direct where C's rows cannot take it. The
   // grouped form (run-time N, one kernel for any) must ask for Direct (an error otherwise).
   HopperStore store = HopperStore::Tma;
+  // CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two blocks of one
+  // block column (rows 2u and 2u + 1) and share B's box: each loads half of it (128 rows) by TMA
+  // multicast into both CTAs' stages, and releases a stage on both CTAs' empty barriers. That
+  // halves B's reads from L2 (docs/nvidia.md, "What limits it"). Not yet run on a GPU: 1 by default.
+  int64_t cluster = 1;
   // This spec with the store that C's N columns allow: Direct where N * C's item size is not a
   // multiple of 16 bytes (a tensor map cannot describe such rows), `store` otherwise.
   HopperGemmSpec for_columns(int64_t n) const {
@@ -111,8 +116,10 @@ UOp hopper_gemm(const HopperGemmSpec& spec);
 inline UOp hopper_gemm(DType output) { return hopper_gemm(HopperGemmSpec{dtypes::bfloat16, output, {}}); }
 
 // The persistent grid for an M x N product on `device`: one workgroup per multiprocessor, at most
-// one per block of C. Throws weft::Error for a device that does not report its multiprocessors.
-int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n);
+// one per block of C (a cluster's walk unit: `cluster` blocks of a block column), a multiple of
+// `cluster` (HopperGemmSpec::cluster). Throws weft::Error for a device that does not report its
+// multiprocessors.
+int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n, int64_t cluster = 1);
 
 // Throws weft::Error naming the device unless it is an sm_90 (Hopper) GPU.
 void check_hopper_device(const rt::Device& device);
