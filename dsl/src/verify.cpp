@@ -127,7 +127,12 @@ class Checker {
              "a site and an mbarrier operation 0..5");
         break;
       case Op::TMA_LOAD:
-      case Op::TMA_STORE: want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle"); break;
+        want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle");
+        if (std::holds_alternative<TmaArg>(a) && std::get<TmaArg>(a).multicast &&
+            (u.src().size() < 6 || u.src(5).is_effect() || !(u.src(5).dtype() == dtypes::int32)))
+          report("a multicast TMA load's sixth source is its int32 CTA mask");
+        break;
+      case Op::TMA_STORE: want(std::holds_alternative<TmaArg>(a) && !std::get<TmaArg>(a).multicast, "a site, a box and a swizzle (no multicast)"); break;
       case Op::WGMMA_FENCE:
       case Op::WGMMA_COMMIT:
       case Op::CLUSTER_SYNC: want(std::holds_alternative<EffectArg>(a), "a site"); break;
@@ -395,6 +400,31 @@ void check_names(const std::vector<UOp>& order, std::vector<Violation>& out) {
   }
 }
 
+// A kernel's cluster statements need a cluster (KernelInfo::cluster above 1), and name CTAs of
+// it: a multicast mask below 2^cluster, an arrival's rank below the cluster (where constant).
+// Without one, a multicast writes, and an arrival maps, shared memory of a CTA that is not there.
+void check_cluster(const std::vector<UOp>& order, const UOp& root, std::vector<Violation>& out) {
+  const int64_t cluster = root.arg_as<KernelInfo>().cluster;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const UOp& u = order[i];
+    const bool multicast = u.op() == Op::TMA_LOAD && std::holds_alternative<TmaArg>(u.arg()) && u.arg_as<TmaArg>().multicast;
+    const bool remote = u.op() == Op::MBARRIER && std::holds_alternative<EffectArg>(u.arg()) &&
+                        u.arg_as<EffectArg>().value == static_cast<Wide>(MbarrierOp::ArriveCluster);
+    if (!multicast && !remote && u.op() != Op::CLUSTER_SYNC) continue;
+    if (cluster == 1) {
+      out.push_back({i, u, "a cluster statement in kernel " + root.arg_as<KernelInfo>().name + ", which runs in no cluster (KernelInfo::cluster is 1)"});
+      continue;
+    }
+    const size_t operand = multicast ? 5 : 1;  // the CTA mask, the CTA's rank
+    if ((!multicast && !remote) || u.src().size() <= operand || !u.src(operand).is_const()) continue;
+    const Wide v = u.src(operand).const_int();
+    if (multicast && (v < 1 || v >= (Wide{1} << cluster)))
+      out.push_back({i, u, "the CTA mask " + wide_to_string(v) + " names no CTA or one past the cluster of " + std::to_string(cluster)});
+    if (remote && (v < 0 || v >= cluster))
+      out.push_back({i, u, "CTA rank " + wide_to_string(v) + " is not in the cluster of " + std::to_string(cluster)});
+  }
+}
+
 }  // namespace
 
 std::string Violation::to_string() const {
@@ -407,6 +437,7 @@ std::vector<Violation> find_violations(const UOp& root) {
   Checker checker(out);
   for (size_t i = 0; i < order.size(); ++i) checker.check(i, order[i]);
   if (root.op() == Op::SINK) check_names(order, out);
+  if (root.op() == Op::SINK && std::holds_alternative<KernelInfo>(root.arg())) check_cluster(order, root, out);
   return out;
 }
 

@@ -361,6 +361,19 @@ TEST_CASE("Hopper: clusters are checked: their size, the multicast mask, the tar
   CHECK_THROWS_WITH_AS(tma_load_multicast(tile[zero], in, bar[zero], z, z, 32, 32, WgmmaSwizzle::None, constant(Wide(256), dtypes::int32)),
                        doctest::Contains("the CTA mask 256"), Error);
   CHECK_THROWS_WITH_AS(mbarrier_arrive_cluster(bar[zero], zero), doctest::Contains("MBARRIER arrive_cluster: takes an int32 operand"), Error);
+  // The verifier: cluster statements need a cluster, and name CTAs inside it.
+  const auto i32 = [](int64_t v) { return constant(Wide(v), dtypes::int32); };
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"unclustered"}, {cluster_sync({mbarrier_init(bar[zero], 1)})})),
+                       doctest::Contains("CLUSTER_SYNC: a cluster statement in kernel unclustered, which runs in no cluster"), Error);
+  auto in0 = placeholder({64, 32}, dtypes::float32, 0);  // (slot 0: the kernel's only buffer)
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"wide_mask", 2}, {tma_load_multicast(tile[zero], in0, bar[zero], z, z, 32, 32, WgmmaSwizzle::None, i32(4))})),
+                       doctest::Contains("the CTA mask 4 names no CTA or one past the cluster of 2"), Error);
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"far_rank", 2}, {mbarrier_arrive_cluster(bar[zero], i32(2))})),
+                       doctest::Contains("CTA rank 2 is not in the cluster of 2"), Error);
+  // A cluster barrier under a condition: not every thread would arrive.
+  auto wg = range(4, 0, AxisType::GLOBAL);
+  CHECK_THROWS_WITH_AS(lowered_for_warps(sink({"conditional_sync", 2}, {when(wg < 2, {cluster_sync()}).end({wg})})),
+                       doctest::Contains("CLUSTER_SYNC inside when("), Error);
   // Only sm_90 has clusters: a kernel of no Hopper statement in clusters is refused elsewhere too.
   const lower::LoweredKernel clustered = lowered_for_warps(sink({"clustered", 2}, {out[range(64, 0, AxisType::GLOBAL)].store(constant(1.0, dtypes::float32))
                                                                                        .end({range(64, 0, AxisType::GLOBAL)})}));

@@ -200,6 +200,40 @@ TEST_CASE("pin_loop_bodies: an effect that uses a loop's range only through a va
   REQUIRE(outer_body.op() == Op::END);  // END(r)'s body is END(k), nothing pinned beside it
   REQUIRE(outer_body.src(0).op() == Op::GROUP);
   CHECK(outer_body.src(0).src(1).same(inner));
+  // An END that also closes a hardware range (no loop) pins for its loop range.
+  UOp g = range(4, 3, AxisType::GLOBAL);
+  UOp per_g = out[g * 2 + r].store(flag.after({set})[constant(Wide(0))].load());
+  CHECK(effect_depths(lower(sink({"with_workgroups"}, {per_g.end({r, g})}))) == std::vector<int>{1, 1});
+}
+
+TEST_CASE("pin_loop_bodies: it pins neither an atomic that is only a value nor the statements of a when() it pins") {
+  // (cur and tmp are slot 1 of two kernels.)
+  UOp out = placeholder({16}, dtypes::float32, 0), cur = placeholder({2}, dtypes::int32, 1), tmp = placeholder({2}, dtypes::float32, 1);
+  UOp r = range(variable("n", 0, 8), 0, AxisType::LOOP);
+  const auto count = [](const LoweredKernel& lk, Op op, int64_t slot) {
+    int n = 0;
+    for (const LinearOp& s : lk.program) {
+      if (s.op.op() != op) continue;
+      UOp buf = s.op.src(0).src(0);
+      while (buf.op() == Op::AFTER) buf = buf.src(0);
+      n += buf.arg_as<BufferArg>().slot == slot;
+    }
+    return n;
+  };
+  // out[atomic_add(cur[r % 2], 1)] = 1 where r < 4: the atomic is the store's index (a value). A
+  // pinned copy of it would outlive resolve_when's guarded one and add once more in every iteration.
+  UOp slot = atomic(AtomicOp::Add, cur[r % 2], constant(Wide(1), dtypes::int32)).cast(dtypes::index);
+  UOp guarded_add = when(r < 4, {out[slot].store(constant(1.0, dtypes::float32))});
+  CHECK(count(lower(sink({"atomic_index"}, {guarded_add.end({r})})), Op::ATOMIC, 1) == 1);
+  // tmp[r % 2] = r where r < 4, then out[r] = tmp[r % 2]: the when is reached through AFTER and
+  // pinned whole; its store, pinned beside it, would run unguarded.
+  UOp w = when(r < 4, {tmp[r % 2].store(r.cast(dtypes::float32))});
+  UOp copy = out[r].store(tmp.after({w})[r % 2].load());
+  const LoweredKernel lk = lower(sink({"when_after"}, {copy.end({r})}));
+  CHECK(count(lk, Op::STORE, 1) == 1);
+  for (const LinearOp& s : lk.program)
+    if (s.op.op() == Op::STORE && s.op.src(0).src(0).op() == Op::PLACEHOLDER && s.op.src(0).src(0).arg_as<BufferArg>().slot == 1)
+      CHECK(s.op.src(0).src().size() == 3);  // guarded: the INDEX carries the when's condition
 }
 
 TEST_CASE("canonical_allocations: the same kernel built after other allocations hashes the same") {

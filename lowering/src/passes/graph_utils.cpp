@@ -61,6 +61,56 @@ bool depends_on(const UOp& node, const UOp& target) {
   return false;
 }
 
+std::unordered_set<const Node*> listed_effects(const UOp& body) {
+  std::unordered_set<const Node*> out;
+  std::vector<UOp> todo{body};
+  while (!todo.empty()) {
+    const UOp e = todo.back();
+    todo.pop_back();
+    if (!out.insert(e.node()).second) continue;
+    if (e.op() == Op::GROUP) todo.insert(todo.end(), e.src().begin(), e.src().end());
+    else if (e.op() == Op::END) todo.push_back(e.src(0));
+    else if (e.op() == Op::WHEN) todo.insert(todo.end(), e.src().begin() + 1, e.src().end());
+  }
+  return out;
+}
+
+namespace {
+
+// CUSTOM and Hopper's statements: value operands, then the effects they come after.
+bool has_operands_then_predecessors(const UOp& x) { return x.op() == Op::CUSTOM || opsets::hopper.contains(x.op()); }
+bool ordered_statement(const UOp& x) { return opsets::sync.contains(x.op()) || has_operands_then_predecessors(x); }
+
+}  // namespace
+
+std::vector<UOp> reached_effects(const UOp& body, const std::function<bool(const UOp&)>& enter) {
+  std::vector<UOp> deps, todo{body};
+  std::unordered_set<const Node*> seen;
+  const auto report = [&](const UOp& e) {
+    if (!enter || enter(e)) deps.push_back(e);
+  };
+  while (!todo.empty()) {
+    const UOp x = todo.back();
+    todo.pop_back();
+    if (!seen.insert(x.node()).second || (enter && !enter(x))) continue;
+    if (x.op() == Op::AFTER) {
+      for (size_t i = 1; i < x.src().size(); ++i)
+        if (x.src(i).is_effect()) report(x.src(i));
+      todo.push_back(x.src(0));
+      // What those effects are ordered after may lie outside the loop too (a barrier naming the
+      // prologue's copies).
+      for (size_t i = x.src().size(); i-- > 1;)
+        if (ordered_statement(x.src(i))) todo.push_back(x.src(i));
+      continue;
+    }
+    if (ordered_statement(x))
+      for (const UOp& s : x.src())
+        if (s.is_effect() && !s.is_valued_effect()) report(s);
+    for (size_t i = x.src().size(); i-- > 0;) todo.push_back(x.src(i));
+  }
+  return deps;
+}
+
 namespace {
 
 // The effects `e` comes after: its effect sources and those its values' AFTERs name.

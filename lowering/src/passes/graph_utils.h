@@ -33,6 +33,17 @@ bool depends_on(const UOp& node, const UOp& target);
 // after (their predecessors, the effects their values' AFTERs name) lie outside it.
 std::unordered_set<const Node*> when_region(const UOp& when, OpenRanges& open);
 
+// The effects a body lists (what linearize walks as the body): itself, a GROUP's members, the
+// bodies of ENDs and the effects of WHENs among them, recursively.
+std::unordered_set<const Node*> listed_effects(const UOp& body);
+
+// The effects `body` depends on without listing them: those named through AFTER (and what the
+// synchronization, Hopper and inline statements among them are ordered after), and the
+// predecessors of the synchronization, Hopper and inline statements below it; in the order of a
+// depth-first walk that visits a node's sources in order (an AFTER: only its buffer). `enter`, where
+// given, prunes the walk: a node it refuses is neither reported nor walked below.
+std::vector<UOp> reached_effects(const UOp& body, const std::function<bool(const UOp&)>& enter = {});
+
 // The PLACEHOLDER under views and AFTERs of a buffer; a null UOp if there is none.
 UOp buffer_root(const UOp& buffer);
 

@@ -75,55 +75,9 @@ class Linearizer {
     return true;
   }
 
-  // Effects the body of an effect depends on (not its own sub-effects): those named through
-  // AFTER, and the predecessors a synchronization or inline statement is ordered after
-  // (`barrier(after)`): a prologue a loop's barrier names is written before the loop, once, not
-  // in every iteration. In the order of a depth-first walk that visits a node's sources in order
-  // (an AFTER: only its buffer).
-  // CUSTOM and Hopper's statements: value operands, then the effects they come after.
-  static bool has_operands_then_predecessors(const UOp& x) { return x.op() == Op::CUSTOM || opsets::hopper.contains(x.op()); }
-
-  static std::vector<UOp> dependencies(const UOp& body) {
-    std::vector<UOp> deps, todo{body};
-    std::unordered_set<const Node*> seen;
-    while (!todo.empty()) {
-      const UOp x = todo.back();
-      todo.pop_back();
-      if (!seen.insert(x.node()).second) continue;
-      if (x.op() == Op::AFTER) {
-        for (size_t i = 1; i < x.src().size(); ++i)
-          if (x.src(i).is_effect()) deps.push_back(x.src(i));
-        todo.push_back(x.src(0));
-        // What those effects are ordered after may lie outside the loop too (a barrier naming
-        // the prologue's copies).
-        for (size_t i = x.src().size(); i-- > 1;)
-          if (opsets::sync.contains(x.src(i).op()) || has_operands_then_predecessors(x.src(i))) todo.push_back(x.src(i));
-        continue;
-      }
-      if (opsets::sync.contains(x.op()) || has_operands_then_predecessors(x))
-        for (const UOp& s : x.src())
-          if (s.is_effect() && !s.is_valued_effect()) deps.push_back(s);
-      for (size_t i = x.src().size(); i-- > 0;) todo.push_back(x.src(i));
-    }
-    return deps;
-  }
-
-  // The effects a loop body lists: itself, a GROUP's members, the bodies of the ENDs among them
-  // and the effects of a region WHEN among them. They run in every iteration, so none of them is
-  // written before the loop, even where another effect of the body names it through AFTER.
-  static std::unordered_set<const Node*> listed_effects(const UOp& body) {
-    std::unordered_set<const Node*> out;
-    std::vector<UOp> todo{body};
-    while (!todo.empty()) {
-      const UOp e = todo.back();
-      todo.pop_back();
-      if (!out.insert(e.node()).second) continue;
-      if (e.op() == Op::GROUP) todo.insert(todo.end(), e.src().begin(), e.src().end());
-      else if (e.op() == Op::END) todo.push_back(e.src(0));
-      else if (e.op() == Op::WHEN) todo.insert(todo.end(), e.src().begin() + 1, e.src().end());
-    }
-    return out;
-  }
+  // Effects a body depends on without listing them (graph_utils.h): a prologue a loop's barrier
+  // names is written before the loop, once, not in every iteration.
+  static std::vector<UOp> dependencies(const UOp& body) { return reached_effects(body); }
 
   void call(Frame::Kind kind, const UOp& node) {
     Frame f;
@@ -265,7 +219,7 @@ class Linearizer {
         if (end.src().size() != 2)
           throw Error("linearize: END of " + std::to_string(end.src().size() - 1) + " ranges (nest_loops runs first)");
         f.deps = dependencies(end.src(0));
-        f.listed = listed_effects(end.src(0));
+        f.listed = listed_effects(end.src(0));  // run in every iteration: never written before the loop
         f.step = 1;
         [[fallthrough]];
       case 1:

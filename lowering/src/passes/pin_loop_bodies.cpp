@@ -7,7 +7,8 @@
 // runs no iteration (or once where it ran n times). Before any fold, this pass lists in each
 // loop's body every effect the body reaches that lies in the loop (it uses one of the END's
 // ranges and no range open only elsewhere), so that where an effect runs no longer depends on what
-// the simplifier proves.
+// the simplifier proves. (An END of several loop ranges pins only effects that use all of them:
+// one using the outer range alone would, pinned, repeat in the inner loop.)
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -27,41 +28,44 @@ bool is_loop(const UOp& range) {
   return axis == AxisType::LOOP || axis == AxisType::WEAK || axis == AxisType::REDUCE;
 }
 
-// The effects `body` lists: itself, a GROUP's members, the bodies of ENDs and the effects of WHEN
-// regions among them (what the linearizer walks as the body).
-std::unordered_set<const Node*> listed(const UOp& body) {
-  std::unordered_set<const Node*> out;
-  std::vector<UOp> todo{body};
-  while (!todo.empty()) {
-    const UOp e = todo.back();
-    todo.pop_back();
-    if (!out.insert(e.node()).second) continue;
-    if (e.op() == Op::GROUP) todo.insert(todo.end(), e.src().begin(), e.src().end());
-    else if (e.op() == Op::END) todo.push_back(e.src(0));
-    else if (e.op() == Op::WHEN) todo.insert(todo.end(), e.src().begin() + 1, e.src().end());
-  }
-  return out;
-}
-
 bool contains(const std::vector<UOp>& ranges, const UOp& r) {
   return std::any_of(ranges.begin(), ranges.end(), [&](const UOp& o) { return o.same(r); });
 }
 
-// The effects below `end`'s body that the body reaches without listing them and that lie in its
-// loop: each uses every range the END closes, and every range it uses is open at the body.
-std::vector<UOp> reached_in_loop(const UOp& end, OpenRanges& open) {
+// The effects `end`'s body reaches without listing them (reached_effects) that lie in its loops:
+// each uses every loop range the END closes (`loops`), and every range it uses is open at the
+// body. The walk enters only nodes that use those ranges: nothing below the others can be in the
+// loop. An effect inside a GROUP, END or WHEN that is itself pinned stays in it (pinning it too
+// would run it outside its container: unguarded, or once more).
+std::vector<UOp> reached_in_loop(const UOp& end, const std::vector<UOp>& loops, OpenRanges& open) {
   const UOp& body = end.src(0);
-  const std::unordered_set<const Node*> in_body = listed(body);
   const std::vector<UOp> at_body = open.of(body);
-  std::vector<UOp> out;
-  for (const UOp& e : toposort(body)) {
-    if (!e.is_effect() || e.op() == Op::SINK || in_body.count(e.node())) continue;
+  const auto in_loops = [&](const UOp& n) {
+    const std::vector<UOp>& uses = open.of(n);
+    return std::all_of(loops.begin(), loops.end(), [&](const UOp& r) { return contains(uses, r); });
+  };
+  std::vector<UOp> candidates;
+  for (const UOp& e : reached_effects(body, in_loops)) {
     const std::vector<UOp>& uses = open.of(e);
-    const bool in_every_loop = std::all_of(end.src().begin() + 1, end.src().end(), [&](const UOp& r) { return contains(uses, r); });
-    const bool nothing_foreign = std::all_of(uses.begin(), uses.end(), [&](const UOp& r) { return contains(at_body, r); });
-    if (in_every_loop && nothing_foreign) out.push_back(e);
+    if (std::all_of(uses.begin(), uses.end(), [&](const UOp& r) { return contains(at_body, r); })) candidates.push_back(e);
   }
+  std::unordered_set<const Node*> skip = listed_effects(body);
+  for (const UOp& c : candidates)
+    if (c.op() == Op::GROUP || c.op() == Op::END || c.op() == Op::WHEN)
+      for (const Node* inner : listed_effects(c))
+        if (inner != c.node()) skip.insert(inner);
+  std::vector<UOp> out;
+  for (const UOp& c : candidates)
+    if (skip.insert(c.node()).second) out.push_back(c);  // once each, in the walk's order
   return out;
+}
+
+// The loop ranges an END closes (empty: it opens no loop).
+std::vector<UOp> loop_ranges(const UOp& end) {
+  std::vector<UOp> loops;
+  for (size_t i = 1; i < end.src().size(); ++i)
+    if (is_loop(end.src(i))) loops.push_back(end.src(i));
+  return loops;
 }
 
 }  // namespace
@@ -69,9 +73,12 @@ std::vector<UOp> reached_in_loop(const UOp& end, OpenRanges& open) {
 UOp pin_loop_bodies(const UOp& kernel) {
   OpenRanges open;  // over the input graph: every node below is an input node
   std::unordered_map<const Node*, std::vector<UOp>> pins;
-  for (const UOp& u : toposort(kernel))
-    if (u.op() == Op::END && std::all_of(u.src().begin() + 1, u.src().end(), is_loop))
-      if (std::vector<UOp> p = reached_in_loop(u, open); !p.empty()) pins.emplace(u.node(), std::move(p));
+  for (const UOp& u : toposort(kernel)) {
+    if (u.op() != Op::END) continue;
+    const std::vector<UOp> loops = loop_ranges(u);
+    if (loops.empty()) continue;
+    if (std::vector<UOp> p = reached_in_loop(u, loops, open); !p.empty()) pins.emplace(u.node(), std::move(p));
+  }
   if (pins.empty()) return kernel;
   // Rebuilt bottom-up, so a pinned effect is already its rebuilt self when its END is reached.
   std::unordered_map<const Node*, UOp> rebuilt_of;
@@ -80,8 +87,7 @@ UOp pin_loop_bodies(const UOp& kernel) {
     if (auto it = pins.find(old.node()); it != pins.end()) {
       std::vector<UOp> members{rebuilt.src(0)};
       for (const UOp& p : it->second) members.push_back(rebuilt_of.at(p.node()));
-      std::vector<UOp> ranges(rebuilt.src().begin() + 1, rebuilt.src().end());
-      out = group(members).end(ranges);
+      out = group(members).end(std::vector<UOp>(rebuilt.src().begin() + 1, rebuilt.src().end()));
     }
     rebuilt_of.emplace(old.node(), out);
     return out;

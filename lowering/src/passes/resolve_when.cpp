@@ -41,7 +41,13 @@ namespace {
 
 class Guard {
  public:
-  Guard(const UOp& when, OpenRanges& open) : cond_(when.src(0)), members_(when_region(when, open)) {}
+  Guard(const UOp& when, OpenRanges& open) : cond_(when.src(0)), members_(when_region(when, open)) {
+    // barrier.cluster is .aligned, and every thread of every CTA of the cluster must arrive.
+    for (const UOp& u : toposort(when))
+      if (u.op() == Op::CLUSTER_SYNC && members_.count(u.node()))
+        throw Error("resolve_when: CLUSTER_SYNC inside when(" + expr_string(cond_, 60) +
+                    ", ...): every thread of every CTA of the cluster must reach a cluster barrier; move it out of the region");
+  }
 
   // A region on a wave-uniform condition holding a Hopper statement stays one branch.
   bool one_branch() const {

@@ -8,8 +8,8 @@
 namespace weft::lower {
 
 // 1a. Each END over loop ranges (LOOP, WEAK, REDUCE) lists in its body every effect the body
-//     reaches (through AFTER, as a statement's predecessor) that uses each of the END's ranges
-//     and no range closed elsewhere: where an effect runs is then fixed before any fold could drop
+//     reaches (through AFTER, as a statement's predecessor) that uses each of the END's loop
+//     ranges and no range closed elsewhere (not the statements of a GROUP, END or WHEN it pins): where an effect runs is then fixed before any fold could drop
 //     its use of the range (a trip count of 0 or 1 folds `r // 2` to 0).
 UOp pin_loop_bodies(const UOp& kernel);
 // 1. Shards: INDEX on an UNSHARD of a REG shard over LOCAL ranges (a fragment), or of a GLOBAL
