@@ -5,8 +5,8 @@
 // values, and the passes after this one fold values: with a trip count that may be 0 or 1, `r // 2`
 // folds to 0, and an effect that used `r` only so would leave the loop, running when the loop
 // runs no iteration (or once where it ran n times). Before any fold, this pass lists in each
-// loop's body every effect the body reaches that lies in the loop (it uses one of the END's
-// ranges and no range open only elsewhere), so that where an effect runs no longer depends on what
+// loop's body every effect the body reaches that lies in the loop (it uses each loop range the
+// END closes and no range closed elsewhere), so that where an effect runs no longer depends on what
 // the simplifier proves. (An END of several loop ranges pins only effects that use all of them:
 // one using the outer range alone would, pinned, repeat in the inner loop.)
 #include <algorithm>
