@@ -173,9 +173,12 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   // Every arrival is listed in the when: one only named by another would run unconditionally.
   const UOp previous = ring.empty[stage_use(step - 1).stage];
   std::vector<UOp> arrivals;
-  if (ring.cluster == 1) arrivals.push_back(mbarrier_arrive_warp(previous, {held}));
-  for (int64_t r = 0; r < ring.cluster && ring.cluster > 1; ++r)
-    arrivals.push_back(mbarrier_arrive_cluster(previous, constant(Wide(r), dtypes::int32), {arrivals.empty() ? held : arrivals.back()}));
+  if (ring.cluster == 1) {
+    arrivals.push_back(mbarrier_arrive_warp(previous, {held}));
+  } else {
+    for (int64_t r = 0; r < ring.cluster; ++r)
+      arrivals.push_back(mbarrier_arrive_cluster(previous, constant(Wide(r), dtypes::int32), {arrivals.empty() ? held : arrivals.back()}));
+  }
   const UOp release = when(step > 0, arrivals);
   return wgmma_wait(0, {release.end({ks})});
 }

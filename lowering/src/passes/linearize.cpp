@@ -5,9 +5,9 @@
 // an effect is written once, after the effects it depends on (through AFTER); an END opens its
 // loop, writes its body and closes it; a value is written where it is first used in each loop
 // scope and reused inside that scope. Effects a loop body depends on that do not lie in the loop
-// (neither listed in its body nor using its range) are written before the loop opens. A WHEN region that resolve_when kept whole (a warp-specialized
-// role) is written the same way: what it depends on outside it, then BranchBegin, its effects in a
-// scope of their own, BranchEnd.
+// (neither listed in its body nor using its range) are written before the loop opens. A WHEN
+// region that resolve_when kept whole (a warp-specialized role) is written the same way: what it
+// depends on outside it, then BranchBegin, its effects in a scope of their own, BranchEnd.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -74,10 +74,6 @@ class Linearizer {
       if (std::none_of(loops_.begin(), loops_.end(), [&](const UOp& l) { return l.same(r); })) return false;
     return true;
   }
-
-  // Effects a body depends on without listing them (graph_utils.h): a prologue a loop's barrier
-  // names is written before the loop, once, not in every iteration.
-  static std::vector<UOp> dependencies(const UOp& body) { return reached_effects(body); }
 
   void call(Frame::Kind kind, const UOp& node) {
     Frame f;
@@ -162,7 +158,7 @@ class Linearizer {
       case 0:
         f.region = when_region(when, open_);
         for (size_t i = 1; i < when.src().size(); ++i)
-          for (const UOp& d : dependencies(when.src(i)))
+          for (const UOp& d : reached_effects(when.src(i)))
             if (!f.region.count(d.node())) f.deps.push_back(d);
         f.step = 1;
         [[fallthrough]];
@@ -218,7 +214,8 @@ class Linearizer {
       case 0:
         if (end.src().size() != 2)
           throw Error("linearize: END of " + std::to_string(end.src().size() - 1) + " ranges (nest_loops runs first)");
-        f.deps = dependencies(end.src(0));
+        // A prologue a loop's barrier names is written before the loop, once, not in every iteration.
+        f.deps = reached_effects(end.src(0));
         f.listed = listed_effects(end.src(0));  // run in every iteration: never written before the loop
         f.step = 1;
         [[fallthrough]];
