@@ -206,6 +206,34 @@ TEST_CASE("pin_loop_bodies: an effect that uses a loop's range only through a va
   CHECK(effect_depths(lower(sink({"with_workgroups"}, {per_g.end({r, g})}))) == std::vector<int>{1, 1});
 }
 
+TEST_CASE("pin_loop_bodies: an END of two loop ranges pins an effect that uses only the outer one in the outer loop") {
+  // for r in range(n), n in [0, 1], for k in range(4), one END: flag[r // 2] = 1 (uses r only,
+  // through a value that folds to 0); out[r * 4 + k] = flag[0]. The store to flag belongs in r's
+  // loop, once an iteration, not before the loops (where it ran although n = 0).
+  UOp flag = placeholder({1}, dtypes::float32, 0), out = placeholder({8}, dtypes::float32, 1);
+  UOp r = range(variable("n", 0, 1), 0, AxisType::LOOP), k = range(4, 1, AxisType::LOOP);
+  UOp set = flag[r / 2].store(constant(1.0, dtypes::float32));
+  UOp copy = out[r * 4 + k].store(flag.after({set})[constant(Wide(0))].load());
+  CHECK(effect_depths(lower(sink({"two_loops"}, {copy.end({r, k})}))) == std::vector<int>{1, 2});
+  // The ENDs are nested (r outermost) with the pinned store beside k's loop in r's body.
+  const UOp outer = pin_loop_bodies(sink({"two_loops"}, {copy.end({k, r})})).src(0);
+  REQUIRE(outer.op() == Op::END);
+  REQUIRE(outer.src().size() == 2);
+  CHECK(outer.src(1).same(r));
+  REQUIRE(outer.src(0).op() == Op::GROUP);
+  CHECK(outer.src(0).src(0).op() == Op::END);
+  CHECK(outer.src(0).src(1).same(set));
+  // With a workgroup range in the END, an effect that uses it and r lies in r's loop too.
+  UOp g = range(2, 3, AxisType::GLOBAL);
+  UOp set_g = flag[g / 2 + r / 2].store(constant(1.0, dtypes::float32));
+  UOp copy_g = out[g * 4 + r * 4 + k].store(flag.after({set_g})[constant(Wide(0))].load());
+  CHECK(effect_depths(lower(sink({"two_loops_g"}, {copy_g.end({r, k, g})}))) == std::vector<int>{1, 2});
+  // An END whose loops pin nothing is left as it was.
+  UOp plain = out[r * 4 + k].store(constant(2.0, dtypes::float32)).end({r, k});
+  const UOp unpinned = sink({"plain"}, {plain});
+  CHECK(pin_loop_bodies(unpinned).same(unpinned));
+}
+
 TEST_CASE("pin_loop_bodies: it pins neither an atomic that is only a value nor the statements of a when() it pins") {
   // (cur and tmp are slot 1 of two kernels.)
   UOp out = placeholder({16}, dtypes::float32, 0), cur = placeholder({2}, dtypes::int32, 1), tmp = placeholder({2}, dtypes::float32, 1);

@@ -7,8 +7,10 @@
 // runs no iteration (or once where it ran n times). Before any fold, this pass lists in each
 // loop's body every effect the body reaches that lies in the loop (it uses each loop range the
 // END closes and no range closed elsewhere), so that where an effect runs no longer depends on what
-// the simplifier proves. (An END of several loop ranges pins only effects that use all of them:
-// one using the outer range alone would, pinned, repeat in the inner loop.)
+// the simplifier proves. An END of several loop ranges is first nested (one loop range an END,
+// the smallest id outermost, as nest_loops will), so an effect that uses only the outer range is
+// pinned in the outer loop's body, beside the inner loop, not in the inner one (where it would
+// repeat).
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -68,10 +70,35 @@ std::vector<UOp> loop_ranges(const UOp& end) {
   return loops;
 }
 
+bool is_unrolled(const UOp& range) {
+  const AxisType axis = range_axis(range);
+  return axis == AxisType::UNROLL || axis == AxisType::UPCAST;
+}
+
+// END(body, ranges) with several loop ranges as ENDs of one loop range each, nested by id (the
+// smallest outermost). Unrolled ranges stay with the innermost (expand repeats the same code as
+// before); the others (workgroups, threads, devices: no order) with the outermost, so that an
+// effect using them and an outer loop's range is open in that loop's body.
+UOp nest_loop_ranges(const UOp& kernel) {
+  return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
+    if (u.op() != Op::END) return std::nullopt;
+    std::vector<UOp> loops = loop_ranges(u);
+    if (loops.size() < 2) return std::nullopt;
+    sort_ranges(loops);
+    std::vector<UOp> innermost{loops.back()}, outermost{loops.front()};
+    for (size_t i = 1; i < u.src().size(); ++i)
+      if (!is_loop(u.src(i))) (is_unrolled(u.src(i)) ? innermost : outermost).push_back(u.src(i));
+    UOp nested = u.src(0).end(innermost);
+    for (size_t i = loops.size() - 1; i-- > 1;) nested = nested.end({loops[i]});
+    return nested.end(outermost);
+  });
+}
+
 }  // namespace
 
-UOp pin_loop_bodies(const UOp& kernel) {
-  OpenRanges open;  // over the input graph: every node below is an input node
+UOp pin_loop_bodies(const UOp& input) {
+  const UOp kernel = nest_loop_ranges(input);
+  OpenRanges open;  // over the nested graph: every node below is one of its nodes
   std::unordered_map<const Node*, std::vector<UOp>> pins;
   for (const UOp& u : toposort(kernel)) {
     if (u.op() != Op::END) continue;
@@ -79,7 +106,7 @@ UOp pin_loop_bodies(const UOp& kernel) {
     if (loops.empty()) continue;
     if (std::vector<UOp> p = reached_in_loop(u, loops, open); !p.empty()) pins.emplace(u.node(), std::move(p));
   }
-  if (pins.empty()) return kernel;
+  if (pins.empty()) return input;  // (nest_loops nests the ENDs later all the same)
   // Rebuilt bottom-up, so a pinned effect is already its rebuilt self when its END is reached.
   std::unordered_map<const Node*, UOp> rebuilt_of;
   return transform(kernel, [&](const UOp& old, const UOp& rebuilt) -> std::optional<UOp> {
