@@ -611,8 +611,8 @@ UOp mbarrier_arrive_expect_tx(const UOp& bar, const UOp& bytes, const std::vecto
 UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& after) {
   return mbarrier(MbarrierOp::Wait, bar, parity, after);
 }
-UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UOp>& after, ClusterArrive order) {
-  return mbarrier(order == ClusterArrive::ReadsDone ? MbarrierOp::ArriveCluster : MbarrierOp::ArriveClusterRelease, bar, cta, after);
+UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UOp>& after) {
+  return mbarrier(MbarrierOp::ArriveCluster, bar, cta, after);
 }
 
 UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,

@@ -56,7 +56,7 @@ std::string_view scope_name(Scope s) {
 }
 
 std::string_view mbarrier_op_name(MbarrierOp k) {
-  static constexpr std::array<std::string_view, 7> names{"init", "arrive", "arrive_expect_tx", "wait", "arrive_warp", "arrive_cluster", "arrive_cluster_release"};
+  static constexpr std::array<std::string_view, 6> names{"init", "arrive", "arrive_expect_tx", "wait", "arrive_warp", "arrive_cluster"};
   return names[static_cast<size_t>(k)];
 }
 

@@ -123,8 +123,8 @@ class Checker {
       case Op::WMMA: want(std::holds_alternative<WmmaArg>(a), "the wmma shape"); break;
       case Op::WGMMA: want(std::holds_alternative<WgmmaArg>(a), "a site, the wgmma shape and its operands' layouts"); break;
       case Op::MBARRIER:
-        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= static_cast<Wide>(MbarrierOp::ArriveClusterRelease),
-             "a site and an mbarrier operation 0..6");
+        want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= static_cast<Wide>(MbarrierOp::ArriveCluster),
+             "a site and an mbarrier operation 0..5");
         break;
       case Op::TMA_LOAD:
         want(std::holds_alternative<TmaArg>(a), "a site, a box and a swizzle");
@@ -409,8 +409,7 @@ void check_cluster(const std::vector<UOp>& order, const UOp& root, std::vector<V
     const UOp& u = order[i];
     const bool multicast = u.op() == Op::TMA_LOAD && std::holds_alternative<TmaArg>(u.arg()) && u.arg_as<TmaArg>().multicast;
     const bool remote = u.op() == Op::MBARRIER && std::holds_alternative<EffectArg>(u.arg()) &&
-                        (u.arg_as<EffectArg>().value == static_cast<Wide>(MbarrierOp::ArriveCluster) ||
-                         u.arg_as<EffectArg>().value == static_cast<Wide>(MbarrierOp::ArriveClusterRelease));
+                        u.arg_as<EffectArg>().value == static_cast<Wide>(MbarrierOp::ArriveCluster);
     if (!multicast && !remote && u.op() != Op::CLUSTER_SYNC) continue;
     if (cluster == 1) {
       out.push_back({i, u, "a cluster statement in kernel " + root.arg_as<KernelInfo>().name + ", which runs in no cluster (KernelInfo::cluster is 1)"});

@@ -207,8 +207,7 @@ UOp cluster_multicast_kernel(const ClusterCase& c, int64_t workgroups) {
   auto i = range(c.tile() / threads, 2, AxisType::LOOP);
   auto e = t + i * threads;
   auto copy = out[g * c.tile() + e].store(tile.after({landed})[e].load()).end({i, t, g});
-  // One arrival of each kind: reads done (CTA-scope release) and writes published (cluster scope).
-  auto released = mbarrier_arrive_cluster(done, i32(1), {mbarrier_arrive_cluster(done, i32(0), {copy})}, ClusterArrive::PublishWrites);
+  auto released = mbarrier_arrive_cluster(done, i32(1), {mbarrier_arrive_cluster(done, i32(0), {copy})});
   auto finished = cluster_sync({mbarrier_wait(done, i32(0), {released})});
   return sink({"cluster_multicast", 2}, {finished});
 }
@@ -334,8 +333,7 @@ TEST_CASE("Hopper: clusters of two CTAs (multicast TMA, remote mbarrier arrivals
   if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
   const UOp k = cluster_multicast_kernel({3, 90, 16, 32}, 6);
   compiles_sm90(k, {"__cluster_dims__(2, 1, 1) cluster_multicast(", "mbarrier::complete_tx::bytes.multicast::cluster", "mapa.shared::cluster.u32",
-                    "mbarrier.arrive.shared::cluster.b64 _, [remote]", "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote]",
-                    "barrier.cluster.arrive.release.aligned",
+                    "mbarrier.arrive.shared::cluster.b64 _, [remote]", "barrier.cluster.arrive.release.aligned",
                     "barrier.cluster.wait.acquire.aligned"},
                 "sm_90a");
   CHECK(lowered_for_warps(k).cluster == 2);

@@ -228,10 +228,31 @@ TEST_CASE("pin_loop_bodies: an END of two loop ranges pins an effect that uses o
   UOp set_g = flag[g / 2 + r / 2].store(constant(1.0, dtypes::float32));
   UOp copy_g = out[g * 4 + r * 4 + k].store(flag.after({set_g})[constant(Wide(0))].load());
   CHECK(effect_depths(lower(sink({"two_loops_g"}, {copy_g.end({r, k, g})}))) == std::vector<int>{1, 2});
-  // An END whose loops pin nothing is left as it was.
-  UOp plain = out[r * 4 + k].store(constant(2.0, dtypes::float32)).end({r, k});
+  // An END whose loops pin nothing is left as it was, also beside one that pins.
+  UOp r2 = range(2, 4, AxisType::LOOP), k2 = range(2, 5, AxisType::LOOP);
+  UOp plain = out[r2 * 2 + k2].store(constant(2.0, dtypes::float32)).end({r2, k2});
   const UOp unpinned = sink({"plain"}, {plain});
   CHECK(pin_loop_bodies(unpinned).same(unpinned));
+  const UOp both = pin_loop_bodies(sink({"both"}, {group({copy.end({r, k}), plain})}));
+  REQUIRE(both.src(0).op() == Op::GROUP);
+  CHECK(both.src(0).src(0).src().size() == 2);  // nested: END(GROUP(END(copy, k), set), r)
+  CHECK(both.src(0).src(1).same(plain));        // as written: END(store, r2, k2)
+}
+
+TEST_CASE("pin_loop_bodies: three loop ranges, and an unrolled range, in one END") {
+  // for r in range(n), n in [0, 1]; for j in range(2); for k in range(2): flag[r // 2] = 1 (r only),
+  // out[r * 4 + j * 2 + k] = flag[0]. The store to flag runs in r's loop, outside j's and k's.
+  UOp flag = placeholder({1}, dtypes::float32, 0), out = placeholder({8}, dtypes::float32, 1);
+  UOp r = range(variable("n", 0, 1), 0, AxisType::LOOP), j = range(2, 1, AxisType::LOOP), k = range(2, 2, AxisType::LOOP);
+  UOp set = flag[r / 2].store(constant(1.0, dtypes::float32));
+  UOp copy = out[r * 4 + j * 2 + k].store(flag.after({set})[constant(Wide(0))].load());
+  CHECK(effect_depths(lower(sink({"three_loops"}, {copy.end({k, r, j})}))) == std::vector<int>{1, 3});
+  // With k unrolled (two copies of the store in j's loop) the store to flag still runs in r's loop.
+  UOp u = range(2, 3, AxisType::UNROLL);
+  UOp copy_u = out[r * 4 + j + u * 2].store(flag.after({set})[constant(Wide(0))].load());  // (two stores apart: not merged)
+  const std::vector<int> depths = effect_depths(lower(sink({"loops_unrolled"}, {copy_u.end({r, j, u})})));
+  INFO(depths.size());
+  CHECK(depths == std::vector<int>{1, 2, 2});
 }
 
 TEST_CASE("pin_loop_bodies: it pins neither an atomic that is only a value nor the statements of a when() it pins") {

@@ -7,10 +7,12 @@
 // runs no iteration (or once where it ran n times). Before any fold, this pass lists in each
 // loop's body every effect the body reaches that lies in the loop (it uses each loop range the
 // END closes and no range closed elsewhere), so that where an effect runs no longer depends on what
-// the simplifier proves. An END of several loop ranges is first nested (one loop range an END,
+// the simplifier proves. An END of several loop ranges is seen nested (one loop range an END,
 // the smallest id outermost, as nest_loops will), so an effect that uses only the outer range is
 // pinned in the outer loop's body, beside the inner loop, not in the inner one (where it would
-// repeat).
+// repeat); it stays nested only where something was pinned. Limit: an unrolled range stays with
+// the innermost loop, so an effect that uses it and an outer loop's range but not the inner
+// one's is not pinned (the fold can still move it).
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -75,38 +77,61 @@ bool is_unrolled(const UOp& range) {
   return axis == AxisType::UNROLL || axis == AxisType::UPCAST;
 }
 
-// END(body, ranges) with several loop ranges as ENDs of one loop range each, nested by id (the
-// smallest outermost). Unrolled ranges stay with the innermost (expand repeats the same code as
-// before); the others (workgroups, threads, devices: no order) with the outermost, so that an
-// effect using them and an outer loop's range is open in that loop's body.
-UOp nest_loop_ranges(const UOp& kernel) {
-  return transform(kernel, [](const UOp&, const UOp& u) -> std::optional<UOp> {
-    if (u.op() != Op::END) return std::nullopt;
+// ENDs of several loop ranges (those in `only`, where given) as ENDs of one loop range each,
+// nested by id (the smallest outermost). Unrolled ranges stay with the innermost (expand repeats
+// the same code as before); the others (workgroups, threads, devices: no order) with the
+// outermost, so that an effect using them and an outer loop's range is open in that loop's body.
+// `levels`, where given, receives each nested END's ENDs.
+using Levels = std::unordered_map<const Node*, std::vector<UOp>>;
+UOp nest_loop_ranges(const UOp& kernel, const std::unordered_set<const Node*>* only, Levels* levels) {
+  return transform(kernel, [&](const UOp& old, const UOp& u) -> std::optional<UOp> {
+    if (u.op() != Op::END || (only && !only->count(old.node()))) return std::nullopt;
     std::vector<UOp> loops = loop_ranges(u);
     if (loops.size() < 2) return std::nullopt;
     sort_ranges(loops);
     std::vector<UOp> innermost{loops.back()}, outermost{loops.front()};
     for (size_t i = 1; i < u.src().size(); ++i)
       if (!is_loop(u.src(i))) (is_unrolled(u.src(i)) ? innermost : outermost).push_back(u.src(i));
-    UOp nested = u.src(0).end(innermost);
-    for (size_t i = loops.size() - 1; i-- > 1;) nested = nested.end({loops[i]});
-    return nested.end(outermost);
+    std::vector<UOp> chain{u.src(0).end(innermost)};
+    for (size_t i = loops.size() - 1; i-- > 1;) chain.push_back(chain.back().end({loops[i]}));
+    chain.push_back(chain.back().end(outermost));
+    if (levels) (*levels)[old.node()] = chain;
+    return chain.back();
   });
 }
 
-}  // namespace
+using Pins = std::unordered_map<const Node*, std::vector<UOp>>;
 
-UOp pin_loop_bodies(const UOp& input) {
-  const UOp kernel = nest_loop_ranges(input);
-  OpenRanges open;  // over the nested graph: every node below is one of its nodes
-  std::unordered_map<const Node*, std::vector<UOp>> pins;
+// What each END of `kernel` that closes loop ranges pins (ENDs that pin nothing are absent).
+Pins find_pins(const UOp& kernel) {
+  OpenRanges open;  // over `kernel`: every node below is one of its nodes
+  Pins pins;
   for (const UOp& u : toposort(kernel)) {
     if (u.op() != Op::END) continue;
     const std::vector<UOp> loops = loop_ranges(u);
     if (loops.empty()) continue;
     if (std::vector<UOp> p = reached_in_loop(u, loops, open); !p.empty()) pins.emplace(u.node(), std::move(p));
   }
-  if (pins.empty()) return input;  // (nest_loops nests the ENDs later all the same)
+  return pins;
+}
+
+}  // namespace
+
+// Pins are found with every END of several loop ranges nested; only the ENDs that pin something
+// at one of their levels stay nested (insert_barriers treats the loops of one END as one: a
+// nested END it did not need would get a write-after-read barrier per level).
+UOp pin_loop_bodies(const UOp& input) {
+  Levels levels;
+  UOp kernel = nest_loop_ranges(input, nullptr, &levels);
+  Pins pins = find_pins(kernel);
+  if (pins.empty()) return input;
+  std::unordered_set<const Node*> needed;
+  for (const auto& [end, chain] : levels)
+    if (std::any_of(chain.begin(), chain.end(), [&](const UOp& level) { return pins.count(level.node()) > 0; })) needed.insert(end);
+  if (needed.size() < levels.size()) {
+    kernel = nest_loop_ranges(input, &needed, nullptr);
+    pins = find_pins(kernel);
+  }
   // Rebuilt bottom-up, so a pinned effect is already its rebuilt self when its END is reached.
   std::unordered_map<const Node*, UOp> rebuilt_of;
   return transform(kernel, [&](const UOp& old, const UOp& rebuilt) -> std::optional<UOp> {

@@ -147,20 +147,18 @@ UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& aft
 // CTA's rank is its workgroup index modulo the cluster size):
 //   mbarrier_arrive_cluster: the first lane of each warp that runs it arrives once on the barrier
 //     at `bar`'s shared-memory offset in the CTA of rank `cta` (an int32 value; this CTA's own rank
-//     included) of the cluster (mapa, then the arrive). ClusterArrive::ReadsDone (the default):
-//     the arrive releases at CTA scope (PTX's default, CUTLASS's ClusterBarrier::arrive): enough
-//     for a consumer releasing a stage whose reads are complete (its wgmmas waited, its loads
-//     returned) that another CTA's producer refills by multicast; it publishes none of this
-//     thread's writes to the other CTA. ClusterArrive::PublishWrites: a release at cluster scope,
-//     so the other CTA sees this thread's earlier global and shared writes once it sees the
-//     arrival; it costs a GPU-wide memory barrier each (hopper_gemm in clusters ran at 0.43x
-//     with it in its main loop, docs/PERF.md).
+//     included) of the cluster (mapa, then the arrive, PTX's default release at CTA scope, as
+//     CUTLASS's ClusterBarrier::arrive): a consumer releasing a stage whose reads are complete
+//     for the whole warp (its wgmmas waited: wgmma_wait is warp-collective), which another CTA's
+//     producer refills by multicast. It hands no data to the other CTA (PTX pairs it with no
+//     acquire there): data one CTA writes for another goes through cluster_sync. (A release at
+//     cluster scope put a GPU-wide memory barrier before each arrival and made hopper_gemm in
+//     clusters 2.3x slower, docs/PERF.md.)
 //   cluster_sync: every thread of every CTA of the cluster arrives and waits (barrier.cluster
 //     arrive.release / wait.acquire): after every CTA's mbarrier_init, before the first multicast
 //     or remote arrive reaches it, and before a CTA exits while others may still address its
 //     shared memory. Every thread of the CTA must reach it (not inside a role's when()).
-enum class ClusterArrive : uint8_t { ReadsDone, PublishWrites };
-UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UOp>& after = {}, ClusterArrive order = ClusterArrive::ReadsDone);
+UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UOp>& after = {});
 UOp cluster_sync(const std::vector<UOp>& after = {});
 // Warpgroup MMA (wgmma.mma_async, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
 // Accumulate"), issued by all 128 threads of a warpgroup (4 consecutive warps) together:

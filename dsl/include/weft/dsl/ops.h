@@ -152,7 +152,6 @@ enum class MbarrierOp : uint8_t {
   Wait = 3,            // every thread waits until the phase of parity operand 1 has completed
   ArriveWarp = 4,      // the first lane of every warp that runs it arrives once (one arrival a warp)
   ArriveCluster = 5,   // as ArriveWarp, on the barrier at the same offset in CTA operand 1 of the cluster
-  ArriveClusterRelease = 6,  // as ArriveCluster, also publishing the thread's earlier writes to the cluster
 };
 std::string_view mbarrier_op_name(MbarrierOp k);
 
