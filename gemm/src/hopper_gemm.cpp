@@ -169,9 +169,8 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, input, kSwizzled, kSwizzled, {fence}, accumulate).end({kk});
   const UOp held = wgmma_wait(1, {wgmma_commit({mma})});
   // One arrival a warp: the MMAs reading the stage are the warpgroup's, complete for every warp.
-  // In a cluster, on the stage's empty barrier of every CTA of it (each refills a slice of B here),
-  // released at CTA scope (mbarrier_arrive_cluster): the stage's reads are all this orders; a
-  // cluster-scope release put a GPU-wide memory barrier before each arrival (2.3x slower).
+  // In a cluster, on the stage's empty barrier of every CTA of it (each refills a slice of B here;
+  // mbarrier_arrive_cluster orders the stage's reads, all a release needs here).
   // Every arrival is listed in the when: one only named by another would run unconditionally.
   const UOp previous = ring.empty[stage_use(step - 1).stage];
   std::vector<UOp> arrivals;

@@ -91,7 +91,7 @@ struct HopperGemmSpec {
   // CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two blocks of one
   // block column (rows 2u and 2u + 1) and share B's box: each loads half of it (128 rows) by TMA
   // multicast into both CTAs' stages, and releases a stage on both CTAs' empty barriers. That
-  // halves B's reads from L2. On an H100 it runs as fast as 1 (1.00-1.01x, docs/PERF.md session
+  // halves B's reads from L2. On an H100 it runs at 0.94-1.01x cluster 1 (docs/PERF.md, session
   // 20: the kernel is not bound by L2 bandwidth), so 1 stays the default.
   int64_t cluster = 1;
   // This spec with the store that C's N columns allow: Direct where N * C's item size is not a
