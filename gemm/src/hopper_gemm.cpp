@@ -16,11 +16,13 @@ constexpr const char* kArch = "sm_90";
 
 // The block (row, column) of linear block id `id`, in L2-friendly order: groups of group_rows
 // block rows (fewer in the last group), walked column by column, so that the blocks running at
-// once share A's rows and B's columns in L2.
+// once share A's rows and B's columns in L2. (A walk never reaches a group past C's last block
+// row; the max says so, so that `rows` is a provably positive divisor, which the linearizer
+// hoists out of the K loop with the rest of the block's origin.)
 std::pair<UOp, UOp> grouped_block(const UOp& id, const UOp& tiles_m, const UOp& tiles_n) {
   const UOp per_group = tiles_n * S::group_rows;
   const UOp first_row = (id / per_group) * S::group_rows;
-  const UOp rows = min(tiles_m - first_row, constant(Wide(S::group_rows)));
+  const UOp rows = max(min(tiles_m - first_row, constant(Wide(S::group_rows))), constant(Wide(1)));
   const UOp in_group = id % per_group;
   return {first_row + in_group % rows, in_group / rows};
 }

@@ -636,6 +636,30 @@ TEST_CASE("when(): a warp-uniform region holding Hopper statements is one branch
   compiles_sm90(two_roles(5), {"mbarrier.try_wait.parity"}, "sm_90a");
 }
 
+TEST_CASE("when(): a role's loop-invariant value is written before the role's loop, inside its region") {
+  auto bar = alloc_shared({1}, dtypes::uint64);
+  auto lane = range(32, 0, AxisType::LOCAL);
+  auto warp = range(2, 1, AxisType::WARP);
+  auto zero = constant(Wide(0));
+  auto ready = barrier({mbarrier_init(bar[zero], 32)});
+  auto i = range(4, 2, AxisType::LOOP);
+  auto offset = (variable("role_rows", 1, 64) * 3 / variable("role_cols", 1, 64)).cast(dtypes::index);  // invariant in i
+  auto loop = mbarrier_wait(bar[zero], ((i + offset) % 2).cast(dtypes::int32), {ready}).end({i});
+  const lower::LoweredKernel k = lowered_for_warps(sink({"role_invariant"}, {when(warp.eq(0), {loop}).end({lane, warp})}));
+  int branch_depth = 0, loop_depth = 0, divisions = 0;
+  for (const lower::LinearOp& s : k.program) {
+    if (s.kind == lower::LinearOp::Kind::BranchBegin) ++branch_depth;
+    if (s.kind == lower::LinearOp::Kind::BranchEnd) --branch_depth;
+    if (s.kind == lower::LinearOp::Kind::LoopBegin) ++loop_depth;
+    if (s.kind == lower::LinearOp::Kind::LoopEnd) --loop_depth;
+    if (s.kind != lower::LinearOp::Kind::Value || s.op.op() != Op::IDIV) continue;
+    ++divisions;
+    CHECK(branch_depth == 1);  // not hoisted out of the role: other warps never compute it
+    CHECK(loop_depth == 0);    // but before the role's loop, once
+  }
+  CHECK(divisions == 1);
+}
+
 TEST_CASE("when(): Hopper statements on a lane-varying condition, and a region's effect named outside it, are errors") {
   auto bar = alloc_shared({1}, dtypes::uint64);
   auto lane = range(32, 0, AxisType::LOCAL);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "weft/dsl/builder.h"
 #include "weft/dsl/print.h"
@@ -171,6 +172,39 @@ TEST_CASE("linearize: an effect a loop body lists stays in the loop where anothe
   CHECK(effect_depths(lower(sink({"listed_atomic"}, {group({add, seen}).end({r})}))) == std::vector<int>{1, 1});
   // An effect the body names but does not list is still written once, before the loop.
   CHECK(effect_depths(lower(sink({"prologue_named"}, {copy.end({r})}))) == std::vector<int>{0, 1});
+}
+
+// The depth (open loops) at which the first value that `is` accepts is written; -1 if none is.
+int value_depth(const LoweredKernel& lk, const std::function<bool(const UOp&)>& is) {
+  int depth = 0;
+  for (const LinearOp& op : lk.program) {
+    if (op.kind == LinearOp::Kind::LoopBegin) ++depth;
+    if (op.kind == LinearOp::Kind::LoopEnd) --depth;
+    if (op.kind == LinearOp::Kind::Value && is(op.op)) return depth;
+  }
+  return -1;
+}
+
+// Whether `u` is an integer division by an expression that mentions `name`.
+bool divides_by(const UOp& u, const std::string& name) {
+  return u.op() == Op::IDIV && expr_string(u.src(1), 200).find(name) != std::string::npos;
+}
+
+TEST_CASE("linearize: a loop-invariant value is written before the loops it does not depend on") {
+  // for i in range(4): for j in range(8): out[i * 8 + j] = i * 1000 / rows_n + i * 1000 / maybe_zero + j + in[i].
+  UOp in = placeholder({4}, dtypes::float32, 1), out = placeholder({32}, dtypes::float32, 0);
+  UOp i = range(4, 0, AxisType::LOOP), j = range(8, 1, AxisType::LOOP);
+  UOp n = variable("rows_n", 1, 1 << 20).cast(dtypes::index), m = variable("maybe_zero", 0, 1 << 20).cast(dtypes::index);
+  UOp sum = (i * 1000 / n + i * 1000 / m + j).cast(dtypes::float32) + in[i].load();
+  const LoweredKernel lk = lower(sink({"invariant"}, {out[i * 8 + j].store(sum).end({j}).end({i})}));
+  // i * 1000 / rows_n uses only i and divides by rows_n >= 1: written in i's loop, before j's.
+  CHECK(value_depth(lk, [](const UOp& u) { return divides_by(u, "rows_n"); }) == 1);
+  // Dividing by maybe_zero before j's loop could divide by zero where j's loop runs no iteration
+  // (not here, but the rule does not look at trip counts), and in[i] may be written by the loop's
+  // effects: both are written where they are used, inside j's loop.
+  CHECK(value_depth(lk, [](const UOp& u) { return divides_by(u, "maybe_zero"); }) == 2);
+  CHECK(value_depth(lk, [](const UOp& u) { return u.op() == Op::LOAD; }) == 2);
+  CHECK(effect_depths(lk) == std::vector<int>{2});
 }
 
 TEST_CASE("pin_loop_bodies: an effect that uses a loop's range only through a value that folds stays in the loop") {

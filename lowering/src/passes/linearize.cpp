@@ -4,8 +4,14 @@
 // smallest id outermost). linearize then walks the effects from the SINK and writes the program:
 // an effect is written once, after the effects it depends on (through AFTER); an END opens its
 // loop, writes its body and closes it; a value is written where it is first used in each loop
-// scope and reused inside that scope. Effects a loop body depends on that do not lie in the loop
-// (neither listed in its body nor using its range) are written before the loop opens. A WHEN
+// scope and reused inside that scope, except that a loop-invariant value is hoisted: a pure value
+// (see hoistable) is written in the outermost scope where its sources are all defined, before the
+// loops it does not depend on, though never out of a WHEN region. (A division by a run-time
+// divisor depending only on an outer loop's range would otherwise be recomputed every inner
+// iteration: nvcc will not hoist a division it cannot prove nonzero, and hopper_gemm's producer
+// then paid three of them on every K step between a stage's release and its TMA load.) Effects a
+// loop body depends on that do not lie in the loop (neither listed in its body nor using its
+// range) are written before the loop opens. A WHEN
 // region that resolve_when kept whole (a warp-specialized role) is written the same way: what it
 // depends on outside it, then BranchBegin, its effects in a scope of their own, BranchEnd.
 #include <algorithm>
@@ -31,6 +37,19 @@ UOp nest_loops(const UOp& kernel) {
 
 namespace {
 
+// Whether a value may be written before a loop it does not depend on, where it may run though the
+// loop runs zero times: pure and unable to fault or be undefined. Not loads (a loop's effects may
+// change what they read), not lane exchanges (convergent), and a division or shift only where the
+// divisor is provably positive or the shift amount provably below the width.
+bool hoistable(const UOp& v) {
+  switch (v.op()) {
+    case Op::CONST: case Op::DEFINE_VAR: case Op::SPECIAL: case Op::INDEX: case Op::VECTORIZE: case Op::GEP: return true;
+    case Op::IDIV: case Op::MOD: return v.src(1).vmin() > 0;
+    case Op::SHL: case Op::SHR: return v.src(1).vmin() >= 0 && v.src(1).vmax() < Wide(v.dtype().bits());
+    default: return opsets::alu.contains(v.op());
+  }
+}
+
 // The walk is a machine over an explicit stack of frames, not recursion: a chain of 100,000
 // values or effects must not exhaust the thread's stack. Each frame is one call of the
 // recursive description in the header comment, resumed at `step` once the call it made returns,
@@ -38,7 +57,7 @@ namespace {
 class Linearizer {
  public:
   std::vector<LinearOp> run(const UOp& sink) {
-    scopes_.emplace_back();
+    open_scope(false);
     call(Frame::Kind::Effect, sink);
     while (!stack_.empty()) {
       switch (stack_.back().kind) {
@@ -48,7 +67,7 @@ class Linearizer {
         case Frame::Kind::Value: resume_value(); break;
       }
     }
-    return std::move(out_);
+    return with_hoisted_values();
   }
 
  private:
@@ -67,6 +86,54 @@ class Linearizer {
     for (const auto& s : scopes_)
       if (s.count(v.node())) return true;
     return false;
+  }
+
+  // A scope opens with the LoopBegin or BranchBegin written next (the root's at 0).
+  void open_scope(bool branch) {
+    scopes_.emplace_back();
+    scope_starts_.push_back({out_.size(), branch});
+  }
+  void close_scope() {
+    scopes_.pop_back();
+    scope_starts_.pop_back();
+  }
+
+  // The scope a value is written in: the current one, or for a hoistable value the innermost of
+  // the scopes defining its sources, never outside the innermost open WHEN region. (A source
+  // not in any scope is a buffer, declared up front, or an AFTER, which pins a value here.)
+  size_t scope_for(const UOp& v) const {
+    const size_t current = scopes_.size() - 1;
+    if (!hoistable(v)) return current;
+    size_t at = 0;
+    for (size_t level = current; level > 0 && at == 0; --level)
+      if (scope_starts_[level].branch) at = level;
+    for (const UOp& s : v.src()) {
+      if (s.op() == Op::PLACEHOLDER) continue;
+      size_t level = current + 1;
+      while (level-- > 0 && !scopes_[level].count(s.node())) {}
+      if (level > current) return current;
+      at = std::max(at, level);
+    }
+    return at;
+  }
+
+  // Writes value `v` in scope `at`: at the end of the program if that is the current scope, else
+  // just before the LoopBegin of the scope opened inside it.
+  void write_value(const UOp& v, size_t at) {
+    scopes_[at].insert(v.node());
+    if (at + 1 == scopes_.size()) return out_.push_back({LinearOp::Kind::Value, v});
+    hoisted_[scope_starts_[at + 1].index].push_back({LinearOp::Kind::Value, v});
+  }
+
+  std::vector<LinearOp> with_hoisted_values() {
+    if (hoisted_.empty()) return std::move(out_);
+    std::vector<LinearOp> program;
+    program.reserve(out_.size());
+    for (size_t i = 0; i < out_.size(); ++i) {
+      if (const auto it = hoisted_.find(i); it != hoisted_.end()) program.insert(program.end(), it->second.begin(), it->second.end());
+      program.push_back(std::move(out_[i]));
+    }
+    return program;
   }
 
   bool in_open_loops(const UOp& n) {
@@ -170,16 +237,16 @@ class Linearizer {
         f.step = 2;
         return call(Frame::Kind::Value, when.src(0));
       case 2:
+        open_scope(true);
         out_.push_back({LinearOp::Kind::BranchBegin, when});
         branches_.push_back(next_branch_++);
         regions_.push_back(f.region);
-        scopes_.emplace_back();
         f.next = 1;
         f.step = 3;
         [[fallthrough]];
       case 3:
         if (f.next < when.src().size()) return call(Frame::Kind::Effect, when.src(f.next++));
-        scopes_.pop_back();
+        close_scope();
         branches_.pop_back();
         regions_.pop_back();
         out_.push_back({LinearOp::Kind::BranchEnd, when});
@@ -227,14 +294,14 @@ class Linearizer {
         f.step = 2;
         return call(Frame::Kind::Value, r.src(0));
       case 2:
+        open_scope(false);
         out_.push_back({LinearOp::Kind::LoopBegin, r});
         loops_.push_back(r);
-        scopes_.emplace_back();
         scopes_.back().insert(r.node());
         f.step = 3;
         return call(Frame::Kind::Effect, end.src(0));
       default:
-        scopes_.pop_back();
+        close_scope();
         loops_.pop_back();
         out_.push_back({LinearOp::Kind::LoopEnd, r});
         stack_.pop_back();
@@ -270,8 +337,7 @@ class Linearizer {
       return call(Frame::Kind::Value, buffer);
     }
     if (f.next < v.src().size()) return call(Frame::Kind::Value, v.src(f.next++));
-    scopes_.back().insert(v.node());
-    out_.push_back({LinearOp::Kind::Value, v});
+    write_value(v, scope_for(v));
     stack_.pop_back();
   }
 
@@ -286,6 +352,12 @@ class Linearizer {
   std::vector<std::unordered_set<const Node*>> regions_;  // the effects of each open branch's region
   size_t next_branch_ = 0;
   std::vector<std::unordered_set<const Node*>> scopes_;
+  struct ScopeStart {
+    size_t index;  // in out_: the scope's LoopBegin or BranchBegin
+    bool branch;   // a WHEN region's: values are never hoisted out of it
+  };
+  std::vector<ScopeStart> scope_starts_;
+  std::unordered_map<size_t, std::vector<LinearOp>> hoisted_;  // values written just before out_[index]
   std::vector<UOp> loops_;
 };
 
