@@ -122,8 +122,21 @@ UOp multicast_b(const tile::Workgroup& wg, const Ring& ring, const tile::gl& b, 
   const int64_t rows = ring.b_box_rows(), step_k = k_step(b.buffer.dtype());
   const UOp slice = tiles.rank(wg) * rows;
   const UOp every_cta = constant(Wide((int64_t{1} << ring.cluster) - 1), dtypes::int32);
-  return tma_load_multicast(ring.b[stage * ring.b_stage + slice * step_k], b.buffer, ring.full[stage], (b_row0 + slice).cast(dtypes::int32), k0, rows,
+  return tma_load_multicast(ring.b[stage * ring.b_stage + slice * step_k], b.buffer, ring.full[stage], b_row0 + slice.cast(dtypes::int32), k0, rows,
                             step_k, WgmmaSwizzle::B128, every_cta, {expect});
+}
+
+// The row of B's box for the block at (row0, col0), as the int32 TMA coordinate. In the grouped
+// form it comes from a load of the block's expert, which the linearizer would write where it is
+// first used, inside the K loop (a load is never hoisted out of a loop: the loop's effects might
+// change what it reads), delaying every K step's TMA load of B by a global load; it is loaded
+// once a block into a register instead.
+UOp block_b_row(const Tiles& tiles, const UOp& row0, const UOp& col0) {
+  const UOp b_row = tiles.b_row(row0, col0).cast(dtypes::int32);
+  if (tiles.experts.block_expert.is_null()) return b_row;
+  const UOp held = placeholder({1}, dtypes::int32, fresh_id(), AddrSpace::REG);
+  const UOp zero = constant(Wide(0), dtypes::index);
+  return held.after({held[zero].store(b_row)})[zero].load();
 }
 
 // The producer: for each block and K step, wait until the stage's previous contents were
@@ -135,6 +148,7 @@ UOp multicast_b(const tile::Workgroup& wg, const Ring& ring, const tile::gl& b, 
 UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, const tile::gl& b, const Tiles& tiles, const UOp& ready) {
   const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
   const auto [row0, col0] = tiles.origin(wg, trip);
+  const UOp b_row0 = block_b_row(tiles, row0, col0);
   const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
   const auto [stage, parity] = stage_use(trip * tiles.steps + ks);
   const UOp freed = mbarrier_wait(ring.empty[stage], parity ^ 1, {ready});
@@ -143,9 +157,9 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const UOp k0 = (ks * step_k).cast(dtypes::int32);
   const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, S::block_m, step_k,
                               WgmmaSwizzle::B128, {expect});
-  const UOp load_b = ring.cluster == 1 ? tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], tiles.b_row(row0, col0).cast(dtypes::int32), k0,
-                                                  S::block_n, step_k, WgmmaSwizzle::B128, {expect})
-                                       : multicast_b(wg, ring, b, tiles, stage, tiles.b_row(row0, col0), k0, expect);
+  const UOp load_b = ring.cluster == 1 ? tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], b_row0, k0, S::block_n, step_k,
+                                                  WgmmaSwizzle::B128, {expect})
+                                       : multicast_b(wg, ring, b, tiles, stage, b_row0, k0, expect);
   return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
 

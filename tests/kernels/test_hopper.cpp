@@ -658,6 +658,8 @@ TEST_CASE("when(): a role's loop-invariant value is written before the role's lo
     CHECK(loop_depth == 0);    // but before the role's loop, once
   }
   CHECK(divisions == 1);
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  compiles_sm90(sink({"role_invariant"}, {when(warp.eq(0), {loop}).end({lane, warp})}), {"mbarrier.try_wait.parity"}, "sm_90a");
 }
 
 TEST_CASE("when(): Hopper statements on a lane-varying condition, and a region's effect named outside it, are errors") {

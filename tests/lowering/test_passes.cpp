@@ -191,20 +191,32 @@ bool divides_by(const UOp& u, const std::string& name) {
 }
 
 TEST_CASE("linearize: a loop-invariant value is written before the loops it does not depend on") {
-  // for i in range(4): for j in range(8): out[i * 8 + j] = i * 1000 / rows_n + i * 1000 / maybe_zero + j + in[i].
-  UOp in = placeholder({4}, dtypes::float32, 1), out = placeholder({32}, dtypes::float32, 0);
-  UOp i = range(4, 0, AxisType::LOOP), j = range(8, 1, AxisType::LOOP);
+  // for i in range(4): for j in range(8): out[i * 8 + j] = i * 1000 / rows_n + i * 1000 / maybe_zero + i * 1000 / from_f + j + in[i]
+  //                    for k in range(8): out2[i * 8 + k] = i * 1000 / rows_n + k
+  UOp in = placeholder({4}, dtypes::float32, 1), out = placeholder({32}, dtypes::float32, 0), out2 = placeholder({32}, dtypes::float32, 2);
+  UOp i = range(4, 0, AxisType::LOOP), j = range(8, 1, AxisType::LOOP), k = range(8, 2, AxisType::LOOP);
   UOp n = variable("rows_n", 1, 1 << 20).cast(dtypes::index), m = variable("maybe_zero", 0, 1 << 20).cast(dtypes::index);
-  UOp sum = (i * 1000 / n + i * 1000 / m + j).cast(dtypes::float32) + in[i].load();
-  const LoweredKernel lk = lower(sink({"invariant"}, {out[i * 8 + j].store(sum).end({j}).end({i})}));
-  // i * 1000 / rows_n uses only i and divides by rows_n >= 1: written in i's loop, before j's.
-  CHECK(value_depth(lk, [](const UOp& u) { return divides_by(u, "rows_n"); }) == 1);
+  UOp from_f = max((i.cast(dtypes::float32) * 0.5).cast(dtypes::index), constant(Wide(1), dtypes::index));  // >= 1, but from a float
+  UOp sum = (i * 1000 / n + i * 1000 / m + i * 1000 / from_f + j).cast(dtypes::float32) + in[i].load();
+  UOp first = out[i * 8 + j].store(sum).end({j}), second = out2[i * 8 + k].store((i * 1000 / n + k).cast(dtypes::float32)).end({k});
+  const LoweredKernel lk = lower(sink({"invariant"}, {group({first, second}).end({i})}));
+  // i * 1000 / rows_n uses only i and divides by rows_n >= 1: written once in i's loop, before
+  // j's, and reused in k's.
+  const auto by_rows_n = [](const UOp& u) { return divides_by(u, "rows_n"); };
+  CHECK(value_depth(lk, by_rows_n) == 1);
+  CHECK(std::count_if(lk.program.begin(), lk.program.end(), [&](const LinearOp& op) { return op.kind == LinearOp::Kind::Value && by_rows_n(op.op); }) == 1);
   // Dividing by maybe_zero before j's loop could divide by zero where j's loop runs no iteration
-  // (not here, but the rule does not look at trip counts), and in[i] may be written by the loop's
-  // effects: both are written where they are used, inside j's loop.
+  // (not here, but the rule does not look at trip counts); a divisor cast from a float may be
+  // poison (NaN) in LLVM whatever its range; in[i] may be written by the loop's effects: all
+  // three are written where they are used, inside j's loop.
   CHECK(value_depth(lk, [](const UOp& u) { return divides_by(u, "maybe_zero"); }) == 2);
+  CHECK(value_depth(lk, [](const UOp& u) {
+          if (u.op() != Op::IDIV) return false;
+          const auto nodes = toposort(u.src(1));
+          return std::any_of(nodes.begin(), nodes.end(), [](const UOp& s) { return s.op() == Op::CAST && s.src(0).dtype().is_float(); });
+        }) == 2);
   CHECK(value_depth(lk, [](const UOp& u) { return u.op() == Op::LOAD; }) == 2);
-  CHECK(effect_depths(lk) == std::vector<int>{2});
+  CHECK(effect_depths(lk) == std::vector<int>{2, 2});
 }
 
 TEST_CASE("pin_loop_bodies: an effect that uses a loop's range only through a value that folds stays in the loop") {

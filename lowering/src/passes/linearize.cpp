@@ -37,14 +37,23 @@ UOp nest_loops(const UOp& kernel) {
 
 namespace {
 
+// Whether a divisor is a value cast from a float: a NaN or out-of-range float-to-int cast is
+// poison in LLVM (fptosi), whatever its value range says, and a division by poison is undefined.
+bool from_float(const UOp& divisor) {
+  for (const UOp& u : toposort(divisor))
+    if (u.op() == Op::CAST && u.src(0).dtype().is_float()) return true;
+  return false;
+}
+
 // Whether a value may be written before a loop it does not depend on, where it may run though the
 // loop runs zero times: pure and unable to fault or be undefined. Not loads (a loop's effects may
 // change what they read), not lane exchanges (convergent), and a division or shift only where the
-// divisor is provably positive or the shift amount provably below the width.
+// divisor is provably positive (and not cast from a float) or the shift amount provably below
+// the width.
 bool hoistable(const UOp& v) {
   switch (v.op()) {
     case Op::CONST: case Op::DEFINE_VAR: case Op::SPECIAL: case Op::INDEX: case Op::VECTORIZE: case Op::GEP: return true;
-    case Op::IDIV: case Op::MOD: return v.src(1).vmin() > 0;
+    case Op::IDIV: case Op::MOD: return v.src(1).vmin() > 0 && !from_float(v.src(1));
     case Op::SHL: case Op::SHR: return v.src(1).vmin() >= 0 && v.src(1).vmax() < Wide(v.dtype().bits());
     default: return opsets::alu.contains(v.op());
   }
@@ -118,7 +127,8 @@ class Linearizer {
   }
 
   // Writes value `v` in scope `at`: at the end of the program if that is the current scope, else
-  // just before the LoopBegin of the scope opened inside it.
+  // just before the LoopBegin of the scope opened inside it (always a loop's: a value is never
+  // hoisted out of a branch region).
   void write_value(const UOp& v, size_t at) {
     scopes_[at].insert(v.node());
     if (at + 1 == scopes_.size()) return out_.push_back({LinearOp::Kind::Value, v});
@@ -127,8 +137,10 @@ class Linearizer {
 
   std::vector<LinearOp> with_hoisted_values() {
     if (hoisted_.empty()) return std::move(out_);
+    size_t values = 0;
+    for (const auto& [index, hoisted] : hoisted_) values += hoisted.size();
     std::vector<LinearOp> program;
-    program.reserve(out_.size());
+    program.reserve(out_.size() + values);
     for (size_t i = 0; i < out_.size(); ++i) {
       if (const auto it = hoisted_.find(i); it != hoisted_.end()) program.insert(program.end(), it->second.begin(), it->second.end());
       program.push_back(std::move(out_[i]));
@@ -357,7 +369,7 @@ class Linearizer {
     bool branch;   // a WHEN region's: values are never hoisted out of it
   };
   std::vector<ScopeStart> scope_starts_;
-  std::unordered_map<size_t, std::vector<LinearOp>> hoisted_;  // values written just before out_[index]
+  std::unordered_map<size_t, std::vector<LinearOp>> hoisted_;  // values written just before out_[index], a LoopBegin
   std::vector<UOp> loops_;
 };
 
