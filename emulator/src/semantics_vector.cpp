@@ -568,6 +568,9 @@ void register_vector_semantics(SemanticsTable& t) {
       {"v_fma_f32", float_op<fma_f>}, {"v_min3_f32", float_op<min3_f>}, {"v_max3_f32", float_op<max3_f>},
       {"v_med3_f32", float_op<med3_f>},
       {"v_rcp_f32", float_op<rcp_f>}, {"v_rsq_f32", float_op<rsq_f>}, {"v_sqrt_f32", float_op<sqrt_f>},
+      // The reciprocal LLVM's 32-bit integer division by a run-time divisor starts from: the same
+      // result; only its exception flag differs (integer, not IEEE, divide by zero), not modelled.
+      {"v_rcp_iflag_f32", float_op<rcp_f>},
       {"v_exp_f32", float_op<exp_f>}, {"v_log_f32", float_op<log_f>}, {"v_sin_f32", float_op<sin_f>}, {"v_cos_f32", float_op<cos_f>},
       {"v_trunc_f32", float_op<trunc_f>}, {"v_floor_f32", float_op<floor_f>}, {"v_ceil_f32", float_op<ceil_f>},
       {"v_rndne_f32", float_op<rndne_f>}, {"v_fract_f32", float_op<fract_f>}, {"v_ldexp_f32", float_op<ldexp_f>},

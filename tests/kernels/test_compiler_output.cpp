@@ -102,6 +102,39 @@ WEFT_DEVICE_TEST_CASE("scalar loads with a register and an immediate offset: in[
   }
 }
 
+WEFT_DEVICE_TEST_CASE("loop-invariant values hoisted before inner loops: reused by two of them, run where they run no iteration") {
+  // out[i * 64 + l] = sum_j (q + j) + sum_k q * k with q = (i * 1000 + l) / d, j and k < inner:
+  // the linearizer writes q (a division by d >= 1) in i's loop, before both inner loops, which
+  // may run no iteration.
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    UOp outer = variable("outer", 1, 8), inner = variable("inner", 0, 16), d = variable("d", 1, 1000);
+    UOp out = placeholder({8 * 64}, dtypes::int32, 0);
+    UOp l = range(64, 0, AxisType::LOCAL), i = range(outer, 1, AxisType::LOOP), j = range(inner, 2, AxisType::REDUCE),
+        k = range(inner, 3, AxisType::REDUCE);
+    UOp q = ((i * 1000 + l) / d.cast(dtypes::index)).cast(dtypes::int32);
+    UOp sums = (q + j.cast(dtypes::int32)).reduce(Op::ADD, {j}) + (q * k.cast(dtypes::int32)).reduce(Op::ADD, {k});
+    auto compiled = rt::CompiledKernel::compile(*dev, sink({"hoisted"}, {out[i * 64 + l].store(sums).end({i, l})}));
+    const auto divisors = weft::testing::random_ints(4, 1, 1000);
+    for (int64_t trips : {0, 1, 5, 16}) {
+      for (int32_t divisor : divisors) {
+        CAPTURE(trips);
+        CAPTURE(divisor);
+        const int64_t rows = 1 + trips % 8;
+        const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::int32, 8 * 64)};
+        compiled.launch(*dev, args, {{"outer", rows}, {"inner", trips}, {"d", int64_t{divisor}}});
+        const auto got = get<int32_t>(*dev, args[0]);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t lane = 0; lane < 64; ++lane) {
+            const int64_t qv = (r * 1000 + lane) / divisor, pairs = trips * (trips - 1) / 2;
+            REQUIRE(got[r * 64 + lane] == qv * trips + pairs + qv * pairs);
+          }
+      }
+    }
+  }
+}
+
 WEFT_DEVICE_TEST_CASE("16-bit compares (v_cmp_*_u16/i16/f16) in a float16 where()") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
