@@ -144,16 +144,21 @@ TEST_CASE("linearize: a loop's barrier that names a prologue writes the prologue
   CHECK(loop_stores == 1);
 }
 
-// The depth (open loops) at which each STORE or ATOMIC of `lk` is written, in program order.
-std::vector<int> effect_depths(const LoweredKernel& lk) {
+// The depth (open loops) at which each step of `lk` that `is` accepts is written, in program order.
+std::vector<int> depths_of(const LoweredKernel& lk, const std::function<bool(const LinearOp&)>& is) {
   std::vector<int> depths;
   int depth = 0;
   for (const LinearOp& op : lk.program) {
     if (op.kind == LinearOp::Kind::LoopBegin) ++depth;
     if (op.kind == LinearOp::Kind::LoopEnd) --depth;
-    if (op.op.op() == Op::STORE || op.op.op() == Op::ATOMIC) depths.push_back(depth);
+    if (is(op)) depths.push_back(depth);
   }
   return depths;
+}
+
+// The depth of each STORE or ATOMIC of `lk`, in program order.
+std::vector<int> effect_depths(const LoweredKernel& lk) {
+  return depths_of(lk, [](const LinearOp& op) { return op.op.op() == Op::STORE || op.op.op() == Op::ATOMIC; });
 }
 
 TEST_CASE("linearize: an effect a loop body lists stays in the loop where another effect of the body names it") {
@@ -176,13 +181,8 @@ TEST_CASE("linearize: an effect a loop body lists stays in the loop where anothe
 
 // The depth (open loops) at which the first value that `is` accepts is written; -1 if none is.
 int value_depth(const LoweredKernel& lk, const std::function<bool(const UOp&)>& is) {
-  int depth = 0;
-  for (const LinearOp& op : lk.program) {
-    if (op.kind == LinearOp::Kind::LoopBegin) ++depth;
-    if (op.kind == LinearOp::Kind::LoopEnd) --depth;
-    if (op.kind == LinearOp::Kind::Value && is(op.op)) return depth;
-  }
-  return -1;
+  const std::vector<int> depths = depths_of(lk, [&](const LinearOp& op) { return op.kind == LinearOp::Kind::Value && is(op.op); });
+  return depths.empty() ? -1 : depths.front();
 }
 
 // Whether `u` is an integer division by an expression that mentions `name`.
