@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 
 # Every part under its short name in the weft:: namespace, in the build tree too (so a project
 # that adds weft with add_subdirectory writes the same names).
-set(_weft_parts dsl lowering emulator runtime kernels gemm moe bench version)
+set(_weft_parts dsl lowering emulator runtime kernels gemm attention moe bench version)
 if(WEFT_LLVM)
   list(APPEND _weft_parts amdgpu)
 endif()
@@ -20,10 +20,10 @@ foreach(part IN LISTS _weft_parts)
 endforeach()
 
 # weft::weft: all of it (the runtime with every device and backend built, the tile layer, the
-# GEMM kernels).
+# GEMM, attention and MoE kernels).
 add_library(weft_all INTERFACE)
 set_target_properties(weft_all PROPERTIES EXPORT_NAME weft)
-target_link_libraries(weft_all INTERFACE weft_bench weft_gemm weft_moe weft_kernels weft_runtime weft_emulator weft_lowering weft_dsl)
+target_link_libraries(weft_all INTERFACE weft_bench weft_gemm weft_attention weft_moe weft_kernels weft_runtime weft_emulator weft_lowering weft_dsl)
 if(WEFT_LLVM)
   target_link_libraries(weft_all INTERFACE weft_amdgpu)
 endif()
@@ -35,7 +35,7 @@ install(TARGETS ${_weft_targets} weft_all EXPORT weftTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(part dsl lowering emulator runtime kernels gemm moe bench)
+foreach(part dsl lowering emulator runtime kernels gemm attention moe bench)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${part}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(FILES ${PROJECT_BINARY_DIR}/generated/include/weft/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft)

@@ -24,5 +24,6 @@ Suite gemm_suite();
 Suite emulator_suite();
 Suite compile_suite();
 Suite moe_suite();
+Suite attention_suite();
 
 }  // namespace weft::bench

@@ -25,7 +25,7 @@ void tell(const Options& options, const std::string& what) {
 }
 
 const std::vector<Suite>& suites() {
-  static const std::vector<Suite> all = {gemm_suite(), moe_suite(), emulator_suite(), compile_suite()};
+  static const std::vector<Suite> all = {gemm_suite(), attention_suite(), moe_suite(), emulator_suite(), compile_suite()};
   return all;
 }
 

@@ -71,7 +71,7 @@ UOp copy(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, co
   const UOp chunk = round * wg.threads() + wg.thread();
   const UOp row = chunk / (dst.cols / vec), col = chunk % (dst.cols / vec) * vec + j;
   const UOp to = dst.buffer[stage * dst.size() + layout_index(dst.layout, {{"row", row}, {"col", col}}, "offset")];
-  return to.store(src.buffer[{row0 + row, col0 + col}].load()).end({round, j});
+  return to.store(src.at(row0 + row, col0 + col).load()).end({round, j});
 }
 
 rf load(const Workgroup& wg, const rf& dst, const st& src) {
@@ -127,7 +127,7 @@ UOp store(const Workgroup& wg, const gl& dst, const rf& c, const UOp& row0, cons
     const UOp r = row0 + row, k = col0 + col;
     UOp v = reg(c, e).load();
     if (epilogue) v = epilogue(v);
-    stores.push_back(dst.buffer[{r, k}].store(v.cast(dst.buffer.dtype()), (r < dst.rows) & (k < dst.cols)));
+    stores.push_back(dst.at(r, k).store(v.cast(dst.buffer.dtype()), dst.inside(r, k)));
   }
   return group(stores).end(wg.hardware_ranges());
 }

@@ -14,6 +14,20 @@ namespace {
 // gfx950, a dword on gfx942 (CDNA3 has no wider LDS DMA); cp.async.cg's 16 on NVIDIA.
 int64_t dma_bytes(const std::string& arch) { return arch == "gfx950" || is_nvidia(arch) ? 16 : 4; }
 
+// Where a fill's lane reads the tensor's (r, c): whole tiles past the tensor's end read zeros,
+// the padded view's validity becoming the buffer range check of each lane. A window's rows
+// outside it read row `buffer rows` of that view instead: past the buffer's own size, so invalid
+// in the same way (an async copy takes no other mask).
+UOp fill_source(const gl& src, const st& dst, const UOp& r, const UOp& c) {
+  const UOp padded_cols = (src.cols + (dst.cols - 1)) / dst.cols * dst.cols;
+  if (!src.first_row.node()) {
+    const UOp padded_rows = (src.rows + (dst.rows - 1)) / dst.rows * dst.rows;
+    return src.buffer.pad_to({padded_rows, padded_cols})[{r, c}];
+  }
+  const UOp buffer_rows = src.buffer.shape().at(0);
+  return src.buffer.pad_to({buffer_rows + 1, padded_cols})[{(r < src.rows).where(src.first_row + r, buffer_rows), c}];
+}
+
 }  // namespace
 
 Workgroup::Workgroup(std::string arch, const std::vector<UOp>& grid, int64_t wave_rows, int64_t wave_cols, int64_t wave_size)
@@ -44,7 +58,16 @@ std::vector<UOp> Workgroup::hardware_ranges() const {
 
 gl global(int64_t slot, const UOp& rows, const UOp& cols, DType dtype) {
   const UOp r = rows.dtype() == dtypes::index ? rows : rows.cast(dtypes::index), c = cols.dtype() == dtypes::index ? cols : cols.cast(dtypes::index);
-  return {placeholder(std::vector<UOp>{r, c}, dtype, slot), r, c};
+  return {placeholder(std::vector<UOp>{r, c}, dtype, slot), r, c, UOp()};
+}
+
+UOp gl::at(const UOp& r, const UOp& c) const { return buffer[{first_row.node() ? first_row + r : r, c}]; }
+UOp gl::inside(const UOp& r, const UOp& c) const { return (r < rows) & (c < cols); }
+
+gl row_window(const gl& t, const UOp& first, const UOp& count) {
+  const UOp f = first.dtype() == dtypes::index ? first : first.cast(dtypes::index);
+  const UOp n = count.dtype() == dtypes::index ? count : count.cast(dtypes::index);
+  return {t.buffer, n, t.cols, t.first_row.node() ? t.first_row + f : f};
 }
 
 st st::after(const std::vector<UOp>& effects) const {
@@ -139,10 +162,7 @@ UOp load(const Workgroup& wg, const WaveGroup& group, const st& dst, const UOp& 
   const UOp round = everyone ? wg.range(rounds, AxisType::UNROLL) : wg.range(group.member.cast(dtypes::index) * rounds, AxisType::LOOP);
   const LayoutInputs at{{"element", constant(Wide(0))}, {"lane", wg.lane()}, {"wave", group.wave}, {"round", round}};
   const UOp row = layout_index(to_tile, at, "row"), col = layout_index(to_tile, at, "col");
-  // Whole tiles past the tensor's end read zeros: the padded view's validity becomes the
-  // buffer range check of each lane.
-  const UOp padded_rows = (src.rows + (dst.rows - 1)) / dst.rows * dst.rows, padded_cols = (src.cols + (dst.cols - 1)) / dst.cols * dst.cols;
-  const UOp from = src.buffer.pad_to({padded_rows, padded_cols})[{row0 + row, col0 + col}];
+  const UOp from = fill_source(src, dst, row0 + row, col0 + col);
   const UOp to = dst.buffer[stage * dst.size() + ((round * group.waves + group.wave) * wg.wave_size() + wg.lane()) * vec];
   return async_copy(to, from, vec).end({round});
 }
@@ -184,8 +204,7 @@ acc load(const Workgroup& wg, const acc& c, const gl& src, const UOp& row0, cons
     for (int64_t j = 0; j < c.tiles_n(); ++j)
       for (int64_t e = 0; e < c.elements; ++e) {
         const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
-        const UOp inside = (r < src.rows) & (col < src.cols);
-        const UOp v = src.buffer[{r, col}].load(inside, constant(0.0, src.buffer.dtype()));
+        const UOp v = src.at(r, col).load(src.inside(r, col), constant(0.0, src.buffer.dtype()));
         stores.push_back(element(c.buffer, i, j, e).store(v.cast(dtypes::float32)));
       }
   acc out = c;
@@ -205,7 +224,7 @@ UOp load_transposed(const Workgroup& wg, const st& dst, const UOp& stage, const 
   const UOp f = round * wg.threads() + wg.thread();
   const UOp r = f / dst.rows, c = f % dst.rows;
   const UOp gr = row0 + r, gc = col0 + c;
-  const UOp v = src.buffer[{gr, gc}].load((gr < src.rows) & (gc < src.cols), constant(0.0, dst.dtype));
+  const UOp v = src.at(gr, gc).load(src.inside(gr, gc), constant(0.0, dst.dtype));
   const UOp offset = layout_index(dst.layout, {{"row", c}, {"col", r}}, "offset");
   return dst.buffer[stage * dst.size() + offset].store(v).end({round});
 }
@@ -232,7 +251,7 @@ UOp store(const Workgroup& wg, const gl& dst, const acc& c, const UOp& row0, con
         const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
         UOp v = c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].load();
         if (epilogue) v = epilogue(v);
-        stores.push_back(dst.buffer[{r, col}].store(v.cast(dst.buffer.dtype()), (r < dst.rows) & (col < dst.cols)));
+        stores.push_back(dst.at(r, col).store(v.cast(dst.buffer.dtype()), dst.inside(r, col)));
       }
   return group(stores).end(wg.hardware_ranges());
 }

@@ -247,7 +247,7 @@ rt load(const Workgroup& wg, const gl& src, Major major, int64_t rows, int64_t c
     for (int64_t e = 0; e < registers; ++e) {
       const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
       const UOp r = row0 + gi * sub_rows + layout_index(sub, at, "row"), c = col0 + gj * sub_cols + layout_index(sub, at, "col");
-      lanes.push_back(src.buffer[{r, c}].load((r < src.rows) & (c < src.cols), constant(0.0, dtype)));
+      lanes.push_back(src.at(r, c).load(src.inside(r, c), constant(0.0, dtype)));
     }
     return vectorize(lanes);
   };

@@ -22,13 +22,19 @@ acc rebuild(const acc& c, const std::function<UOp(int64_t i, int64_t j, int64_t 
   return out;
 }
 
-// Which lane bits of an accumulator sub-tile's layout select rows and which select columns,
-// checking that registers hold rows only (a lane's registers lie in one column: one row value
-// per register, one column value per lane) and that no lane bit selects both.
+// Which lane bits of an accumulator sub-tile's layout select rows and which select columns, and
+// which register bits select columns, checking that no bit selects both. A row vector allows
+// registers that select columns (NVIDIA's mma.sync C layout: a lane holds pairs of columns of two
+// rows): its value for register e is the value of e's row, the same for every register that
+// differs from e only in column bits. A column vector needs every register of a lane in one
+// column (one column value per lane).
 struct LaneBits {
   std::vector<int64_t> row_bits, column_bits;  // lane masks
+  int64_t register_columns = 0;                 // the register bits that select columns
   int64_t column_mask() const { return mask(column_bits); }
   int64_t row_mask() const { return mask(row_bits); }
+  // Whether register e is its row's first: the one whose column bits are zero.
+  bool first_of_row(int64_t e) const { return (e & register_columns) == 0; }
   static int64_t mask(const std::vector<int64_t>& bits) {
     int64_t m = 0;
     for (int64_t b : bits) m |= b;
@@ -38,11 +44,16 @@ struct LaneBits {
 
 LaneBits lane_bits(const Layout& layout, const std::string& tile, const std::string& what, const char* vector) {
   LaneBits out;
+  const bool rows = std::string(vector) == "row";
   const int reg_bits = layout.in_dims().at(0).bits, lanes = layout.in_dims().at(1).bits;
-  for (int b = 0; b < reg_bits; ++b)
-    if (layout.apply({{"register", int64_t{1} << b}, {"lane", 0}}).at("col") != 0)
-      throw Error(what + ": the " + tile + "'s register bit " + std::to_string(b) + " selects a column; a " + vector +
-                  " vector needs every register of a lane in one column");
+  for (int b = 0; b < reg_bits; ++b) {
+    const Layout::Coords image = layout.apply({{"register", int64_t{1} << b}, {"lane", 0}});
+    if (image.at("col") == 0) continue;
+    if (!rows || image.at("row") != 0)
+      throw Error(what + ": the " + tile + "'s register bit " + std::to_string(b) + " selects a column" +
+                  (rows ? " and a row" : "; a column vector needs every register of a lane in one column"));
+    out.register_columns |= int64_t{1} << b;
+  }
   for (int b = 0; b < lanes; ++b) {
     const Layout::Coords image = layout.apply({{"register", 0}, {"lane", int64_t{1} << b}});
     if (image.at("row") != 0 && image.at("col") != 0)
@@ -67,13 +78,28 @@ UOp first_of_group(const Workgroup& wg, int64_t mask) { return (wg.lane() & mask
 rv reduce_rows(const Workgroup& wg, const acc& c, Op op, const std::string& what) {
   const LaneBits lanes = lane_bits(c.layout, shape_text(c.rows, c.cols) + " accumulator", what, "row");
   rv out{{}, c.rows, c.elements, c.layout};
-  for (int64_t i = 0; i < c.tiles_m(); ++i)
+  for (int64_t i = 0; i < c.tiles_m(); ++i) {
+    // Over the lane's own sub-tiles, then its registers of the same row, then across the lanes
+    // that hold the row; the row's other registers take its first's value.
+    std::vector<UOp> partial;
     for (int64_t e = 0; e < c.elements; ++e) {
       UOp v = element(c.buffer, i, 0, e).load();
       for (int64_t j = 1; j < c.tiles_n(); ++j) v = v.alu(op, {element(c.buffer, i, j, e).load()});
+      partial.push_back(v);
+    }
+    for (int64_t e = 0; e < c.elements; ++e) {
+      const int64_t first = e & ~lanes.register_columns;
+      if (first != e) {
+        out.values.push_back(out.values[static_cast<size_t>(i * c.elements + first)]);
+        continue;
+      }
+      UOp v = partial[static_cast<size_t>(e)];
+      for (int64_t other = e + 1; other < c.elements; ++other)
+        if ((other & ~lanes.register_columns) == e) v = v.alu(op, {partial[static_cast<size_t>(other)]});
       for (int64_t mask : lanes.column_bits) v = v.alu(op, {shuffle_xor(v, mask, wg.wave_size())});
       out.values.push_back(v);
     }
+  }
   return out;
 }
 
@@ -131,14 +157,92 @@ acc exp2(const acc& c) {
   return map(c, [](const UOp& x) { return weft::exp2(x); });
 }
 
+acc map_at(const Workgroup& wg, const acc& c, const UOp& row0, const UOp& col0,
+           const std::function<UOp(const UOp& x, const UOp& row, const UOp& col)>& f) {
+  return rebuild(c, [&](int64_t i, int64_t j, int64_t e, const UOp& x) {
+    const auto [r, col] = detail::acc_position(wg, c, i, j, e, row0, col0);
+    return f(x, r, col);
+  });
+}
+
+namespace {
+
+void check_same_rows(const std::string& what, const rv& a, int64_t rows, int64_t elements, const Layout& layout) {
+  if (a.rows != rows || a.elements != elements || !(a.layout == layout))
+    throw Error(what + ": a row vector of " + std::to_string(a.rows) + " rows (" + std::to_string(a.elements) + " values a lane per 16 rows) and one of " +
+                std::to_string(rows) + " rows (" + std::to_string(elements) + ")" + (a.rows == rows && a.elements == elements ? " in another layout" : ""));
+}
+
+// Value e of 16-row group i in a row_state's buffer.
+UOp state_element(const UOp& buffer, int64_t i, int64_t e) { return buffer[{constant(Wide(i)), constant(Wide(e))}]; }
+
+}  // namespace
+
+rv map(const rv& v, const std::function<UOp(const UOp&)>& f) {
+  rv out = v;
+  for (UOp& x : out.values) x = f(x);
+  return out;
+}
+
+rv map(const rv& a, const rv& b, const std::function<UOp(const UOp&, const UOp&)>& f) {
+  check_same_rows("map(rv, rv)", b, a.rows, a.elements, a.layout);
+  rv out = a;
+  for (size_t i = 0; i < out.values.size(); ++i) out.values[i] = f(a.values[i], b.values[i]);
+  return out;
+}
+
+rv fill_rows(const acc& rows_of, double value) {
+  (void)lane_bits(rows_of.layout, shape_text(rows_of.rows, rows_of.cols) + " accumulator", "fill_rows", "row");
+  return {std::vector<UOp>(static_cast<size_t>(rows_of.tiles_m() * rows_of.elements), constant(value, dtypes::float32)), rows_of.rows,
+          rows_of.elements, rows_of.layout};
+}
+
+row_state row_state::after(const std::vector<UOp>& effects) const {
+  row_state out = *this;
+  out.buffer = buffer.after(effects);
+  return out;
+}
+
+row_state hold(const rv& init) {
+  row_state s{placeholder({init.rows / 16, init.elements}, dtypes::float32, fresh_id(), AddrSpace::REG), init.rows, init.elements, init.layout};
+  return s.after({assign(s, init)});
+}
+
+rv read(const row_state& s) {
+  rv out{{}, s.rows, s.elements, s.layout};
+  for (int64_t i = 0; i < s.rows / 16; ++i)
+    for (int64_t e = 0; e < s.elements; ++e) out.values.push_back(state_element(s.buffer, i, e).load());
+  return out;
+}
+
+UOp assign(const row_state& s, const rv& v) {
+  check_same_rows("assign(row_state, rv)", v, s.rows, s.elements, s.layout);
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < s.rows / 16; ++i)
+    for (int64_t e = 0; e < s.elements; ++e) stores.push_back(state_element(s.buffer, i, e).store(v.at(i, e).cast(dtypes::float32)));
+  return group(stores);
+}
+
+UOp assign(const acc& dst, const acc& src) {
+  if (dst.rows != src.rows || dst.cols != src.cols || dst.elements != src.elements || !(dst.layout == src.layout))
+    throw Error("assign(acc, acc): a " + shape_text(src.rows, src.cols) + " accumulator into a " + shape_text(dst.rows, dst.cols) + " one" +
+                (dst.rows == src.rows && dst.cols == src.cols ? " of another layout" : ""));
+  std::vector<UOp> stores;
+  for (int64_t i = 0; i < dst.tiles_m(); ++i)
+    for (int64_t j = 0; j < dst.tiles_n(); ++j)
+      for (int64_t e = 0; e < dst.elements; ++e) stores.push_back(element(dst.buffer, i, j, e).store(element(src.buffer, i, j, e).load()));
+  return group(stores);
+}
+
 UOp store(const Workgroup& wg, const gl& dst, const rv& v, const UOp& row0, const UOp& col0) {
   const LaneBits lanes = lane_bits(v.layout, std::to_string(v.rows) + "-row vector", "store(gl, rv)", "row");
   const UOp writer = first_of_group(wg, lanes.column_mask());
   std::vector<UOp> stores;
   for (int64_t i = 0; i < v.rows / 16; ++i)
     for (int64_t e = 0; e < v.elements; ++e) {
+      if (!lanes.first_of_row(e)) continue;
       const UOp r = row0 + i * 16 + row_in_sub_tile(wg, v.layout, e);
-      stores.push_back(dst.buffer[{r, col0}].store(v.at(i, e).cast(dst.buffer.dtype()), writer & (r < dst.rows) & (col0 < dst.cols)));
+      stores.push_back(dst.at(r, col0).store(v.at(i, e).cast(dst.buffer.dtype()), writer & dst.inside(r, col0)));
     }
   return group(stores).end(wg.hardware_ranges());
 }
@@ -149,7 +253,7 @@ UOp store(const Workgroup& wg, const gl& dst, const cv& v, const UOp& row0, cons
   std::vector<UOp> stores;
   for (int64_t j = 0; j < v.cols / 16; ++j) {
     const UOp c = col0 + j * 16 + col_in_sub_tile(wg, v.layout);
-    stores.push_back(dst.buffer[{row0, c}].store(v.at(j).cast(dst.buffer.dtype()), writer & (row0 < dst.rows) & (c < dst.cols)));
+    stores.push_back(dst.at(row0, c).store(v.at(j).cast(dst.buffer.dtype()), writer & dst.inside(row0, c)));
   }
   return group(stores).end(wg.hardware_ranges());
 }
@@ -170,11 +274,13 @@ sv shared_vector(int64_t length, DType dtype, int64_t stages) {
 
 UOp store(const Workgroup& wg, const sv& dst, const UOp& stage, const rv& v, const UOp& offset) {
   check_fits("store(sv, rv)", v.rows, offset, dst.length);
-  const UOp writer = first_of_group(wg, lane_bits(v.layout, std::to_string(v.rows) + "-row vector", "store(sv, rv)", "row").column_mask());
+  const LaneBits lanes = lane_bits(v.layout, std::to_string(v.rows) + "-row vector", "store(sv, rv)", "row");
+  const UOp writer = first_of_group(wg, lanes.column_mask());
   std::vector<UOp> stores;
   for (int64_t i = 0; i < v.rows / 16; ++i)
     for (int64_t e = 0; e < v.elements; ++e)
-      stores.push_back(dst.buffer[stage * dst.length + offset + i * 16 + row_in_sub_tile(wg, v.layout, e)].store(v.at(i, e).cast(dst.dtype), writer));
+      if (lanes.first_of_row(e))
+        stores.push_back(dst.buffer[stage * dst.length + offset + i * 16 + row_in_sub_tile(wg, v.layout, e)].store(v.at(i, e).cast(dst.dtype), writer));
   return group(stores);
 }
 
@@ -213,7 +319,7 @@ rv load_rows(const Workgroup& wg, const gl& src, const acc& rows_of, const UOp& 
   for (int64_t i = 0; i < rows_of.tiles_m(); ++i)
     for (int64_t e = 0; e < rows_of.elements; ++e) {
       const UOp r = row0 + i * 16 + row_in_sub_tile(wg, rows_of.layout, e);
-      out.values.push_back(src.buffer[{r, col0}].load((r < src.rows) & (col0 < src.cols), zero).cast(dtypes::float32));
+      out.values.push_back(src.at(r, col0).load(src.inside(r, col0), zero).cast(dtypes::float32));
     }
   return out;
 }
@@ -224,7 +330,7 @@ cv load_cols(const Workgroup& wg, const gl& src, const acc& cols_of, const UOp& 
   const UOp zero = constant(0.0, src.buffer.dtype());
   for (int64_t j = 0; j < cols_of.tiles_n(); ++j) {
     const UOp c = col0 + j * 16 + col_in_sub_tile(wg, cols_of.layout);
-    out.values.push_back(src.buffer[{row0, c}].load((row0 < src.rows) & (c < src.cols), zero).cast(dtypes::float32));
+    out.values.push_back(src.at(row0, c).load(src.inside(row0, c), zero).cast(dtypes::float32));
   }
   return out;
 }
@@ -233,7 +339,7 @@ UOp load(const Workgroup& wg, const sv& dst, const UOp& stage, const gl& src, co
   // Round k, thread t: element k * threads + t, so neighbouring lanes read neighbouring rows.
   const UOp round = wg.range((dst.length + wg.threads() - 1) / wg.threads(), AxisType::LOOP);
   const UOp i = round * wg.threads() + wg.thread(), r = row0 + i, mine = i < dst.length;
-  const UOp v = src.buffer[{r, col0}].load(mine & (r < src.rows) & (col0 < src.cols), constant(0.0, src.buffer.dtype()));
+  const UOp v = src.at(r, col0).load(mine & src.inside(r, col0), constant(0.0, src.buffer.dtype()));
   return dst.buffer[stage * dst.length + i].store(v.cast(dst.dtype), mine).end({round});
 }
 
@@ -241,7 +347,7 @@ UOp store(const Workgroup& wg, const gl& dst, const sv& src, const UOp& stage, c
   const UOp round = wg.range((src.length + wg.threads() - 1) / wg.threads(), AxisType::LOOP);
   const UOp i = round * wg.threads() + wg.thread(), r = row0 + i, mine = i < src.length;
   const UOp v = src.buffer[stage * src.length + i].load(mine, constant(0.0, src.dtype));
-  return dst.buffer[{r, col0}].store(v.cast(dst.buffer.dtype()), mine & (r < dst.rows) & (col0 < dst.cols)).end({round}).end(wg.hardware_ranges());
+  return dst.at(r, col0).store(v.cast(dst.buffer.dtype()), mine & dst.inside(r, col0)).end({round}).end(wg.hardware_ranges());
 }
 
 }  // namespace weft::tile

@@ -77,7 +77,7 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision pre
     sum = mul_col(mul_row(sum, load_rows(wg, x_scale, sum, wave_row0, constant(Wide(0)))), load_cols(wg, w_scale, sum, e, wave_col0));
   }
   // An unused block sees an output of no rows: every store is masked.
-  const gl out{ys.buffer, used.where(ys.rows, constant(Wide(0))), ys.cols};
+  const gl out{ys.buffer, used.where(ys.rows, constant(Wide(0))), ys.cols, ys.first_row};
   return sink({"grouped_gemm"}, {store(wg, out, sum, wave_row0, wave_col0)});
 }
 

@@ -19,6 +19,16 @@ using namespace weft::bench;
 
 namespace {
 
+// One quick repetition of a suite on `device` (no warm-up), its inputs drawn from `seed`.
+Options one_run(const std::string& device, uint64_t seed) {
+  Options o;
+  o.device = device;
+  o.repetitions = 1;
+  o.warmup = 0;
+  o.seed = seed;
+  return o;
+}
+
 Result made_up(bool with_peer) {
   Result r;
   r.suite = "gemm";
@@ -97,12 +107,8 @@ TEST_CASE("bench: an unknown suite or kernel is an error listing what exists") {
 
 #ifdef WEFT_HAVE_LLVM
 TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged shape") {
-  Options o;
-  o.device = "emu:gfx950";
+  Options o = one_run("emu:gfx950", 12345);
   o.sizes = {{72, 40, 24}};
-  o.repetitions = 1;
-  o.warmup = 0;
-  o.seed = 12345;
   const std::vector<Result> results = run("hk_gemm", o);
   REQUIRE(results.size() == 1);
   const Result& r = results[0];
@@ -117,11 +123,7 @@ TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged sha
 
 #ifdef WEFT_HAVE_LLVM
 TEST_CASE("bench: the moe suite's route+align, dispatch, combine and grouped GEMM lines on the emulator, checked against the host reference") {
-  Options o;
-  o.device = "emu:gfx942";
-  o.repetitions = 1;
-  o.warmup = 0;
-  o.seed = 777;
+  Options o = one_run("emu:gfx942", 777);
   const std::vector<Result> results = run("moe", o);
   REQUIRE(results.size() == 4);
   CHECK(results[0].kernel == "route+align");
@@ -142,6 +144,27 @@ TEST_CASE("bench: the moe suite's route+align, dispatch, combine and grouped GEM
   CHECK(results[1].check.max_error == 0);  // a copy: bit for bit
   o.sizes = {{4}};
   CHECK_THROWS_WITH_AS(run("moe", o), doctest::Contains("--sizes is not taken"), Error);
+}
+#endif
+
+#ifdef WEFT_HAVE_LLVM
+TEST_CASE("bench: the attention suite's flash_attention lines on the emulator, causal and not, checked against the host softmax") {
+  Options o = one_run("emu:gfx950", 4242);
+  const std::vector<Result> results = run("attention", o);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].size == "BH=2 S=128 d=64");
+  CHECK(results[1].size == "BH=2 S=128 d=64 causal");
+  CHECK(results[1].work == doctest::Approx(results[0].work / 2));  // causal: half the products
+  for (const Result& r : results) {
+    CAPTURE(r.size);
+    CHECK(r.kernel == "flash_attention");
+    CHECK(r.unit == "TFLOP/s");
+    CHECK(r.check.ok);
+    CHECK(r.check.max_error > 0);  // bf16: a real comparison, not a copy
+    CHECK(!r.has_peer());          // no framework peer on the emulator
+  }
+  o.kernel = "other";
+  CHECK_THROWS_WITH_AS(run("attention", o), doctest::Contains("no kernel other (flash_attention)"), Error);
 }
 #endif
 

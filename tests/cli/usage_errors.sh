@@ -51,6 +51,10 @@ if [ "${2:-}" = llvm ]; then
   expect 2 "epilogue 'tanh' is not bias, relu, gelu, scale=tensor or scale=row" run hopper_gemm --epilogue bias,tanh
   expect 2 "input 'float16' is not bfloat16 or float8_e4m3fn" run hopper_gemm --input float16
   expect 2 "takes M, N >= 1 and K >= 16, a multiple of 16" run hopper_gemm --input float8_e4m3fn --size 64,64,24
+  expect 2 "mask is flash_attention's \\(causal or none\\)" run matmul_relu --mask causal
+  expect 2 "mask 'diagonal' is not causal or none" run flash_attention --mask diagonal
+  expect 2 "flash_attention's --size is BH,SQ,SK or BH,SQ,SK,D" run flash_attention --size 2,3
+  expect 2 "flash_attention takes BH, SQ, SK >= 1" run flash_attention --size 2,0,4
   expect 2 "only moe_layer runs over a mesh of devices" run moe_route --device "emu:gfx950 x 4"
   expect 2 "device count divides T and E" run moe_layer --device "emu:gfx950 x 3" --size 64,8,2,64,64
   expect 2 "device count divides T and E" run moe_layer --device "emu:gfx950 x 2x2" --size 64,8,2,64,64
@@ -63,6 +67,7 @@ if [ "${2:-}" = llvm ]; then
   expect 1 "tokens must be >= 1, got 0" run moe_dispatch --size 0,8,2,64
   expect 1 "hidden \\(D\\) must be a multiple of 8" run moe_layer --size 37,8,2,60,64
   expect 1 "is not sizes like 4 or 2x2" run moe_layer --device "emu:gfx950 x 0"
+  expect 1 "flash_attention: a head dimension of 96; the kernel takes 64 or 128" run flash_attention --size 1,16,16,96
   expect 1 "hopper_gemm: needs an sm_90 \\(Hopper\\) device, this one is gfx950" run hopper_gemm --input float8_e4m3fn --epilogue scale=row,gelu --size 128,128,64
 fi
 exit $fail

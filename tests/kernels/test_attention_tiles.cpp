@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "kernel_harness.h"
@@ -25,7 +26,7 @@ const UOp zero_index() { return constant(Wide(0)); }
 // Each wave loads an acc_rows x cols accumulator of X (waves stacked down the rows, workgroups
 // after them) and writes: out0 = X - row_max, out1 = X * row_sum, out2 = X / row_sum,
 // out3 = [row_max, row_sum] (rows x 2), out4 = exp2(X).
-UOp row_stats_kernel(const std::string& arch, int64_t wave_rows, int64_t acc_rows, int64_t cols, int64_t blocks) {
+UOp row_stats_kernel(const std::string& arch, int64_t wave_rows, int64_t acc_rows, int64_t cols, int64_t blocks, const std::optional<Layout>& layout) {
   const UOp rows = constant(Wide(blocks * wave_rows * acc_rows)), width = constant(Wide(cols));
   const gl x = global(5, rows, width, dtypes::float32);
   const gl out_sub = global(0, rows, width, dtypes::float32), out_mul = global(1, rows, width, dtypes::float32);
@@ -33,14 +34,16 @@ UOp row_stats_kernel(const std::string& arch, int64_t wave_rows, int64_t acc_row
   const gl out_exp = global(4, rows, width, dtypes::float32);
   Workgroup wg(arch, {constant(Wide(blocks))}, wave_rows, 1);
   const UOp row0 = (wg.block(0) * wave_rows + wg.wave_row()) * acc_rows;
-  const acc xs = load(wg, accumulator(wg, acc_rows, cols), x, row0, zero_index());
+  acc held = accumulator(wg, acc_rows, cols);
+  if (layout) held.layout = *layout;
+  const acc xs = load(wg, held, x, row0, zero_index());
   const rv m = row_max(wg, xs), s = row_sum(wg, xs);
   return sink({"row_stats"}, {store(wg, out_sub, sub_row(xs, m), row0, zero_index()), store(wg, out_mul, mul_row(xs, s), row0, zero_index()),
                               store(wg, out_div, div_row(xs, s), row0, zero_index()), store(wg, out_stats, m, row0, zero_index()),
                               store(wg, out_stats, s, row0, constant(Wide(1))), store(wg, out_exp, exp2(xs), row0, zero_index())});
 }
 
-void check_row_stats(int64_t wave_rows, int64_t acc_rows, int64_t cols, int64_t blocks) {
+void check_row_stats(int64_t wave_rows, int64_t acc_rows, int64_t cols, int64_t blocks, const std::optional<Layout>& layout = std::nullopt) {
   const int64_t rows = blocks * wave_rows * acc_rows;
   for (const std::string& target : weft::testing::emulators()) {
     CAPTURE(target);
@@ -48,7 +51,7 @@ void check_row_stats(int64_t wave_rows, int64_t acc_rows, int64_t cols, int64_t 
     CAPTURE(acc_rows);
     CAPTURE(cols);
     auto dev = rt::open_device(target);
-    const auto compiled = rt::CompiledKernel::compile(*dev, row_stats_kernel(dev->arch(), wave_rows, acc_rows, cols, blocks));
+    const auto compiled = rt::CompiledKernel::compile(*dev, row_stats_kernel(dev->arch(), wave_rows, acc_rows, cols, blocks, layout));
     const std::vector<float> x = weft::testing::random_floats(static_cast<size_t>(rows * cols), -4.0f, 4.0f);
     const size_t n = x.size();
     const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, n), weft::testing::poisoned(*dev, dtypes::float32, n),
@@ -196,6 +199,17 @@ TEST_CASE("tiles: row_max and row_sum and row broadcasts on 4 waves of 16 x 64")
 
 TEST_CASE("tiles: row_max and row_sum and row broadcasts on 1 wave of 64 x 32") { check_row_stats(1, 64, 32, 1); }
 
+TEST_CASE("tiles: row statistics where a lane's registers span columns (as in mma.sync's C layout), on 64 lanes") {
+  // A 16x16 sub-tile whose register bit 0 is column bit 0 and register bit 1 row bit 3 (mma.sync's
+  // C fragment: each lane holds pairs of columns of two rows 8 apart); lane bits 0-2 are column
+  // bits 1-3, lane bits 3-5 row bits 0-2. A row vector's two registers of one row must agree, and
+  // its stores write each row once.
+  const Layout pairs({{"register", 2}, {"lane", 6}}, {{"row", 4}, {"col", 4}},
+                     std::vector<Layout::Coords>{{{"col", 1}}, {{"row", 8}}, {{"col", 2}}, {{"col", 4}}, {{"col", 8}},
+                                                 {{"row", 1}}, {{"row", 2}}, {{"row", 4}}});
+  check_row_stats(4, 16, 64, 2, pairs);
+}
+
 TEST_CASE("tiles: attention on one 64 x 64 block") { check_attention(1); }
 
 TEST_CASE("tiles: attention on 3 independent blocks") { check_attention(3); }
@@ -211,11 +225,12 @@ TEST_CASE("tiles: attention operations reject shapes they cannot take") {
   const gl f32 = global(0, constant(Wide(64)), constant(Wide(64)), dtypes::float32);
   CHECK_THROWS_WITH_AS(load_transposed(wg, small, zero_index(), f32, zero_index(), zero_index()),
                        doctest::Contains("the shared tile holds bfloat16, the global tensor float32"), Error);
-  // A layout whose registers span columns (mma.sync's C: register bit 0 is column bit 0) has
-  // no one-row-per-register vector.
-  acc spread = b;
-  spread.layout = mma_m16n8k16_operand(dtypes::float16, MatrixOperand::C);
-  CHECK_THROWS_WITH_AS(row_max(wg, spread), doctest::Contains("row_max: the 16x64 accumulator's register bit 0 selects a column"), Error);
+  // A layout whose register bit selects a row and a column at once has no row vector.
+  acc diagonal = b;
+  diagonal.layout = Layout({{"register", 2}, {"lane", 6}}, {{"row", 4}, {"col", 4}},
+                           std::vector<Layout::Coords>{{{"row", 1}, {"col", 1}}, {{"row", 8}}, {{"col", 2}}, {{"col", 4}}, {{"col", 8}},
+                                                       {{"row", 2}}, {{"row", 4}}, {{"col", 1}}});
+  CHECK_THROWS_WITH_AS(row_max(wg, diagonal), doctest::Contains("row_max: the 16x64 accumulator's register bit 0 selects a column and a row"), Error);
 }
 
 

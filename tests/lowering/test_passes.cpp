@@ -179,6 +179,39 @@ TEST_CASE("linearize: an effect a loop body lists stays in the loop where anothe
   CHECK(effect_depths(lower(sink({"prologue_named"}, {copy.end({r})}))) == std::vector<int>{0, 1});
 }
 
+TEST_CASE("linearize: a listed effect stays in its loop where a barrier between it and its read names it") {
+  // for r in range(n): flag[0] = 0; flag[0] += 1; out[2r] = r; out[2r + 1] = 2r: the reset does
+  // not use r and is named through AFTER as a group of its own, listed in the body (a guard).
+  UOp flag = placeholder({1}, dtypes::float32, 0), out = placeholder({16}, dtypes::float32, 1);
+  UOp r = range(variable("n", 0, 8), 0, AxisType::LOOP);
+  const UOp at0 = constant(Wide(0));
+  UOp zero = group({flag[at0].store(constant(0.0, dtypes::float32))});
+  UOp bump = flag[at0].store(flag.after({zero})[at0].load() + 1.0);
+  UOp pair = group({out[r * 2].store(r.cast(dtypes::float32)), out[r * 2 + 1].store(r.cast(dtypes::float32) * 2.0)});
+  CHECK(effect_depths(lower(sink({"listed_group"}, {group({zero, bump, pair}).end({r})}))) == std::vector<int>{1, 1, 1});
+  // A shared tile written and read in every iteration: insert_barriers puts a barrier between
+  // the fill and the read and ends the body with a write-after-read barrier. Effects that do not
+  // use r were written once, before the loop: the body ended by the second barrier listed
+  // nothing but that barrier (the reset and the count), and the first barrier, when it uses no
+  // loop range, took the listed effects before it along (the fill of `early`).
+  UOp l = range(64, 1, AxisType::LOCAL), in = placeholder({64}, dtypes::float32, 2);
+  UOp s = alloc_shared({64}, dtypes::float32);
+  UOp fill = s[l].store(in[l].load() * r.cast(dtypes::float32) + flag.after({bump})[at0].load());
+  UOp read = out[l % 16].store(s.after({fill})[63 - l].load(), l < 16);
+  CHECK(effect_depths(lower(sink({"barrier_ended"}, {group({zero, bump, fill, read}).end({r, l})}))) == std::vector<int>{1, 1, 1, 1});
+  UOp early = s[l].store(in[l].load() + flag.after({bump})[at0].load());
+  UOp late = out[l % 16].store(s.after({early})[63 - l].load() + r.cast(dtypes::float32), l < 16);
+  CHECK(effect_depths(lower(sink({"barrier_named"}, {group({zero, bump, early, late}).end({r, l})}))) == std::vector<int>{1, 1, 1, 1});
+  // Ordered after a listed effect through another unlisted one: t[0] = flag[0] + 1 (after the
+  // listed reset), u[0] = t[0] * 2, out[r] = u[0]. u and t use no range and are not listed, but
+  // written before the loop they would take the reset along.
+  UOp t = placeholder({1}, dtypes::float32, 2), u = placeholder({1}, dtypes::float32, 3);
+  UOp to_t = t[at0].store(flag.after({zero})[at0].load() + 1.0);
+  UOp to_u = u[at0].store(t.after({to_t})[at0].load() * 2.0);
+  UOp use = out[r].store(u.after({to_u})[at0].load() + r.cast(dtypes::float32));
+  CHECK(effect_depths(lower(sink({"chain"}, {group({zero, use}).end({r})}))) == std::vector<int>{1, 1, 1, 1});
+}
+
 // The depth (open loops) at which the first value that `is` accepts is written; -1 if none is.
 int value_depth(const LoweredKernel& lk, const std::function<bool(const UOp&)>& is) {
   const std::vector<int> depths = depths_of(lk, [&](const LinearOp& op) { return op.kind == LinearOp::Kind::Value && is(op.op); });

@@ -9,6 +9,7 @@
 #include "example_kernels.h"
 #include "moe_run.h"
 #include "stats_report.h"
+#include "weft/attention/flash_attention.h"
 #include "weft/emulator/code_stats.h"
 #include "weft/gemm/hk_gemm.h"
 #include "weft/gemm/hopper_gemm.h"
@@ -30,7 +31,7 @@ namespace weft::cli {
 namespace {
 
 struct Options {
-  std::string kernel, device = "emu:gfx950", after, target = "gfx950", dtype = "float32", schedule, input, epilogue;
+  std::string kernel, device = "emu:gfx950", after, target = "gfx950", dtype = "float32", schedule, input, epilogue, mask;
   std::vector<int64_t> size;
   uint64_t seed = std::random_device{}();
 };
@@ -69,6 +70,7 @@ Options parse(const std::vector<std::string>& args, const std::vector<std::strin
     else if (name == "schedule") o.schedule = value;
     else if (name == "input") o.input = value;
     else if (name == "epilogue") o.epilogue = value;
+    else if (name == "mask") o.mask = value;
     else if (name == "seed") o.seed = static_cast<uint64_t>(number(value, "--seed"));
     else if (name == "size") {
       std::stringstream ss(value);
@@ -146,10 +148,27 @@ int report(const gemm::RunResult& r) {
   return 0;
 }
 
+// flash_attention --size BH,SQ,SK[,D] --mask causal|none.
+gemm::RunResult run_flash_attention(const Options& o, rt::Device& device, rt::CompileCache& cache) {
+  std::vector<int64_t> s = o.size.empty() ? std::vector<int64_t>{2, 256, 256, 128} : o.size;
+  if (s.size() == 3) s.push_back(128);
+  if (s.size() != 4) throw UsageError("run: flash_attention's --size is BH,SQ,SK or BH,SQ,SK,D");
+  if (s[0] < 1 || s[1] < 1 || s[2] < 1) throw UsageError("run: flash_attention takes BH, SQ, SK >= 1");
+  if (!o.mask.empty() && o.mask != "causal" && o.mask != "none") throw UsageError("run: --mask '" + o.mask + "' is not causal or none");
+  const attention::FlashAttentionSpec spec{.head_dim = s[3], .causal = o.mask == "causal"};
+  attention::flash_attention_shape(device.arch(), spec.head_dim);  // shape errors before anything is printed
+  std::printf("flash_attention BH,SQ,SK,D=%lld,%lld,%lld,%lld%s bfloat16 on %s (seed %llu)\n", static_cast<long long>(s[0]),
+              static_cast<long long>(s[1]), static_cast<long long>(s[2]), static_cast<long long>(s[3]), spec.causal ? " causal" : "",
+              device.name().c_str(), static_cast<unsigned long long>(o.seed));
+  std::fflush(stdout);
+  return attention::run_flash_attention(device, spec, s[0], s[1], s[2], o.seed, &cache);
+}
+
 }  // namespace
 
 int run_kernel(const std::vector<std::string>& args) {
-  const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule", "input", "epilogue"}, "run");
+  const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule", "input", "epilogue", "mask"}, "run");
+  if (!o.mask.empty() && o.kernel != "flash_attention") throw UsageError("run: --mask is flash_attention's (causal or none)");
   if (!o.schedule.empty() && o.kernel != "hk_gemm") throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined)");
   if (!o.epilogue.empty() && o.kernel != "hopper_gemm") throw UsageError("run: --epilogue is hopper_gemm's");
   if (!o.input.empty() && o.kernel != "hopper_gemm" && o.kernel != "hk_gemm") throw UsageError("run: --input is hk_gemm's and hopper_gemm's");
@@ -203,6 +222,8 @@ int run_kernel(const std::vector<std::string>& args) {
       r = name == "hk_gemm" ? gemm::run_hk_gemm(*device, s[0], s[1], s[2], out, false, o.seed, &cache)
                             : gemm::run_hopper_gemm(*device, spec, s[0], s[1], s[2], gemm::HopperInputs::Uniform, o.seed, &cache);
     }
+  } else if (o.kernel == "flash_attention") {
+    r = run_flash_attention(o, *device, cache);
   } else if (o.kernel == "mma_tile") {
     const DType in = o.dtype == "float32" ? dtypes::float16 : dtype;
     if (!o.size.empty()) throw UsageError("run: mma_tile is one m16n8k16 tile; it takes no --size");

@@ -1,5 +1,6 @@
 #include "example_kernels.h"
 
+#include "weft/attention/flash_attention.h"
 #include "weft/dsl/builder.h"
 #include "weft/gemm/hk_gemm.h"
 #include "weft/gemm/hopper_gemm.h"
@@ -74,6 +75,10 @@ const std::vector<Example>& all() {
        [](const std::string&) { return gemm::mma_gemm(1024, 1024, 1024, dtypes::bfloat16); }},
       {"hopper_gemm", "C = A*B^T, bf16 in, fp32 accumulate, bf16 out, run-time M, N, K, on sm_90a: a producer warpgroup issues TMA loads into a 4-stage mbarrier ring, two consumer warpgroups issue m64n256k16 wgmmas, 128x256 blocks in L2-grouped order (runnable on cuda, sm_90)",
        [](const std::string&) { return gemm::hopper_gemm(dtypes::bfloat16); }, true},
+      {"flash_attention", "O = softmax(Q K^T / sqrt(d)) V per head, bf16 in and out, fp32 softmax, d = 128, run-time BH, SQ, SK: 64 query rows "
+                          "a workgroup as 4 waves of 16, K and V in 2 stages of 64 keys (32 on gfx942), the online softmax in registers "
+                          "(runnable; --mask causal for the causal mask)",
+       [](const std::string& target) { return attention::flash_attention(target, {}); }, true},
       {"add_one_flat", "out = in + 1 on a 64x64 tile, indexed through a flattened thread id",
        [](const std::string&) { return add_one_flat(); }},
       {"matmul_tiled", "C = A*B, 128x128x64 in 16x16 tiles, one element per thread", [](const std::string&) { return matmul_tiled(); }},

@@ -22,14 +22,16 @@ weft is a C++ kernel-authoring DSL and tile framework for AMD CDNA and NVIDIA GP
 commands:
   run KERNEL [--device SPEC] [--size M,N,K] [--dtype float32|float16] [--seed N]
             [--schedule ping-pong|pipelined] [--input bfloat16|fp8|float8_e4m3fn]
-            [--epilogue bias,relu|gelu,scale=tensor|scale=row]
+            [--epilogue bias,relu|gelu,scale=tensor|scale=row] [--mask causal|none]
                                       lower, compile and run a kernel on a device (emu:gfx950,
                                       the default; emu:gfx942, hip[:N], cuda[:N]), check it
                                       against a host reference and print each stage's time
                                       (--schedule: hk_gemm's K loop, the 8-wave ping-pong by
                                       default or the 2-stage pipeline; --input: hk_gemm's and
                                       hopper_gemm's A and B dtype, fp8 being the target's;
-                                      --epilogue: hopper_gemm's fused epilogue);
+                                      --epilogue: hopper_gemm's fused epilogue;
+                                      flash_attention's --size is BH,SQ,SK[,D] and --mask
+                                      causal masks keys after each query);
                                       moe_layer also runs over a mesh, --device "emu:gfx950 x 4":
                                       expert-parallel, checked bit for bit against one device
   dump KERNEL --after=PASS|all|llvm|asm|cuda [--target gfx950|gfx942|sm_90]

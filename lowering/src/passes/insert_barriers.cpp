@@ -108,7 +108,10 @@ std::optional<UOp> write_after_read(const UOp& old, const UOp& end, OpenRanges& 
   std::vector<UOp> outer, inner;
   for (const UOp& r : ranges) (range_id(r) <= split ? outer : inner).push_back(r);
   UOp body = inner.empty() ? end.src(0) : end.src(0).end(inner);
-  return UOp::make(Op::BARRIER, dtypes::void_, {body}).end(outer);
+  // The body, then the barrier: listed side by side, so that the body's effects stay listed in the
+  // loop (the linearizer writes an effect the body only reaches, through the barrier, before the
+  // loop when it does not use the range: an accumulator zeroed in every iteration would be zeroed once).
+  return group({body, UOp::make(Op::BARRIER, dtypes::void_, {body})}).end(outer);
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 // divisor depending only on an outer loop's range would otherwise be recomputed every inner
 // iteration: nvcc will not hoist a division it cannot prove nonzero, and hopper_gemm's producer
 // then paid three of them on every K step between a stage's release and its TMA load.) Effects a
-// loop body depends on that do not lie in the loop (neither listed in its body nor using its
-// range) are written before the loop opens. A WHEN
+// loop body depends on that do not lie in the loop (neither listed in its body, nor using its
+// range, nor ordered after an effect the body lists) are written before the loop opens. A WHEN
 // region that resolve_when kept whole (a warp-specialized role) is written the same way: what it
 // depends on outside it, then BranchBegin, its effects in a scope of their own, BranchEnd.
 #include <algorithm>
@@ -88,8 +88,44 @@ class Linearizer {
     size_t next = 0;       // the next source (or dependency) to visit
     std::vector<UOp> deps;  // Loop, Branch: the effects its body depends on
     std::unordered_set<const Node*> listed;  // Loop: the effects its body lists (never written before it)
+    std::unordered_map<const Node*, bool> after_listed;  // Loop: whether an effect comes after a listed one
     std::unordered_set<const Node*> region;  // Branch: the effects of its region
   };
+
+  // Whether `e` comes after an effect the body lists, directly or through the effects it comes
+  // after (a barrier insert_barriers put between a listed store and its read): written before the
+  // loop, it would take that effect with it. `memo` keeps the answers of one loop's walk, so
+  // that a chain of effects is walked once; the walk keeps its own stack (chains can be long).
+  static bool after_listed(const std::unordered_set<const Node*>& listed, const UOp& e, std::unordered_map<const Node*, bool>& memo) {
+    if (const auto it = memo.find(e.node()); it != memo.end()) return it->second;
+    struct Walk {
+      UOp effect;
+      std::vector<UOp> before;  // the effects it comes after
+      size_t next = 0;
+      bool after = false;
+    };
+    std::vector<Walk> stack;
+    stack.push_back({e, reached_effects(e)});
+    while (!stack.empty()) {
+      Walk& w = stack.back();
+      if (!w.after && w.next < w.before.size()) {
+        const UOp d = w.before[w.next++];
+        if (listed.count(d.node())) {
+          w.after = true;
+        } else if (const auto it = memo.find(d.node()); it != memo.end()) {
+          w.after = it->second;
+        } else {
+          stack.push_back({d, reached_effects(d)});
+        }
+        continue;
+      }
+      const bool after = w.after;
+      memo[w.effect.node()] = after;
+      stack.pop_back();
+      if (!stack.empty() && after) stack.back().after = true;
+    }
+    return memo.at(e.node());
+  }
 
   bool defined(const UOp& v) const {
     for (const auto& s : scopes_)
@@ -301,7 +337,7 @@ class Linearizer {
       case 1:
         while (f.next < f.deps.size()) {
           const UOp d = f.deps[f.next++];
-          if (!f.listed.count(d.node()) && in_open_loops(d)) return call(Frame::Kind::Effect, d);
+          if (!f.listed.count(d.node()) && in_open_loops(d) && !after_listed(f.listed, d, f.after_listed)) return call(Frame::Kind::Effect, d);
         }
         f.step = 2;
         return call(Frame::Kind::Value, r.src(0));

@@ -29,7 +29,7 @@ struct Suite {
   std::function<std::vector<Result>(const Options&)> run;
 };
 
-// gemm, moe, emulator, compile.
+// gemm, attention, moe, emulator, compile.
 const std::vector<Suite>& suites();
 
 // The suite named `what`, or every suite that has a kernel named `what` restricted to it.

@@ -63,12 +63,24 @@ class Workgroup {
   mutable int64_t next_id_;
 };
 
-// A global tensor: rows x cols, row-major, sizes known at run time.
+// A global tensor: rows x cols, row-major, sizes known at run time. Row r of the tensor is row
+// first_row + r of its buffer (null: r itself), so that one buffer can hold several tensors
+// stacked by rows (the heads of attention's [heads * seq, d] inputs): row_window(t, first, n) is a
+// window over rows first .. first + n - 1 of t, and every tile operation on it reads zeros and
+// writes nothing outside the window, exactly as at a tensor's own edges.
 struct gl {
   UOp buffer;
   UOp rows, cols;
+  UOp first_row = UOp();  // index; null for a tensor that starts at its buffer's row 0
+  // The buffer's element of the tensor's (r, c), and whether (r, c) lies inside the tensor.
+  UOp at(const UOp& r, const UOp& c) const;
+  UOp inside(const UOp& r, const UOp& c) const;
 };
 gl global(int64_t slot, const UOp& rows, const UOp& cols, DType dtype);
+// Rows [first, first + count) of `t` as a tensor of their own (a window; nested windows add up).
+// The caller keeps the window inside t (first + count <= t.rows): reads past t's buffer would
+// be out of bounds.
+gl row_window(const gl& t, const UOp& first, const UOp& count);
 
 // A shared tile: `stages` copies of a rows x cols tile placed by `layout` ((row, col) ->
 // offset in elements), one LOCAL buffer of stages * rows * cols elements.
@@ -146,7 +158,9 @@ acc accumulator(const Workgroup& wg, int64_t rows, int64_t cols);
 // (register e of sub-tile row i is row i*16 + layout.row(e, l)), and the lanes whose lane bits
 // differ only in column bits hold the same values (16x16 C: rows 4*(l/16)+e, e < 4, replicated
 // over the 16 lanes l % 16). values[i * elements + e] is the row of register e; values, not
-// memory (a reduction's result lives in VGPRs).
+// memory (a reduction's result lives in VGPRs). Where registers also select columns (NVIDIA's
+// mma.sync C layout: register bits 0 and 2 are columns, bit 1 is 8 rows), the registers of one
+// row hold the same value.
 struct rv {
   std::vector<UOp> values;
   int64_t rows, elements;
@@ -343,6 +357,47 @@ acc sub_row(const acc& c, const rv& v);
 acc mul_row(const acc& c, const rv& v);
 acc div_row(const acc& c, const rv& v);
 acc exp2(const acc& c);
+// f(c[r, col], row0 + r, col0 + col) into a fresh accumulator: a map that knows where each
+// element is (index expressions), for masks such as attention's causal mask.
+acc map_at(const Workgroup& wg, const acc& c, const UOp& row0, const UOp& col0,
+           const std::function<UOp(const UOp& x, const UOp& row, const UOp& col)>& f);
+
+// Elementwise on row vectors: f(v[r]), and f(a[r], b[r]) for two vectors of the same rows and
+// layout (an Error otherwise); fill_rows: a vector of `rows_of`'s rows, every value `value`.
+rv map(const rv& v, const std::function<UOp(const UOp&)>& f);
+rv map(const rv& a, const rv& b, const std::function<UOp(const UOp&, const UOp&)>& f);
+rv fill_rows(const acc& rows_of, double value);
+
+// ---- registers a loop carries from one iteration to the next ----
+// A loop whose iterations update an accumulator or a row vector (flash attention's output and
+// its running row maximum and sum) keeps them in REG buffers: it reads them as the previous
+// iteration left them (c.after({loop}), read(s.after({loop}))), writes the new values back with
+// assign, and ends the loop around the assignments; after the loop, c.after({the loop's end}).
+//
+//   acc o = zero(accumulator(wg, 16, 64), wg);
+//   row_state m = hold(fill_rows(o, -INFINITY));
+//   const UOp j = wg.range(steps, AxisType::LOOP);
+//   const rv m_new = map(read(m.after({j})), row_max(wg, s), [](auto& a, auto& b) { return max(a, b); });
+//   const UOp step = group({..., assign(o, new_o), assign(m, m_new)}).end({j});
+//   const acc out = o.after({step});
+
+// Row values held in registers: a REG buffer [rows / 16][elements] per lane, laid out as rv's
+// values.
+struct row_state {
+  UOp buffer;
+  int64_t rows, elements;
+  Layout layout;
+  // The values as they are after `effects` (the loop range: the previous iteration's).
+  row_state after(const std::vector<UOp>& effects) const;
+};
+// A fresh row_state holding `init` (the buffer after its stores).
+row_state hold(const rv& init);
+// The values of `s`, read where its buffer's effects say.
+rv read(const row_state& s);
+// s = v; dst = src (element by element, the same shape and layout; an Error otherwise).
+// Return the store effects.
+UOp assign(const row_state& s, const rv& v);
+UOp assign(const acc& dst, const acc& src);
 
 // The maximum (col_max) or sum (col_sum) of each column of c over its rows: first over the
 // lane's own registers and sub-tile rows, then across the lanes that hold the same columns,

@@ -1,0 +1,83 @@
+// Flash attention's forward kernel (attention/flash_attention.h) on the emulated CDNA targets
+// and, where one is, an NVIDIA GPU: O against a double-precision softmax for fresh random
+// inputs (run_flash_attention; the seed is printed), with and without the causal mask, both
+// head dimensions, ragged and tiny sequence lengths, several heads, SK unlike SQ; the errors;
+// the NVIDIA kernel compiled with NVRTC without a GPU; and the sanitizer's view of the
+// pipeline (every emulated launch runs in hazard mode).
+#include <doctest/doctest.h>
+
+#include "kernels/kernel_harness.h"
+#include "weft/attention/flash_attention.h"
+#include "weft/dsl/error.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/lowering/pipeline.h"
+#include "weft/runtime/nvrtc.h"
+
+using namespace weft;
+
+namespace {
+
+struct Case {
+  int64_t heads, sq, sk;
+  attention::FlashAttentionSpec spec;
+};
+
+void check_on(const std::string& target, const Case& c) {
+  CAPTURE(target);
+  CAPTURE(c.heads);
+  CAPTURE(c.sq);
+  CAPTURE(c.sk);
+  CAPTURE(c.spec.head_dim);
+  CAPTURE(c.spec.causal);
+  auto dev = rt::open_device(target);
+  const gemm::RunResult r = attention::run_flash_attention(*dev, c.spec, c.heads, c.sq, c.sk, weft::testing::rng()());
+  INFO(r.check.first_bad);
+  INFO("largest error / tolerance: " << r.check.worst_ratio);
+  CHECK(r.check.count == static_cast<size_t>(c.heads * c.sq * c.spec.head_dim));
+  CHECK(r.check.passed());
+}
+
+void check(const Case& c) {
+  for (const std::string& target : weft::testing::devices()) check_on(target, c);
+}
+
+}  // namespace
+
+WEFT_DEVICE_TEST_CASE("flash_attention: d 64, two heads, several key blocks") { check({2, 128, 192, {.head_dim = 64}}); }
+
+WEFT_DEVICE_TEST_CASE("flash_attention: d 128, causal, ragged lengths") { check({2, 100, 100, {.head_dim = 128, .causal = true}}); }
+
+WEFT_DEVICE_TEST_CASE("flash_attention: one query and one key") { check({1, 1, 1, {.head_dim = 64}}); }
+
+WEFT_DEVICE_TEST_CASE("flash_attention: more keys than queries, causal (top-left), a scale of 0.3") {
+  check({3, 70, 150, {.head_dim = 64, .causal = true, .scale = 0.3}});
+}
+
+WEFT_DEVICE_TEST_CASE("flash_attention: more queries than keys, d 128") { check({1, 200, 37, {.head_dim = 128}}); }
+
+WEFT_DEVICE_TEST_CASE("flash_attention: more queries than keys, causal: the rows past the last key attend every key") {
+  check({2, 150, 70, {.head_dim = 64, .causal = true}});
+}
+
+TEST_CASE("flash_attention: the errors name what is wrong") {
+  CHECK_THROWS_WITH_AS(attention::flash_attention("gfx950", {.head_dim = 96}), doctest::Contains("head dimension of 96; the kernel takes 64 or 128"),
+                       Error);
+  CHECK_THROWS_WITH_AS(attention::flash_attention("gfx1100", {}), doctest::Contains("no schedule for target 'gfx1100'"), Error);
+}
+
+TEST_CASE("flash_attention: the NVIDIA kernel renders mma.sync over a cp.async pipeline and compiles with NVRTC (no GPU needed)") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (const int64_t d : {64, 128})
+    for (const bool causal : {false, true}) {
+      CAPTURE(d);
+      CAPTURE(causal);
+      lower::LowerOptions options;
+      options.wave_size = 32;
+      const auto lowered = lower::lower(attention::flash_attention("sm_90", {.head_dim = d, .causal = causal}), options);
+      const std::string src = cuda::render_cuda(lowered, 90);
+      CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+      CHECK(src.find("cp.async.cg.shared.global") != std::string::npos);
+      CHECK(src.find("cp.async.wait_group 1;") != std::string::npos);
+      CHECK(rt::nvrtc_compile(src, lowered.name, cuda::nvrtc_arch(lowered, 90)).size() > 0);
+    }
+}
