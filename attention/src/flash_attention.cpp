@@ -107,8 +107,16 @@ UOp flash_attention(std::string_view arch, const FlashAttentionSpec& spec) {
   });
   // The last steps' fills (zeros past the keys) are still in flight: no copy outlives the kernel.
   const UOp drained = wait_counts({.vm = 0}, {loop});
-  const acc out = div_row(o_state.after({loop, drained}), read(sum_state.after({loop})));
-  return sink({"flash_attention"}, {store(wg, oh, out, wave_q0, index0)});
+  const rv sum = read(sum_state.after({loop}));
+  const acc out = div_row(o_state.after({loop, drained}), sum);
+  std::vector<UOp> stores{store(wg, oh, out, wave_q0, index0)};
+  if (spec.lse) {
+    // log(sum_j e^(s_j)) = (max + log2(sum)) * ln 2: the running state is in log2 units.
+    const gl lse = global(4, heads * q_len, constant(Wide(1)), dtypes::float32);
+    const rv natural = map(read(max_state.after({loop})), sum, [](const UOp& m, const UOp& l) { return (m + log2(l)) * M_LN2; });
+    stores.push_back(store(wg, row_window(lse, head * q_len, q_len), natural, wave_q0, index0));
+  }
+  return sink({"flash_attention"}, stores);
 }
 
 }  // namespace weft::attention

@@ -10,17 +10,21 @@ namespace weft::attention {
 
 namespace {
 
-// softmax(Q K^T * scale, masked) V of one head in double precision, and in `magnitude` the
-// same product with |V|: the bound of what P's rounding to bf16 can move each output.
+// softmax(Q K^T * scale, masked) V of one head in double precision; in `magnitude` the same
+// product with |V|, the bound of what P's rounding to bf16 can move each output; in `lse` each
+// row's log-sum-exp of the masked, scaled logits.
 Eigen::MatrixXd reference(const Eigen::MatrixXd& q, const Eigen::MatrixXd& k, const Eigen::MatrixXd& v, const FlashAttentionSpec& spec,
-                          Eigen::MatrixXd& magnitude) {
+                          Eigen::MatrixXd& magnitude, Eigen::VectorXd& lse) {
   Eigen::MatrixXd p = (q * k.transpose()) * spec.softmax_scale();
+  lse.resize(p.rows());
   for (Eigen::Index i = 0; i < p.rows(); ++i) {
     if (spec.causal)
       for (Eigen::Index j = i + 1; j < p.cols(); ++j) p(i, j) = -std::numeric_limits<double>::infinity();
     const double top = p.row(i).maxCoeff();
     p.row(i) = (p.row(i).array() - top).exp().matrix();
-    p.row(i) /= p.row(i).sum();
+    const double sum = p.row(i).sum();
+    lse(i) = top + std::log(sum);
+    p.row(i) /= sum;
   }
   magnitude = p * v.cwiseAbs();
   return p * v;
@@ -50,17 +54,29 @@ gemm::RunResult run_flash_attention(rt::Device& device, const FlashAttentionSpec
   const rt::OwnedArray k(device, rt::upload(device, bf16, gemm::matrix_bytes(bf16, ek), "K"));
   const rt::OwnedArray v(device, rt::upload(device, bf16, v_bytes, "V"));
   const rt::OwnedArray o(device, rt::upload(device, bf16, std::vector<uint8_t>(static_cast<size_t>(heads * sq * d * 2), 0xCD), "O"));
+  const rt::OwnedArray lse(device, rt::upload(device, dtypes::float32, std::vector<uint8_t>(static_cast<size_t>(heads * sq * 4), 0xCD), "LSE"));
   auto t = std::chrono::steady_clock::now();
-  const rt::DeviceArray args[] = {o, q, k, v};
+  std::vector<rt::DeviceArray> args = {o, q, k, v};
+  if (spec.lse) args.push_back(lse);
   compiled.launch(device, args, {{"BH", heads}, {"SQ", sq}, {"SK", sk}});
   device.synchronize();
   r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   const Eigen::MatrixXd got = gemm::read_matrix(bf16, rt::download(device, o), heads * sq, d);
   t = std::chrono::steady_clock::now();
-  Eigen::MatrixXd want(heads * sq, d), tolerance(heads * sq, d);
+  Eigen::MatrixXd want(heads * sq, d), tolerance(heads * sq, d), want_lse(heads * sq, 1), lse_tolerance(heads * sq, 1);
   for (int64_t h = 0; h < heads; ++h) {
     Eigen::MatrixXd magnitude;
-    want.middleRows(h * sq, sq) = reference(eq.middleRows(h * sq, sq), ek.middleRows(h * sk, sk), ev.middleRows(h * sk, sk), spec, magnitude);
+    Eigen::VectorXd row_lse;
+    want.middleRows(h * sq, sq) = reference(eq.middleRows(h * sq, sq), ek.middleRows(h * sk, sk), ev.middleRows(h * sk, sk), spec, magnitude, row_lse);
+    want_lse.middleRows(h * sq, sq) = row_lse;
+    // The logits are fp32 sums of d exact products (each sum off by at most d * 2^-24 of the sum
+    // of |products|), the exponentials and the row sum off by a few fp32 ulps (2^-20 of the sum,
+    // the same absolute error in its log), and LSE is stored as fp32.
+    const Eigen::VectorXd product_bound =
+        (eq.middleRows(h * sq, sq).cwiseAbs() * ek.middleRows(h * sk, sk).cwiseAbs().transpose()).rowwise().maxCoeff();
+    lse_tolerance.middleRows(h * sq, sq) =
+        (spec.softmax_scale() * static_cast<double>(d) * std::ldexp(1.0, -24) * product_bound).array() + std::ldexp(1.0, -20) +
+        std::ldexp(1.0, -23) * row_lse.array().abs();
     // P enters P V rounded to bf16 (relative error <= 2^-9 for each p_j) while the row sum adds
     // the fp32 P: O moves by at most 2^-9 of sum_j p_j |v_j|. O is stored as bf16 (2^-9 of
     // |O|). The rest (fp32 logits of exact bf16 products, the hardware exp2's ulp, fp32 sums) is
@@ -69,6 +85,14 @@ gemm::RunResult run_flash_attention(rt::Device& device, const FlashAttentionSpec
   }
   r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   r.check = gemm::compare(got, want, tolerance, "O");
+  if (spec.lse) {  // one check of both outputs: O's elements, then LSE's
+    const gemm::Check l = gemm::compare(gemm::read_matrix(dtypes::float32, rt::download(device, lse), heads * sq, 1), want_lse, lse_tolerance, "LSE");
+    if (r.check.first_bad.empty()) r.check.first_bad = l.first_bad;
+    r.check.count += l.count;
+    r.check.bad += l.bad;
+    r.check.max_error = std::max(r.check.max_error, l.max_error);
+    r.check.worst_ratio = std::max(r.check.worst_ratio, l.worst_ratio);
+  }
   return r;
 }
 

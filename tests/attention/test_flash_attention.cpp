@@ -1,7 +1,8 @@
 // Flash attention's forward kernel (attention/flash_attention.h) on the emulated CDNA targets
 // and, where one is, an NVIDIA GPU: O against a double-precision softmax for fresh random
 // inputs (run_flash_attention; the seed is printed), with and without the causal mask, both
-// head dimensions, ragged and tiny sequence lengths, several heads, SK unlike SQ; the errors;
+// head dimensions, ragged and tiny sequence lengths, several heads, SK unlike SQ, and the
+// log-sum-exp output against the reference's; the errors;
 // the NVIDIA kernel compiled with NVRTC without a GPU; and the sanitizer's view of the
 // pipeline (every emulated launch runs in hazard mode).
 #include <doctest/doctest.h>
@@ -29,11 +30,12 @@ void check_on(const std::string& target, const Case& c) {
   CAPTURE(c.sk);
   CAPTURE(c.spec.head_dim);
   CAPTURE(c.spec.causal);
+  CAPTURE(c.spec.lse);
   auto dev = rt::open_device(target);
   const gemm::RunResult r = attention::run_flash_attention(*dev, c.spec, c.heads, c.sq, c.sk, weft::testing::rng()());
   INFO(r.check.first_bad);
   INFO("largest error / tolerance: " << r.check.worst_ratio);
-  CHECK(r.check.count == static_cast<size_t>(c.heads * c.sq * c.spec.head_dim));
+  CHECK(r.check.count == static_cast<size_t>(c.heads * c.sq * (c.spec.head_dim + (c.spec.lse ? 1 : 0))));  // O, and LSE
   CHECK(r.check.passed());
 }
 
@@ -45,12 +47,14 @@ void check(const Case& c) {
 
 WEFT_DEVICE_TEST_CASE("flash_attention: d 64, two heads, several key blocks") { check({2, 128, 192, {.head_dim = 64}}); }
 
-WEFT_DEVICE_TEST_CASE("flash_attention: d 128, causal, ragged lengths") { check({2, 100, 100, {.head_dim = 128, .causal = true}}); }
+WEFT_DEVICE_TEST_CASE("flash_attention: d 128, causal, ragged lengths, with the log-sum-exp") {
+  check({2, 100, 100, {.head_dim = 128, .causal = true, .lse = true}});
+}
 
 WEFT_DEVICE_TEST_CASE("flash_attention: one query and one key") { check({1, 1, 1, {.head_dim = 64}}); }
 
 WEFT_DEVICE_TEST_CASE("flash_attention: more keys than queries, causal (top-left), a scale of 0.3") {
-  check({3, 70, 150, {.head_dim = 64, .causal = true, .scale = 0.3}});
+  check({3, 70, 150, {.head_dim = 64, .causal = true, .scale = 0.3, .lse = true}});
 }
 
 WEFT_DEVICE_TEST_CASE("flash_attention: more queries than keys, d 128") { check({1, 200, 37, {.head_dim = 128}}); }
@@ -70,10 +74,10 @@ TEST_CASE("flash_attention: the NVIDIA kernel renders mma.sync over a cp.async p
   for (const int64_t d : {64, 128})
     for (const bool causal : {false, true}) {
       CAPTURE(d);
-      CAPTURE(causal);
+      CAPTURE(causal);  // the causal forms also write the log-sum-exp
       lower::LowerOptions options;
       options.wave_size = 32;
-      const auto lowered = lower::lower(attention::flash_attention("sm_90", {.head_dim = d, .causal = causal}), options);
+      const auto lowered = lower::lower(attention::flash_attention("sm_90", {.head_dim = d, .causal = causal, .lse = causal}), options);
       const std::string src = cuda::render_cuda(lowered, 90);
       CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
       CHECK(src.find("cp.async.cg.shared.global") != std::string::npos);

@@ -155,7 +155,8 @@ gemm::RunResult run_flash_attention(const Options& o, rt::Device& device, rt::Co
   if (s.size() != 4) throw UsageError("run: flash_attention's --size is BH,SQ,SK or BH,SQ,SK,D");
   if (s[0] < 1 || s[1] < 1 || s[2] < 1) throw UsageError("run: flash_attention takes BH, SQ, SK >= 1");
   if (!o.mask.empty() && o.mask != "causal" && o.mask != "none") throw UsageError("run: --mask '" + o.mask + "' is not causal or none");
-  const attention::FlashAttentionSpec spec{.head_dim = s[3], .causal = o.mask == "causal"};
+  // With the log-sum-exp: the run checks both outputs.
+  const attention::FlashAttentionSpec spec{.head_dim = s[3], .causal = o.mask == "causal", .lse = true};
   attention::flash_attention_shape(device.arch(), spec.head_dim);  // shape errors before anything is printed
   std::printf("flash_attention BH,SQ,SK,D=%lld,%lld,%lld,%lld%s bfloat16 on %s (seed %llu)\n", static_cast<long long>(s[0]),
               static_cast<long long>(s[1]), static_cast<long long>(s[2]), static_cast<long long>(s[3]), spec.causal ? " causal" : "",

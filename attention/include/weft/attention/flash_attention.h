@@ -24,6 +24,10 @@ struct FlashAttentionSpec {
   // with SK > SQ the last keys are never attended).
   bool causal = false;
   double scale = 0;  // the softmax scale; 0 means 1 / sqrt(head_dim)
+  // Also write each query row's log-sum-exp, log(sum_j exp(s_ij)) of the scaled (and masked)
+  // logits s, natural log, float32: what a backward pass recomputes P from (FlashAttention's
+  // softmax_lse). Slot 4.
+  bool lse = false;
   double softmax_scale() const;
 };
 
@@ -44,15 +48,16 @@ FlashAttentionShape flash_attention_shape(std::string_view arch, int64_t head_di
 
 // The kernel for `arch`. Buffers (bfloat16, row-major, the rows of head h of batch b at
 // (b * H + h) * S ..): slot 0 O [BH * SQ, d], 1 Q [BH * SQ, d], 2 K [BH * SK, d], 3 V [BH * SK,
-// d]. Variables BH (batch x heads), SQ, SK (any >= 1). Each head is a row window of its tensor
+// d], and with spec.lse 4 LSE [BH * SQ] (float32). Variables BH (batch x heads, at most 65535),
+// SQ, SK (any >= 1). Each head is a row window of its tensor
 // (tile::row_window), so a head never reads another head's rows, and rows past a head's end
 // read as zeros and are masked out of the softmax. Grid: (ceil(SQ / query_block), BH).
 // Accumulates in fp32; P is rounded to bf16 for the P * V product (as FlashAttention does).
 UOp flash_attention(std::string_view arch, const FlashAttentionSpec& spec);
 
-// Fresh random Q, K (in [-2, 2]) and V (in [-1, 1]) drawn from `seed`, a poisoned O, a launch on
-// `device`, and a check of O against a double-precision softmax, element by element (tolerance:
-// bf16 rounding of P and of O).
+// Fresh random Q, K (in [-2, 2]) and V (in [-1, 1]) drawn from `seed`, a poisoned O (and LSE), a
+// launch on `device`, and a check of O against a double-precision softmax, element by element
+// (tolerance: bf16 rounding of P and of O), and of LSE within fp32 rounding of the logits.
 gemm::RunResult run_flash_attention(rt::Device& device, const FlashAttentionSpec& spec, int64_t heads, int64_t sq, int64_t sk, uint64_t seed,
                                     rt::CompileCache* cache = nullptr);
 
