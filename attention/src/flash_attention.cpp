@@ -41,18 +41,22 @@ tile::rt resident_queries(const Workgroup& wg, const FlashAttentionShape& s, con
 
 UOp flash_attention(std::string_view arch, const FlashAttentionSpec& spec) {
   const FlashAttentionShape s = flash_attention_shape(arch, spec.head_dim);
+  if (spec.kv_group < 1) throw Error("flash_attention: a kv_group of " + std::to_string(spec.kv_group) + "; query heads per K/V head is at least 1");
   const int64_t d = spec.head_dim, qb = s.query_block, kb = s.key_block, wr = s.wave_rows();
   const DType bf16 = dtypes::bfloat16;
   const UOp heads = variable("BH", 1, 65535).cast(dtypes::index);  // a grid dimension (CUDA: y <= 65535)
   const UOp q_len = variable("SQ", 1, 1 << 20).cast(dtypes::index), k_len = variable("SK", 1, 1 << 20).cast(dtypes::index);
   const UOp width = constant(Wide(d)), index0 = constant(Wide(0));
   const gl o = global(0, heads * q_len, width, bf16), q = global(1, heads * q_len, width, bf16);
-  const gl k = global(2, heads * k_len, width, bf16), v = global(3, heads * k_len, width, bf16);
+  // Grouped-query attention: query heads g * kv_group .. share K and V head g.
+  const UOp kv_heads = heads / spec.kv_group;
+  const gl k = global(2, kv_heads * k_len, width, bf16), v = global(3, kv_heads * k_len, width, bf16);
   const Workgroup wg(std::string(arch), {blocks_of(q_len, qb), heads}, s.waves, 1, s.wave_size);
   // This workgroup's head: row windows, so that rows past the head's end read zeros.
   const UOp head = wg.block(1);
   const gl qh = row_window(q, head * q_len, q_len), oh = row_window(o, head * q_len, q_len);
-  const gl kh = row_window(k, head * k_len, k_len), vh = row_window(v, head * k_len, k_len);
+  const UOp kv_head = head / spec.kv_group;
+  const gl kh = row_window(k, kv_head * k_len, k_len), vh = row_window(v, kv_head * k_len, k_len);
   const UOp q0 = wg.block(0) * qb, wave_q0 = q0 + wg.wave_row() * wr;
 
   const st q_smem = shared(qb, d, bf16, s.swizzle);

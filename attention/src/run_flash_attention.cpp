@@ -36,6 +36,9 @@ gemm::RunResult run_flash_attention(rt::Device& device, const FlashAttentionSpec
                                     rt::CompileCache* cache) {
   if (heads < 1 || sq < 1 || sk < 1)
     throw Error("run_flash_attention: heads, SQ and SK >= 1; got " + std::to_string(heads) + ", " + std::to_string(sq) + ", " + std::to_string(sk));
+  if (spec.kv_group < 1 || heads % spec.kv_group)
+    throw Error("run_flash_attention: " + std::to_string(heads) + " query heads do not share " + std::to_string(spec.kv_group) + " to a K/V head");
+  const int64_t kv_heads = heads / spec.kv_group;
   gemm::RunResult r;
   rt::CompiledKernel compiled = rt::CompiledKernel::compile(device, flash_attention(device.arch(), spec), cache);
   r.compile = compiled.times();
@@ -46,8 +49,8 @@ gemm::RunResult run_flash_attention(rt::Device& device, const FlashAttentionSpec
   // so that the softmax is far from uniform and a wrong maximum, sum or mask shows.
   Eigen::MatrixXd eq, ek, ev;
   gemm::random_matrix(bf16, heads * sq, d, gen, eq);
-  gemm::random_matrix(bf16, heads * sk, d, gen, ek);
-  const auto v_bytes = gemm::random_matrix(bf16, heads * sk, d, gen, ev);
+  gemm::random_matrix(bf16, kv_heads * sk, d, gen, ek);
+  const auto v_bytes = gemm::random_matrix(bf16, kv_heads * sk, d, gen, ev);
   eq *= 2;
   ek *= 2;
   const rt::OwnedArray q(device, rt::upload(device, bf16, gemm::matrix_bytes(bf16, eq), "Q"));
@@ -65,15 +68,16 @@ gemm::RunResult run_flash_attention(rt::Device& device, const FlashAttentionSpec
   t = std::chrono::steady_clock::now();
   Eigen::MatrixXd want(heads * sq, d), tolerance(heads * sq, d), want_lse(heads * sq, 1), lse_tolerance(heads * sq, 1);
   for (int64_t h = 0; h < heads; ++h) {
+    const int64_t g = h / spec.kv_group;  // its K and V head
     Eigen::MatrixXd magnitude;
     Eigen::VectorXd row_lse;
-    want.middleRows(h * sq, sq) = reference(eq.middleRows(h * sq, sq), ek.middleRows(h * sk, sk), ev.middleRows(h * sk, sk), spec, magnitude, row_lse);
+    want.middleRows(h * sq, sq) = reference(eq.middleRows(h * sq, sq), ek.middleRows(g * sk, sk), ev.middleRows(g * sk, sk), spec, magnitude, row_lse);
     want_lse.middleRows(h * sq, sq) = row_lse;
     // The logits are fp32 sums of d exact products (each sum off by at most d * 2^-24 of the sum
     // of |products|), the exponentials and the row sum off by a few fp32 ulps (2^-20 of the sum,
     // the same absolute error in its log), and LSE is stored as fp32.
     const Eigen::VectorXd product_bound =
-        (eq.middleRows(h * sq, sq).cwiseAbs() * ek.middleRows(h * sk, sk).cwiseAbs().transpose()).rowwise().maxCoeff();
+        (eq.middleRows(h * sq, sq).cwiseAbs() * ek.middleRows(g * sk, sk).cwiseAbs().transpose()).rowwise().maxCoeff();
     lse_tolerance.middleRows(h * sq, sq) =
         (spec.softmax_scale() * static_cast<double>(d) * std::ldexp(1.0, -24) * product_bound).array() + std::ldexp(1.0, -20) +
         std::ldexp(1.0, -23) * row_lse.array().abs();

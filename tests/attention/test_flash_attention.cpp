@@ -31,6 +31,7 @@ void check_on(const std::string& target, const Case& c) {
   CAPTURE(c.spec.head_dim);
   CAPTURE(c.spec.causal);
   CAPTURE(c.spec.lse);
+  CAPTURE(c.spec.kv_group);
   auto dev = rt::open_device(target);
   const gemm::RunResult r = attention::run_flash_attention(*dev, c.spec, c.heads, c.sq, c.sk, weft::testing::rng()());
   INFO(r.check.first_bad);
@@ -63,10 +64,21 @@ WEFT_DEVICE_TEST_CASE("flash_attention: more queries than keys, causal: the rows
   check({2, 150, 70, {.head_dim = 64, .causal = true}});
 }
 
+WEFT_DEVICE_TEST_CASE("flash_attention: grouped-query attention, 4 query heads a K/V head, and 2, causal") {
+  check({8, 96, 80, {.head_dim = 64, .kv_group = 4}});
+  check({4, 70, 70, {.head_dim = 128, .causal = true, .lse = true, .kv_group = 2}});
+}
+
 TEST_CASE("flash_attention: the errors name what is wrong") {
   CHECK_THROWS_WITH_AS(attention::flash_attention("gfx950", {.head_dim = 96}), doctest::Contains("head dimension of 96; the kernel takes 64 or 128"),
                        Error);
   CHECK_THROWS_WITH_AS(attention::flash_attention("gfx1100", {}), doctest::Contains("no schedule for target 'gfx1100'"), Error);
+  CHECK_THROWS_WITH_AS(attention::flash_attention("gfx950", {.kv_group = 0}), doctest::Contains("a kv_group of 0; query heads per K/V head is at least 1"), Error);
+#ifdef WEFT_HAVE_LLVM
+  auto dev = rt::open_device("emu:gfx950");
+  CHECK_THROWS_WITH_AS(attention::run_flash_attention(*dev, {.kv_group = 4}, 6, 16, 16, 1), doctest::Contains("6 query heads do not share 4 to a K/V head"), Error);
+  CHECK_THROWS_WITH_AS(attention::run_flash_attention(*dev, {}, 0, 16, 16, 1), doctest::Contains("heads, SQ and SK >= 1; got 0, 16, 16"), Error);
+#endif
 }
 
 TEST_CASE("flash_attention: the NVIDIA kernel renders mma.sync over a cp.async pipeline and compiles with NVRTC (no GPU needed)") {
