@@ -48,8 +48,9 @@ UOp flash_attention(std::string_view arch, const FlashAttentionSpec& spec) {
   const UOp q_len = variable("SQ", 1, 1 << 20).cast(dtypes::index), k_len = variable("SK", 1, 1 << 20).cast(dtypes::index);
   const UOp width = constant(Wide(d)), index0 = constant(Wide(0));
   const gl o = global(0, heads * q_len, width, bf16), q = global(1, heads * q_len, width, bf16);
-  // Grouped-query attention: query heads g * kv_group .. share K and V head g.
-  const UOp kv_heads = heads / spec.kv_group;
+  // Grouped-query attention: query heads g * kv_group .. share K and V head g. Rounded up, so
+  // that every query head's K/V head lies inside K and V (a launch checks their sizes).
+  const UOp kv_heads = blocks_of(heads, spec.kv_group);
   const gl k = global(2, kv_heads * k_len, width, bf16), v = global(3, kv_heads * k_len, width, bf16);
   const Workgroup wg(std::string(arch), {blocks_of(q_len, qb), heads}, s.waves, 1, s.wave_size);
   // This workgroup's head: row windows, so that rows past the head's end read zeros.

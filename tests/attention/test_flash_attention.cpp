@@ -78,6 +78,13 @@ TEST_CASE("flash_attention: the errors name what is wrong") {
   auto dev = rt::open_device("emu:gfx950");
   CHECK_THROWS_WITH_AS(attention::run_flash_attention(*dev, {.kv_group = 4}, 6, 16, 16, 1), doctest::Contains("6 query heads do not share 4 to a K/V head"), Error);
   CHECK_THROWS_WITH_AS(attention::run_flash_attention(*dev, {}, 0, 16, 16, 1), doctest::Contains("heads, SQ and SK >= 1; got 0, 16, 16"), Error);
+  // The raw kernel with 6 query heads in groups of 4: K and V hold 2 heads (rounded up), so the
+  // last query heads' K/V head lies inside them; a K of one head is refused at launch.
+  const auto kernel = rt::CompiledKernel::compile(*dev, attention::flash_attention("gfx950", {.head_dim = 64, .kv_group = 4}));
+  const auto buffer = [&](int64_t heads) { return weft::testing::poisoned(*dev, dtypes::bfloat16, static_cast<size_t>(heads * 16 * 64)); };
+  const rt::DeviceArray short_kv[] = {buffer(6), buffer(6), buffer(1), buffer(1)};
+  CHECK_THROWS_WITH_AS(kernel.launch(*dev, short_kv, {{"BH", int64_t{6}}, {"SQ", int64_t{16}}, {"SK", int64_t{16}}}),
+                       doctest::Contains("buffer argument 2 holds 1024 elements, the kernel's"), Error);
 #endif
 }
 

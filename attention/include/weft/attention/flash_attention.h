@@ -4,7 +4,8 @@
 // sum in registers while it walks the keys block by block).
 //
 //   const UOp kernel = attention::flash_attention("gfx950", {.head_dim = 128, .causal = true});
-//   // slots: 0 O, 1 Q [BH * SQ, d]; 2 K, 3 V [BH * SK, d]; variables BH, SQ, SK
+//   // slots: 0 O, 1 Q [BH * SQ, d]; 2 K, 3 V [BH * SK, d]; 4 LSE [BH * SQ] with .lse;
+//   // variables BH, SQ, SK
 //
 // docs/attention.md describes the schedule and what limits it.
 #pragma once
@@ -29,8 +30,9 @@ struct FlashAttentionSpec {
   // softmax_lse). Slot 4.
   bool lse = false;
   // Grouped-query attention: query heads per K and V head (1: multi-head attention). Query head
-  // hq of the [BH * SQ, d] Q reads K/V head hq / kv_group of the [BH / kv_group * SK, d] K and V
-  // (heads numbered batch-major, b * H + h, and kv_group dividing H: PyTorch's enable_gqa).
+  // hq of the [BH * SQ, d] Q reads K/V head hq / kv_group of K and V, which hold ceil(BH /
+  // kv_group) heads (heads numbered batch-major, b * H + h, and kv_group dividing H: PyTorch's
+  // enable_gqa).
   int64_t kv_group = 1;
   double softmax_scale() const;
 };
@@ -51,8 +53,8 @@ struct FlashAttentionShape {
 FlashAttentionShape flash_attention_shape(std::string_view arch, int64_t head_dim);
 
 // The kernel for `arch`. Buffers (bfloat16, row-major, the rows of head h of batch b at
-// (b * H + h) * S ..): slot 0 O [BH * SQ, d], 1 Q [BH * SQ, d], 2 K [BH / kv_group * SK, d], 3 V
-// [BH / kv_group * SK, d], and with spec.lse 4 LSE [BH * SQ] (float32). Variables BH (batch x heads, at most 65535),
+// (b * H + h) * S ..): slot 0 O [BH * SQ, d], 1 Q [BH * SQ, d], 2 K [ceil(BH / kv_group) * SK, d],
+// 3 V [ceil(BH / kv_group) * SK, d], and with spec.lse 4 LSE [BH * SQ] (float32). Variables BH (batch x heads, at most 65535),
 // SQ, SK (any >= 1). Each head is a row window of its tensor
 // (tile::row_window), so a head never reads another head's rows, and rows past a head's end
 // read as zeros and are masked out of the softmax. Grid: (ceil(SQ / query_block), BH).
