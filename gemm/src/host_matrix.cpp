@@ -159,6 +159,16 @@ RunResult run_transposed_product(rt::Device& device, const UOp& kernel, DType in
   return r;
 }
 
+Check merge(const Check& a, const Check& b) {
+  Check c;
+  c.count = a.count + b.count;
+  c.bad = a.bad + b.bad;
+  c.max_error = std::max(a.max_error, b.max_error);
+  c.worst_ratio = std::max(a.worst_ratio, b.worst_ratio);
+  c.first_bad = a.first_bad.empty() ? b.first_bad : a.first_bad;
+  return c;
+}
+
 Eigen::MatrixXd accumulation_bound(DType input, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   if (input == dtypes::bfloat16) return 1e-6 * (a.cwiseAbs() * b.cwiseAbs().transpose());
   const int64_t k = a.cols(), chunk = 32;

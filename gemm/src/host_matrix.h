@@ -23,6 +23,8 @@ Eigen::MatrixXd read_matrix(DType dtype, const std::vector<uint8_t>& bytes, int6
 
 // Compares element by element: |got - want| <= tolerance(i, j). NaN never passes.
 Check compare(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want, const Eigen::MatrixXd& tolerance, const char* name);
+// Both checks as one: counts added, the worse error, the first failure.
+Check merge(const Check& a, const Check& b);
 
 // A bound on a Hopper wgmma's accumulation error of C = A * B^T (A [M, K], B [N, K]), element by
 // element, for `input` (bfloat16 or an fp8 format):

@@ -102,14 +102,4 @@ gemm::Check compare_bits(const std::vector<uint8_t>& got, const std::vector<uint
   return c;
 }
 
-gemm::Check merge(const gemm::Check& a, const gemm::Check& b) {
-  gemm::Check c;
-  c.count = a.count + b.count;
-  c.bad = a.bad + b.bad;
-  c.max_error = std::max(a.max_error, b.max_error);
-  c.worst_ratio = std::max(a.worst_ratio, b.worst_ratio);
-  c.first_bad = a.first_bad.empty() ? b.first_bad : a.first_bad;
-  return c;
-}
-
 }  // namespace weft::moe::detail

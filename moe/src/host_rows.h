@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "host_matrix.h"  // gemm::merge (gemm/src, on moe's include path)
 #include "weft/gemm/matmul_relu.h"
 #include "weft/moe/plan.h"
 
@@ -34,7 +35,4 @@ gemm::Check compare(const std::vector<double>& got, const std::vector<double>& w
 // Byte for byte, element by element (`element_bytes` each).
 gemm::Check compare_bits(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, size_t element_bytes, const std::string& name,
                          int64_t row_length);
-// Both checks as one: counts added, the worse error, the first failure.
-gemm::Check merge(const gemm::Check& a, const gemm::Check& b);
-
 }  // namespace weft::moe::detail
