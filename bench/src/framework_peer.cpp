@@ -18,13 +18,13 @@ namespace {
 constexpr const char* kPrelude = R"PY(
 import sys
 import torch
-d = sys.argv[1]
+job_dir = sys.argv[1]  # (a name no job script uses: attention's has a d of its own)
 warmup, reps = int(sys.argv[2]), int(sys.argv[3])
 args = [int(x) for x in sys.argv[4:]]
 if not torch.cuda.is_available():
     sys.exit("PyTorch has no CUDA device")
 def load(name, dtype, *shape):
-    with open(f"{d}/{name}.bin", "rb") as f:
+    with open(f"{job_dir}/{name}.bin", "rb") as f:
         return torch.frombuffer(bytearray(f.read()), dtype=dtype).reshape(*shape).cuda()
 )PY";
 
@@ -32,7 +32,7 @@ constexpr const char* kEpilogue = R"PY(
 for _ in range(warmup):
     step()
 torch.cuda.synchronize()
-with open(f"{d}/times.txt", "w") as t:
+with open(f"{job_dir}/times.txt", "w") as t:
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -40,8 +40,8 @@ with open(f"{d}/times.txt", "w") as t:
         end.record()
         end.synchronize()
         t.write(f"{start.elapsed_time(end) / 1e3!r}\n")
-result().float().cpu().numpy().tofile(f"{d}/out.bin")
-with open(f"{d}/name.txt", "w") as f:
+result().float().cpu().numpy().tofile(f"{job_dir}/out.bin")
+with open(f"{job_dir}/name.txt", "w") as f:
     # (a conditional, not globals().get: its f-string default would be evaluated, and fail, in
     # scripts that set FULL_NAME and no NAME)
     f.write(FULL_NAME if "FULL_NAME" in globals() else f"PyTorch {torch.__version__} {NAME}")
