@@ -1,5 +1,7 @@
 #include "weft/gemm/block_gemm.h"
 
+#include <optional>
+
 #include "weft/kernels/pipeline.h"
 
 namespace weft::gemm {
@@ -38,10 +40,14 @@ namespace {
 
 // HipKittens' 8-wave ping-pong. Each K step is four clusters, each ended by an unfenced barrier:
 //   memory 1  fill step k+1 into stage (k+1) % 2 (every wave its share); read the first half of
-//             the step's k values of stage k % 2 into registers
+//             the step's operands of stage k % 2 into registers
 //   compute 1 the MFMAs of that half, at s_setprio mfma_priority
 //   memory 2  read the second half; wait until this wave's fills of step k+1 have landed
 //   compute 2 the MFMAs of the second half
+// A half is half of the step's MFMA k steps (all of A and B, half of K each), or, where a step is
+// one MFMA k step (gfx950's fp8 through the f8f6f4 16x16x128), half of the wave's rows of C:
+// memory 1 reads all of B and the first half of A's rows, compute 1 updates those rows of the
+// accumulator (subtile), memory 2 reads the other half of A's rows, compute 2 updates the rest.
 // Wave row 1 passes one barrier before the loop and row 0 one after it (staggered), so that row
 // 0's n-th barrier pairs with row 1's (n-1)-th: while one row computes, the other runs a memory
 // cluster, and the two waves of each SIMD (one of each row) keep its matrix core fed. With that
@@ -64,28 +70,57 @@ acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, c
   const UOp first = constant(Wide(0));
   const UOp published = barrier({wait_counts({.vm = 0}, {fill_step(first, first)})}, BarrierFence::None);
   const UOp k = wg.range(steps.dtype() == dtypes::index ? steps : steps.cast(dtypes::index), AxisType::LOOP);
-  // The wave's operands of stage k % 2 read after `ready`, k steps [half * h, half * (h + 1)).
+  const acc c0 = zero(accumulator(wg, s.wave_m(), s.wave_n()), wg);
+  // The wave's operands of stage k % 2, read after `ready`: half h of them, and the rows of the
+  // accumulator that half updates. `reads` are the reads half h issues itself (the second half
+  // of a split by rows reuses the first half's B).
+  struct Half {
+    tile::rt a, b;
+    int64_t row0, rows;
+    std::vector<UOp> reads;
+  };
+  const auto parts_of = [](std::initializer_list<const tile::rt*> tiles) {
+    std::vector<UOp> parts;
+    for (const tile::rt* t : tiles) parts.insert(parts.end(), t->parts.begin(), t->parts.end());
+    return parts;
+  };
+  std::optional<tile::rt> b_whole;
   const auto operands = [&](const UOp& ready, int64_t h) {
     const tile::rt ar = load(wg, as.after({ready}), k % 2, MatrixOperand::A, s.wave_m(), wg.wave_row());
     const tile::rt br = load(wg, bs.after({ready}), k % 2, MatrixOperand::B, s.wave_n(), wg.wave_col());
-    const int64_t steps_per_k = ar.k() / ar.k_step();
-    if (steps_per_k % 2) throw Error("gemm_block: the ping-pong splits a K step's " + std::to_string(steps_per_k) + " MFMA k steps in halves");
-    return std::pair{k_slice(ar, h * steps_per_k / 2, steps_per_k / 2), k_slice(br, h * steps_per_k / 2, steps_per_k / 2)};
+    const int64_t steps_per_k = ar.k() / ar.k_step(), a_tiles = s.wave_m() / 16;
+    if (steps_per_k % 2 == 0) {
+      Half half{k_slice(ar, h * steps_per_k / 2, steps_per_k / 2), k_slice(br, h * steps_per_k / 2, steps_per_k / 2), 0, s.wave_m(), {}};
+      half.reads = parts_of({&half.a, &half.b});
+      return half;
+    }
+    if (steps_per_k != 1 || a_tiles % 2)
+      throw Error("gemm_block: the ping-pong splits a K step's " + std::to_string(steps_per_k) + " MFMA k steps, or a wave's " +
+                  std::to_string(a_tiles) + " sub-tile rows of C, in halves");
+    if (h == 0) b_whole = br;
+    Half half{mn_slice(ar, h * a_tiles / 2, a_tiles / 2), *b_whole, h * s.wave_m() / 2, s.wave_m() / 2, {}};
+    half.reads = h == 0 ? parts_of({&half.a, &half.b}) : parts_of({&half.a});
+    return half;
   };
-  // A memory cluster's barrier: `before`, the reads of both operands, `after`, all issued before it.
-  const auto cluster_end = [](std::vector<UOp> before, const std::pair<tile::rt, tile::rt>& reads, const std::vector<UOp>& after) {
-    for (const tile::rt* t : {&reads.first, &reads.second}) before.insert(before.end(), t->parts.begin(), t->parts.end());
+  // A memory cluster's barrier: `before`, the half's own reads, `after`, all issued before it.
+  const auto cluster_end = [](std::vector<UOp> before, const Half& half, const std::vector<UOp>& after) {
+    before.insert(before.end(), half.reads.begin(), half.reads.end());
     before.insert(before.end(), after.begin(), after.end());
     return barrier(before, BarrierFence::None);
   };
-  const acc c0 = zero(accumulator(wg, s.wave_m(), s.wave_n()), wg);
-  const auto half1 = operands(published, 0);
+  // Half h's MFMAs into its rows of `c`, after the memory cluster `memory`; the whole accumulator after them.
+  const auto compute = [&](const acc& c, const Half& half, const UOp& memory, const std::vector<UOp>& loops, LoopEnd end) {
+    const acc rows = subtile(c, half.row0, half.rows, 0, s.wave_n());
+    const acc updated = mma_ABt(wg, rows, half.a.after({memory}), half.b.after({memory}), loops, s.mfma_priority, end);
+    return c.after({updated.written()});
+  };
+  const Half half1 = operands(published, 0);
   const UOp memory1 = cluster_end({fill_step((k + 1) % 2, k + 1)}, half1, {wait_counts({.lgkm = 0})});
-  const acc c1 = mma_ABt(wg, c0, half1.first.after({memory1}), half1.second.after({memory1}), {k}, s.mfma_priority, LoopEnd::open);
+  const acc c1 = compute(c0, half1, memory1, {k}, LoopEnd::open);
   const UOp compute1 = barrier({c1.written()}, BarrierFence::None);
-  const auto half2 = operands(compute1, 1);
+  const Half half2 = operands(compute1, 1);
   const UOp memory2 = cluster_end({}, half2, {wait_counts({.vm = 0, .lgkm = 0}, {compute1})});
-  const acc c2 = mma_ABt(wg, c1, half2.first.after({memory2}), half2.second.after({memory2}), {}, s.mfma_priority);
+  const acc c2 = compute(c1, half2, memory2, {}, LoopEnd::closes);
   const UOp compute2 = barrier({c2.written()}, BarrierFence::None);
   const UOp loop = group({memory1, c1.written(), compute1, memory2, c2.written(), compute2}).end({k});
   return c0.after({group({published, staggered(wg, loop)})});

@@ -348,9 +348,6 @@ void check_spec(const HopperGemmSpec& spec) {
   if (spec.grouped_block_rows > 0 && spec.cluster != 1)
     throw Error("hopper_gemm: the grouped form runs one workgroup per block of its own expert, not in clusters (cluster " + std::to_string(spec.cluster) +
                 ")");
-  if (spec.grouped_block_rows > 0 && spec.store == HopperStore::Tma)
-    throw Error("hopper_gemm: the grouped form stores with HopperStore::Direct (one kernel for every run-time N; TMA stores need C's rows "
-                "to be a multiple of 16 bytes, which for_columns checks for a known N)");
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 
 namespace weft::tile {
 using detail::acc_position;
-using detail::element;
 using detail::log2_exact;
 using detail::shape_text;
 
@@ -96,10 +95,8 @@ WmmaArg mma_shape(const Workgroup& wg, DType input) {
     throw Error("mma_shape: " + std::string(nvidia ? "mma.sync on " : "an MFMA on ") + wg.arch() + " runs on " + (nvidia ? "32-lane warps" : "64-lane waves") +
                 ", not waves of " + std::to_string(wg.wave_size()));
   if (nvidia) return WmmaArg{16, 8, 16, input, dtypes::float32, 32};  // mma.sync.aligned.m16n8k16 (mma_m16n8k16_operand)
-  // fp8: the MFMA 16x16x32 fp8 on both targets. gfx950's f8f6f4 16x16x128 (twice its fp8 rate)
-  // is in the layout catalog and the renderer, but the block GEMM's ping-pong splits each K step
-  // (128 fp8) into two halves of MFMA k steps, which one 16x16x128 step cannot be.
-  if (fp8) return WmmaArg{16, 16, 32, input, dtypes::float32, wg.wave_size()};
+  // fp8: gfx950's f8f6f4 MFMA 16x16x128 (twice the rate of its 16x16x32 fp8), gfx942's 16x16x32.
+  if (fp8) return WmmaArg{16, 16, wg.arch() == "gfx950" ? 128 : 32, input, dtypes::float32, wg.wave_size()};
   return WmmaArg{16, 16, wg.arch() == "gfx950" ? 32 : 16, input, dtypes::float32, wg.wave_size()};
 }
 
@@ -187,12 +184,25 @@ UOp acc::written() const {
   return buffer.src().back();
 }
 
+UOp acc::element(int64_t i, int64_t j, int64_t e) const { return detail::element(buffer, first_tile_row + i, first_tile_col + j, e); }
+
+acc subtile(const acc& c, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+  if (row0 < 0 || col0 < 0 || rows <= 0 || cols <= 0 || row0 % 16 || col0 % 16 || rows % 16 || cols % 16 || row0 + rows > c.rows ||
+      col0 + cols > c.cols)
+    throw Error("subtile: rows [" + std::to_string(row0) + ", " + std::to_string(row0 + rows) + ") and columns [" + std::to_string(col0) + ", " +
+                std::to_string(col0 + cols) + ") are not whole 16x16 sub-tiles of a " + shape_text(c.rows, c.cols) + " accumulator");
+  acc out = c;
+  out.rows = rows, out.cols = cols;
+  out.first_tile_row += row0 / 16, out.first_tile_col += col0 / 16;
+  return out;
+}
+
 acc zero(const acc& c, const Workgroup& wg) {
   (void)wg;
   std::vector<UOp> stores;
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t j = 0; j < c.tiles_n(); ++j)
-      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].store(constant(0.0, dtypes::float32)));
+      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(c.element(i, j, e).store(constant(0.0, dtypes::float32)));
   acc out = c;
   out.buffer = c.buffer.after({group(stores)});
   return out;
@@ -205,7 +215,7 @@ acc load(const Workgroup& wg, const acc& c, const gl& src, const UOp& row0, cons
       for (int64_t e = 0; e < c.elements; ++e) {
         const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
         const UOp v = src.at(r, col).load(src.inside(r, col), constant(0.0, src.buffer.dtype()));
-        stores.push_back(element(c.buffer, i, j, e).store(v.cast(dtypes::float32)));
+        stores.push_back(c.element(i, j, e).store(v.cast(dtypes::float32)));
       }
   acc out = c;
   out.buffer = c.buffer.after({group(stores)});
@@ -238,7 +248,7 @@ UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, co
       for (int64_t e = 0; e < c.elements; ++e) {
         const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
         const UOp offset = layout_index(dst.layout, {{"row", r}, {"col", col}}, "offset");
-        stores.push_back(dst.buffer[stage * dst.size() + offset].store(element(c.buffer, i, j, e).load().cast(dst.dtype)));
+        stores.push_back(dst.buffer[stage * dst.size() + offset].store(c.element(i, j, e).load().cast(dst.dtype)));
       }
   return group(stores);
 }
@@ -249,7 +259,7 @@ UOp store(const Workgroup& wg, const gl& dst, const acc& c, const UOp& row0, con
     for (int64_t j = 0; j < c.tiles_n(); ++j)
       for (int64_t e = 0; e < c.elements; ++e) {
         const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
-        UOp v = c.buffer[{constant(Wide(i)), constant(Wide(j)), constant(Wide(e))}].load();
+        UOp v = c.element(i, j, e).load();
         if (epilogue) v = epilogue(v);
         stores.push_back(dst.at(r, col).store(v.cast(dst.buffer.dtype()), dst.inside(r, col)));
       }

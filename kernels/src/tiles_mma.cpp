@@ -73,7 +73,8 @@ acc product(const Workgroup& wg, const acc& c, const rt& a, Major a_major, const
     throw Error(what + ": A " + shape_text(a.rows, a.cols) + (a_major == Major::row ? " (M x K)" : " (K x M)") + " and B " +
                 shape_text(b.rows, b.cols) + (b_major == Major::row ? " (N x K)" : " (K x N)") + " do not make the " +
                 shape_text(c.rows, c.cols) + " accumulator");
-  const UOp current = loops.empty() ? c.buffer : c.buffer.after(loops);
+  acc current = c;  // the accumulator's registers as the loads of this update read them
+  if (!loops.empty()) current.buffer = c.buffer.after(loops);
   // Instructions per 16x16 sub-tile (operand_layout): 1 MFMA, or 2 mma.sync each on its half of
   // B's and C's registers.
   const int64_t pieces = 16 * 16 / (shape.m * shape.n), c_per = c.elements / pieces;
@@ -83,7 +84,7 @@ acc product(const Workgroup& wg, const acc& c, const rt& a, Major a_major, const
       std::vector<UOp> d(static_cast<size_t>(pieces));
       for (int64_t p = 0; p < pieces; ++p) {
         std::vector<UOp> lanes;
-        for (int64_t e = p * c_per; e < (p + 1) * c_per; ++e) lanes.push_back(detail::element(current, i, j, e).load());
+        for (int64_t e = p * c_per; e < (p + 1) * c_per; ++e) lanes.push_back(current.element(i, j, e).load());
         d[static_cast<size_t>(p)] = vectorize(lanes);
       }
       for (int64_t kk = 0; kk < a.k() / shape.k; ++kk) {
@@ -92,7 +93,7 @@ acc product(const Workgroup& wg, const acc& c, const rt& a, Major a_major, const
         for (int64_t p = 0; p < pieces; ++p)
           d[static_cast<size_t>(p)] = wmma(a.operand(i, kk), lanes_of(bp, p * b_per, b_per), d[static_cast<size_t>(p)], shape);
       }
-      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(detail::element(c.buffer, i, j, e).store(d[static_cast<size_t>(e / c_per)].gep(e % c_per)));
+      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(c.element(i, j, e).store(d[static_cast<size_t>(e / c_per)].gep(e % c_per)));
     }
   if (priority >= 0) {
     stores.insert(stores.begin(), wave_priority(priority));
@@ -128,6 +129,16 @@ rt k_slice(const rt& t, int64_t first, int64_t count) {
   const int64_t mn_tiles = t.mn() / 16;
   std::vector<UOp> parts = in_grid_order(t.major, mn_tiles, count, [&](int64_t i, int64_t kk) { return t.operand(i, first + kk); });
   return make_rt(std::move(parts), t.major, t.mn(), count * t.k_step(), t.k_step(), t.layout);
+}
+
+rt mn_slice(const rt& t, int64_t first, int64_t count) {
+  const int64_t tiles = t.mn() / 16;
+  if (first < 0 || count < 1 || first + count > tiles)
+    throw Error("mn_slice: sub-tiles [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of a register tile of " +
+                std::to_string(tiles) + " M/N sub-tiles");
+  const int64_t k_steps = t.k() / t.k_step();
+  std::vector<UOp> parts = in_grid_order(t.major, count, k_steps, [&](int64_t i, int64_t kk) { return t.operand(first + i, kk); });
+  return make_rt(std::move(parts), t.major, count * 16, t.k(), t.k_step(), t.layout);
 }
 
 rt transpose(const rt& t) {

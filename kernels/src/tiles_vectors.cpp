@@ -5,7 +5,6 @@
 
 namespace weft::tile {
 
-using detail::element;
 using detail::shape_text;
 
 namespace {
@@ -14,10 +13,11 @@ namespace {
 acc rebuild(const acc& c, const std::function<UOp(int64_t i, int64_t j, int64_t e, const UOp& x)>& f) {
   acc out = c;
   out.buffer = placeholder({c.tiles_m(), c.tiles_n(), c.elements}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  out.first_tile_row = out.first_tile_col = 0;  // a buffer of its own, even for a window of another
   std::vector<UOp> stores;
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t j = 0; j < c.tiles_n(); ++j)
-      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(element(out.buffer, i, j, e).store(f(i, j, e, element(c.buffer, i, j, e).load())));
+      for (int64_t e = 0; e < c.elements; ++e) stores.push_back(out.element(i, j, e).store(f(i, j, e, c.element(i, j, e).load())));
   out.buffer = out.buffer.after({group(stores)});
   return out;
 }
@@ -83,8 +83,8 @@ rv reduce_rows(const Workgroup& wg, const acc& c, Op op, const std::string& what
     // that hold the row; the row's other registers take its first's value.
     std::vector<UOp> partial;
     for (int64_t e = 0; e < c.elements; ++e) {
-      UOp v = element(c.buffer, i, 0, e).load();
-      for (int64_t j = 1; j < c.tiles_n(); ++j) v = v.alu(op, {element(c.buffer, i, j, e).load()});
+      UOp v = c.element(i, 0, e).load();
+      for (int64_t j = 1; j < c.tiles_n(); ++j) v = v.alu(op, {c.element(i, j, e).load()});
       partial.push_back(v);
     }
     for (int64_t e = 0; e < c.elements; ++e) {
@@ -107,9 +107,9 @@ cv reduce_cols(const Workgroup& wg, const acc& c, Op op, const std::string& what
   const LaneBits lanes = lane_bits(c.layout, shape_text(c.rows, c.cols) + " accumulator", what, "column");
   cv out{{}, c.cols, c.layout};
   for (int64_t j = 0; j < c.tiles_n(); ++j) {
-    UOp v = element(c.buffer, 0, j, 0).load();
+    UOp v = c.element(0, j, 0).load();
     for (int64_t i = 0; i < c.tiles_m(); ++i)
-      for (int64_t e = i == 0 ? 1 : 0; e < c.elements; ++e) v = v.alu(op, {element(c.buffer, i, j, e).load()});
+      for (int64_t e = i == 0 ? 1 : 0; e < c.elements; ++e) v = v.alu(op, {c.element(i, j, e).load()});
     for (int64_t mask : lanes.row_bits) v = v.alu(op, {shuffle_xor(v, mask, wg.wave_size())});
     out.values.push_back(v);
   }
@@ -230,7 +230,7 @@ UOp assign(const acc& dst, const acc& src) {
   std::vector<UOp> stores;
   for (int64_t i = 0; i < dst.tiles_m(); ++i)
     for (int64_t j = 0; j < dst.tiles_n(); ++j)
-      for (int64_t e = 0; e < dst.elements; ++e) stores.push_back(element(dst.buffer, i, j, e).store(element(src.buffer, i, j, e).load()));
+      for (int64_t e = 0; e < dst.elements; ++e) stores.push_back(dst.element(i, j, e).store(src.element(i, j, e).load()));
   return group(stores);
 }
 

@@ -32,7 +32,7 @@ DType grouped_gemm_input(std::string_view arch, GroupedPrecision precision) {
   return arch.starts_with("sm_") ? dtypes::fp8e4m3 : tile::mfma_fp8(arch);
 }
 
-UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision) {
+UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision, gemm::HopperStore sm90_store) {
   const bool fp8 = precision == GroupedPrecision::Fp8RowScaled;
   if (fp8 && arch.starts_with("sm_") && arch != "sm_90")
     throw Error("grouped_gemm: fp8 inputs need sm_90 (wgmma's fp8 MMA) on NVIDIA; " + std::string(arch) + " has only the bfloat16 form");
@@ -44,7 +44,7 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision pre
   // Hopper: hopper_gemm's warp-specialized TMA and wgmma schedule (its row block is the same).
   if (arch == "sm_90") {
     gemm::HopperGemmSpec spec{input, dtypes::bfloat16, {}, block_rows};
-    spec.store = gemm::HopperStore::Direct;  // one kernel for every run-time N: TMA stores need rows of 16-byte multiples
+    spec.store = sm90_store;
     if (fp8) spec.epilogue.scale = gemm::OperandScale::PerRow;
     return gemm::hopper_gemm(spec);
   }
@@ -87,6 +87,16 @@ GroupedGemm::GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileC
   if (shape_.max_rows() > kMaxRows) throw Error("grouped_gemm: " + text(shape_.max_rows()) + " rows; at most " + text(kMaxRows));
   if (shape_.experts > kMaxExperts) throw Error("grouped_gemm: " + text(shape_.experts) + " experts; at most " + text(kMaxExperts));
   kernel_ = rt::CompiledKernel::compile(device, grouped_gemm(arch_, shape_.block_rows, precision), cache);
+  cache_ = cache;
+}
+
+// On sm_90 the kernel stores Ys by TMA, whose tensor maps need rows of a multiple of 16 bytes;
+// an N that Ys's rows do not allow takes the masked-store form, compiled at its first launch.
+const rt::CompiledKernel& GroupedGemm::kernel_for(rt::Device& device, int64_t n) const {
+  if (arch_ != "sm_90" || (n * dtypes::bfloat16.itemsize()) % 16 == 0) return kernel_;
+  if (!direct_store_)
+    direct_store_ = rt::CompiledKernel::compile(device, grouped_gemm(arch_, shape_.block_rows, precision_, gemm::HopperStore::Direct), cache_);
+  return *direct_store_;
 }
 
 void GroupedGemm::check_sizes(int64_t n, int64_t k) const {
@@ -108,7 +118,7 @@ void GroupedGemm::launch(rt::Device& device, int64_t n, int64_t k, const rt::Dev
   if (precision_ != GroupedPrecision::Bfloat16) throw Error("grouped_gemm: this kernel takes fp8 inputs and their scales (launch_fp8)");
   check_sizes(n, k);
   const rt::DeviceArray args[] = {ys, xs, w, block_expert};
-  kernel_.launch(device, args, {{"ROWS", shape_.max_rows()}, {"N", n}, {"K", k}, {"E", shape_.experts}});
+  kernel_for(device, n).launch(device, args, {{"ROWS", shape_.max_rows()}, {"N", n}, {"K", k}, {"E", shape_.experts}});
 }
 
 void GroupedGemm::launch_fp8(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs8,
@@ -117,7 +127,7 @@ void GroupedGemm::launch_fp8(rt::Device& device, int64_t n, int64_t k, const rt:
   if (precision_ != GroupedPrecision::Fp8RowScaled) throw Error("grouped_gemm: this kernel takes bfloat16 inputs (launch)");
   check_sizes(n, k);
   const rt::DeviceArray args[] = {ys, xs8, w8, block_expert, x_scale, w_scale};
-  kernel_.launch(device, args, {{"ROWS", shape_.max_rows()}, {"N", n}, {"K", k}, {"E", shape_.experts}});
+  kernel_for(device, n).launch(device, args, {{"ROWS", shape_.max_rows()}, {"N", n}, {"K", k}, {"E", shape_.experts}});
 }
 
 namespace {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # weft stats: the table and the JSON for example kernels on both AMD targets, --size, and the
 # numbers checked against what the kernels are: mfma_tile issues one MFMA of the shape --size
-# names and uses no LDS; matmul_relu's shared A and B tiles are its LDS; neither spills or needs scratch.
+# names and uses no LDS; matmul_relu's shared A and B tiles are its LDS; neither spills or needs scratch;
+# hk_gemm on gfx950's fp8 (--input fp8) issues the f8f6f4 MFMA.
 set -u
 weft=$1
 fail=0
@@ -50,6 +51,15 @@ import json, sys
 s = json.loads(sys.argv[1])
 assert s["lds_bytes"] == 2 * 64 * 64 * 4, s["lds_bytes"]
 assert s["occupancy"]["lds_bytes_per_cu"] == 64 * 1024
+assert s["scratch_bytes"] == 0
+' "$json"
+# hk_gemm on gfx950's fp8: the f8f6f4 MFMA 16x16x128, 32 a K step (8 x 4 sub-tiles a wave), none of the 16x16x32.
+json=$("$weft" stats hk_gemm --input fp8 --json) || { echo "FAIL: hk_gemm --input fp8 stats exited $?"; exit 1; }
+check "hk_gemm on fp8 issues gfx950's f8f6f4 MFMAs" python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])
+assert s["instructions"].get("v_mfma_f32_16x16x128_f8f6f4") == 32, s["instructions"]
+assert not any(m.startswith("v_mfma_f32_16x16x32") for m in s["instructions"]), s["instructions"]
 assert s["scratch_bytes"] == 0
 ' "$json"
 exit $fail

@@ -27,6 +27,7 @@ expect 2 "stats reads AMD code objects" stats matmul_relu --target sm_90
 expect 2 "has a fixed shape; it takes no --size" stats add_one_flat --size 64,64,64
 expect 2 "size is M,N,K" stats matmul_relu --size 64,64
 expect 2 "no kernel named 'nope'" stats nope
+expect 2 "stats: --input is hk_gemm's" stats matmul_relu --input fp8
 expect 2 "which suite or kernel" bench
 expect 2 "a size is N or MxNxK" bench gemm --sizes 64x64
 expect 2 "takes a positive integer" bench gemm --sizes 0

@@ -80,7 +80,8 @@ TEST_CASE("hk_gemm: K = 8 and K = 64") {
 }
 
 // The target's fp8 (e4m3 on gfx950, e4m3fnuz on gfx942) in A and B, on its own schedule (K steps
-// of 128 or 64 fp8), through the MFMA 16x16x32 fp8: identity bit-exact, random within fp32
+// of 128 or 64 fp8), through gfx950's f8f6f4 MFMA 16x16x128 (the ping-pong splitting a step's
+// MFMAs by rows of C) and gfx942's MFMA 16x16x32 fp8: identity bit-exact, random within fp32
 // accumulation, ragged, the pipelined loop as well as the ping-pong.
 TEST_CASE("hk_gemm with the target's fp8 inputs: identity bit-exact, random, ragged, both schedules") {
   struct Case {
@@ -109,7 +110,9 @@ TEST_CASE("hk_gemm with the target's fp8 inputs: identity bit-exact, random, rag
       CHECK(r.check.passed());
     }
     const emu::KernelStats stats = emu::kernel_stats(rt::inspect(gemm::hk_gemm_fp8(dev->arch()), dev->arch()).code_object);
-    CHECK(stats.count("v_mfma_f32_16x16x32_fp8_fp8") > 0);
+    const bool f8f6f4 = dev->arch() == "gfx950";
+    CHECK((stats.count("v_mfma_f32_16x16x128_f8f6f4") > 0) == f8f6f4);
+    CHECK((stats.count("v_mfma_f32_16x16x32_fp8_fp8") > 0) == !f8f6f4);
     CHECK(stats.scratch_bytes == 0);
     CHECK(stats.vgpr_spills == 0);
   }

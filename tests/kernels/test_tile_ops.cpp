@@ -395,6 +395,22 @@ TEST_CASE("tile ops: shapes and orientations the operations cannot take are erro
   for (int64_t i = 0; i < 4; ++i) CHECK(second.operand(i, 0).same(row.operand(i, 1)));
   CHECK(k_slice(col, 0, 1).operand(3, 0).same(col.operand(3, 0)));
   CHECK_THROWS_WITH_AS(k_slice(row, 1, 2), doctest::Contains("k_slice: k steps [1, 3) of a register tile of 2 k steps of 32"), Error);
+  // mn_slice keeps some M/N sub-tiles, every k step; subtile is a window of the accumulator's
+  // sub-tiles (the same buffer), and a product into it writes only its sub-tiles.
+  const tile::rt lower = mn_slice(row, 2, 2);
+  CHECK((lower.rows == 32 && lower.cols == 64 && lower.parts.size() == 4));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t kk = 0; kk < 2; ++kk) CHECK(lower.operand(i, kk).same(row.operand(i + 2, kk)));
+  CHECK(mn_slice(col, 1, 1).operand(0, 1).same(col.operand(1, 1)));
+  CHECK_THROWS_WITH_AS(mn_slice(row, 3, 2), doctest::Contains("mn_slice: sub-tiles [3, 5) of a register tile of 4 M/N sub-tiles"), Error);
+  const acc bottom = subtile(c, 32, 32, 16, 48);
+  CHECK((bottom.rows == 32 && bottom.cols == 48 && bottom.first_tile_row == 2 && bottom.first_tile_col == 1 && bottom.buffer.same(c.buffer)));
+  CHECK(bottom.element(0, 0, 3).same(c.element(2, 1, 3)));
+  CHECK(subtile(bottom, 16, 16, 32, 16).element(0, 0, 0).same(c.element(3, 3, 0)));
+  const acc updated = mma_ABt(wg, subtile(c, 32, 32, 0, 64), lower, row, {});
+  for (const UOp& s : updated.written().src()) CHECK(s.src(0).src(1).const_int() >= 2);  // stores to sub-tile rows 2 and 3 only
+  CHECK_THROWS_WITH_AS(subtile(c, 8, 16, 0, 64), doctest::Contains("subtile: rows [8, 24) and columns [0, 64) are not whole 16x16 sub-tiles of a 64x64 accumulator"), Error);
+  CHECK_THROWS_WITH_AS(subtile(c, 48, 32, 0, 64), doctest::Contains("rows [48, 80)"), Error);
   const UOp fence = barrier({}, BarrierFence::None);
   const tile::rt ordered = second.after({fence});
   CHECK((ordered.parts[0].op() == Op::AFTER && ordered.parts[0].src(0).same(second.parts[0]) && ordered.parts[0].src(1).same(fence)));

@@ -83,11 +83,13 @@ WEFT_DEVICE_TEST_CASE("grouped_gemm: an identity weight gives its rows of Xs bit
 }
 
 WEFT_DEVICE_TEST_CASE("grouped_gemm: ragged N and K (no column reads another expert's weight)") {
-  // N = 200: each expert's only column block reads 56 rows of the next expert's weight (zeros
+  // N = 203: each expert's only column block reads 53 rows of the next expert's weight (zeros
   // past the last), which feed only the masked columns; K = 72 is one whole and one partial K step.
+  // (On sm_90 Ys's rows of 406 bytes take the masked-store form; the other cases' TMA-stored Ys
+  // is clipped at N = 64 and 128 inside a 256-column block.)
   moe::GroupedGemmInputs in;
   in.expert_ids = choices_with_counts({100, 260, 50});
-  check_grouped({410, 3, 1, 256}, 200, 72, in);
+  check_grouped({410, 3, 1, 256}, 203, 72, in);
 }
 
 WEFT_DEVICE_TEST_CASE("grouped_gemm: shapes it cannot take are errors") {
@@ -160,35 +162,38 @@ TEST_CASE("grouped_gemm for sm_80 renders a cp.async pipeline of mma.sync and co
   }
 }
 
-TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B from the block's expert, wgmma") {
+TEST_CASE("grouped_gemm for sm_90 is hopper_gemm's grouped form: TMA boxes of B from the block's expert, wgmma, TMA or masked stores") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
-  for (int64_t block_rows : {128, 256}) {
-    CAPTURE(block_rows);
-    lower::LowerOptions options;
-    options.wave_size = 32;
-    const auto lowered = lower::lower(moe::grouped_gemm("sm_90", block_rows), options);
-    const std::string src = cuda::render_cuda(lowered, 90);
-    INFO(src);
-    CHECK(cuda::nvrtc_arch(lowered, 90) == "sm_90a");
-    CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
-    // Xs and W loaded by TMA; Ys stored directly (one kernel for every run-time N).
-    CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == 2);
-    CHECK(occurrences(src, "bulk_group") == 0);
-    // A block's trip count is 0 or 1 (its expert may be -1): the trip loops stay loops and every
-    // wgmma and TMA load stays in its role (folded away, the consumer loop ran in every warp).
-    CHECK(weft::testing::hopper_statements_outside_roles(lowered) == 0);
-    // The kernel's variables are the mma.sync form's: the launch is the same.
-    std::vector<std::string> scalars;
-    for (const auto& p : lowered.params)
-      if (p.kind == lower::KernelParam::Kind::Scalar) scalars.push_back(p.name);
-    CHECK(scalars == std::vector<std::string>{"E", "K", "N", "ROWS"});
-    CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90a").size() > 0);
+  for (const gemm::HopperStore store : {gemm::HopperStore::Tma, gemm::HopperStore::Direct}) {
+    for (int64_t block_rows : {128, 256}) {
+      const bool tma = store == gemm::HopperStore::Tma;
+      CAPTURE(tma);
+      CAPTURE(block_rows);
+      lower::LowerOptions options;
+      options.wave_size = 32;
+      const auto lowered = lower::lower(moe::grouped_gemm("sm_90", block_rows, moe::GroupedPrecision::Bfloat16, store), options);
+      const std::string src = cuda::render_cuda(lowered, 90);
+      INFO(src);
+      CHECK(cuda::nvrtc_arch(lowered, 90) == "sm_90a");
+      CHECK(src.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
+      // Xs and W loaded by TMA; Ys stored by TMA from staging boxes (a third tensor map, bulk
+      // groups waited for before the kernel ends) or by each thread.
+      CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == (tma ? 3 : 2));
+      CHECK((occurrences(src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") > 0) == tma);
+      CHECK((occurrences(src, "cp.async.bulk.wait_group.read 0") > 0) == tma);
+      // A block's trip count is 0 or 1 (its expert may be -1): the trip loops stay loops and every
+      // wgmma and TMA copy stays in its role (folded away, the consumer loop ran in every warp).
+      CHECK(weft::testing::hopper_statements_outside_roles(lowered) == 0);
+      // The kernel's variables are the mma.sync form's: the launch is the same.
+      std::vector<std::string> scalars;
+      for (const auto& p : lowered.params)
+        if (p.kind == lower::KernelParam::Kind::Scalar) scalars.push_back(p.name);
+      CHECK(scalars == std::vector<std::string>{"E", "K", "N", "ROWS"});
+      CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90a").size() > 0);
+    }
   }
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, 192}),
                        doctest::Contains("block rows (192) must be a multiple of 128"), Error);
-  // The grouped form's N is known only at run time: TMA stores (hopper_gemm's default) are refused.
-  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::bfloat16, {}, 128}),
-                       doctest::Contains("the grouped form stores with HopperStore::Direct"), Error);
   // fp8 with row-wise scales: Xs's per row (dispatch's), W's per expert column ([E * N]), after block_expert.
   const gemm::HopperEpilogue scaled{gemm::OperandScale::PerRow, false, gemm::Activation::None};
   const gemm::HopperGemmSlots slots = gemm::hopper_gemm_slots(scaled, true);
@@ -233,10 +238,10 @@ TEST_CASE("grouped_gemm with the target's fp8 and row-wise scales on CDNA: rando
     identity.identity_expert = 1;
     check_grouped_on(target, {430, 4, 1, 256}, 128, 128, identity);
     check_grouped_on(target, {300, 4, 1, 256}, 200, 80, in);  // K = 80: a whole and a partial step on gfx942, a partial one on gfx950
-    // The products are the fp8 MFMAs, with nothing spilled.
+    // The products are the fp8 MFMAs (gfx950's f8f6f4 16x16x128, gfx942's 16x16x32), with nothing spilled.
     const std::string arch = target.substr(4);
     const emu::KernelStats stats = emu::kernel_stats(rt::inspect(moe::grouped_gemm(arch, 256, moe::GroupedPrecision::Fp8RowScaled), arch).code_object);
-    CHECK(stats.count("v_mfma_f32_16x16x32_fp8_fp8") > 0);
+    CHECK(stats.count(arch == "gfx950" ? "v_mfma_f32_16x16x128_f8f6f4" : "v_mfma_f32_16x16x32_fp8_fp8") > 0);
     CHECK(stats.count_prefix("v_mfma_f32_16x16x32_bf16") == 0);
     CHECK(stats.scratch_bytes == 0);
     CHECK(stats.vgpr_spills == 0);

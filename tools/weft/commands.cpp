@@ -135,7 +135,7 @@ DType hk_gemm_input(const Options& o, const std::string& arch) {
   if (arch != "gfx950" && arch != "gfx942") throw UsageError("run: hk_gemm runs on gfx950 and gfx942, not " + arch);
   const DType fp8 = tile::mfma_fp8(arch);
   if (o.input == "fp8" || o.input == fp8.name()) return fp8;
-  throw UsageError("run: hk_gemm's --input '" + o.input + "' is not bfloat16, fp8 or " + fp8.name() + " (" + arch + "'s fp8)");
+  throw UsageError("hk_gemm's --input '" + o.input + "' is not bfloat16, fp8 or " + fp8.name() + " (" + arch + "'s fp8)");
 }
 
 int report(const gemm::RunResult& r) {
@@ -300,12 +300,17 @@ int print_stats(const std::vector<std::string>& args) {
   std::vector<std::string> rest;
   bool json = false;
   for (const std::string& a : args) (a == "--json" ? json = true : (rest.push_back(a), false));
-  const Options o = parse(rest, {"target", "size"}, "stats");
+  const Options o = parse(rest, {"target", "size", "input"}, "stats");
   if (o.target != "gfx950" && o.target != "gfx942")
     throw UsageError("stats: --target '" + o.target + "': stats reads AMD code objects (gfx950 or gfx942)");
   const examples::Example* e = examples::find(o.kernel);
+  if (!o.input.empty() && o.kernel != "hk_gemm") throw UsageError("stats: --input is hk_gemm's");
   UOp graph;
-  if (o.size.empty()) {
+  if (!o.input.empty()) {
+    if (!o.size.empty()) throw UsageError("stats: hk_gemm's --input takes no --size");
+    const DType input = hk_gemm_input(o, o.target);
+    graph = gemm::hk_gemm(o.target, dtypes::bfloat16, gemm::gemm_block_shape(o.target, input), input);
+  } else if (o.size.empty()) {
     graph = e->build(o.target);
   } else {
     if (!e->build_sized) throw UsageError("stats: kernel '" + o.kernel + "' has a fixed shape; it takes no --size");

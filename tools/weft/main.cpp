@@ -38,12 +38,12 @@ commands:
                                       print the IR after a pass (or every pass, the linear
                                       program, the LLVM IR and the disassembly: all; the
                                       CUDA C++ for NVRTC: cuda)
-  stats KERNEL [--target gfx950|gfx942] [--size M,N,K] [--json]
+  stats KERNEL [--target gfx950|gfx942] [--size M,N,K] [--input fp8] [--json]
                                       compile a kernel (default gfx950) and print what its code
                                       object says: VGPRs, AGPRs, SGPRs, LDS and scratch bytes,
                                       spills, occupancy (waves per SIMD and what limits it) and
-                                      the static instruction counts by mnemonic; --json for
-                                      scripts
+                                      the static instruction counts by mnemonic (--input fp8:
+                                      hk_gemm on the target's fp8); --json for scripts
   bench SUITE|KERNEL [--device SPEC] [--sizes N|MxNxK,...] [--repetitions N] [--warmup N]
         [--seed N] [--json FILE] [--plot FILE.svg]
                                       time weft's kernels against their peers in this process

@@ -52,8 +52,11 @@ tile::Workgroup gemm_workgroup(std::string_view arch, const GemmBlockShape& s, c
 // past K) may still be in flight when the loop ends: a kernel that must not leave copies in
 // flight waits for them (wait_counts{.vm = 0}) after the accumulator. With s.ping_pong, the
 // schedule is the ping-pong (block_gemm.cpp describes it), which leaves no copy in flight.
-// Throws weft::Error for a ping-pong on a shape it does not fit (not 2 stages, not 2 rows of
-// waves, an odd number of MFMA k steps per K step, or an NVIDIA target).
+// The ping-pong splits each K step's MFMAs in halves: by k steps where a K step is an even
+// number of them, by the wave's rows of C where it is one (gfx950's fp8 through the f8f6f4
+// 16x16x128, one per 128-byte step). Throws weft::Error for a ping-pong on a shape it does not
+// fit (not 2 stages, not 2 rows of waves, an odd number of MFMA k steps per K step other than
+// one, or an NVIDIA target).
 tile::acc gemm_block(const tile::Workgroup& wg, const GemmBlockShape& s, const tile::gl& a, const tile::gl& b, const UOp& a_row0,
                      const UOp& b_row0, const UOp& steps);
 

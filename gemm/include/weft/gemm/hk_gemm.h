@@ -26,7 +26,8 @@ UOp hk_gemm(std::string_view arch, DType output = dtypes::bfloat16);
 // The same kernel on another schedule (another K step, stage count or MFMA priority; the
 // timeline compares them, docs/emulator.md). The shape must fit the target's LDS. With `input`
 // the target's fp8 (tile::mfma_fp8: e4m3 on gfx950, e4m3fnuz on gfx942), A and B are fp8 and the
-// products the MFMA 16x16x32 fp8, on gemm_block_shape(arch, input)'s schedule; K a multiple of 16.
+// products gfx950's f8f6f4 MFMA 16x16x128 (gfx942's MFMA 16x16x32 fp8), on
+// gemm_block_shape(arch, input)'s schedule; K a multiple of 16.
 UOp hk_gemm(std::string_view arch, DType output, const HkGemmShape& shape, DType input = dtypes::bfloat16);
 // hk_gemm's fp8 form on its schedule: hk_gemm(arch, output, gemm_block_shape(arch, fp8), fp8).
 UOp hk_gemm_fp8(std::string_view arch, DType output = dtypes::bfloat16);

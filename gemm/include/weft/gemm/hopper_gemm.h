@@ -86,7 +86,8 @@ struct HopperGemmSpec {
   int64_t grouped_block_rows = 0;
   // Tma by default (0.86-0.87x cuBLAS on every bf16 shape of docs/PERF.md against 0.48-0.76x
   // with Direct, H100, session 18); for_columns picks Direct where C's rows cannot take it. The
-  // grouped form (run-time N, one kernel for any) must ask for Direct (an error otherwise).
+  // grouped form takes either: its N is a kernel variable, so a launch with TMA stores and an N
+  // whose rows are not 16-byte multiples is refused by the launch (the tensor map's rule).
   HopperStore store = HopperStore::Tma;
   // CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two blocks of one
   // block column (rows 2u and 2u + 1) and share B's box: each loads half of it (128 rows) by TMA

@@ -132,19 +132,27 @@ struct rt {
 // on part of the K extent, as a ping-pong splits a step's products into clusters. Throws
 // weft::Error for steps outside the tile.
 rt k_slice(const rt& t, int64_t first, int64_t count);
+// M (or N) sub-tiles [first, first + count) of a register tile, every k step: the rows of A (or
+// B) a product into subtile(c, ...) of the same rows (or columns) takes. No data moves. Throws
+// weft::Error for sub-tiles outside the tile.
+rt mn_slice(const rt& t, int64_t first, int64_t count);
 
 // The same registers seen the other way round: a col-major K x N tile as the row-major N x K
 // tile (and back). No data moves.
 rt transpose(const rt& t);
 
 // An fp32 accumulator of one wave: rows x cols in 16x16 MFMA C sub-tiles, a REG buffer
-// [tiles_m][tiles_n][elements] per lane.
+// [tiles_m][tiles_n][elements] per lane. A sub-tile window of a larger accumulator (subtile)
+// shares its buffer: its sub-tile (i, j) is the buffer's (first_tile_row + i, first_tile_col + j).
 struct acc {
   UOp buffer;
   int64_t rows, cols, elements;
   Layout layout;  // one sub-tile: ("register", "lane") -> ("row", "col")
+  int64_t first_tile_row = 0, first_tile_col = 0;
   int64_t tiles_m() const { return rows / 16; }
   int64_t tiles_n() const { return cols / 16; }
+  // Register e of sub-tile (i, j): what every tile operation reads and writes.
+  UOp element(int64_t i, int64_t j, int64_t e) const;
   // The accumulator as it is after `effects` (a loop the caller ended around its updates).
   acc after(const std::vector<UOp>& effects) const;
   // The effect that made this accumulator (the stores of the zero or the product that returned
@@ -152,6 +160,12 @@ struct acc {
   UOp written() const;
 };
 acc accumulator(const Workgroup& wg, int64_t rows, int64_t cols);
+// Rows [row0, row0 + rows) and columns [col0, col0 + cols) of `c`, whole 16x16 sub-tiles: the
+// same registers, as an accumulator of their own (its positions count from the window's
+// corner). A product into it updates only those sub-tiles, as a ping-pong that splits a step's
+// MFMAs by rows of C updates one half and then the other. Throws weft::Error for a window that
+// is not whole sub-tiles inside `c`.
+acc subtile(const acc& c, int64_t row0, int64_t rows, int64_t col0, int64_t cols);
 
 // One value per row of an accumulator, held the way the accumulator holds its rows: lane l
 // keeps, for each of the tiles_m sub-tile rows i, the value of every row its registers cover
@@ -211,7 +225,8 @@ WaveGroup wave_rows(const Workgroup& wg, const UOp& first_row, int64_t rows);
 // The matrix instruction the tile layer uses for `input` (bfloat16, float16) on the
 // workgroup's target: the MFMA 16x16x32 on gfx950 and 16x16x16 on gfx942 (64-lane waves);
 // mma.sync m16n8k16 on NVIDIA ("sm_XY", 32-lane warps). On CDNA also the target's fp8
-// (mfma_fp8: e4m3 on gfx950, CDNA3's e4m3 fnuz on gfx942) through the MFMA 16x16x32 fp8.
+// (mfma_fp8: e4m3 on gfx950, CDNA3's e4m3 fnuz on gfx942): gfx950's f8f6f4 MFMA 16x16x128 (its
+// fp8 operands in two runs of 16 k a lane, layouts.h), gfx942's MFMA 16x16x32 fp8.
 // Throws weft::Error for another target, input or wave size.
 WmmaArg mma_shape(const Workgroup& wg, DType input);
 // The fp8 format of `arch`'s MFMAs (gfx942: float8_e4m3fnuz; gfx950: float8_e4m3).

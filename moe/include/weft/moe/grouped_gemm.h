@@ -27,9 +27,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "weft/gemm/hopper_gemm.h"
 #include "weft/gemm/matmul_relu.h"
 #include "weft/moe/plan.h"
 #include "weft/runtime/compile_cache.h"
@@ -47,8 +49,9 @@ enum class GroupedPrecision {
                  //   Ys[r, j] = (Xs8[r, :] . W8[e][j, :]) * x_scale[r] * w_scale[e, j]
                  // Slots: 0 Ys, 1 Xs8, 2 W8, 3 block_expert, 4 x_scale, 5 w_scale. sm_90 (wgmma's
                  // fp8 MMA, its shortened fp32 accumulation as cuBLASLt's fast accumulation), gfx950
-                 // and gfx942 (the MFMA 16x16x32 fp8, full fp32 accumulation; each lane scales its
-                 // accumulators before the store); not NVIDIA before Hopper.
+                 // (the f8f6f4 MFMA 16x16x128) and gfx942 (the MFMA 16x16x32 fp8), full fp32
+                 // accumulation, each lane scaling its accumulators before the store; not NVIDIA
+                 // before Hopper.
 };
 
 // The dtype of Xs and W for `arch` and `precision`: bfloat16, or the target's fp8.
@@ -57,7 +60,11 @@ DType grouped_gemm_input(std::string_view arch, GroupedPrecision precision);
 // The grouped GEMM for `arch` (gfx950, gfx942, sm_XY) and a plan of `block_rows`-row blocks.
 // Throws weft::Error for another target, a block_rows that is not a positive multiple of the
 // target's row block (grouped_gemm_block_rows), or fp8 on NVIDIA before sm_90.
-UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision = GroupedPrecision::Bfloat16);
+// On sm_90, `sm90_store` is how Ys is written (gemm::HopperStore): by TMA stores (the default;
+// the launch then needs Ys's rows, N * 2 bytes, a multiple of 16 bytes, as a tensor map does) or
+// by masked stores of each thread's elements (any N). Other targets ignore it.
+UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision precision = GroupedPrecision::Bfloat16,
+                 gemm::HopperStore sm90_store = gemm::HopperStore::Tma);
 
 // The kernel's row block on `arch`: 256 on gfx950 and gfx942, 128 on NVIDIA (sm_90 included). A plan for it
 // has block_rows a multiple of this.
@@ -84,14 +91,20 @@ class GroupedGemm {
   void launch_fp8(rt::Device& device, int64_t n, int64_t k, const rt::DeviceArray& ys, const rt::DeviceArray& xs8, const rt::DeviceArray& w8,
                   const rt::DeviceArray& block_expert, const rt::DeviceArray& x_scale, const rt::DeviceArray& w_scale) const;
 
+  // The kernel for an N whose rows are a multiple of 16 bytes (every N off sm_90).
   const rt::CompiledKernel& kernel() const { return kernel_; }
 
  private:
   void check_sizes(int64_t n, int64_t k) const;
+  const rt::CompiledKernel& kernel_for(rt::Device& device, int64_t n) const;
   MoeShape shape_;
   std::string arch_;
   GroupedPrecision precision_;
   rt::CompiledKernel kernel_;
+  rt::CompileCache* cache_ = nullptr;
+  // sm_90, an N whose rows are not a multiple of 16 bytes: the masked-store form, compiled at the
+  // first such launch (so a GroupedGemm is not to be launched from two threads at once).
+  mutable std::optional<rt::CompiledKernel> direct_store_;
 };
 
 // What run_grouped_gemm draws, and what a test may fix instead.
