@@ -99,6 +99,12 @@ const rt::CompiledKernel& GroupedGemm::kernel_for(rt::Device& device, int64_t n)
   return *direct_store_;
 }
 
+std::vector<const rt::CompiledKernel*> GroupedGemm::compiled() const {
+  std::vector<const rt::CompiledKernel*> out{&kernel_};
+  if (direct_store_) out.push_back(&*direct_store_);
+  return out;
+}
+
 void GroupedGemm::check_sizes(int64_t n, int64_t k) const {
   // K: the bf16 fills' 16-byte vectors zero-fill past K only whole; TMA's rows are 16 bytes.
   const int64_t k_multiple = precision_ == GroupedPrecision::Fp8RowScaled ? 16 : 8;
@@ -149,7 +155,7 @@ gemm::RunResult run_grouped_gemm(rt::Device& device, const MoeShape& shape, int6
   const GroupedPrecision precision = inputs.fp8 ? GroupedPrecision::Fp8RowScaled : GroupedPrecision::Bfloat16;
   const DType input = grouped_gemm_input(device.arch(), precision);
   const GroupedGemm gg(device, shape, cache, precision);
-  r.compile = gg.kernel().times();
+  r.compile = gg.kernel_for(device, n).times();  // the kernel this N runs, compiled before the timed launch
   std::mt19937_64 gen(seed);
   const std::vector<int32_t> ids = inputs.expert_ids.empty() ? random_plan(shape, gen).expert_ids : inputs.expert_ids;
   const RoutingPlan plan = plan_reference(shape, ids, std::vector<float>(ids.size(), 1.0f / static_cast<float>(shape.top_k)));

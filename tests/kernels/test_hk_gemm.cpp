@@ -44,7 +44,7 @@ TEST_CASE("hk_gemm: 512 x 768 x 320, an odd number of K steps") { check_hk_gemm(
 
 TEST_CASE("hk_gemm: 300 x 200 x 136, ragged everywhere") { check_hk_gemm(300, 200, 136, dtypes::float32); }
 
-TEST_CASE("hk_gemm on other schedules: the pipelined loop of 2 and 3 stages (K 32, gfx950), MFMAs at priority 0") {
+TEST_CASE("hk_gemm on other schedules: the pipelined loop of 2 and 3 stages (K 32, gfx950), the ping-pong split by rows (K 32, gfx950), MFMAs at priority 0") {
   for (const std::string& target : weft::testing::emulators()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
@@ -60,6 +60,10 @@ TEST_CASE("hk_gemm on other schedules: the pipelined loop of 2 and 3 stages (K 3
       three.k_step = 32;
       three.stages = 3;
       shapes.push_back(three);
+      // The ping-pong on K steps of one MFMA k step (32 bf16): it splits each step by rows of C.
+      gemm::HkGemmShape split_rows = gemm::hk_gemm_shape(dev->arch());
+      split_rows.k_step = 32;
+      shapes.push_back(split_rows);
     }
     for (const gemm::HkGemmShape& shape : shapes) {
       CAPTURE(shape.ping_pong);

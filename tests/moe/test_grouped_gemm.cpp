@@ -86,7 +86,7 @@ WEFT_DEVICE_TEST_CASE("grouped_gemm: ragged N and K (no column reads another exp
   // N = 203: each expert's only column block reads 53 rows of the next expert's weight (zeros
   // past the last), which feed only the masked columns; K = 72 is one whole and one partial K step.
   // (On sm_90 Ys's rows of 406 bytes take the masked-store form; the other cases' TMA-stored Ys
-  // is clipped at N = 64 and 128 inside a 256-column block.)
+  // is clipped at N = 128 inside a 256-column block.)
   moe::GroupedGemmInputs in;
   in.expert_ids = choices_with_counts({100, 260, 50});
   check_grouped({410, 3, 1, 256}, 203, 72, in);

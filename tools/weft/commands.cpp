@@ -132,7 +132,7 @@ gemm::HopperGemmSpec hopper_spec(const Options& o, DType output) {
 // hk_gemm's --input: bfloat16 (the default), or fp8 / the target's fp8 format's name.
 DType hk_gemm_input(const Options& o, const std::string& arch) {
   if (o.input.empty() || o.input == "bfloat16" || o.input == "bf16") return dtypes::bfloat16;
-  if (arch != "gfx950" && arch != "gfx942") throw UsageError("run: hk_gemm runs on gfx950 and gfx942, not " + arch);
+  if (arch != "gfx950" && arch != "gfx942") throw UsageError("hk_gemm runs on gfx950 and gfx942, not " + arch);
   const DType fp8 = tile::mfma_fp8(arch);
   if (o.input == "fp8" || o.input == fp8.name()) return fp8;
   throw UsageError("hk_gemm's --input '" + o.input + "' is not bfloat16, fp8 or " + fp8.name() + " (" + arch + "'s fp8)");

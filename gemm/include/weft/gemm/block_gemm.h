@@ -56,7 +56,7 @@ tile::Workgroup gemm_workgroup(std::string_view arch, const GemmBlockShape& s, c
 // number of them, by the wave's rows of C where it is one (gfx950's fp8 through the f8f6f4
 // 16x16x128, one per 128-byte step). Throws weft::Error for a ping-pong on a shape it does not
 // fit (not 2 stages, not 2 rows of waves, an odd number of MFMA k steps per K step other than
-// one, or an NVIDIA target).
+// one, one k step with an odd number of 16-row sub-tiles of C a wave, or an NVIDIA target).
 tile::acc gemm_block(const tile::Workgroup& wg, const GemmBlockShape& s, const tile::gl& a, const tile::gl& b, const UOp& a_row0,
                      const UOp& b_row0, const UOp& steps);
 

@@ -75,6 +75,8 @@ int64_t grouped_gemm_block_rows(std::string_view arch);
 class GroupedGemm {
  public:
   // Throws weft::Error for a shape the kernel cannot take (MoeShape::validate, block_rows).
+  // `cache` (may be null) must outlive the GroupedGemm: on sm_90 a second form may be compiled
+  // through it later (kernel_for).
   GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr,
               GroupedPrecision precision = GroupedPrecision::Bfloat16);
 
@@ -93,10 +95,15 @@ class GroupedGemm {
 
   // The kernel for an N whose rows are a multiple of 16 bytes (every N off sm_90).
   const rt::CompiledKernel& kernel() const { return kernel_; }
+  // The kernel a launch with this N runs: kernel(), or on sm_90, for an N whose rows of Ys are
+  // not a multiple of 16 bytes, the masked-store form, compiled for `device` at its first use
+  // (so that a caller can compile it before timing launches).
+  const rt::CompiledKernel& kernel_for(rt::Device& device, int64_t n) const;
+  // Every kernel compiled so far (kernel() and, once compiled, the masked-store form).
+  std::vector<const rt::CompiledKernel*> compiled() const;
 
  private:
   void check_sizes(int64_t n, int64_t k) const;
-  const rt::CompiledKernel& kernel_for(rt::Device& device, int64_t n) const;
   MoeShape shape_;
   std::string arch_;
   GroupedPrecision precision_;
