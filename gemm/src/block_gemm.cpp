@@ -1,7 +1,5 @@
 #include "weft/gemm/block_gemm.h"
 
-#include <optional>
-
 #include "weft/kernels/pipeline.h"
 
 namespace weft::gemm {
@@ -73,7 +71,7 @@ acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, c
   const acc c0 = zero(accumulator(wg, s.wave_m(), s.wave_n()), wg);
   // The wave's operands of stage k % 2, read after `ready`: half h of them, and the rows of the
   // accumulator that half updates. `reads` are the reads half h issues itself (the second half
-  // of a split by rows reuses the first half's B).
+  // of a split by rows reuses `first`'s B, the first half's).
   struct Half {
     tile::rt a, b;
     int64_t row0, rows;
@@ -84,8 +82,7 @@ acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, c
     for (const tile::rt* t : tiles) parts.insert(parts.end(), t->parts.begin(), t->parts.end());
     return parts;
   };
-  std::optional<tile::rt> b_whole;
-  const auto operands = [&](const UOp& ready, int64_t h) {
+  const auto operands = [&](const UOp& ready, int64_t h, const Half* first) {
     const tile::rt ar = load(wg, as.after({ready}), k % 2, MatrixOperand::A, s.wave_m(), wg.wave_row());
     const tile::rt br = load(wg, bs.after({ready}), k % 2, MatrixOperand::B, s.wave_n(), wg.wave_col());
     const int64_t steps_per_k = ar.k() / ar.k_step(), a_tiles = s.wave_m() / 16;
@@ -97,9 +94,8 @@ acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, c
     if (steps_per_k != 1 || a_tiles % 2)
       throw Error("gemm_block: the ping-pong splits a K step's " + std::to_string(steps_per_k) + " MFMA k steps, or a wave's " +
                   std::to_string(a_tiles) + " sub-tile rows of C, in halves");
-    if (h == 0) b_whole = br;
-    Half half{mn_slice(ar, h * a_tiles / 2, a_tiles / 2), *b_whole, h * s.wave_m() / 2, s.wave_m() / 2, {}};
-    half.reads = h == 0 ? parts_of({&half.a, &half.b}) : parts_of({&half.a});
+    Half half{mn_slice(ar, h * a_tiles / 2, a_tiles / 2), first ? first->b : br, h * s.wave_m() / 2, s.wave_m() / 2, {}};
+    half.reads = first ? parts_of({&half.a}) : parts_of({&half.a, &half.b});
     return half;
   };
   // A memory cluster's barrier: `before`, the half's own reads, `after`, all issued before it.
@@ -114,11 +110,11 @@ acc ping_pong_block(const Workgroup& wg, const GemmBlockShape& s, const gl& a, c
     const acc updated = mma_ABt(wg, rows, half.a.after({memory}), half.b.after({memory}), loops, s.mfma_priority, end);
     return c.after({updated.written()});
   };
-  const Half half1 = operands(published, 0);
+  const Half half1 = operands(published, 0, nullptr);
   const UOp memory1 = cluster_end({fill_step((k + 1) % 2, k + 1)}, half1, {wait_counts({.lgkm = 0})});
   const acc c1 = compute(c0, half1, memory1, {k}, LoopEnd::open);
   const UOp compute1 = barrier({c1.written()}, BarrierFence::None);
-  const Half half2 = operands(compute1, 1);
+  const Half half2 = operands(compute1, 1, &half1);
   const UOp memory2 = cluster_end({}, half2, {wait_counts({.vm = 0, .lgkm = 0}, {compute1})});
   const acc c2 = compute(c1, half2, memory2, {}, LoopEnd::closes);
   const UOp compute2 = barrier({c2.written()}, BarrierFence::None);

@@ -91,9 +91,10 @@ GroupedGemm::GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileC
 }
 
 // On sm_90 the kernel stores Ys by TMA, whose tensor maps need rows of a multiple of 16 bytes;
-// an N that Ys's rows do not allow takes the masked-store form, compiled at its first launch.
+// an N that Ys's rows do not allow (hopper_gemm's rule, for_columns; Ys is its default bf16
+// output) takes the masked-store form, compiled at its first launch.
 const rt::CompiledKernel& GroupedGemm::kernel_for(rt::Device& device, int64_t n) const {
-  if (arch_ != "sm_90" || (n * dtypes::bfloat16.itemsize()) % 16 == 0) return kernel_;
+  if (arch_ != "sm_90" || gemm::HopperGemmSpec{}.for_columns(n).store == gemm::HopperStore::Tma) return kernel_;
   if (!direct_store_)
     direct_store_ = rt::CompiledKernel::compile(device, grouped_gemm(arch_, shape_.block_rows, precision_, gemm::HopperStore::Direct), cache_);
   return *direct_store_;
