@@ -167,21 +167,35 @@ UOp UOp::load() const {
   return make(Op::LOAD, dtype(), {*this});
 }
 
-UOp UOp::load_transposed() const {
+UOp UOp::load_transposed() const { return cross_lane_read(4, kTransposeRead16, "a transposing LDS read"); }
+
+UOp UOp::load_matrix(bool transposed) const { return cross_lane_read(8, transposed ? kMatrixReadTransposed16 : kMatrixRead16, "ldmatrix"); }
+
+// A LOAD with `arg` through this INDEX: `lanes` lanes of a 2-byte type from a LOCAL buffer.
+UOp UOp::cross_lane_read(int lanes, const char* arg, const std::string& what) const {
   (void)load();  // the checks of a load
   const DType d = dtype();
-  if (d.lanes != 4 || d.element().itemsize() != 2)
-    fail("LOAD", "a transposing read takes 4 lanes of a 2-byte type, not " + d.name());
+  if (d.lanes != lanes || d.element().itemsize() != 2)
+    fail("LOAD", what + " takes " + std::to_string(lanes) + " lanes of a 2-byte type, not " + d.name());
   UOp base = src(0);
   while (base.op() == Op::AFTER) base = base.src(0);
   if (base.op() != Op::PLACEHOLDER || base.arg_as<BufferArg>().space != AddrSpace::LOCAL)
-    fail("LOAD", "a transposing read is of a LOCAL buffer (LDS)");
-  return make(Op::LOAD, d, {*this}, std::string(kTransposeRead16));
+    fail("LOAD", what + " reads a LOCAL buffer (shared memory, LDS)");
+  return make(Op::LOAD, d, {*this}, std::string(arg));
 }
 
-bool is_transposed_read(const UOp& u) {
-  return u.op() == Op::LOAD && std::holds_alternative<std::string>(u.arg()) && std::get<std::string>(u.arg()) == kTransposeRead16;
+namespace {
+
+bool load_with_arg(const UOp& u, const char* arg) {
+  return u.op() == Op::LOAD && std::holds_alternative<std::string>(u.arg()) && std::get<std::string>(u.arg()) == arg;
 }
+
+}  // namespace
+
+bool is_transposed_read(const UOp& u) { return load_with_arg(u, kTransposeRead16); }
+bool is_transposed_matrix_read(const UOp& u) { return load_with_arg(u, kMatrixReadTransposed16); }
+bool is_matrix_read(const UOp& u) { return load_with_arg(u, kMatrixRead16) || is_transposed_matrix_read(u); }
+bool is_cross_lane_read(const UOp& u) { return is_transposed_read(u) || is_matrix_read(u); }
 
 UOp UOp::store(const UOp& value) const {
   if (op() != Op::INDEX)

@@ -237,18 +237,22 @@ class Checker {
     if (u.src().size() > 3) return report("has " + std::to_string(u.src().size()) + " sources; a load has an index, a mask and a fill");
     if (u.src().size() == 3 && !(u.src(1).dtype() == dtypes::bool_)) report("mask " + expr_string(u.src(1)) + " is not a bool");
     if (u.src().size() > 1 && !(u.src().back().dtype() == u.dtype())) report("fill value's dtype differs from the load's");
-    if (!std::holds_alternative<std::monostate>(u.arg())) check_transposed_read(u);
+    if (!std::holds_alternative<std::monostate>(u.arg())) check_cross_lane_read(u);
   }
 
-  // The only arg a LOAD takes: a transposing LDS read (UOp::load_transposed), unmasked, of 4
-  // lanes of a 2-byte type from a LOCAL buffer.
-  void check_transposed_read(const UOp& u) {
-    if (!is_transposed_read(u)) return report("has an arg (" + arg_to_string(u.arg()) + "); the only one a load takes is " + kTransposeRead16);
-    if (u.src().size() != 1) report("a transposing read is not masked");
-    if (u.dtype().lanes != 4 || u.dtype().element().itemsize() != 2)
-      report("a transposing read takes 4 lanes of a 2-byte type, not " + u.dtype().name());
+  // The only args a LOAD takes: a cross-lane read of shared memory (UOp::load_transposed, 4
+  // lanes, or UOp::load_matrix, 8 lanes, of a 2-byte type), unmasked, from a LOCAL buffer.
+  void check_cross_lane_read(const UOp& u) {
+    if (!is_cross_lane_read(u))
+      return report("has an arg (" + arg_to_string(u.arg()) + "); the only ones a load takes are " + kTransposeRead16 + ", " + kMatrixRead16 +
+                    " and " + kMatrixReadTransposed16);
+    const std::string what = is_transposed_read(u) ? "a transposing read" : "ldmatrix";
+    const int lanes = is_transposed_read(u) ? 4 : 8;
+    if (u.src().size() != 1) report(what + " is not masked");
+    if (u.dtype().lanes != lanes || u.dtype().element().itemsize() != 2)
+      report(what + " takes " + std::to_string(lanes) + " lanes of a 2-byte type, not " + u.dtype().name());
     const auto buf = base_buffer(u.src(0));
-    if (!buf || buf->space != AddrSpace::LOCAL) report("a transposing read is of a LOCAL buffer");
+    if (!buf || buf->space != AddrSpace::LOCAL) report(what + " reads a LOCAL buffer");
   }
 
   void check_when(const UOp& u) {

@@ -191,7 +191,47 @@ UOp read_transposed(const Workgroup& wg, const st& src, const UOp& stage, const 
   return reads.size() == 1 ? reads[0] : vectorize(lanes);
 }
 
+// A lane's 8 registers of sub-tile (i, j) as one ldmatrix.x4 of `read` (matrix_read_layout):
+// lane t names the 16 bytes its register 0 .. 7 give in `read`.
+UOp read_matrix(const Workgroup& wg, const st& src, const UOp& stage, const Layout& read, bool transposed, int64_t i, int64_t j,
+                const UOp& block) {
+  const LayoutInputs at{{"register", constant(Wide(0))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
+                        {"sub_col", constant(Wide(j))}, {"block", block}};
+  const UOp granule = layout_granule(read, at, "register", "offset", 8);
+  return src.buffer[stage * src.size() + granule * 8].vec(8).load_matrix(transposed);
+}
+
 }  // namespace
+
+// ldmatrix.x4 as a layout (UOp::load_matrix): lane t names row t%8 of matrix t/8, 8 values;
+// value e of that row lands, as stored, in lane 4(t%8) + e/2 as register 2(t/8) + e%2, and
+// transposed, in lane 4e + (t%8)/2 as register 2(t/8) + t%2. So the read's own layout,
+// ("register" e, "lane" t, ...) -> "offset", is `to_offset` after the bit map
+//   as stored:  register bit 0 -> register bit 0   register bits 1,2 -> lane bits 0,1
+//               lane bits 0-2  -> lane bits 2-4
+//   transposed: register bits 0-2 -> lane bits 2-4 lane bit 0 -> register bit 0
+//               lane bits 1,2  -> lane bits 0,1
+//   both:       lane bits 3,4  -> register bits 1,2, every other dimension -> itself
+// and the read fits where that layout moves register bits 0-2 to 8 aligned consecutive offsets
+// (one 16-byte row per lane). It needs exactly 8 registers and 32 lanes.
+std::optional<Layout> matrix_read_layout(const Layout& to_offset, bool transposed) {
+  std::vector<Layout::Coords> images;
+  for (const LayoutDim& d : to_offset.in_dims()) {
+    const bool reg = d.name == "register", lane = d.name == "lane";
+    if ((reg && d.bits != 3) || (lane && d.bits != 5)) return std::nullopt;
+    for (int b = 0; b < d.bits; ++b) {
+      if (reg && !transposed) images.push_back(b == 0 ? Layout::Coords{{"register", 1}} : Layout::Coords{{"lane", int64_t{1} << (b - 1)}});
+      else if (reg) images.push_back({{"lane", int64_t{4} << b}});
+      else if (lane && b < 3 && !transposed) images.push_back({{"lane", int64_t{4} << b}});
+      else if (lane && b < 3) images.push_back(b == 0 ? Layout::Coords{{"register", 1}} : Layout::Coords{{"lane", int64_t{1} << (b - 1)}});
+      else if (lane) images.push_back({{"register", int64_t{2} << (b - 3)}});
+      else images.push_back({{d.name, int64_t{1} << b}});
+    }
+  }
+  const Layout read = Layout(to_offset.in_dims(), to_offset.in_dims(), images).then(to_offset);
+  if (aligned_vector_width(read, "register", "offset", 8) != 8) return std::nullopt;
+  return read;
+}
 
 UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block) {
   const int64_t registers = int64_t{1} << to_offset.in_dims().at(0).bits;
@@ -199,6 +239,12 @@ UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, cons
   // Fewer than 4 values a read where gfx950's transposing read fits: that read instead.
   if (wg.arch() == "gfx950" && src.dtype.itemsize() == 2 && width < 4 && registers % 4 == 0)
     if (const std::optional<Layout> read = transposed_read_layout(to_offset)) return read_transposed(wg, src, stage, *read, registers, i, j, block);
+  // On NVIDIA, a 2-byte operand of 8 registers narrower than one 16-byte read: one ldmatrix.x4,
+  // as stored where the layouts fit it, else transposed.
+  if (is_nvidia(wg.arch()) && src.dtype.itemsize() == 2 && width < 8)
+    for (const bool transposed : {false, true})
+      if (const std::optional<Layout> read = matrix_read_layout(to_offset, transposed))
+        return read_matrix(wg, src, stage, *read, transposed, i, j, block);
   std::vector<UOp> reads, lanes;
   for (int64_t r = 0; r < registers; r += width) {
     const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},

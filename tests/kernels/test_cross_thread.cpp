@@ -298,7 +298,7 @@ TEST_CASE("a transposing LDS read takes 4 lanes of a 2-byte type from a LOCAL bu
   UOp lds = alloc_shared({256}, dtypes::uint16), wide = alloc_shared({256}, dtypes::float32), g = placeholder({256}, dtypes::uint16, 0);
   CHECK_THROWS_WITH_AS(lds[constant(Wide(0))].vec(8).load_transposed(), doctest::Contains("4 lanes of a 2-byte type, not"), Error);
   CHECK_THROWS_WITH_AS(wide[constant(Wide(0))].vec(4).load_transposed(), doctest::Contains("4 lanes of a 2-byte type, not"), Error);
-  CHECK_THROWS_WITH_AS(g[constant(Wide(0))].vec(4).load_transposed(), doctest::Contains("is of a LOCAL buffer"), Error);
+  CHECK_THROWS_WITH_AS(g[constant(Wide(0))].vec(4).load_transposed(), doctest::Contains("reads a LOCAL buffer"), Error);
   // Inside when() a masked lane would still feed its group: an error, as for the lane operations.
   UOp l = range(64, 0, AxisType::LOCAL);
   UOp read = lds[l * 4].vec(4).load_transposed();
@@ -306,7 +306,33 @@ TEST_CASE("a transposing LDS read takes 4 lanes of a 2-byte type from a LOCAL bu
   CHECK_THROWS_WITH_AS(lower::lower(guarded), doctest::Contains("a transposing LDS read needs every lane of its 16-lane group"), Error);
   // The verifier checks the same of a node built by hand.
   const UOp raw = UOp::make(Op::LOAD, dtypes::uint16.vec(4), {g[constant(Wide(0))].vec(4)}, std::string(kTransposeRead16));
-  CHECK_THROWS_WITH_AS(verify(raw), doctest::Contains("a transposing read is of a LOCAL buffer"), Error);
+  CHECK_THROWS_WITH_AS(verify(raw), doctest::Contains("a transposing read reads a LOCAL buffer"), Error);
   const UOp other = UOp::make(Op::LOAD, dtypes::uint16.vec(4), {lds[constant(Wide(0))].vec(4)}, std::string("sideways"));
-  CHECK_THROWS_WITH_AS(verify(other), doctest::Contains("the only one a load takes is transpose_b16"), Error);
+  CHECK_THROWS_WITH_AS(verify(other), doctest::Contains("the only ones a load takes are transpose_b16, ldmatrix_b16 and ldmatrix_trans_b16"), Error);
+}
+
+TEST_CASE("ldmatrix takes rows of 8 lanes of a 2-byte type from a LOCAL buffer, by every lane, and is NVIDIA's") {
+  UOp lds = alloc_shared({256}, dtypes::bfloat16), wide = alloc_shared({256}, dtypes::float32), g = placeholder({256}, dtypes::bfloat16, 0);
+  CHECK_THROWS_WITH_AS(lds[constant(Wide(0))].vec(4).load_matrix(false), doctest::Contains("ldmatrix takes 8 lanes of a 2-byte type, not"), Error);
+  CHECK_THROWS_WITH_AS(wide[constant(Wide(0))].vec(8).load_matrix(true), doctest::Contains("ldmatrix takes 8 lanes of a 2-byte type, not"), Error);
+  CHECK_THROWS_WITH_AS(g[constant(Wide(0))].vec(8).load_matrix(false), doctest::Contains("ldmatrix reads a LOCAL buffer"), Error);
+  // Inside when() a masked lane would still name a row for the others: an error.
+  UOp l = range(32, 0, AxisType::LOCAL);
+  for (bool transposed : {false, true}) {
+    CAPTURE(transposed);
+    UOp read = lds[l * 8].vec(8).load_matrix(transposed);
+    UOp guarded = sink({"when_ldmatrix"}, {when(l < 16, {g[l * 8].vec(8).store(read)}).end({l})});
+    CHECK_THROWS_WITH_AS(lower::lower(guarded), doctest::Contains("ldmatrix needs every lane of the warp"), Error);
+  }
+  // The verifier checks a node built by hand.
+  const UOp raw = UOp::make(Op::LOAD, dtypes::bfloat16.vec(8), {g[constant(Wide(0))].vec(8)}, std::string(kMatrixReadTransposed16));
+  CHECK_THROWS_WITH_AS(verify(raw), doctest::Contains("ldmatrix reads a LOCAL buffer"), Error);
+  const UOp narrow = UOp::make(Op::LOAD, dtypes::bfloat16.vec(4), {lds[constant(Wide(0))].vec(4)}, std::string(kMatrixRead16));
+  CHECK_THROWS_WITH_AS(verify(narrow), doctest::Contains("ldmatrix takes 8 lanes of a 2-byte type, not bfloat16.vec4"), Error);
+#ifdef WEFT_HAVE_LLVM
+  // No AMDGPU form: an error naming the load, not a plain read.
+  UOp fill = lds[l * 8].vec(8).store(g[l * 8].vec(8).load());
+  UOp kernel = sink({"ldmatrix_on_amd"}, {g[l * 8].vec(8).store(lds.after({barrier({fill})})[l * 8].vec(8).load_matrix(false)).end({l})});
+  CHECK_THROWS_WITH_AS(rt::inspect(kernel, "gfx950"), doctest::Contains("ldmatrix (a cross-lane shared-memory read) is NVIDIA's; AMDGPU has none"), Error);
+#endif
 }

@@ -95,8 +95,12 @@ TEST_CASE("CUDA: mma_gemm on the tile layer renders a two-stage cp.async pipelin
     CHECK(last_mma < war);
     CHECK(war < drain);
     CHECK(src.find("16u : 0u", loop) < commit);  // the prefetch is inside the loop, before its commit
-    // A is read as 4-byte pairs from the 64-byte-swizzled tile (an XOR in the index).
-    CHECK(occurrences(src, "weft_unsigned_short_2*>") > 0);
+    // Per warp and K step, A's 4 x 2 sub-tiles of 16 x 16 are 8 ldmatrix.x4 from the 64-byte
+    // swizzled tile, and B's 2 x 2 (K x N, k down its rows) 4 ldmatrix.x4.trans: no 2-byte or
+    // 4-byte shared reads.
+    CHECK(occurrences(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 8);
+    CHECK(occurrences(src, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 4);
+    CHECK(occurrences(src, "weft_unsigned_short_2*>") == 0);
   }
 }
 

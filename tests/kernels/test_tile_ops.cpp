@@ -7,9 +7,13 @@
 // the operations cannot take. Fresh random inputs (seed printed), outputs poisoned.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "kernel_harness.h"
+#include "occurrences.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/nvrtc.h"
 #include "weft/emulator/code_stats.h"
 #include "weft/runtime/inspect.h"
 #include "weft/kernels/fragments.h"
@@ -19,6 +23,7 @@
 using namespace weft;
 using namespace weft::tile;
 
+using weft::testing::occurrences;
 using weft::testing::random_bf16;
 
 namespace {
@@ -54,20 +59,22 @@ UOp product_kernel(const std::string& arch, Product p, bool via_global, int64_t 
   const gl out = global(0, M, N, dtypes::float32);
   const gl a = a_t ? global(1, K, M, dtypes::bfloat16) : global(1, M, K, dtypes::bfloat16);
   const gl b = b_t ? global(2, N, K, dtypes::bfloat16) : global(2, K, N, dtypes::bfloat16);
-  Workgroup wg(arch, {index((n + kBlock - 1) / kBlock), index((m + kBlock - 1) / kBlock)}, 2, 2);
+  Workgroup wg(arch, {index((n + kBlock - 1) / kBlock), index((m + kBlock - 1) / kBlock)}, 2, 2, is_nvidia(arch) ? 32 : 64);
   const UOp row0 = wg.block(1) * kBlock, col0 = wg.block(0) * kBlock;
   const UOp wave_row0 = row0 + wg.wave_row() * kWave, wave_col0 = col0 + wg.wave_col() * kWave;
   const Major a_major = a_t ? Major::col : Major::row, b_major = b_t ? Major::row : Major::col;
   const auto [ar, br] = [&]() -> std::pair<tile::rt, tile::rt> {
+    using enum MatrixOperand;
     if (via_global)
-      return {a_t ? load(wg, a, a_major, kK, kWave, zero_index(), wave_row0) : load(wg, a, a_major, kWave, kK, wave_row0, zero_index()),
-              b_t ? load(wg, b, b_major, kWave, kK, wave_col0, zero_index()) : load(wg, b, b_major, kK, kWave, zero_index(), wave_col0)};
+      return {a_t ? load(wg, a, a_major, kK, kWave, zero_index(), wave_row0, A) : load(wg, a, a_major, kWave, kK, wave_row0, zero_index(), A),
+              b_t ? load(wg, b, b_major, kWave, kK, wave_col0, zero_index(), B) : load(wg, b, b_major, kK, kWave, zero_index(), wave_col0, B)};
     const st as = a_t ? shared(kK, kBlock, dtypes::bfloat16, SharedSwizzle::st_16x32) : shared(kBlock, kK, dtypes::bfloat16, SharedSwizzle::st_16x32);
     const st bs = b_t ? shared(kBlock, kK, dtypes::bfloat16, SharedSwizzle::st_16x32) : shared(kK, kBlock, dtypes::bfloat16, SharedSwizzle::st_16x32);
     const UOp fills = group({a_t ? load(wg, as, zero_index(), a, zero_index(), row0) : load(wg, as, zero_index(), a, row0, zero_index()),
                              b_t ? load(wg, bs, zero_index(), b, col0, zero_index()) : load(wg, bs, zero_index(), b, zero_index(), col0)});
     const UOp ready = barrier({wait_counts({.vm = 0}, {fills})});
-    return {load(wg, as.after({ready}), zero_index(), a_major, kWave, wg.wave_row()), load(wg, bs.after({ready}), zero_index(), b_major, kWave, wg.wave_col())};
+    return {load(wg, as.after({ready}), zero_index(), a_major, kWave, wg.wave_row(), A),
+            load(wg, bs.after({ready}), zero_index(), b_major, kWave, wg.wave_col(), B)};
   }();
   const acc c0 = zero(accumulator(wg, kWave, kWave), wg);
   acc c = c0;
@@ -84,7 +91,7 @@ UOp product_kernel(const std::string& arch, Product p, bool via_global, int64_t 
 // zeros, so it must match bit for bit.
 void check_product(Product p, bool via_global, int64_t m, int64_t n, int64_t k, bool identity = false) {
   const bool a_t = a_transposed(p), b_t = b_transposed(p);
-  for (const std::string& target : weft::testing::emulators()) {
+  for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     CAPTURE(product_name(p));
     CAPTURE(via_global);
@@ -255,12 +262,14 @@ UOp chosen_group_kernel(const std::string& arch) {
 
 }  // namespace
 
-TEST_CASE("tile ops: mma_AB from shared tiles") { check_all_shapes(Product::AB, false); }
-TEST_CASE("tile ops: mma_ABt from shared tiles") { check_all_shapes(Product::ABt, false); }
-TEST_CASE("tile ops: mma_AtB from shared tiles") { check_all_shapes(Product::AtB, false); }
-TEST_CASE("tile ops: mma_AtBt from shared tiles") { check_all_shapes(Product::AtBt, false); }
-TEST_CASE("tile ops: mma_AB with register tiles loaded from global memory") { check_all_shapes(Product::AB, true); }
-TEST_CASE("tile ops: mma_AtBt with register tiles loaded from global memory") { check_all_shapes(Product::AtBt, true); }
+// On NVIDIA the shared-tile operands are read with ldmatrix: as stored where k runs along the
+// tile's rows (A of AB, B of ABt), transposed where it runs down its columns.
+WEFT_DEVICE_TEST_CASE("tile ops: mma_AB from shared tiles") { check_all_shapes(Product::AB, false); }
+WEFT_DEVICE_TEST_CASE("tile ops: mma_ABt from shared tiles") { check_all_shapes(Product::ABt, false); }
+WEFT_DEVICE_TEST_CASE("tile ops: mma_AtB from shared tiles") { check_all_shapes(Product::AtB, false); }
+WEFT_DEVICE_TEST_CASE("tile ops: mma_AtBt from shared tiles") { check_all_shapes(Product::AtBt, false); }
+WEFT_DEVICE_TEST_CASE("tile ops: mma_AB with register tiles loaded from global memory") { check_all_shapes(Product::AB, true); }
+WEFT_DEVICE_TEST_CASE("tile ops: mma_AtBt with register tiles loaded from global memory") { check_all_shapes(Product::AtBt, true); }
 
 TEST_CASE("tile ops: col_max and col_sum and column broadcasts on 2 waves of 32 x 64") { check_col_stats(2, 32, 64); }
 TEST_CASE("tile ops: col_max and col_sum and column broadcasts on 1 wave of 16 x 32") { check_col_stats(1, 16, 32); }
@@ -369,6 +378,92 @@ TEST_CASE("tile ops: on gfx942 a col-major operand stays one 2-byte LDS read per
   }
 }
 #endif
+
+namespace {
+
+// Where ldmatrix.x4 puts value v of lane L, as PTX defines it: (the lane t that names the row,
+// the element e of that row). As stored, lane L holds elements 2(L%4), +1 of row L/4 of matrix
+// v/2; transposed, element L/4 of rows 2(L%4), +1.
+std::pair<int64_t, int64_t> ldmatrix_source(int64_t lane, int64_t v, bool transposed) {
+  const int64_t m = v / 2, j = v % 2;
+  if (transposed) return {8 * m + 2 * (lane % 4) + j, lane / 4};
+  return {8 * m + lane / 4, 2 * (lane % 4) + j};
+}
+
+// Every value of every lane that ldmatrix delivers through `read` is the element `to_offset`
+// asks for.
+void check_ldmatrix_delivers(const Layout& to_offset, const Layout& read, bool transposed) {
+  int bad = 0;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t v = 0; v < 8; ++v) {
+      const auto [t, e] = ldmatrix_source(lane, v, transposed);
+      const int64_t got = read.apply({{"register", e}, {"lane", t}}).at("offset");
+      const int64_t want = to_offset.apply({{"register", v}, {"lane", lane}}).at("offset");
+      if (got != want && bad++ < 5) FAIL_CHECK("lane " << lane << " value " << v << ": offset " << got << ", want " << want);
+    }
+  CHECK(bad == 0);
+}
+
+// An mma.sync operand sub-tile (16 x 16 of bf16) of a shared tile, to its offsets: `major` as
+// load(rt, st) takes it, the sub-tile at the tile's origin.
+Layout operand_offsets(const Workgroup& wg, MatrixOperand which, Major major, const st& tile) {
+  const Layout natural = operand_layout(wg, dtypes::bfloat16, which);
+  const Major natural_major = which == MatrixOperand::A ? Major::row : Major::col;
+  const Layout sub = major == natural_major ? natural : transposed(natural);
+  const int row_bits = std::countr_zero(static_cast<uint64_t>(tile.rows)) - 4, col_bits = std::countr_zero(static_cast<uint64_t>(tile.cols)) - 4;
+  return (sub * Layout::identity("rest_row", "row", row_bits) * Layout::identity("rest_col", "col", col_bits)).then(tile.layout);
+}
+
+}  // namespace
+
+TEST_CASE("tile ops: ldmatrix's layout delivers what the mma.sync operands ask for, as stored or transposed") {
+  // As load(rt, st) reads on NVIDIA: k along a row-major tile's columns is read as stored, k
+  // down its rows transposed; both operands, unswizzled and swizzled tiles.
+  Workgroup wg("sm_90", {index(1)}, 1, 1, 32);
+  for (SharedSwizzle swizzle : {SharedSwizzle::unswizzled, SharedSwizzle::swizzle_64b, SharedSwizzle::st_16x32})
+    for (MatrixOperand which : {MatrixOperand::A, MatrixOperand::B})
+      for (Major major : {Major::row, Major::col}) {
+        CAPTURE(swizzle_name(swizzle));
+        CAPTURE(which == MatrixOperand::A ? "A" : "B");
+        CAPTURE(major == Major::row ? "row" : "col");
+        const st tile = shared(64, 64, dtypes::bfloat16, swizzle);
+        const Layout to_offset = operand_offsets(wg, which, major, tile);
+        // A row-major operand (k along the tile's rows) fits as stored, a col-major one only transposed.
+        const bool want_transposed = major == Major::col;
+        CHECK_FALSE(matrix_read_layout(to_offset, !want_transposed).has_value());
+        const std::optional<Layout> read = matrix_read_layout(to_offset, want_transposed);
+        REQUIRE(read.has_value());
+        check_ldmatrix_delivers(to_offset, *read, want_transposed);
+      }
+  // Neither fits a tile whose rows and columns interleave bit by bit (no 8 consecutive elements
+  // along either), nor a layout of other than 8 registers and 32 lanes.
+  const Layout interleaved({{"row", 4}, {"col", 4}}, {{"offset", 8}},
+                           {{{"offset", 1}}, {{"offset", 4}}, {{"offset", 16}}, {{"offset", 64}}, {{"offset", 2}}, {{"offset", 8}}, {{"offset", 32}}, {{"offset", 128}}});
+  const Layout a = operand_layout(wg, dtypes::bfloat16, MatrixOperand::A).then(interleaved);
+  CHECK_FALSE(matrix_read_layout(a, false).has_value());
+  CHECK_FALSE(matrix_read_layout(a, true).has_value());
+  Workgroup cdna("gfx950", {index(1)}, 1, 1);
+  const Layout mfma = operand_layout(cdna, dtypes::bfloat16, MatrixOperand::A);
+  CHECK_FALSE(matrix_read_layout((mfma * Layout::identity("rest", "col", 1)).then(shared(16, 64, dtypes::bfloat16, SharedSwizzle::unswizzled).layout), false).has_value());
+}
+
+TEST_CASE("tile ops: on NVIDIA the four products read their shared operands with one ldmatrix per sub-tile and compile") {
+  // Per warp: A and B are 32 x 64 operands, 2 x 4 sub-tiles of 16 x 16 each, 8 ldmatrix.x4 an
+  // operand: as stored where k runs along the tile's rows, transposed where it runs down them;
+  // no 2-byte shared read left.
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  for (Product p : {Product::AB, Product::ABt, Product::AtB, Product::AtBt}) {
+    CAPTURE(product_name(p));
+    const auto lowered = lower::lower(product_kernel("sm_90", p, false, 64, 64, 64), options);
+    const std::string src = cuda::render_cuda(lowered, 90);
+    const size_t transposed = (a_transposed(p) ? 1 : 0) + (b_transposed(p) ? 0 : 1);
+    CHECK(occurrences(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 8 * (2 - transposed));
+    CHECK(occurrences(src, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 8 * transposed);
+    CHECK(occurrences(src, "mma.sync.aligned.m16n8k16") == 32);
+    if (rt::nvrtc_available()) CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+  }
+}
 
 TEST_CASE("tile ops: shapes and orientations the operations cannot take are errors naming the operation") {
   Workgroup wg("gfx950", {index(1)}, 2, 2);

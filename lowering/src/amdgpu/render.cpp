@@ -259,6 +259,7 @@ class Renderer {
       case Op::INDEX: return address(u);
       case Op::LOAD: {
         if (is_transposed_read(u)) return transposed_read(u);
+        if (is_matrix_read(u)) unsupported(u, "ldmatrix (a cross-lane shared-memory read) is NVIDIA's; AMDGPU has none");
         const UOp& idx = u.src(0);
         llvm::Value* v = b_.CreateAlignedLoad(type(u.dtype()), get(idx), alignment(idx));
         llvm::Value* fill = u.src().size() > 1 ? get(u.src(1)) : llvm::Constant::getNullValue(v->getType());

@@ -294,7 +294,7 @@ class Renderer {
         if (u.src().size() > 2) i = "(" + ref(u.src(2)) + " ? " + i + " : 0)";
         return buffer(u.src(0)) + " + " + i;
       }
-      case Op::LOAD: return load(u);
+      case Op::LOAD: return is_matrix_read(u) ? matrix_read(u, o) : load(u);
       case Op::VECTORIZE: {
         std::string s = type(d) + "{{";
         for (size_t i = 0; i < u.src().size(); ++i) s += (i ? ", " : "") + ref(u.src(i));
@@ -351,6 +351,24 @@ class Renderer {
     }
     if (idx.src().size() > 2) return ref(idx.src(2)) + " ? " + v + " : " + (u.src().size() > 1 ? ref(u.src(1)) : zero_of(d));
     return v;
+  }
+
+  // ldmatrix.x4 (UOp::load_matrix): four 32-bit registers, each two of the lane's 2-byte values,
+  // low half first. Volatile with a memory clobber: the read must stay between the barriers
+  // that publish and recycle the shared tile, which the compiler sees only as memory effects.
+  std::string matrix_read(const UOp& u, std::ostringstream& o) {
+    const std::string n = "lm" + std::to_string(next_++);
+    o << indent_ << type(u.dtype()) << " " << n << ";\n"
+      << indent_ << "{\n"
+      << indent_ << "  unsigned w0, w1, w2, w3;\n"
+      << indent_ << "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4" << (is_transposed_matrix_read(u) ? ".trans" : "")
+      << ".shared.b16 {%0, %1, %2, %3}, [%4];\"\n"
+      << indent_ << "      : \"=r\"(w0), \"=r\"(w1), \"=r\"(w2), \"=r\"(w3) : \"r\"(" << shared_address(u.src(0)) << ") : \"memory\");\n";
+    for (int w = 0; w < 4; ++w)
+      o << indent_ << "  " << n << ".v[" << 2 * w << "] = (unsigned short)w" << w << "; " << n << ".v[" << 2 * w + 1 << "] = (unsigned short)(w"
+        << w << " >> 16);\n";
+    o << indent_ << "}\n";
+    return n;
   }
 
   // A zero of dtype `d` for a masked load's fill: `T{}`, except for a type of several words

@@ -135,9 +135,10 @@ class Guard {
       }
       case Op::ATOMIC: return "memory (" + expr_string(n, 40) + ")";  // each lane's own old value
       case Op::LOAD:
-        // A thread's own registers; a transposing read hands each lane other elements.
+        // A thread's own registers; a cross-lane read hands each lane other lanes' elements.
         if (in_registers(n.src(0))) return "registers (" + expr_string(n, 40) + ")";
         if (is_transposed_read(n)) return "a transposing read (" + expr_string(n, 40) + ")";
+        if (is_matrix_read(n)) return "ldmatrix (" + expr_string(n, 40) + ")";
         return std::nullopt;
       case Op::SHUFFLE: case Op::BROADCAST: case Op::VOTE: case Op::REDUCE: case Op::WMMA: case Op::CUSTOMI:
         return std::string(op_name(n.op())) + " " + expr_string(n, 40);
@@ -172,6 +173,7 @@ class Guard {
       case Op::ATOMIC: {
         // A masked lane would still feed the others of its 16-lane group their values.
         if (is_transposed_read(v)) outside(v, "a transposing LDS read needs every lane of its 16-lane group");
+        if (is_matrix_read(v)) outside(v, "ldmatrix needs every lane of the warp (each names a row of the others' values)");
         std::vector<UOp> src = v.src();
         // A register read is harmless where `cond` fails and feeds only guarded effects; masking
         // its index would make it dynamic and move a register array (a wgmma accumulator, say)

@@ -113,11 +113,25 @@ struct LaneArg {  // SHUFFLE, VOTE
   bool operator==(const LaneArg&) const = default;
 };
 
-// The arg of a LOAD that is a transposing LDS read (UOp::load_transposed): 16-bit elements,
-// 4 a lane, transposed within each group of 16 lanes.
+// The args of the LOADs where a lane's values come from other lanes' addresses (cross-lane
+// reads of shared memory); a plain LOAD has none.
+// - kTransposeRead16: gfx950's transposing LDS read (UOp::load_transposed): 16-bit elements,
+//   4 a lane, transposed within each group of 16 lanes.
+// - kMatrixRead16 / kMatrixReadTransposed16: NVIDIA's ldmatrix.x4 (UOp::load_matrix): four 8x8
+//   matrices of 16-bit elements, each lane naming one 16-byte row, 8 values a lane, as stored or
+//   transposed.
 inline constexpr const char* kTransposeRead16 = "transpose_b16";
-// True for such a LOAD.
+inline constexpr const char* kMatrixRead16 = "ldmatrix_b16";
+inline constexpr const char* kMatrixReadTransposed16 = "ldmatrix_trans_b16";
+// True for a LOAD with kTransposeRead16.
 bool is_transposed_read(const UOp& u);
+// True for a LOAD with kMatrixRead16 or kMatrixReadTransposed16; transposed_matrix_read for the
+// second alone.
+bool is_matrix_read(const UOp& u);
+bool is_transposed_matrix_read(const UOp& u);
+// True for any of the three: a LOAD whose result depends on other lanes' addresses, so every
+// lane of the group must execute it.
+bool is_cross_lane_read(const UOp& u);
 
 // How a wgmma operand tile lies in shared memory: the fields of its matrix descriptor other than
 // the start address, which the renderer takes from the operand's INDEX (PTX ISA, "Matrix
@@ -239,6 +253,14 @@ class UOp {
   // where the layouts say it fits. Not a per-lane load: a lane's result depends on its group's
   // addresses, so every lane of the wave must execute it.
   UOp load_transposed() const;
+  // NVIDIA's ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: this INDEX, an 8-lane vector of a
+  // 2-byte type (one 16-byte row) into a LOCAL buffer, read by every lane of the warp at its own
+  // address. Lane t names row t % 8 of matrix t / 8; lane L gets, as its values 2m and 2m + 1,
+  //   as stored:   elements 2(L%4) and 2(L%4) + 1 of row L/4 of matrix m,
+  //   transposed:  element L/4 of rows 2(L%4) and 2(L%4) + 1 of matrix m.
+  // A LOAD whose arg is kMatrixRead16 or kMatrixReadTransposed16. Only CUDA renders it; the tile
+  // layer emits it where the layouts say it fits. Like load_transposed, not a per-lane load.
+  UOp load_matrix(bool transposed) const;
   // This INDEX widened to `lanes` consecutive elements along the buffer's last axis, loaded or
   // stored as one vector access. The caller promises alignment: the flat index is a multiple of
   // `lanes` (write it as `granule * lanes`, as the tile layer does from a layout, and the
@@ -277,6 +299,7 @@ class UOp {
 
  private:
   explicit UOp(const Node* n) : n_(n) {}
+  UOp cross_lane_read(int lanes, const char* arg, const std::string& what) const;
   static UOp intern(Op op, DType dtype, std::span<const UOp> src, Arg&& arg);
   static UOp to_index(const UOp& u) { return u; }
   static UOp to_index(int64_t v);

@@ -266,10 +266,19 @@ Layout transposed(const Layout& l);
 // Sub-tile (i, j) of a register tile read from stage `stage` of `src`, one vector per lane:
 // `to_offset` maps ("register", "lane", "sub_row", "sub_col", "block") to the tile's "offset";
 // each lane's registers are read in aligned pieces as wide as the layout allows (16 bytes at
-// most), or on gfx950, where those are narrower than 4 two-byte values and the layout fits it,
-// with ds_read_b64_tr_b16 (4 values a lane, transposed across each 16-lane group; docs/tiles.md
-// says when it fits). The shared body of load(rt, st) and load_kn.
+// most), or, where those are narrower and the layouts fit it (docs/tiles.md says when):
+// - on gfx950, 4 two-byte values at a time with ds_read_b64_tr_b16 (transposed across each
+//   16-lane group);
+// - on NVIDIA, all 8 two-byte values of an mma.sync operand with one ldmatrix.x4, as stored or
+//   transposed (matrix_read_layout).
+// The shared body of load(rt, st) and load_kn.
 UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block);
+
+// The layout one ldmatrix.x4 (as stored, or with .trans) reads with, where it delivers the
+// registers `to_offset` (("register", "lane", ...) -> "offset", 8 registers and 32 lanes) asks
+// for: ("register" e, "lane" t, ...) -> the offset of value e of the 16-byte row lane t names.
+// nullopt where the read does not fit (a row would not be 8 aligned consecutive elements).
+std::optional<Layout> matrix_read_layout(const Layout& to_offset, bool transposed);
 
 // A wave's register tile from stage `stage` of `src`: rows [block*rows, (block+1)*rows) and
 // every column, in the layout of `operand` (A: rows are M, cols k; B: rows are N, cols k, the
@@ -283,10 +292,11 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, MatrixOperand oper
 // - Major::col: src is K x (M or N); columns [block*extent, (block+1)*extent) and every row, a
 //   src.rows x extent col-major tile (B of A * B, A of A^T * B).
 // Each lane reads its registers in aligned pieces as wide as the layouts allow: a row-major tile
-// of a K-contiguous src is one 16-byte (gfx950) or 8-byte (gfx942) read per sub-tile; a
-// col-major tile keeps a lane's k values a row of src apart: on gfx950 (2-byte elements) one
-// ds_read_b64_tr_b16, the LDS read that transposes across 16 lanes, per 4 values where the
-// layouts allow it (read_operand_part), elsewhere each value its own 2-byte read. `block` is
+// of a K-contiguous src is one 16-byte (gfx950) or 8-byte (gfx942) read per sub-tile, one
+// ldmatrix.x4 on NVIDIA; a col-major tile keeps a lane's k values a row of src apart: on gfx950
+// (2-byte elements) one ds_read_b64_tr_b16, the LDS read that transposes across 16 lanes, per 4
+// values, on NVIDIA one ldmatrix.x4.trans per sub-tile, where the layouts allow it
+// (read_operand_part), elsewhere each value its own 2-byte read. `block` is
 // wave-uniform. Throws weft::Error for an extent
 // that is not whole 16-wide operand sub-tiles of src, or a k extent that is not whole k steps.
 // `operand` says which operand the tile feeds: on CDNA the registers are the same for A and B
