@@ -99,11 +99,16 @@ UOp flash_attention(std::string_view arch, const FlashAttentionSpec& spec) {
           const rv new_sum = map(map(old_sum, rescale, [](const UOp& a, const UOp& b) { return a * b; }), row_sum(wg, probs),
                                  [](const UOp& a, const UOp& b) { return a + b; });
           // O = O * rescale + P V: P leaves the MMA in the C layout and feeds the next as an A
-          // operand, so it goes through shared memory (as bf16); V (keys x d) is read as the
-          // col-major B operand.
-          const UOp p_stored = store(wg, p_smem, index0, probs, wg.wave_row() * wr, index0);
-          body.push_back(p_stored);
-          const tile::rt p_tile = load(wg, p_smem.after({p_stored}), index0, MatrixOperand::A, wr, wg.wave_row());
+          // operand (as bf16): straight from its registers where the C layout is the A layout
+          // (NVIDIA's mma.sync), else through shared memory (CDNA's MFMA). V (keys x d) is read
+          // as the col-major B operand.
+          const auto p_operand = [&] {
+            if (accumulator_feeds_operand(wg, bf16, MatrixOperand::A)) return as_operand(wg, probs, bf16, MatrixOperand::A);
+            const UOp p_stored = store(wg, p_smem, index0, probs, wg.wave_row() * wr, index0);
+            body.push_back(p_stored);
+            return load(wg, p_smem.after({p_stored}), index0, MatrixOperand::A, wr, wg.wave_row());
+          };
+          const tile::rt p_tile = p_operand();
           const tile::rt values = load(wg, v_smem.after(ready), p.stage, Major::col, d, index0, MatrixOperand::B);
           const acc o_new = kept(mma_AB(wg, kept(mul_row(o_state.after({p.step}), rescale)), p_tile, values, {}));
           body.insert(body.end(), {assign(o_state, o_new), assign(max_state, new_max), assign(sum_state, new_sum)});

@@ -311,6 +311,73 @@ rt load(const Workgroup& wg, const gl& src, Major major, int64_t rows, int64_t c
   return make_rt(in_grid_order(major, mn / 16, k_extent / shape.k, part), major, mn, k_extent, shape.k, sub);
 }
 
+namespace {
+
+// Where operand register r of a lane lies in an accumulator: sub-tile `tile` of the operand's k
+// sub-tiles (counting along k), register `element` there, in the same lane.
+struct AccumulatorRegister {
+  int64_t tile = 0, element = 0;
+};
+
+// The accumulator registers that hold an operand sub-tile of `input`, where the C layout of k/16
+// sub-tiles side by side (A: along the columns; B: down the rows) gives every lane exactly the
+// values the operand layout asks of it, each operand register one accumulator register whatever
+// the lane. nullopt where it does not (another lane holds some value, or the register depends on
+// the lane).
+std::optional<std::vector<AccumulatorRegister>> operand_in_accumulator(const Workgroup& wg, const Layout& c_layout, DType input, MatrixOperand which) {
+  const WmmaArg shape = mma_shape(wg, input);
+  const Layout natural = operand_layout(wg, input, which);
+  if (shape.k % 16 || natural.in_dims().size() != 2) return std::nullopt;
+  const Layout stacked = c_layout * Layout::identity("tile", which == MatrixOperand::A ? "col" : "row", log2_exact(shape.k / 16, "k sub-tiles"));
+  if (!(stacked.out_dims() == natural.out_dims()) || !stacked.bijective()) return std::nullopt;
+  const Layout to_acc = natural.then(stacked.invert());  // (register, lane) -> (register, lane, tile)
+  const int lane_bits = natural.in_dims().at(1).bits;
+  for (int b = 0; b < lane_bits; ++b) {
+    const Layout::Coords at = to_acc.apply({{"register", 0}, {"lane", int64_t{1} << b}});
+    if (at.at("lane") != int64_t{1} << b || at.at("register") != 0 || at.at("tile") != 0) return std::nullopt;
+  }
+  std::vector<AccumulatorRegister> out;
+  for (int64_t r = 0; r < int64_t{1} << natural.in_dims().at(0).bits; ++r) {
+    const Layout::Coords at = to_acc.apply({{"register", r}, {"lane", 0}});
+    if (at.at("lane") != 0) return std::nullopt;
+    out.push_back({at.at("tile"), at.at("register")});
+  }
+  return out;
+}
+
+}  // namespace
+
+bool accumulator_feeds_operand(const Workgroup& wg, DType input, MatrixOperand which) {
+  const Layout c_layout = operand_layout(wg, dtypes::bfloat16, MatrixOperand::C);  // accumulator()'s
+  return which != MatrixOperand::C && operand_in_accumulator(wg, c_layout, input, which).has_value();
+}
+
+rt as_operand(const Workgroup& wg, const acc& c, DType input, MatrixOperand which) {
+  if (which == MatrixOperand::C) throw Error("as_operand: an accumulator is not a register operand of itself");
+  const std::optional<std::vector<AccumulatorRegister>> registers = operand_in_accumulator(wg, c.layout, input, which);
+  const char* name = which == MatrixOperand::A ? "A" : "B";
+  if (!registers)
+    throw Error(std::string("as_operand: on ") + wg.arch() + " the accumulator's C layout does not hold the " + name + " operand of " + input.name() +
+                " in the same lanes; store it to a shared tile and load(rt, st) it instead");
+  const int64_t k = mma_shape(wg, input).k, spans = k / 16;
+  const bool a = which == MatrixOperand::A;
+  const int64_t mn = a ? c.rows : c.cols, k_extent = a ? c.cols : c.rows;
+  if (k_extent % k)
+    throw Error(std::string("as_operand: a ") + shape_text(c.rows, c.cols) + " accumulator is not whole k steps of " + std::to_string(k) + " for the " +
+                name + " operand");
+  // A is M x K (row-major, the accumulator's rows are M); B is K x N (col-major, its columns N).
+  const auto part = [&](int64_t i, int64_t kk) {
+    std::vector<UOp> values;
+    for (const AccumulatorRegister& r : *registers) {
+      const int64_t k_tile = kk * spans + r.tile;
+      values.push_back((a ? c.element(i, k_tile, r.element) : c.element(k_tile, i, r.element)).load().cast(input));
+    }
+    return vectorize(values);
+  };
+  const Major major = a ? Major::row : Major::col;
+  return make_rt(in_grid_order(major, mn / 16, k_extent / k, part), major, mn, k_extent, k, operand_layout(wg, input, which));
+}
+
 acc mma_AB(const Workgroup& wg, const acc& c, const rt& a, const rt& b, const std::vector<UOp>& loops, int64_t priority, LoopEnd end) {
   return product(wg, c, a, Major::row, b, Major::col, loops, priority, end, "mma_AB");
 }

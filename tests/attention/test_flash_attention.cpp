@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/kernel_harness.h"
+#include "occurrences.h"
 #include "weft/attention/flash_attention.h"
 #include "weft/dsl/error.h"
 #include "weft/lowering/cuda_codegen.h"
@@ -15,6 +16,7 @@
 #include "weft/runtime/nvrtc.h"
 
 using namespace weft;
+using weft::testing::occurrences;
 
 namespace {
 
@@ -101,6 +103,12 @@ TEST_CASE("flash_attention: the NVIDIA kernel renders mma.sync over a cp.async p
       CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
       CHECK(src.find("cp.async.cg.shared.global") != std::string::npos);
       CHECK(src.find("cp.async.wait_group 1;") != std::string::npos);
+      // Per warp and key block: K's 64 x d as the N x K operand, 4 x d/16 ldmatrix.x4; V's 64 x d
+      // as the col-major B operand, d/16 x 4 ldmatrix.x4.trans (Q is read once, before the loop,
+      // 16 x d: d/16 more as stored). P stays in registers, so no ldmatrix reads it.
+      CHECK(occurrences(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == static_cast<size_t>(4 * d / 16 + d / 16));
+      CHECK(occurrences(src, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == static_cast<size_t>(4 * d / 16));
+      CHECK(occurrences(src, "mma.sync.aligned.m16n8k16") == static_cast<size_t>(2 * (4 * d / 16) + 2 * (d / 16 * 4)));
       CHECK(rt::nvrtc_compile(src, lowered.name, cuda::nvrtc_arch(lowered, 90)).size() > 0);
     }
 }

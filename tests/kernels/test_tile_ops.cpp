@@ -465,6 +465,103 @@ TEST_CASE("tile ops: on NVIDIA the four products read their shared operands with
   }
 }
 
+namespace {
+
+// D (16 x 16, fp32) = bf16(A B) E on one warp, A B (16 x 32) kept in registers as the A operand
+// of the second product (as_operand): A 16 x 32, B 32 x 32 (K x N), E 32 x 16 (K x N), all bf16
+// from global memory.
+UOp chained_product_kernel(const std::string& arch) {
+  const gl out = global(0, index(16), index(16), dtypes::float32), a = global(1, index(16), index(32), dtypes::bfloat16);
+  const gl b = global(2, index(32), index(32), dtypes::bfloat16), e = global(3, index(32), index(16), dtypes::bfloat16);
+  Workgroup wg(arch, {index(1)}, 1, 1, 32);
+  using enum MatrixOperand;
+  const acc first = mma_AB(wg, zero(accumulator(wg, 16, 32), wg), load(wg, a, Major::row, 16, 32, zero_index(), zero_index(), A),
+                           load(wg, b, Major::col, 32, 32, zero_index(), zero_index(), B), {});
+  const acc second = mma_AB(wg, zero(accumulator(wg, 16, 16), wg), as_operand(wg, first, dtypes::bfloat16, A),
+                            load(wg, e, Major::col, 32, 16, zero_index(), zero_index(), B), {});
+  return sink({"chained_product"}, {store(wg, out, second, zero_index(), zero_index())});
+}
+
+}  // namespace
+
+TEST_CASE("tile ops: where the C layout is the A layout (NVIDIA) an accumulator is the next product's A operand, from registers") {
+  Workgroup nvidia("sm_90", {index(1)}, 1, 1, 32), cdna("gfx950", {index(1)}, 1, 1);
+  CHECK(accumulator_feeds_operand(nvidia, dtypes::bfloat16, MatrixOperand::A));
+  CHECK_FALSE(accumulator_feeds_operand(nvidia, dtypes::bfloat16, MatrixOperand::B));  // B's lanes run along k
+  CHECK_FALSE(accumulator_feeds_operand(cdna, dtypes::bfloat16, MatrixOperand::A));
+  CHECK_FALSE(accumulator_feeds_operand(nvidia, dtypes::bfloat16, MatrixOperand::C));
+  // mma.sync's C register e of a 16x16 sub-tile is its A register e: the operand's registers
+  // are the accumulator's, in order, rounded.
+  const acc c = accumulator(nvidia, 32, 48);
+  const tile::rt p = as_operand(nvidia, c, dtypes::bfloat16, MatrixOperand::A);
+  CHECK((p.major == Major::row && p.rows == 32 && p.cols == 48 && p.k_step() == 16 && p.parts.size() == 6));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t kk = 0; kk < 3; ++kk)
+      for (int64_t r = 0; r < 8; ++r) CHECK(p.operand(i, kk).src(static_cast<size_t>(r)).same(c.element(i, kk, r).load().cast(dtypes::bfloat16)));
+  CHECK_THROWS_WITH_AS(as_operand(cdna, accumulator(cdna, 16, 32), dtypes::bfloat16, MatrixOperand::A),
+                       doctest::Contains("as_operand: on gfx950 the accumulator's C layout does not hold the A operand of bfloat16 in the same lanes"), Error);
+  CHECK_THROWS_WITH_AS(as_operand(nvidia, c, dtypes::bfloat16, MatrixOperand::B), doctest::Contains("does not hold the B operand"), Error);
+  CHECK_THROWS_WITH_AS(as_operand(nvidia, c, dtypes::bfloat16, MatrixOperand::C), doctest::Contains("not a register operand of itself"), Error);
+  // Rendered for sm_90 the chained product reads no shared memory and compiles.
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  const auto lowered = lower::lower(chained_product_kernel("sm_90"), options);
+  const std::string src = cuda::render_cuda(lowered, 90);
+  CHECK(occurrences(src, "mma.sync.aligned.m16n8k16") == 2 * 2 * 2 + 2 * 1 * 2);
+  CHECK(occurrences(src, "__shared__") == 0);
+  if (rt::nvrtc_available()) CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+}
+
+TEST_CASE("tile ops: an accumulator as the next product's A operand, on an NVIDIA GPU: exact where A B is, and against a host reference [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const auto compiled = rt::CompiledKernel::compile(*dev, chained_product_kernel(dev->arch()));
+  // A and B small integers: A B is an integer below 2^8 in magnitude, exact in fp32 and bf16, so
+  // the first product and its rounding are exact and the register map is checked bit for bit.
+  // E: [I; 0] selects A B's first 16 columns exactly, then random values within fp32 error.
+  const auto integers = [](size_t n, std::vector<double>& values) {
+    const std::vector<float> f = weft::testing::random_floats(n, -2.5f, 2.5f);
+    std::vector<uint16_t> bits(n);
+    values.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      values[i] = std::round(f[i]);
+      bits[i] = float_to_bf16(static_cast<float>(values[i]));
+    }
+    return bits;
+  };
+  std::vector<double> a, b;
+  const auto ab = integers(16 * 32, a), bb = integers(32 * 32, b);
+  for (const bool select : {true, false}) {
+    CAPTURE(select);
+    std::vector<double> e(32 * 16);
+    std::vector<uint16_t> eb = random_bf16(32 * 16, -1, 1, e);
+    if (select)
+      for (size_t i = 0; i < e.size(); ++i) {
+        e[i] = i / 16 == i % 16 ? 1.0 : 0.0;
+        eb[i] = float_to_bf16(static_cast<float>(e[i]));
+      }
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, 16 * 16), weft::testing::put(*dev, dtypes::bfloat16, ab, "A"),
+                                    weft::testing::put(*dev, dtypes::bfloat16, bb, "B"), weft::testing::put(*dev, dtypes::bfloat16, eb, "E")};
+    compiled.launch(*dev, args);
+    const auto got = weft::testing::get<float>(*dev, args[0]);
+    int bad = 0;
+    for (int64_t i = 0; i < 16; ++i)
+      for (int64_t j = 0; j < 16; ++j) {
+        double want = 0, magnitude = 0;
+        for (int64_t k = 0; k < 32; ++k) {
+          double p = 0;
+          for (int64_t q = 0; q < 32; ++q) p += a[at(i * 32 + q)] * b[at(q * 32 + k)];
+          want += p * e[at(k * 16 + j)];
+          magnitude += std::abs(p * e[at(k * 16 + j)]);
+        }
+        const double tol = select ? 0.0 : 32 * std::ldexp(1.0, -24) * magnitude;
+        if (!(std::abs(got[at(i * 16 + j)] - want) <= tol) && bad++ < 5)
+          FAIL_CHECK("D[" << i << "][" << j << "] = " << got[at(i * 16 + j)] << ", want " << want << " (tolerance " << tol << ")");
+      }
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("tile ops: shapes and orientations the operations cannot take are errors naming the operation") {
   Workgroup wg("gfx950", {index(1)}, 2, 2);
   const st nk = shared(64, 64, dtypes::bfloat16, SharedSwizzle::st_16x32);

@@ -313,6 +313,17 @@ rt load(const Workgroup& wg, const st& src, const UOp& stage, Major major, int64
 rt load(const Workgroup& wg, const gl& src, Major major, int64_t rows, int64_t cols, const UOp& row0, const UOp& col0,
         std::optional<MatrixOperand> operand = std::nullopt);
 
+// An accumulator's values as a register operand tile of `input`, without memory: each operand
+// register is one accumulator register of the same lane, rounded to `input` (as store(st, acc)
+// rounds). Where the C layout holds the operand (accumulator_feeds_operand): on NVIDIA, the C
+// of two m16n8 products side by side is the A operand of m16n8k16, so flash attention's P feeds
+// P V from the registers S = Q K^T left it in. A is the accumulator as M x K (row-major), B as
+// K x N (col-major). Throws weft::Error where the layouts differ (CDNA's MFMA C is not its A or
+// B: store to a shared tile and load(rt, st) instead), for MatrixOperand::C, or for a k extent
+// that is not whole k steps.
+bool accumulator_feeds_operand(const Workgroup& wg, DType input, MatrixOperand which);
+rt as_operand(const Workgroup& wg, const acc& c, DType input, MatrixOperand which);
+
 // c = 0. Returns the accumulator after the stores.
 acc zero(const acc& c, const Workgroup& wg);
 
