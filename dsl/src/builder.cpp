@@ -629,18 +629,16 @@ UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UO
   return mbarrier(MbarrierOp::ArriveCluster, bar, cta, after);
 }
 
-UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
-          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after, const UOp& accumulate) {
-  if (n < 8 || n > 256 || n % 8 != 0) fail("WGMMA", "n = " + std::to_string(n) + "; wgmma m64nNkK takes n from 8 to 256 in steps of 8");
-  if (!(input == dtypes::float16 || input == dtypes::bfloat16 || input == dtypes::fp8e4m3 || input == dtypes::fp8e5m2))
-    fail("WGMMA", "inputs are float16, bfloat16, float8_e4m3fn or float8_e5m2, got " + input.name());
+namespace {
+
+// The WGMMA node and the checks both forms share; `a` is checked by the caller.
+UOp wgmma_node(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout, bool a_registers,
+               const MatrixLayoutArg& b_layout, const std::vector<UOp>& after, const UOp& accumulate) {
   check_indexed("WGMMA", "the accumulator", acc, AddrSpace::REG, {dtypes::float32});
-  check_indexed("WGMMA", "A", a, AddrSpace::LOCAL, {input});
   check_indexed("WGMMA", "B", b, AddrSpace::LOCAL, {input});
   int64_t held = 1;
   for (int64_t d : indexed_buffer(acc)->static_shape()) held *= d;
   if (held < n / 2) fail("WGMMA", "the accumulator buffer holds " + std::to_string(held) + " floats per thread; m64n" + std::to_string(n) + "k16 needs " + std::to_string(n / 2));
-  check_matrix_layout("A", a_layout);
   check_matrix_layout("B", b_layout);
   check_predecessors("WGMMA", after);
   const UOp scale_d = accumulate.is_null() ? constant(Wide(1), dtypes::bool_) : accumulate;
@@ -648,7 +646,35 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
   if (!(scale_d.dtype() == dtypes::bool_)) fail("WGMMA", "accumulate is a bool, got " + scale_d.dtype().name() + " " + expr_string(scale_d));
   std::vector<UOp> src{acc, a, b, scale_d};
   src.insert(src.end(), after.begin(), after.end());
-  return UOp::make(Op::WGMMA, dtypes::void_, std::move(src), WgmmaArg{fresh_id(), n, input, a_layout, b_layout});
+  return UOp::make(Op::WGMMA, dtypes::void_, std::move(src), WgmmaArg{fresh_id(), n, input, a_layout, b_layout, a_registers});
+}
+
+void check_wgmma_shape(int64_t n, DType input) {
+  if (n < 8 || n > 256 || n % 8 != 0) fail("WGMMA", "n = " + std::to_string(n) + "; wgmma m64nNkK takes n from 8 to 256 in steps of 8");
+  if (!(input == dtypes::float16 || input == dtypes::bfloat16 || input == dtypes::fp8e4m3 || input == dtypes::fp8e5m2))
+    fail("WGMMA", "inputs are float16, bfloat16, float8_e4m3fn or float8_e5m2, got " + input.name());
+}
+
+}  // namespace
+
+UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
+          const MatrixLayoutArg& b_layout, const std::vector<UOp>& after, const UOp& accumulate) {
+  check_wgmma_shape(n, input);
+  check_indexed("WGMMA", "A", a, AddrSpace::LOCAL, {input});
+  check_matrix_layout("A", a_layout);
+  return wgmma_node(acc, a, b, n, input, a_layout, false, b_layout, after, accumulate);
+}
+
+UOp wgmma_registers(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& b_layout,
+                    const std::vector<UOp>& after, const UOp& accumulate) {
+  check_wgmma_shape(n, input);
+  check_value(Op::WGMMA, a);
+  // Four 32-bit registers a thread: 8 values of a 2-byte type, 16 of an fp8 format.
+  const int64_t lanes = 16 / input.itemsize();
+  if (!(a.dtype() == input.vec(static_cast<int>(lanes))))
+    fail("WGMMA", "A from registers is " + std::to_string(lanes) + " values of " + input.name() + " a thread (" + input.vec(static_cast<int>(lanes)).name() +
+                      "), got " + a.dtype().name() + " " + expr_string(a, 80));
+  return wgmma_node(acc, a, b, n, input, {}, true, b_layout, after, accumulate);
 }
 
 namespace {

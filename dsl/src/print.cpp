@@ -131,8 +131,8 @@ std::string arg_to_string(const Arg& arg) {
         return "lbo=" + std::to_string(m.leading_bytes) + " sbo=" + std::to_string(m.stride_bytes) +
                (m.swizzle == WgmmaSwizzle::B128 ? " swizzle=128B" : "");
       };
-      return "site=" + std::to_string(w.site) + " m64n" + std::to_string(w.n) + "k16 " + w.input.name() + "->float32 a(" + layout(w.a) +
-             ") b(" + layout(w.b) + ")";
+      return "site=" + std::to_string(w.site) + " m64n" + std::to_string(w.n) + "k16 " + w.input.name() + "->float32 a(" +
+             (w.a_registers ? std::string("registers") : layout(w.a)) + ") b(" + layout(w.b) + ")";
     }
     std::string operator()(const TmaArg& t) const {
       return "site=" + std::to_string(t.site) + " box=" + std::to_string(t.rows) + "x" + std::to_string(t.cols) +

@@ -76,7 +76,7 @@ struct ArgHasher {
     uint64_t h = mix(mix(mix(15, static_cast<uint64_t>(w.site)), static_cast<uint64_t>(w.n)), hash_dtype(w.input));
     for (const MatrixLayoutArg& m : {w.a, w.b})
       h = mix(mix(mix(h, static_cast<uint64_t>(m.leading_bytes)), static_cast<uint64_t>(m.stride_bytes)), static_cast<uint64_t>(m.swizzle));
-    return h;
+    return mix(h, w.a_registers ? 1 : 0);
   }
   uint64_t operator()(const TmaArg& t) const {
     uint64_t h = mix(mix(16, static_cast<uint64_t>(t.site)), static_cast<uint64_t>(t.rows));

@@ -39,9 +39,24 @@ MatrixLayoutArg layout(int64_t K, WgmmaSwizzle swizzle) {
 // The element offset of k-step `kk` (16 deep) in a tile laid out as above.
 UOp kstep_offset(const UOp& kk, WgmmaSwizzle swizzle) { return swizzle == WgmmaSwizzle::B128 ? kk * 16 : kk * 128; }
 
+// Thread t's fragment of A's 64 x 16 k step `kk` read from global memory, as PTX lays out
+// wgmma's A in registers ("WGMMA .m64nNk16 register fragment layout for matrix A", written out
+// here rather than taken from weft's layout catalog): warp w = t / 32 holds rows 16w .. 16w + 15,
+// lane L value i row 16w + L/4 + 8 (i/2 % 2), column 2 (L%4) + i%2 + 8 (i/4).
+UOp a_fragment(const UOp& a, const UOp& t, const UOp& kk, int64_t K) {
+  const UOp warp = t / 32, lane = t % 32;
+  std::vector<UOp> values;
+  for (int64_t i = 0; i < 8; ++i) {
+    const UOp row = warp * 16 + lane / 4 + 8 * (i / 2 % 2), col = kk * 16 + (lane % 4) * 2 + i % 2 + 8 * (i / 4);
+    values.push_back(a[row * K + col].load());
+  }
+  return vectorize(values);
+}
+
 // One warpgroup: C (64 x N, fp32) = A (64 x K, row-major) * B^T (B stored N x K, row-major),
-// K / 16 wgmma steps accumulating in registers. Slots: 0 C, 1 A, 2 B.
-UOp wgmma_kernel(int64_t N, int64_t K, DType input, WgmmaSwizzle swizzle) {
+// K / 16 wgmma steps accumulating in registers; A from shared memory or, with `a_registers`,
+// each thread's fragment read from global memory. Slots: 0 C, 1 A, 2 B.
+UOp wgmma_kernel(int64_t N, int64_t K, DType input, WgmmaSwizzle swizzle, bool a_registers = false) {
   auto c = placeholder({64 * N}, dtypes::float32, 0);
   auto a = placeholder({64 * K}, input, 1);
   auto b = placeholder({N * K}, input, 2);
@@ -59,18 +74,20 @@ UOp wgmma_kernel(int64_t N, int64_t K, DType input, WgmmaSwizzle swizzle) {
   auto j = range(N / 2, 3, AxisType::UNROLL);
   auto zero = acc[j].store(constant(0.0, dtypes::float32)).end({j});
   // The fills are published to the async proxy (wgmma_fence), then to the other threads.
-  auto fence = wgmma_fence({fill_a, fill_b, zero});
+  auto fence = wgmma_fence(a_registers ? std::vector<UOp>{fill_b, zero} : std::vector<UOp>{fill_a, fill_b, zero});
   auto published = barrier({fence});
   auto kk = range(K / 16, 4, AxisType::LOOP);
-  auto mma = wgmma(acc[constant(Wide(0))], a_s.after({published})[kstep_offset(kk, swizzle)],
-                   b_s.after({published})[kstep_offset(kk, swizzle)], N, input, layout(K, swizzle), layout(K, swizzle), {published})
+  const UOp b_step = b_s.after({published})[kstep_offset(kk, swizzle)];
+  auto mma = (a_registers ? wgmma_registers(acc[constant(Wide(0))], a_fragment(a, t, kk, K), b_step, N, input, layout(K, swizzle), {published})
+                          : wgmma(acc[constant(Wide(0))], a_s.after({published})[kstep_offset(kk, swizzle)], b_step, N, input, layout(K, swizzle),
+                                  layout(K, swizzle), {published}))
                  .end({kk});
   auto done = wgmma_wait(0, {wgmma_commit({mma})});
   // The accumulator fragment as the layout catalog states it (the run checks the catalog).
   auto r = range(N / 2, 5, AxisType::UNROLL);
   const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(N), t, r);
   auto out = c[row * N + col].store(acc.after({done})[r].load()).end({r, t});
-  return sink({"wgmma_" + std::to_string(N) + "x" + std::to_string(K) + (swizzle == WgmmaSwizzle::B128 ? "_sw128" : "")}, {out});
+  return sink({"wgmma_" + std::to_string(N) + "x" + std::to_string(K) + (swizzle == WgmmaSwizzle::B128 ? "_sw128" : "") + (a_registers ? "_rs" : "")}, {out});
 }
 
 // Every thread stores its input in shared memory, arrives at an mbarrier and waits for the phase
@@ -258,6 +275,27 @@ TEST_CASE("Hopper: wgmma m64nNk16 (no swizzle, 128-byte swizzle) renders and com
   compiles_sm90(wgmma_kernel(128, 64, dtypes::bfloat16, WgmmaSwizzle::B128), {"m64n128k16", std::to_string(fixed) + "ull"}, "sm_90a");
 }
 
+TEST_CASE("Hopper: wgmma with A from registers renders the fragment as four words, fenced in the same statement, and compiles for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  for (DType input : {dtypes::bfloat16, dtypes::float16}) {
+    const std::string in = input == dtypes::float16 ? "f16" : "bf16";
+    const std::string src = compiles_sm90(wgmma_kernel(64, 32, input, WgmmaSwizzle::None, true), {"wgmma.mma_async.sync.aligned.m64n64k16.f32." + in + "." + in}, "sm_90a");
+    // {d0..d31}, {a0..a3} (%32..%35), the B descriptor (%36), scale-d (%37), scales 1, 1, B not transposed.
+    CHECK(src.find("wgmma.fence.sync.aligned;\\n\\twgmma.mma_async.sync.aligned.m64n64k16.f32." + in + "." + in + " {%0, %1") != std::string::npos);
+    CHECK(src.find("}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;") != std::string::npos);
+    CHECK(src.find("setp.ne.b32 p, %37, 0;") != std::string::npos);
+  }
+  compiles_sm90(wgmma_kernel(128, 64, dtypes::bfloat16, WgmmaSwizzle::B128, true), {"m64n128k16", "p, 1, 1, 0;"}, "sm_90a");
+  // The builder: A from registers is 8 values of a 16-bit input.
+  auto b_s = alloc_shared({1024}, dtypes::bfloat16);
+  auto acc = placeholder({32}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  const UOp four = vectorize({constant(1.0, dtypes::bfloat16), constant(1.0, dtypes::bfloat16), constant(1.0, dtypes::bfloat16), constant(1.0, dtypes::bfloat16)});
+  CHECK_THROWS_WITH_AS(wgmma_registers(acc[constant(Wide(0))], four, b_s[constant(Wide(0))], 64, dtypes::bfloat16, {128, 256}),
+                       doctest::Contains("A from registers is 8 values of bfloat16 a thread (bfloat16.vec8), got bfloat16.vec4"), Error);
+  CHECK_THROWS_WITH_AS(wgmma_registers(acc[constant(Wide(0))], b_s[constant(Wide(0))], b_s[constant(Wide(0))], 64, dtypes::bfloat16, {128, 256}),
+                       doctest::Contains("A from registers is 8 values"), Error);
+}
+
 TEST_CASE("Hopper: mbarrier init, arrive, expect_tx and try_wait.parity render and compile for sm_90a") {
   if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
   compiles_sm90(mbarrier_kernel(128), {"mbarrier.init.shared::cta.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64"},
@@ -438,13 +476,14 @@ struct WgmmaCase {
   WgmmaSwizzle swizzle;
 };
 
-void check_wgmma(rt::Device& dev, const WgmmaCase& c, DType input, bool identity) {
+void check_wgmma(rt::Device& dev, const WgmmaCase& c, DType input, bool identity, bool a_registers = false) {
+  CAPTURE(a_registers);
   CAPTURE(c.n);
   CAPTURE(c.k);
   CAPTURE(static_cast<int>(c.swizzle));
   CAPTURE(input.name());
   CAPTURE(identity);
-  const auto k = rt::CompiledKernel::compile(dev, wgmma_kernel(c.n, c.k, input, c.swizzle));
+  const auto k = rt::CompiledKernel::compile(dev, wgmma_kernel(c.n, c.k, input, c.swizzle, a_registers));
   const FloatFormat format = input == dtypes::float16 ? FloatFormat::Float16 : FloatFormat::BFloat16;
   auto random_tile = [&](size_t n, std::vector<double>& values) {
     std::vector<uint16_t> bits(n);
@@ -493,6 +532,14 @@ TEST_CASE("Hopper: wgmma tiles and K loops against a host reference on an H200 [
                              WgmmaCase{128, 64, WgmmaSwizzle::B128}, WgmmaCase{256, 64, WgmmaSwizzle::B128}})
     for (DType input : {dtypes::bfloat16, dtypes::float16})
       for (bool identity : {true, false}) check_wgmma(*dev, c, input, identity);
+}
+
+TEST_CASE("Hopper: wgmma with A from registers against a host reference (identity bit-exact) [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  for (const WgmmaCase& c : {WgmmaCase{64, 16, WgmmaSwizzle::None}, WgmmaCase{64, 64, WgmmaSwizzle::None}, WgmmaCase{128, 64, WgmmaSwizzle::B128}})
+    for (DType input : {dtypes::bfloat16, dtypes::float16})
+      for (bool identity : {true, false}) check_wgmma(*dev, c, input, identity, true);
 }
 
 TEST_CASE("Hopper: TMA loads of 2-D boxes with ragged edges (zeros past them), with and without the 128-byte swizzle [cuda]") {

@@ -872,13 +872,43 @@ class Renderer {
     }
     // scale-d: the `accumulate` operand (D += A*B, or D = A*B where false); A and B unscaled and,
     // for 16-bit inputs, not transposed (both K-major; the fp8 forms take no transpose operands:
-    // they are K-major only).
-    o << indent_ << "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %" << n + 2 << ", 0;\\n\\twgmma.mma_async.sync.aligned.m64n" << w.n << "k" << in.k
-      << ".f32." << in.type << "." << in.type << " {" << regs << "}, %" << n << ", %" << n + 1 << ", p, 1, 1" << (in.k == 16 ? ", 0, 0" : "")
-      << ";\\n\\t}\"\n"
+    // they are K-major only; with A in registers only B has one).
+    std::string a_operand, a_inputs;
+    size_t next = n;
+    if (w.a_registers) {
+      // A from registers: four 32-bit words of the fragment, fenced in the same statement so the
+      // instructions that wrote them are ordered before the MMA.
+      a_operand = "{%" + std::to_string(n) + ", %" + std::to_string(n + 1) + ", %" + std::to_string(n + 2) + ", %" + std::to_string(n + 3) + "}";
+      for (const std::string& word : fragment_words(e.src(1))) a_inputs += std::string(a_inputs.empty() ? "" : ", ") + "\"r\"(" + word + ")";
+      next = n + 4;
+    } else {
+      a_operand = "%" + std::to_string(n);
+      a_inputs = "\"l\"(" + descriptor(e.src(1), w.a) + ")";
+      next = n + 1;
+    }
+    const std::string transposes = in.k != 16 ? "" : w.a_registers ? ", 0" : ", 0, 0";
+    o << indent_ << "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %" << next + 1 << ", 0;\\n\\t"
+      << (w.a_registers ? "wgmma.fence.sync.aligned;\\n\\t" : "") << "wgmma.mma_async.sync.aligned.m64n" << w.n << "k" << in.k << ".f32." << in.type
+      << "." << in.type << " {" << regs << "}, " << a_operand << ", %" << next << ", p, 1, 1" << transposes << ";\\n\\t}\"\n"
       << indent_ << "    : " << outs << "\n"
-      << indent_ << "    : \"l\"(" << descriptor(e.src(1), w.a) << "), \"l\"(" << descriptor(e.src(2), w.b) << "), \"r\"((unsigned)" << ref(e.src(3))
-      << ") : \"memory\");\n";
+      << indent_ << "    : " << a_inputs << ", \"l\"(" << descriptor(e.src(2), w.b) << "), \"r\"((unsigned)" << ref(e.src(3)) << ") : \"memory\");\n";
+  }
+
+  // A register fragment (8 two-byte or 16 one-byte values) as the four 32-bit words wgmma takes,
+  // the lower-numbered values in the lower bits.
+  std::vector<std::string> fragment_words(const UOp& fragment) {
+    const std::string v = ref(fragment);
+    const int per_word = 4 / fragment.dtype().element().itemsize();
+    std::vector<std::string> words;
+    for (int w = 0; w < 4; ++w) {
+      std::string word;
+      for (int b = 0; b < per_word; ++b) {
+        const std::string part = "((unsigned)" + v + ".v[" + std::to_string(w * per_word + b) + "] << " + std::to_string(b * 32 / per_word) + ")";
+        word += (b ? " | " : "") + part;
+      }
+      words.push_back(word);
+    }
+    return words;
   }
 
   // After wgmma.wait_group the accumulators are the MMAs' results; an empty asm that "writes"

@@ -179,6 +179,16 @@ UOp cluster_sync(const std::vector<UOp>& after = {});
 //   zeroing stores).
 UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& a_layout,
           const MatrixLayoutArg& b_layout, const std::vector<UOp>& after = {}, const UOp& accumulate = UOp());
+// wgmma with A from registers (wgmma.mma_async ... {a0, a1, a2, a3}, b-desc, ...): `a` is this
+// thread's fragment of A (64 x K), 8 values of a 16-bit input or 16 of an fp8 one, in the
+// layout of PTX's "WGMMA .m64nNk16 register fragment layout for matrix A": warp w of the
+// warpgroup holds rows 16w .. 16w + 15 as mma.sync m16n8k16 holds its A (value i of lane L: row
+// 16w + L/4 + 8 (i/2 % 2), column 2 (L%4) + i%2 + 8 (i/4); fp8: 4 values a register, columns
+// 4 (L%4) + i%4 + 16 (i/8), row + 8 for i/4 odd). The renderer puts wgmma.fence in front of each
+// such MMA, in the same asm statement, so the fragment's register writes are ordered before it
+// (PTX requires the fence after writes to A's registers). B and the rest as wgmma above.
+UOp wgmma_registers(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& b_layout,
+                    const std::vector<UOp>& after = {}, const UOp& accumulate = UOp());
 // TMA (cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes): the first thread of the
 // workgroup copies the box of `box.rows` x `box.cols` elements of the 2-D GLOBAL buffer `tensor`
 // (row-major, its shape [rows, cols]; cols * itemsize a multiple of 16 bytes) whose first element

@@ -145,13 +145,15 @@ struct MatrixLayoutArg {
   bool operator==(const MatrixLayoutArg&) const = default;
 };
 
-// WGMMA: one warpgroup's D += A*B, m64 x n x k16, A and B from shared memory (both K-major), D
-// fp32 in the registers of a REG buffer. `site` as in EffectArg.
+// WGMMA: one warpgroup's D += A*B, m64 x n x k16, B from shared memory (K-major), A from shared
+// memory (K-major, `a` its layout) or, where `a_registers`, from each thread's registers (a value;
+// `a` unused), D fp32 in the registers of a REG buffer. `site` as in EffectArg.
 struct WgmmaArg {
   int64_t site = 0;
   int64_t n = 0;  // 8..256, a multiple of 8
   DType input;    // float16 or bfloat16 (k16), float8_e4m3fn or float8_e5m2 (k32)
   MatrixLayoutArg a, b;
+  bool a_registers = false;
   bool operator==(const WgmmaArg&) const = default;
 };
 
