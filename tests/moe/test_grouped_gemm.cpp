@@ -157,7 +157,9 @@ TEST_CASE("grouped_gemm for sm_80 renders a cp.async pipeline of mma.sync and co
     CHECK(src.find("cp.async.cg.shared.global") != std::string::npos);
     CHECK(src.find("cp.async.wait_group 1;") != std::string::npos);
     CHECK(src.find("cp.async.wait_group 0;") != std::string::npos);  // the drain before the stores
-    CHECK(src.find("weft_unsigned_short_2*>") != std::string::npos);  // operands read as 4-byte pairs
+    // A and B (N x K) operands read with ldmatrix.x4 as stored, none as 4-byte pairs
+    CHECK(src.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
+    CHECK(src.find("weft_unsigned_short_2*>") == std::string::npos);
     CHECK(rt::nvrtc_compile(src, lowered.name, "sm_80").size() > 0);
   }
 }
