@@ -5,7 +5,8 @@
 // both (inputs in [-1, 1]: logits spread over several units, so a wrong maximum, sum or mask
 // shows). weft's output is checked element by element against a double-precision host softmax on
 // the first and last 64 query rows of the first and last heads, and against each peer on the
-// first head's first rows. On the emulator the shapes are small, and there is no peer.
+// first head's first rows and the last head's last rows. On the emulator the shapes are small,
+// and there is no peer.
 #include <cmath>
 
 #include "framework_peer.h"
@@ -29,8 +30,8 @@ struct AttentionCase {
   }
 };
 
-// Query rows compared: the first head's first ones with the peer's, and the first and last of
-// the first and last heads with the host's.
+// Query rows compared: the first head's first ones and the last head's last ones with the
+// peer's, and the first and last of the first and last heads with the host's.
 constexpr int64_t kCheckedRows = 64;
 
 // args BH S d causal keep backend; inputs q, k, v (BH x S x d bf16). backend 0: cuDNN, 1: flash.
@@ -47,7 +48,8 @@ def step():
     with sdpa_kernel(which):
         out["o"] = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), scale=scale)
 def result():
-    return out["o"][0, 0, :keep]
+    o = out["o"][0]
+    return torch.cat([o[0, :keep], o[-1, -keep:]])
 )PY";
 
 // Row i of head h of softmax(Q K^T * scale [causal]) V in double, checked against `got` element by
@@ -125,7 +127,10 @@ std::vector<Result> attention_lines(rt::Device& device, const AttentionCase& c, 
 
   std::vector<Result> lines;
   const int64_t keep = std::min(kCheckedRows, c.seq);
-  const std::vector<double> first_rows(got.begin(), got.begin() + keep * c.d);
+  // The first head's first rows and the last head's last rows (causal: the most keys), as the
+  // peer's script returns them.
+  std::vector<double> compared(got.begin(), got.begin() + keep * c.d);
+  compared.insert(compared.end(), got.end() - keep * c.d, got.end());
   for (int backend : {0, 1}) {
     Result line = r;
     line.peer = backend == 0 ? "PyTorch SDPA cuDNN" : "PyTorch SDPA flash";
@@ -133,11 +138,13 @@ std::vector<Result> attention_lines(rt::Device& device, const AttentionCase& c, 
       tell(o, "attention: PyTorch SDPA (" + std::string(backend == 0 ? "cuDNN" : "flash") + ") in a python3 child");
       const FrameworkRun run = run_framework({kTorchSdpa, {{"q", qb}, {"k", kb}, {"v", vb}},
                                               {c.heads, c.seq, c.d, c.causal ? 1 : 0, keep, backend},
-                                              static_cast<size_t>(keep * c.d)}, o);
+                                              static_cast<size_t>(2 * keep * c.d)}, o);
       line.peer = run.name;
       line.peer_device = device.name() + ", python3 child";
       line.peer_timing = run.timing;
-      if (line.check.ok) line.check = compare(first_rows, run.output, std::ldexp(1.0, -7), "host (first and last rows of the first and last heads) and " + run.name + " (the first head's first rows)");
+      if (line.check.ok)
+        line.check = compare(compared, run.output, std::ldexp(1.0, -7),
+                             "host (first and last rows of the first and last heads) and " + run.name + " (the first head's first rows and the last head's last)");
     } catch (const Error& e) {
       tell(o, std::string("attention: no PyTorch peer: ") + e.what());
     }
