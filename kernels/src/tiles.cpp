@@ -143,6 +143,13 @@ UOp load(const Workgroup& wg, const WaveGroup& group, const st& dst, const UOp& 
     throw Error("load(st, gl): a " + shape_text(dst.rows, dst.cols) + " tile is not a whole number of direct-to-LDS rounds of " +
                 std::to_string(per_instruction) + " elements (" + std::to_string(threads) + " threads x " + std::to_string(vec) + ")");
   const int64_t rounds = dst.size() / per_instruction;
+  // A lane copies `vec` consecutive elements of a row as one aligned access: a row that is not
+  // whole vectors would leave every row after the first misaligned (on NVIDIA a fault). Known at
+  // build time where the column count is a constant.
+  if (src.cols.is_const() && static_cast<int64_t>(src.cols.const_int()) % vec)
+    throw Error("load(st, gl): the tensor's rows are " + std::to_string(static_cast<int64_t>(src.cols.const_int())) + " elements; a fill copies " + std::to_string(vec) +
+                " consecutive elements (" + std::to_string(dma_bytes(wg.arch())) + " bytes) a lane on " + wg.arch() +
+                ", so the column count must be a multiple of " + std::to_string(vec));
   // Lane-linear destination: element e of lane l of wave w (of the group) in round i is at
   // offset ((i * waves + w) * wave_size + l) * vec + e. The shared layout's inverse says which
   // (row, col) lives there, so that is what the lane reads from global memory.

@@ -136,7 +136,9 @@ void check_product(Product p, bool via_global, int64_t m, int64_t n, int64_t k, 
 void check_all_shapes(Product p, bool via_global) {
   check_product(p, via_global, 64, 64, 64);
   check_product(p, via_global, 64, 64, 64, true);
-  check_product(p, via_global, 100, 72, 40);  // ragged in M, N and K: 2 x 2 workgroups, zeros past the edges
+  // Ragged in M, N and K: 2 x 2 workgroups, zeros past the edges (stored rows whole 16-byte
+  // fill vectors: 104, 72 and 40 bf16; 100 columns are an error, below).
+  check_product(p, via_global, 104, 72, 40);
 }
 
 // ---- column statistics ----
@@ -563,6 +565,13 @@ TEST_CASE("tile ops: an accumulator as the next product's A operand, on an NVIDI
 }
 
 TEST_CASE("tile ops: shapes and orientations the operations cannot take are errors naming the operation") {
+  // A fill copies 16 bytes a lane: a tensor whose rows are not whole vectors would misalign them.
+  for (const std::string arch : {"gfx950", "sm_90"}) {
+    CAPTURE(arch);
+    const std::string message = "load(st, gl): the tensor's rows are 100 elements; a fill copies 8 consecutive elements (16 bytes) a lane on " + arch +
+                                ", so the column count must be a multiple of 8";
+    CHECK_THROWS_WITH_AS(product_kernel(arch, Product::AtB, false, 100, 72, 40), doctest::Contains(message.c_str()), Error);
+  }
   Workgroup wg("gfx950", {index(1)}, 2, 2);
   const st nk = shared(64, 64, dtypes::bfloat16, SharedSwizzle::st_16x32);
   const tile::rt row = load(wg, nk, zero_index(), Major::row, 64, zero_index()), col = load(wg, nk, zero_index(), Major::col, 64, zero_index());
@@ -600,7 +609,8 @@ TEST_CASE("tile ops: shapes and orientations the operations cannot take are erro
   CHECK(bottom.element(0, 0, 3).same(c.element(2, 1, 3)));
   CHECK(subtile(bottom, 16, 16, 32, 16).element(0, 0, 0).same(c.element(3, 3, 0)));
   const acc updated = mma_ABt(wg, subtile(c, 32, 32, 0, 64), lower, row, {});
-  for (const UOp& s : updated.written().src()) CHECK(s.src(0).src(1).const_int() >= 2);  // stores to sub-tile rows 2 and 3 only
+  const UOp written = updated.written();
+  for (const UOp& s : written.src()) CHECK(s.src(0).src(1).const_int() >= 2);  // stores to sub-tile rows 2 and 3 only
   CHECK_THROWS_WITH_AS(subtile(c, 8, 16, 0, 64), doctest::Contains("subtile: rows [8, 24) and columns [0, 64) are not whole 16x16 sub-tiles of a 64x64 accumulator"), Error);
   CHECK_THROWS_WITH_AS(subtile(c, 48, 32, 0, 64), doctest::Contains("rows [48, 80)"), Error);
   const UOp fence = barrier({}, BarrierFence::None);
