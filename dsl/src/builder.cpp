@@ -668,6 +668,7 @@ UOp wgmma(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, co
 UOp wgmma_registers(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType input, const MatrixLayoutArg& b_layout,
                     const std::vector<UOp>& after, const UOp& accumulate) {
   check_wgmma_shape(n, input);
+  if (a.op() == Op::INDEX) fail("WGMMA", "A from registers is a value (the thread's fragment), not an INDEX " + expr_string(a, 80) + "; load it first");
   check_value(Op::WGMMA, a);
   // Four 32-bit registers a thread: 8 values of a 2-byte type, 16 of an fp8 format.
   const int64_t lanes = 16 / input.itemsize();

@@ -77,7 +77,9 @@ class ExprPrinter {
         return prefix + std::to_string(b.slot);
       }
       case Op::INDEX: return print(u.src(0)) + "[" + list(u.src(), 1) + "]";
-      case Op::LOAD: return print(u.src(0));
+      case Op::LOAD:  // a cross-lane read shows its kind: ldmatrix_b16(smem1[...])
+        if (const auto* kind = std::get_if<std::string>(&u.arg())) return *kind + "(" + print(u.src(0)) + ")";
+        return print(u.src(0));
       case Op::NEG: return "(-" + print(u.src(0)) + ")";
       case Op::CAST: return "(" + u.dtype().name() + ")" + print(u.src(0));
       case Op::WHERE: return "where(" + list(u.src(), 0) + ")";

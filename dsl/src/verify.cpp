@@ -42,8 +42,8 @@ class Checker {
       case Op::SCHED_GROUP_BARRIER: return check_site(u);  // effects it follows, and values issued before it
       case Op::CUSTOM:
       case Op::CUSTOMI:
-      case Op::MBARRIER:
-      case Op::WGMMA:
+      case Op::MBARRIER: return check_site(u);
+      case Op::WGMMA: check_wgmma_a(u); return check_site(u);
       case Op::WGMMA_FENCE:
       case Op::WGMMA_COMMIT:
       case Op::WGMMA_WAIT:
@@ -253,6 +253,15 @@ class Checker {
       report(what + " takes " + std::to_string(lanes) + " lanes of a 2-byte type, not " + u.dtype().name());
     const auto buf = base_buffer(u.src(0));
     if (!buf || buf->space != AddrSpace::LOCAL) report(what + " reads a LOCAL buffer");
+  }
+
+  // A WGMMA's A is an INDEX into shared memory, or, where its arg says a_registers, the thread's
+  // fragment (a value, not an address).
+  void check_wgmma_a(const UOp& u) {
+    const auto* w = std::get_if<WgmmaArg>(&u.arg());
+    if (!w || u.src().size() < 4) return;
+    if (w->a_registers == (u.src(1).op() == Op::INDEX))
+      report(w->a_registers ? "takes A from registers but its A is an INDEX" : "takes A from shared memory but its A is not an INDEX");
   }
 
   void check_when(const UOp& u) {

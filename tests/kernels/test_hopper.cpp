@@ -11,6 +11,7 @@
 #include "skip.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/print.h"
+#include "weft/dsl/verify.h"
 #include "weft/kernels/layout_expr.h"
 #include "weft/kernels/layouts.h"
 #include "weft/lowering/cuda_codegen.h"
@@ -292,8 +293,38 @@ TEST_CASE("Hopper: wgmma with A from registers renders the fragment as four word
   const UOp four = vectorize({constant(1.0, dtypes::bfloat16), constant(1.0, dtypes::bfloat16), constant(1.0, dtypes::bfloat16), constant(1.0, dtypes::bfloat16)});
   CHECK_THROWS_WITH_AS(wgmma_registers(acc[constant(Wide(0))], four, b_s[constant(Wide(0))], 64, dtypes::bfloat16, {128, 256}),
                        doctest::Contains("A from registers is 8 values of bfloat16 a thread (bfloat16.vec8), got bfloat16.vec4"), Error);
-  CHECK_THROWS_WITH_AS(wgmma_registers(acc[constant(Wide(0))], b_s[constant(Wide(0))], b_s[constant(Wide(0))], 64, dtypes::bfloat16, {128, 256}),
-                       doctest::Contains("A from registers is 8 values"), Error);
+  CHECK_THROWS_WITH_AS(wgmma_registers(acc[constant(Wide(0))], b_s[constant(Wide(0))].vec(8), b_s[constant(Wide(0))], 64, dtypes::bfloat16, {128, 256}),
+                       doctest::Contains("A from registers is a value (the thread's fragment), not an INDEX"), Error);
+  // The verifier: the arg and the A source agree.
+  const UOp fragment = vectorize(std::vector<UOp>(8, constant(1.0, dtypes::bfloat16)));
+  const UOp rs = wgmma_registers(acc[constant(Wide(0))], fragment, b_s[constant(Wide(0))], 64, dtypes::bfloat16, {128, 256});
+  WgmmaArg as_shared = rs.arg_as<WgmmaArg>();
+  as_shared.a_registers = false;
+  CHECK_THROWS_WITH_AS(verify(UOp::make(Op::WGMMA, dtypes::void_, rs.src(), as_shared)), doctest::Contains("takes A from shared memory but its A is not an INDEX"), Error);
+}
+
+TEST_CASE("Hopper: wgmma with fp8 A from registers packs four values a word and compiles for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  // One k32 step: thread t's 16 e4m3 values of A from global memory (any 16: this checks the
+  // operand form, the GPU case above the values), B 64 x 32 in shared memory, no swizzle.
+  const DType e4m3 = dtypes::fp8e4m3;
+  auto c = placeholder({64 * 64}, dtypes::float32, 0), a = placeholder({64 * 32}, e4m3, 1), b = placeholder({64 * 32}, e4m3, 2);
+  auto b_s = alloc_shared({64 * 32}, e4m3);
+  auto acc = placeholder({32}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  auto t = range(kWarpgroup, 0, AxisType::LOCAL);
+  auto i = range(64 * 32 / kWarpgroup, 1, AxisType::LOOP);
+  auto fill = b_s[t + i * kWarpgroup].store(b[t + i * kWarpgroup].load()).end({i});
+  std::vector<UOp> values;
+  for (int64_t v = 0; v < 16; ++v) values.push_back(a[t * 16 + v].load());
+  auto published = barrier({wgmma_fence({fill})});
+  auto mma = wgmma_registers(acc[constant(Wide(0))], vectorize(values), b_s.after({published})[constant(Wide(0))], 64, e4m3, {128, 256}, {published},
+                             constant(Wide(0), dtypes::bool_));
+  auto done = wgmma_wait(0, {wgmma_commit({mma})});
+  auto r = range(32, 2, AxisType::UNROLL);
+  auto out = c[t * 32 + r].store(acc.after({done})[r].load()).end({r, t});
+  const std::string src = compiles_sm90(sink({"wgmma_fp8_rs"}, {out}), {"wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"}, "sm_90a");
+  CHECK(src.find("}, {%32, %33, %34, %35}, %36, p, 1, 1;") != std::string::npos);  // no transpose operand for fp8
+  CHECK(src.find(".v[3] << 24)") != std::string::npos);  // four values a word, the fourth in the top byte
 }
 
 TEST_CASE("Hopper: mbarrier init, arrive, expect_tx and try_wait.parity render and compile for sm_90a") {
