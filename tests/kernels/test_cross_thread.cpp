@@ -327,6 +327,10 @@ TEST_CASE("ldmatrix takes rows of 8 lanes of a 2-byte type from a LOCAL buffer, 
   // The verifier checks a node built by hand.
   const UOp raw = UOp::make(Op::LOAD, dtypes::bfloat16.vec(8), {g[constant(Wide(0))].vec(8)}, std::string(kMatrixReadTransposed16));
   CHECK_THROWS_WITH_AS(verify(raw), doctest::Contains("ldmatrix reads a LOCAL buffer"), Error);
+  // A row that is not known to start on 16 bytes: the CUDA renderer refuses it.
+  UOp fill_rows = lds[l * 8].vec(8).store(g[l * 8].vec(8).load());
+  UOp skewed = sink({"ldmatrix_skewed"}, {g[l * 8].vec(8).store(lds.after({barrier({fill_rows})})[l * 8 + 4].vec(8).load_matrix(false)).end({l})});
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(lower::lower(skewed), 90), doctest::Contains("is not known to be a multiple of 8 elements (16 bytes)"), Error);
   const UOp narrow = UOp::make(Op::LOAD, dtypes::bfloat16.vec(4), {lds[constant(Wide(0))].vec(4)}, std::string(kMatrixRead16));
   CHECK_THROWS_WITH_AS(verify(narrow), doctest::Contains("ldmatrix takes 8 lanes of a 2-byte type, not bfloat16.vec4"), Error);
 #ifdef WEFT_HAVE_LLVM

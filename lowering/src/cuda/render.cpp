@@ -357,6 +357,10 @@ class Renderer {
   // low half first. Volatile with a memory clobber: the read must stay between the barriers
   // that publish and recycle the shared tile, which the compiler sees only as memory effects.
   std::string matrix_read(const UOp& u, std::ostringstream& o) {
+    // Each lane's row must start on 16 bytes: the index written as granule * 8, as the tile
+    // layer writes it from a layout (an unaligned row is undefined behaviour, not a fault).
+    if (!lower::aligned_vector(u.src(0)))
+      unsupported(u, "ldmatrix's row address " + expr_string(u.src(0).src(1), 60) + " is not known to be a multiple of 8 elements (16 bytes)");
     const std::string n = "lm" + std::to_string(next_++);
     o << indent_ << type(u.dtype()) << " " << n << ";\n"
       << indent_ << "{\n"
