@@ -149,6 +149,25 @@ rt transpose(const rt& t) {
 
 namespace {
 
+// The inputs of a register tile's read layout (load(rt, st)'s `to_offset`, or a read's own) at
+// register `reg` of sub-tile (i, j) of the wave's `block`, for this lane.
+LayoutInputs part_inputs(const Workgroup& wg, int64_t reg, int64_t i, int64_t j, const UOp& block) {
+  return {{"register", constant(Wide(reg))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))}, {"sub_col", constant(Wide(j))}, {"block", block}};
+}
+
+// `to_offset` after a map of its own input bits, the layout a cross-lane read reads with:
+// `image(dim, bit)` is where that input bit lands (nullopt: on itself). nullopt where the result
+// does not move "register" bits to `width` aligned consecutive offsets (the read does not fit).
+std::optional<Layout> read_layout(const Layout& to_offset, int64_t width,
+                                  const std::function<std::optional<Layout::Coords>(const std::string&, int)>& image) {
+  std::vector<Layout::Coords> images;
+  for (const LayoutDim& d : to_offset.in_dims())
+    for (int b = 0; b < d.bits; ++b) images.push_back(image(d.name, b).value_or(Layout::Coords{{d.name, int64_t{1} << b}}));
+  const Layout read = Layout(to_offset.in_dims(), to_offset.in_dims(), images).then(to_offset);
+  if (aligned_vector_width(read, "register", "offset", width) != width) return std::nullopt;
+  return read;
+}
+
 // What one transposing read (gfx950's ds_read_b64_tr_b16) needs of the layout it reads with,
 // `to_offset`: ("register", "lane", ...) -> "offset" of the registers the lanes want. Within
 // each group of 16 lanes, lane L reads 4 values at its own address and value p lands in lane
@@ -160,20 +179,14 @@ namespace {
 // (aligned_vector_width 4). Example, B of the 16x16x32 MFMA from a row-major K x N tile: lane
 // L (in group g) reads row k = 8g + 4h + L/4, columns 4(L%4) .. +3, and lane i gets column i.
 std::optional<Layout> transposed_read_layout(const Layout& to_offset) {
-  std::vector<Layout::Coords> images;
-  for (const LayoutDim& d : to_offset.in_dims()) {
-    const bool reg = d.name == "register", lane = d.name == "lane";
-    if ((reg && d.bits < 2) || (lane && d.bits < 4)) return std::nullopt;  // fewer than 4 registers or 16 lanes
-    for (int b = 0; b < d.bits; ++b) {
-      if (reg && b < 2) images.push_back({{"lane", int64_t{1} << b}});
-      else if (lane && b < 2) images.push_back({{"lane", int64_t{4} << b}});
-      else if (lane && b < 4) images.push_back({{"register", int64_t{1} << (b - 2)}});
-      else images.push_back({{d.name, int64_t{1} << b}});
-    }
-  }
-  const Layout read = Layout(to_offset.in_dims(), to_offset.in_dims(), images).then(to_offset);
-  if (aligned_vector_width(read, "register", "offset", 4) != 4) return std::nullopt;
-  return read;
+  for (const LayoutDim& d : to_offset.in_dims())
+    if ((d.name == "register" && d.bits < 2) || (d.name == "lane" && d.bits < 4)) return std::nullopt;  // fewer than 4 registers or 16 lanes
+  return read_layout(to_offset, 4, [](const std::string& dim, int b) -> std::optional<Layout::Coords> {
+    if (dim == "register" && b < 2) return Layout::Coords{{"lane", int64_t{1} << b}};
+    if (dim == "lane" && b < 2) return Layout::Coords{{"lane", int64_t{4} << b}};
+    if (dim == "lane" && b < 4) return Layout::Coords{{"register", int64_t{1} << (b - 2)}};
+    return std::nullopt;
+  });
 }
 
 // A lane's registers of sub-tile (i, j) read with transposing reads of `read`
@@ -182,8 +195,7 @@ UOp read_transposed(const Workgroup& wg, const st& src, const UOp& stage, const 
                     const UOp& block) {
   std::vector<UOp> reads, lanes;
   for (int64_t r = 0; r < registers; r += 4) {
-    const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
-                          {"sub_col", constant(Wide(j))}, {"block", block}};
+    const LayoutInputs at = part_inputs(wg, r, i, j, block);
     const UOp granule = layout_granule(read, at, "register", "offset", 4);
     reads.push_back(src.buffer[stage * src.size() + granule * 4].vec(4).load_transposed());
     for (int64_t e = 0; e < 4; ++e) lanes.push_back(reads.back().gep(e));
@@ -195,8 +207,7 @@ UOp read_transposed(const Workgroup& wg, const st& src, const UOp& stage, const 
 // lane t names the 16 bytes its register 0 .. 7 give in `read`.
 UOp read_matrix(const Workgroup& wg, const st& src, const UOp& stage, const Layout& read, bool transposed, int64_t i, int64_t j,
                 const UOp& block) {
-  const LayoutInputs at{{"register", constant(Wide(0))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
-                        {"sub_col", constant(Wide(j))}, {"block", block}};
+  const LayoutInputs at = part_inputs(wg, 0, i, j, block);
   const UOp granule = layout_granule(read, at, "register", "offset", 8);
   return src.buffer[stage * src.size() + granule * 8].vec(8).load_matrix(transposed);
 }
@@ -215,22 +226,16 @@ UOp read_matrix(const Workgroup& wg, const st& src, const UOp& stage, const Layo
 // and the read fits where that layout moves register bits 0-2 to 8 aligned consecutive offsets
 // (one 16-byte row per lane). It needs exactly 8 registers and 32 lanes.
 std::optional<Layout> matrix_read_layout(const Layout& to_offset, bool transposed) {
-  std::vector<Layout::Coords> images;
-  for (const LayoutDim& d : to_offset.in_dims()) {
-    const bool reg = d.name == "register", lane = d.name == "lane";
-    if ((reg && d.bits != 3) || (lane && d.bits != 5)) return std::nullopt;
-    for (int b = 0; b < d.bits; ++b) {
-      if (reg && !transposed) images.push_back(b == 0 ? Layout::Coords{{"register", 1}} : Layout::Coords{{"lane", int64_t{1} << (b - 1)}});
-      else if (reg) images.push_back({{"lane", int64_t{4} << b}});
-      else if (lane && b < 3 && !transposed) images.push_back({{"lane", int64_t{4} << b}});
-      else if (lane && b < 3) images.push_back(b == 0 ? Layout::Coords{{"register", 1}} : Layout::Coords{{"lane", int64_t{1} << (b - 1)}});
-      else if (lane) images.push_back({{"register", int64_t{2} << (b - 3)}});
-      else images.push_back({{d.name, int64_t{1} << b}});
-    }
-  }
-  const Layout read = Layout(to_offset.in_dims(), to_offset.in_dims(), images).then(to_offset);
-  if (aligned_vector_width(read, "register", "offset", 8) != 8) return std::nullopt;
-  return read;
+  for (const LayoutDim& d : to_offset.in_dims())
+    if ((d.name == "register" && d.bits != 3) || (d.name == "lane" && d.bits != 5)) return std::nullopt;
+  // The bits that move within a row's matrix: a row's elements (as stored) or its rows (transposed).
+  const auto within = [](int b) { return b == 0 ? Layout::Coords{{"register", 1}} : Layout::Coords{{"lane", int64_t{1} << (b - 1)}}; };
+  return read_layout(to_offset, 8, [&](const std::string& dim, int b) -> std::optional<Layout::Coords> {
+    if (dim == "register") return transposed ? Layout::Coords{{"lane", int64_t{4} << b}} : within(b);
+    if (dim == "lane" && b < 3) return transposed ? within(b) : Layout::Coords{{"lane", int64_t{4} << b}};
+    if (dim == "lane") return Layout::Coords{{"register", int64_t{2} << (b - 3)}};
+    return std::nullopt;
+  });
 }
 
 UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block) {
@@ -247,8 +252,7 @@ UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, cons
         return read_matrix(wg, src, stage, *read, transposed, i, j, block);
   std::vector<UOp> reads, lanes;
   for (int64_t r = 0; r < registers; r += width) {
-    const LayoutInputs at{{"register", constant(Wide(r))}, {"lane", wg.lane()}, {"sub_row", constant(Wide(i))},
-                          {"sub_col", constant(Wide(j))}, {"block", block}};
+    const LayoutInputs at = part_inputs(wg, r, i, j, block);
     const UOp granule = layout_granule(to_offset, at, "register", "offset", width);
     reads.push_back(src.buffer[stage * src.size() + granule * width].vec(width).load());
     for (int64_t e = 0; e < width; ++e) lanes.push_back(width == 1 ? reads.back() : reads.back().gep(e));
