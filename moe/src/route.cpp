@@ -13,7 +13,7 @@ namespace weft::moe {
 namespace {
 
 constexpr int64_t kWavesPerGroup = 4;  // waves of a workgroup
-constexpr int64_t kMaxSlots = 16;      // experts a lane ranks, where the token's lanes allow
+constexpr int64_t kMaxSlots = 32;      // experts a lane ranks, where the token's lanes allow
 constexpr double kLog2e = 1.4426950408889634;
 constexpr int64_t kMaxExperts = 512, kMaxTopK = 8;
 
@@ -45,29 +45,38 @@ UOp rank_key(const UOp& score, const UOp& expert) {
   return (order_bits(score).cast(dtypes::uint64) << u64(32)) | (~expert.cast(dtypes::uint32)).cast(dtypes::uint64);
 }
 
-// A bf16 logit's key fits 32 bits: its 16 order bits (made from the raw bits: flip a negative
-// value's bits, set a positive one's sign; -0 as +0; NaN gets 0, below -inf) above ~id's low 16 bits
-// (E <= 512). A cheaper wave max than 64-bit keys.
-UOp bf16_key(const UOp& logit, const UOp& expert) {
-  const UOp raw = logit.bitcast(dtypes::uint16).cast(dtypes::uint32);
-  const UOp bits = where(raw.eq(u32(0x8000)), u32(0), raw);  // -0 ranks as +0: equal scores
-  const UOp flip = u32(0x8000) | ((bits >> u32(15)) * u32(0x7fff));
-  const UOp ord = where((bits & u32(0x7fff)) > u32(0x7f80), u32(0), bits ^ flip);
-  return (ord << u32(16)) | (~expert.cast(dtypes::uint32) & u32(0xffff));
+// A bf16 logit's key fits 32 bits: its order bits in the high half above ~id's low 16 bits
+// (E <= 512; `low` = 0xffff - id). With x the value's float32 bits (the bf16 bits shifted up),
+// the order bits are -x for a negative value (so -0 lands on +0's 2^31: equal scores) and
+// x + 2^31 otherwise; NaN gets 0, below -inf. -x keeps x's low half zero, so the id adds on. A
+// cheaper wave max than 64-bit keys.
+UOp bf16_key(const UOp& logit, const UOp& low) {
+  const UOp x = logit.bitcast(dtypes::uint16).cast(dtypes::uint32) << u32(16);
+  const UOp negative = (x.bitcast(dtypes::int32) >> constant(Wide(31), dtypes::int32)).bitcast(dtypes::uint32);  // all ones or 0
+  const UOp ord = (x ^ (negative | u32(0x80000000u))) - negative;
+  const UOp value = x.bitcast(dtypes::float32);
+  return where(value.ne(value), u32(0), ord) + low;
 }
 
-// The score a key holds. A narrow (bf16) key has the order bits' high half, whose low half is all
-// ones for a negative score (order_bits complements it): put them back.
+// The score a key holds (NaN, at 0, comes back as -inf). A narrow (bf16) key's high half is
+// -x or x + 2^31 (bf16_key).
 UOp key_score(const UOp& key, bool narrow) {
   if (!narrow) return from_order_bits((key >> u64(32)).cast(dtypes::uint32));
   const UOp high = key & u32(0xffff0000u);
-  const UOp negative = (high & u32(0x80000000u)).eq(u32(0)) & high.ne(u32(0));
-  return from_order_bits(high | where(negative, u32(0xffff), u32(0)));
+  const UOp x = where((high & u32(0x80000000u)).ne(u32(0)), high ^ u32(0x80000000u), u32(0) - high);
+  return where(high.eq(u32(0)), f32(-std::numeric_limits<double>::infinity()), x.bitcast(dtypes::float32));
+}
+
+// The expert id a key holds (int32): ~ its low bits (16 of them in a narrow key, 32 in a wide one).
+UOp key_id(const UOp& key, bool narrow) {
+  const UOp low = narrow ? (key & u32(0xffff)) | u32(0xffff0000u) : key.cast(dtypes::uint32);
+  return (~low).cast(dtypes::int32);
 }
 
 // Lanes a token's experts are spread over. One wave per token keeps a sigmoid group's lanes
-// together (kept_groups); softmax takes enough lanes that each holds at most 16 experts (sorting
-// 16 keys a lane costs less than a wider wave max), and at least k, which write the choices.
+// together (kept_groups); softmax takes enough lanes that each holds at most 32 experts (a lane
+// keeps only its k best sorted, which costs less than a wider wave max in each of k rounds), and
+// at least k, which write the choices.
 // Logits a lane loads at once (its `slots` experts consecutive): the largest power of two up to
 // 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
 // inside or wholly past the row.
@@ -84,6 +93,13 @@ int64_t token_width(const RouteConfig& c, int64_t wave) {
   return w;
 }
 
+// The larger of two keys to `a`, the smaller to `b`.
+void compare_exchange(UOp& a, UOp& b) {
+  const UOp hi = max(a, b), lo = min(a, b);
+  a = hi;
+  b = lo;
+}
+
 // The keys sorted largest first, in place: Batcher's odd-even merge network over the next power
 // of two (padded with key 0, which sorts last).
 void sort_descending(std::vector<UOp>& keys, const UOp& none) {
@@ -95,16 +111,40 @@ void sort_descending(std::vector<UOp>& keys, const UOp& none) {
     for (size_t k = p; k >= 1; k /= 2) {
       for (size_t j = k % p; j + k < n; j += 2 * k)
         for (size_t i = 0; i < std::min(k, n - j - k); ++i)
-          if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) {
-            UOp& a = keys[i + j];
-            UOp& b = keys[i + j + k];
-            const UOp hi = max(a, b), lo = min(a, b);
-            a = hi;
-            b = lo;
-          }
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) compare_exchange(keys[i + j], keys[i + j + k]);
       if (k == 1) break;
     }
   keys.resize(used);
+}
+
+// The `keep` largest keys, largest first. Runs of `run` keys (keep rounded up to a power of two)
+// are sorted, then pairs of sorted runs merge into their `run` largest: max(a[i], b[run-1-i])
+// holds them as a bitonic sequence, which a half-cleaner cascade sorts. A lane that ranks 32 keys
+// for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
+std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& none) {
+  size_t run = 1;
+  while (run < keep) run *= 2;
+  keys.resize((keys.size() + run - 1) / run * run, none);
+  std::vector<std::vector<UOp>> runs;
+  for (size_t i = 0; i < keys.size(); i += run) {
+    runs.emplace_back(keys.begin() + static_cast<std::ptrdiff_t>(i), keys.begin() + static_cast<std::ptrdiff_t>(i + run));
+    sort_descending(runs.back(), none);
+  }
+  while (runs.size() > 1) {
+    std::vector<std::vector<UOp>> merged;
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      std::vector<UOp> c(run);
+      for (size_t i = 0; i < run; ++i) c[i] = max(runs[r][i], runs[r + 1][run - 1 - i]);
+      for (size_t h = run / 2; h >= 1; h /= 2)
+        for (size_t i = 0; i < run; ++i)
+          if ((i & h) == 0) compare_exchange(c[i], c[i + h]);
+      merged.push_back(std::move(c));
+    }
+    if (runs.size() % 2) merged.push_back(std::move(runs.back()));
+    runs = std::move(merged);
+  }
+  runs[0].resize(keep);
+  return runs[0];
 }
 
 UOp sigmoid(const UOp& x) {
@@ -201,6 +241,7 @@ UOp route(const RouteConfig& c, std::string_view arch) {
   // order of the keys does not matter); sigmoid groups need them strided (kept_groups).
   const int64_t vw = grouped ? 1 : vector_width(c, slots);
   std::vector<UOp> key, sig, selection, loaded;
+  const UOp low_id = u32(0xffff) - (vw > 1 ? lane * slots : lane).cast(dtypes::uint32);  // bf16_key's 0xffff - id of slot 0
   for (int64_t i = 0; i < slots; ++i) {
     const UOp e = vw > 1 ? lane * slots + i : lane + i * W, present = e < E;
     if (i % vw == 0) {
@@ -216,7 +257,7 @@ UOp route(const RouteConfig& c, std::string_view arch) {
     }
     const UOp raw = loaded[static_cast<size_t>(i % vw)];
     if (narrow) {
-      key.push_back(where(present, bf16_key(raw, e), none));
+      key.push_back(where(present, bf16_key(raw, low_id - u32(static_cast<uint64_t>(vw > 1 ? i : i * W))), none));
       continue;
     }
     const UOp x = raw.cast(dtypes::float32);
@@ -233,55 +274,44 @@ UOp route(const RouteConfig& c, std::string_view arch) {
     for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], none);
   }
 
-  // k rounds: the wave's best key wins and leaves the race. Each lane keeps its keys sorted, so
-  // its best is its first, and the winning lane (keys are distinct) shifts its list up by one;
-  // after round j only the first k - j - 1 keys of a lane can still win.
-  sort_descending(key, none);
-  std::vector<UOp> chosen, value;  // the winners' ids (int32) and scores
+  // k rounds: the wave's best key wins and leaves the race. Each lane keeps its best keys sorted
+  // (at most k of them can win), so its best is its first, and the winning lane (keys are
+  // distinct) shifts its list up by one; after round j only the first k - j - 1 keys of a lane
+  // can still win. Lane j keeps round j's winner: it writes choice j.
+  key = largest_first(std::move(key), static_cast<size_t>(std::min(slots, k)), none);
+  UOp own = none, first = none;
+  std::vector<UOp> value;  // grouped: every winner's sigmoid, in every lane
   for (int64_t j = 0; j < k; ++j) {
     const UOp win = wave_reduce(key[0], Op::MAX, W);
     const UOp popped = key[0].eq(win);
     const size_t keep = static_cast<size_t>(std::min<int64_t>(slots, k - j - 1));
     for (size_t i = 0; i < keep; ++i) key[i] = where(popped, i + 1 < key.size() ? key[i + 1] : none, key[i]);
     key.resize(keep);
-    const UOp low = narrow ? (win & u32(0xffff)) | u32(0xffff0000u) : win.cast(dtypes::uint32);
-    const UOp id = (~low).cast(dtypes::int32);
-    chosen.push_back(id);
-    if (!grouped) {
-      value.push_back(key_score(win, narrow));
-    } else {  // the winner's sigmoid, from the lane that holds it
-      const UOp slot = id / static_cast<int>(W);
+    own = j == 0 ? win : where(lane.eq(idx(j)), win, own);
+    if (j == 0) first = win;
+    if (grouped) {  // the winner's sigmoid, from the lane that holds it
+      const UOp id = key_id(win, narrow), slot = id / static_cast<int>(W);
       UOp s = sig[0];
       for (int64_t i = 1; i < slots; ++i) s = where(slot.eq(constant(Wide(i), dtypes::int32)), sig[static_cast<size_t>(i)], s);
       value.push_back(shuffle(s, id & static_cast<int>(W - 1), W));
     }
   }
 
-  std::vector<UOp> w(static_cast<size_t>(k));
+  const UOp out_id = key_id(own, narrow);
+  UOp out_w;
   if (!grouped) {  // softmax as its limit: values equal to the largest weigh exp(0)
-    UOp sum = f32(0.0);
-    for (int64_t j = 0; j < k; ++j) {
-      const UOp v = value[static_cast<size_t>(j)], m = value[0];
-      w[static_cast<size_t>(j)] = where(v.eq(m), f32(1.0), exp2((v - m) * kLog2e));
-      sum = sum + w[static_cast<size_t>(j)];
-    }
-    for (UOp& x : w) x = x / sum;
+    const UOp v = key_score(own, narrow), m = key_score(first, narrow);
+    const UOp e = where(v.eq(m), f32(1.0), exp2((v - m) * kLog2e));
+    out_w = e / wave_reduce(where(lane < k, e, f32(0.0)), Op::ADD, W);
   } else {
     UOp sum = f32(0.0);
     for (int64_t j = 0; j < k; ++j) sum = sum + value[static_cast<size_t>(j)];
-    for (int64_t j = 0; j < k; ++j) {
+    for (int64_t j = k - 1; j >= 0; --j) {
       UOp x = value[static_cast<size_t>(j)];
       if (c.normalize) x = where(sum > 0.0, x / sum, f32(1.0 / static_cast<double>(k)));
-      w[static_cast<size_t>(j)] = x * static_cast<double>(static_cast<float>(c.scaling));
+      x = x * static_cast<double>(static_cast<float>(c.scaling));
+      out_w = j == k - 1 ? x : where(lane.eq(idx(j)), x, out_w);
     }
-  }
-
-  // Lane j writes choice j.
-  UOp out_id = chosen[0], out_w = w[0];
-  for (int64_t j = 1; j < k; ++j) {
-    const UOp mine = lane.eq(idx(j));
-    out_id = where(mine, chosen[static_cast<size_t>(j)], out_id);
-    out_w = where(mine, w[static_cast<size_t>(j)], out_w);
   }
   const UOp writes = live & (lane < k);
   const UOp store = group({ids[t * k + lane].store(out_id, writes), weights[t * k + lane].store(out_w, writes)});

@@ -34,6 +34,18 @@ std::vector<uint8_t> logits_bytes(DType dtype, std::vector<double>& values) {
   return bytes;
 }
 
+// One of the values whose bits an order key must get right: +-inf, NaN with either sign bit, +-0,
+// the dtype's smallest subnormal and largest finite value, each with both signs.
+double extreme(DType dtype, std::mt19937_64& gen) {
+  const bool bf16 = dtype == dtypes::bfloat16;
+  const double tiny = bf16 ? std::ldexp(1.0, -133) : std::ldexp(1.0, -149);
+  const double huge = bf16 ? bf16_to_float(0x7f7f) : std::numeric_limits<float>::max();
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::array<double, 5> magnitudes{inf, nan, 0.0, tiny, huge};
+  const double m = magnitudes[std::uniform_int_distribution<size_t>(0, magnitudes.size() - 1)(gen)];
+  return std::uniform_int_distribution<int>(0, 1)(gen) ? -m : m;
+}
+
 void draw_inputs(const RouteConfig& c, RouteInputs inputs, std::mt19937_64& gen, std::vector<double>& logits, std::vector<double>& bias) {
   std::uniform_real_distribution<double> uniform(-4.0, 4.0), small(-0.5, 0.5);
   std::uniform_int_distribution<int> level(0, 3), coin(0, 3);
@@ -44,6 +56,7 @@ void draw_inputs(const RouteConfig& c, RouteInputs inputs, std::mt19937_64& gen,
     const int64_t t = static_cast<int64_t>(i) / c.experts;
     if (inputs == RouteInputs::Quantized) logits[i] = level(gen) - 1.5;  // -1.5 .. 1.5: exact in bfloat16
     else if (inputs == RouteInputs::SignedZeros) logits[i] = std::array<double, 4>{-0.0, 0.0, -1.0, -0.0}[static_cast<size_t>(level(gen))];
+    else if (inputs == RouteInputs::Extremes && coin(gen) < 2) logits[i] = extreme(c.logits, gen);
     else logits[i] = uniform(gen);
     if (inputs == RouteInputs::WithNaN && (t % 7 == 3 || coin(gen) == 0)) logits[i] = std::numeric_limits<double>::quiet_NaN();
   }

@@ -13,7 +13,16 @@ using moe::Scoring;
 
 namespace {
 
-const char* inputs_name(RouteInputs i) { return i == RouteInputs::Random ? "random" : i == RouteInputs::Quantized ? "quantized" : "nan"; }
+const char* inputs_name(RouteInputs i) {
+  switch (i) {
+    case RouteInputs::Random: return "random";
+    case RouteInputs::Quantized: return "quantized";
+    case RouteInputs::WithNaN: return "nan";
+    case RouteInputs::SignedZeros: return "signed zeros";
+    case RouteInputs::Extremes: return "extremes";
+  }
+  return "?";
+}
 
 void check_route_runs(const RouteConfig& c, RouteInputs inputs) {
   for (const std::string& target : weft::testing::devices()) {
@@ -25,7 +34,8 @@ void check_route_runs(const RouteConfig& c, RouteInputs inputs) {
     CAPTURE(c.experts);
     CAPTURE(c.top_k);
     CAPTURE(c.logits.name());
-    CAPTURE(inputs_name(inputs));
+    const std::string inputs_label = inputs_name(inputs);
+    CAPTURE(inputs_label);
     const gemm::RunResult r = moe::run_route(*dev, c, seed, nullptr, inputs);
     INFO(r.check.first_bad);
     CHECK(r.check.passed());
@@ -57,6 +67,12 @@ WEFT_DEVICE_TEST_CASE("route, softmax top-k: exact ties (signed zeros too) go to
   check_route_runs(softmax(12, 256, 6, dtypes::bfloat16), RouteInputs::Quantized);
   check_route_runs(softmax(10, 64, 8, dtypes::bfloat16), RouteInputs::SignedZeros);  // -0 and +0 tie
   check_route_runs(softmax(10, 64, 8, dtypes::float32), RouteInputs::SignedZeros);
+}
+
+WEFT_DEVICE_TEST_CASE("route, softmax top-k: infinities, NaN of either sign, subnormals and the largest values rank as numbers do") {
+  check_route_runs(softmax(13, 256, 8, dtypes::bfloat16), RouteInputs::Extremes);  // 32 experts a lane, 16-byte loads
+  check_route_runs(softmax(9, 100, 3, dtypes::bfloat16), RouteInputs::Extremes);   // E with no vector width: strided ids
+  check_route_runs(softmax(11, 64, 8, dtypes::float32), RouteInputs::Extremes);
 }
 
 WEFT_DEVICE_TEST_CASE("route, sigmoid grouped top-k (DeepSeek-V3): groups within a wave, across slots, one group") {

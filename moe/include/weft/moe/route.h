@@ -22,13 +22,15 @@
 //
 // Kernel schedule (docs/moe.md, "route"): a token's experts spread over W lanes of one wave, 4
 // waves a workgroup. Sigmoid scoring takes the whole wave (64 lanes on CDNA, 32 on NVIDIA; lane l
-// holds experts l, l + W, ...); softmax takes just enough lanes for at most 16 experts a lane (and
+// holds experts l, l + W, ...); softmax takes just enough lanes for at most 32 experts a lane (and
 // at least k), each lane's experts consecutive and loaded as 16-byte vectors where they allow. A
 // score's key is its order-preserving bits above ~expert id (64 bits; 32 for bf16 softmax logits,
-// whose 16 order bits suffice), so ties go to the lower id. Each lane sorts its keys; each of the
-// k rounds takes a wave max (xor butterfly) of the lanes' first keys, and the winning lane shifts
-// its list. Grouped scoring first folds each group's top-2 with an xor butterfly over the group's
-// lanes and ranks the groups' scores in each lane.
+// whose 16 order bits suffice), so ties go to the lower id. Each lane keeps its k best keys sorted
+// (sorted runs merged by their best halves); each of the k rounds takes a wave max (xor
+// butterfly) of the lanes' first keys, the winning lane shifts its list, and lane j keeps round
+// j's winner and computes its weight (softmax: a wave sum for the denominator). Grouped scoring
+// first folds each group's top-2 with an xor butterfly over the group's lanes and ranks the
+// groups' scores in each lane.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +85,7 @@ enum class RouteInputs {
   Quantized,  // logits from 4 values and bias from 4: many exact ties
   WithNaN,    // random, a quarter of the logits NaN and every 7th token all NaN
   SignedZeros,  // logits -0, +0 (three in four: the top k are zeros) or -1: -0 and +0 are equal scores (the lower id wins)
+  Extremes,     // half the logits +-inf, NaN of either sign, +-0, the dtype's smallest subnormal and largest finite, both signs; half random
 };
 
 // Random inputs from `seed`, poisoned outputs, a launch, and check_route.
