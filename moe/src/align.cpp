@@ -14,7 +14,6 @@ constexpr int64_t kThreads = kAlignChunk;  // one choice a thread
 constexpr int64_t kMaxRowsPerThread = 8;  // align_place's grid grows so that no thread pads more rows
 
 UOp i32(int64_t v) { return constant(Wide(v), dtypes::int32); }
-UOp u64(uint64_t v) { return constant(Wide(v), dtypes::uint64); }
 UOp idx(int64_t v) { return constant(Wide(v)); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t chunks(const MoeShape& s) { return ceil_div(s.choices(), kAlignChunk); }
@@ -28,12 +27,15 @@ int64_t wave_width(std::string_view arch) {
   throw Error("moe align: no wave width for target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
 }
 
-// The number of set bits of a uint64 (the classic SWAR sum; LLVM turns it into one ctpop).
-UOp popcount64(UOp x) {
-  x = x - ((x >> 1) & 0x5555555555555555);
-  x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0f;
-  return (x * 0x0101010101010101) >> 56;
+// The number of set bits of a uint32 or uint64 (the classic SWAR sum; LLVM turns it into one
+// ctpop).
+UOp popcount(UOp x) {
+  const bool wide = x.dtype() == dtypes::uint64;
+  const auto c = [&](uint64_t v) { return constant(Wide(wide ? v : v & 0xffffffffu), x.dtype()); };
+  x = x - ((x >> c(1)) & c(0x5555555555555555));
+  x = (x & c(0x3333333333333333)) + ((x >> c(2)) & c(0x3333333333333333));
+  x = (x + (x >> c(4))) & c(0x0f0f0f0f0f0f0f0f);
+  return (x * c(0x0101010101010101)) >> c(wide ? 56 : 24);
 }
 
 // The expert whose rows hold row `r` (int32): the largest e in [0, E] with offsets[e] <= r, E
@@ -52,15 +54,24 @@ UOp expert_of_row(const UOp& off, const UOp& r, int64_t E) {
 
 }  // namespace
 
+AlignWorkspace::AlignWorkspace(int64_t choices, int64_t experts_) : spans(ceil_div(choices, kAlignSpan)), experts(experts_) {}
+
 int64_t align_workspace(const MoeShape& shape) {
   shape.validate();
-  return count_spans(shape) * shape.experts;
+  return AlignWorkspace(shape.choices(), shape.experts).elements();
+}
+
+// The first element of the histogram this run fills: 0 or histogram_elements(), as the parity
+// says (a select between constants, so that indices keep a known range).
+UOp histogram_base(const UOp& workspace, const AlignWorkspace& w) {
+  return where(workspace[idx(w.parity_index())].load().eq(i32(0)), idx(0), idx(w.histogram_elements()));
 }
 
 UOp align_count(const MoeShape& s) {
   s.validate();
   const int64_t E = s.experts, spans = count_spans(s);
-  const UOp hist = placeholder({spans * E}, dtypes::int32, 0), ids = placeholder({s.choices()}, dtypes::int32, 1);
+  const AlignWorkspace ws(s.choices(), E);
+  const UOp work = placeholder({ws.elements()}, dtypes::int32, 0), ids = placeholder({s.choices()}, dtypes::int32, 1);
   const UOp g = range(spans, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp count = alloc_shared({E}, dtypes::int32, 0);
   const UOp zi = range(ceil_div(E, kThreads), 2, AxisType::LOOP), ze = l + zi * kThreads;
@@ -69,7 +80,7 @@ UOp align_count(const MoeShape& s) {
   const UOp id = ids[c].load(c < s.choices(), i32(-1));
   const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)}).end({ci});
   const UOp wi = range(ceil_div(E, kThreads), 4, AxisType::LOOP), we = l + wi * kThreads;
-  const UOp out = hist[g * E + we].store(count.after({bump})[we].load(we < E, i32(0)), we < E).end({wi});
+  const UOp out = work[histogram_base(work, ws) + g * E + we].store(count.after({bump})[we].load(we < E, i32(0)), we < E).end({wi});
   return sink({"moe_align_count_e" + std::to_string(E)}, {group({zero, bump, out}).end({g, l})});
 }
 
@@ -82,7 +93,8 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp counts = placeholder({E}, dtypes::int32, 0), offsets = placeholder({E + 1}, dtypes::int32, 1);
   const UOp dest_row = placeholder({s.choices()}, dtypes::int32, 2), row_token = placeholder({rows}, dtypes::int32, 3);
   const UOp row_weight = placeholder({rows}, dtypes::float32, 4), block_expert = placeholder({blocks}, dtypes::int32, 5);
-  const UOp hist = placeholder({spans * E}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
+  const AlignWorkspace ws(s.choices(), E);
+  const UOp work = placeholder({ws.elements()}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
   const UOp weights = placeholder({s.choices()}, dtypes::float32, 8);
   const UOp g = range(grid, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E + 1}, dtypes::int32, 1);
@@ -96,16 +108,31 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // counts of this chunk.
   const UOp span = g / kChunksPerSpan;
   const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
-  const UOp sp = loop(spans, AxisType::REDUCE);
-  const UOp h = hist[sp * E + e].load(has_e, i32(0));
-  const UOp tot = h.reduce(Op::ADD, {sp});
-  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp});
+  // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
+  const int64_t inner = std::min<int64_t>(spans, 16);
+  const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
+  const UOp base = histogram_base(work, ws);
+  const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
+  const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
   const UOp sums = group({group({total[e].store(tot, has_e), earlier[e].store(bef, has_e),
                                  padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                               .end({ei}),
                           earlier[idx(E)].store(i32(0), l.eq(idx(0)))});
   const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
   const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
+
+  // The workspace for the next run: the other histogram zeroed, spread over the grid's threads;
+  // the last workgroup to take a ticket (every thread of every workgroup has read the parity by
+  // then: their reads of this histogram needed it) flips the parity and resets the counter.
+  const int64_t H = ws.histogram_elements();
+  const UOp hj = loop(ceil_div(H, grid * kThreads)), hq = g * kThreads + l + hj * (grid * kThreads);
+  const UOp first_histogram = base.eq(idx(0));
+  const UOp clear = work[where(first_histogram, idx(H), idx(0)) + hq].store(i32(0), hq < H).end({hj});
+  const UOp ticket = atomic(AtomicOp::Add, work.after({barrier({sums})})[idx(ws.counter_index())], i32(1));
+  const UOp last = ticket.eq(i32(grid - 1));
+  const UOp next_run = when(l.eq(idx(0)), {work[idx(ws.parity_index())].store(where(first_histogram, i32(1), i32(0)), last),
+                                           work[idx(ws.counter_index())].store(i32(0), last)});
 
   // ... plus the choices of the span that come before this chunk (a count: order-free atomics).
   const UOp pi = loop(kChunksPerSpan - 1), pc = span * kAlignSpan + pi * kThreads + l;
@@ -146,20 +173,23 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp id = ids[c].load(live, i32(-1));
   const UOp known = live & (id >= 0) & (id < E);
   const UOp key = where(known, id, i32(E));
-  UOp same = u64(W == 64 ? ~uint64_t{0} : (uint64_t{1} << W) - 1);  // the wave's lanes (a ballot's bits)
+  // (Masks of 32 bits where the wave has 32 lanes: half the instructions of 64-bit ones.)
+  const DType mask_type = W == 64 ? dtypes::uint64 : dtypes::uint32;
+  const auto mask = [&](uint64_t v) { return constant(Wide(v), mask_type); };
+  UOp same = mask(W == 64 ? ~uint64_t{0} : (uint64_t{1} << W) - 1);  // the wave's lanes (a ballot's bits)
   for (int64_t bit = 0; (int64_t{1} << bit) <= E; ++bit) {
     const UOp set = ((key >> bit) & 1).ne(i32(0));
-    const UOp votes = ballot(set, W);
+    const UOp votes = W == 64 ? ballot(set, W) : ballot(set, W).cast(mask_type);
     same = same & where(set, votes, ~votes);
   }
-  const UOp lane64 = lane.cast(dtypes::uint64);
-  const UOp below = (u64(1) << lane64) - u64(1);
-  const UOp last_of_id = (same & ~((u64(2) << lane64) - u64(1))).eq(u64(0));
+  const UOp lane_bits = lane.cast(mask_type);
+  const UOp below = (mask(1) << lane_bits) - mask(1);
+  const UOp last_of_id = (same & ~((mask(2) << lane_bits) - mask(1))).eq(mask(0));  // 2 << 31 wraps to 0: lane 31 is last
   const UOp ie = where(known, id, i32(0)).cast(dtypes::index);
-  const UOp put_count = wave_count.after({zero})[wave * E + ie].store(popcount64(same).cast(dtypes::int32), known & last_of_id);
+  const UOp put_count = wave_count.after({zero})[wave * E + ie].store(popcount(same).cast(dtypes::int32), known & last_of_id);
   const UOp wb = loop(waves, AxisType::REDUCE);
   const UOp in_earlier_waves = where(wb < wave, wave_count.after({put_count})[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
-  const UOp rank = in_earlier_waves + popcount64(same & below).cast(dtypes::int32);
+  const UOp rank = in_earlier_waves + popcount(same & below).cast(dtypes::int32);
   const UOp dest = off_ready[ie].load() + earlier_ready[ie].load() + rank;
   const UOp di = dest.cast(dtypes::index);
   const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live),
@@ -193,7 +223,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})
                          .end({xi});
   return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W)},
-              {group({sums, zero, span_before, put_total, place, expert_pads, tail_pads, mark, totals}).end({g, l})});
+              {group({sums, zero, clear, next_run, span_before, put_total, place, expert_pads, tail_pads, mark, totals}).end({g, l})});
 }
 
 }  // namespace weft::moe

@@ -8,6 +8,7 @@
 
 #include "weft/dsl/builder.h"
 #include "weft/kernels/layouts.h"
+#include "weft/moe/align.h"
 
 namespace weft::moe {
 namespace {
@@ -218,7 +219,10 @@ void RouteConfig::validate() const {
     fail("top_k = " + str(top_k) + " exceeds the experts of the kept groups, " + str(topk_group * (experts / n_group)));
 }
 
-UOp route(const RouteConfig& c, std::string_view arch) {
+namespace {
+
+// The route kernel; `counting`: each choice is also added to align's span histogram (the last slot).
+UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   c.validate();
   if (!tile::is_nvidia(arch) && arch != "gfx942" && arch != "gfx950")
     throw Error("moe route: no schedule for target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
@@ -314,11 +318,28 @@ UOp route(const RouteConfig& c, std::string_view arch) {
     }
   }
   const UOp writes = live & (lane < k);
-  const UOp store = group({ids[t * k + lane].store(out_id, writes), weights[t * k + lane].store(out_w, writes)});
-  const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" + std::to_string(k);
+  std::vector<UOp> effects{ids[t * k + lane].store(out_id, writes), weights[t * k + lane].store(out_w, writes)};
+  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span row
+    const AlignWorkspace ws(T * k, E);
+    const UOp work = placeholder({ws.elements()}, dtypes::int32, grouped ? 4 : 3);  // after the kernel's other buffers
+    const UOp base = where(work[idx(ws.parity_index())].load().eq(constant(Wide(0), dtypes::int32)), idx(0), idx(ws.histogram_elements()));
+    // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
+    // lane that writes no choice adds 0 to its span's row for expert 0.
+    const UOp span = (t * k + lane) / kAlignSpan, counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);
+    const UOp one = where(writes, constant(Wide(1), dtypes::int32), constant(Wide(0), dtypes::int32));
+    effects.push_back(atomic(AtomicOp::Add, work[base + where(live, span, idx(0)) * E + counted], one));
+  }
+  const UOp store = group(effects);
+  const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +
+                           std::to_string(k) + (counting ? "_counting" : "");
   std::vector<UOp> ranges{g, lane, wave};
   if (per_wave > 1) ranges.push_back(sub);
   return sink({name}, {store.end(ranges)});
 }
+
+}  // namespace
+
+UOp route(const RouteConfig& c, std::string_view arch) { return route_kernel(c, arch, false); }
+UOp route_counting(const RouteConfig& c, std::string_view arch) { return route_kernel(c, arch, true); }
 
 }  // namespace weft::moe

@@ -51,11 +51,11 @@ TEST_CASE("align: bad shapes are errors naming the field") {
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 9, 128}, "gfx950"), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 96}, "sm_90"), doctest::Contains("block_rows must be a power of two"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 128}, "gfx90a"), doctest::Contains("no wave width for target 'gfx90a'"), Error);
-  CHECK(moe::align_workspace({300, 64, 2, 128}) == 64);
-  CHECK(moe::align_workspace({2049, 64, 2, 128}) == 2 * 64);
+  CHECK(moe::align_workspace({300, 64, 2, 128}) == 2 * 64 + 2);  // two histograms of one span, parity, counter
+  CHECK(moe::align_workspace({2049, 64, 2, 128}) == 2 * 2 * 64 + 2);
 }
 
-WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the routed choices, bit for bit") {
+WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the routed choices, bit for bit, twice on the same buffers") {
   for (const std::string& target : weft::testing::devices()) {
     auto dev = rt::open_device(target);
     const uint64_t seed = weft::testing::rng()();
@@ -63,7 +63,9 @@ WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the route
     CAPTURE(seed);
     const moe::RouteConfig grouped{37, 64, 8, moe::Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 4, 2, true, 2.5};
     const moe::RouteConfig softmax{70, 8, 2, moe::Scoring::SoftmaxTopK, dtypes::float32};
-    for (const auto& [config, rows] : {std::pair{grouped, int64_t{128}}, std::pair{softmax, int64_t{256}}}) {
+    const moe::RouteConfig spans{1100, 64, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16};  // 8800 choices: 3 spans, 35 workgroups
+    for (const auto& [config, rows] : {std::pair{grouped, int64_t{128}}, std::pair{softmax, int64_t{256}}, std::pair{spans, int64_t{128}}}) {
+      CAPTURE(config.tokens);
       const gemm::RunResult r = moe::run_router(*dev, config, rows, seed);
       INFO(r.check.first_bad);
       CHECK(r.check.passed());

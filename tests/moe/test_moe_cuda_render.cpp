@@ -23,7 +23,7 @@ void compiles_for_sm90(const UOp& kernel) {
 
 }  // namespace
 
-TEST_CASE("CUDA: the route kernels (both scorings, float32 and bfloat16 logits) compile with NVRTC for sm_90") {
+TEST_CASE("CUDA: the route kernels (both scorings, float32 and bfloat16 logits, counting or not) compile with NVRTC for sm_90") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
   using moe::Scoring;
   for (const moe::RouteConfig& c : {moe::RouteConfig{5, 256, 8, Scoring::SoftmaxTopK, dtypes::bfloat16},
@@ -34,6 +34,7 @@ TEST_CASE("CUDA: the route kernels (both scorings, float32 and bfloat16 logits) 
     CAPTURE(c.experts);
     CAPTURE(c.top_k);
     compiles_for_sm90(moe::route(c, "sm_90"));
+    compiles_for_sm90(moe::route_counting(c, "sm_90"));
   }
 }
 

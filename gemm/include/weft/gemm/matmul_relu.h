@@ -5,6 +5,8 @@
 // float32. Buffers: slot 0 is C, 1 is A, 2 is B.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 
@@ -28,6 +30,15 @@ struct Check {
   double worst_ratio = 0;   // the largest error / tolerance (passing: <= 1)
   std::string first_bad;    // "C[i, j] = x, expected y" for the first element out of tolerance
   bool passed() const { return count > 0 && bad == 0; }
+  // Folds another check into this one: counts add up, the worst errors stay, and the first fault
+  // named stays first (`context` goes in front of the other's).
+  void merge(const Check& other, const std::string& context = "") {
+    if (other.bad && bad == 0) first_bad = context + other.first_bad;
+    count += other.count;
+    bad += other.bad;
+    max_error = std::max(max_error, other.max_error);
+    worst_ratio = std::max(worst_ratio, other.worst_ratio);
+  }
 };
 
 struct RunResult {

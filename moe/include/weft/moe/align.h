@@ -6,7 +6,8 @@
 // Two kernels, launched in order by launch_align:
 //   align_count: one workgroup of 256 threads per span of 4096 choices counts each expert's
 //     choices in the span (shared-memory atomics: counts do not depend on order) into the
-//     workspace, a histogram [spans, E].
+//     workspace's histogram [spans, E] (AlignWorkspace). The router skips it: route_counting adds
+//     each choice to the histogram as it chooses (route.h).
 //   align_place: one workgroup per chunk of 256 choices. It sums the histogram's column of each
 //     expert (its count, and its count in the spans before the chunk's), counts the choices of
 //     its span that come before the chunk (16 at most chunks a span: shared-memory atomics), and
@@ -18,7 +19,8 @@
 //     an expert's are the fewer than block_rows after its choices, then every row past
 //     offsets[E]; a thread a block gets its expert (a binary search over the offsets); workgroup 0
 //     writes counts and offsets. Rows of choices and padding rows are disjoint, so no write
-//     races, and no row depends on the order of atomics.
+//     races, and no row depends on the order of atomics. It also zeroes the workspace's other
+//     histogram, and the last workgroup to have read this one flips the parity (AlignWorkspace).
 // The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
 // outside gets dest_row -1 and no row.
 #pragma once
@@ -35,7 +37,20 @@ namespace weft::moe {
 inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place places
 inline constexpr int64_t kAlignSpan = 4096;        // choices a workgroup of align_count counts
 
-// Elements of the int32 workspace align needs: ceil(T*k / 4096) * E.
+// align's int32 workspace: two histograms [spans, E] (spans of 4096 choices), then the parity
+// that names the one this run fills, then align_place's ticket counter. route_counting (or
+// align_count) fills histogram[parity]; align_place reads it, zeroes the other for the next run,
+// and its last workgroup (the one whose ticket completes the count) flips the parity and resets
+// the counter. allocate_plan zeroes it all; the kernels leave it ready for the next run.
+struct AlignWorkspace {
+  AlignWorkspace(int64_t choices, int64_t experts);
+  int64_t spans = 0, experts = 0;
+  int64_t histogram_elements() const { return spans * experts; }
+  int64_t parity_index() const { return 2 * histogram_elements(); }
+  int64_t counter_index() const { return parity_index() + 1; }
+  int64_t elements() const { return counter_index() + 1; }
+};
+// Elements of align's workspace for a shape: AlignWorkspace(T*k, E).elements().
 int64_t align_workspace(const MoeShape& shape);
 
 // The two kernels. align_count: slot 0 workspace, 1 expert_ids. align_place: 0 counts, 1
@@ -49,7 +64,8 @@ UOp align_place(const MoeShape& shape, std::string_view arch);
 struct PlanBuffers {
   rt::OwnedArray expert_ids, weights, counts, offsets, dest_row, row_token, row_weight, block_expert, workspace;
 };
-// Every buffer filled with 0xCD bytes (poison), so that a value the kernels never wrote shows.
+// Every buffer filled with 0xCD bytes (poison), so that a value the kernels never wrote shows,
+// except the workspace, zeroed (align_workspace).
 PlanBuffers allocate_plan(rt::Device& device, const MoeShape& shape);
 RoutingPlan download_plan(rt::Device& device, const MoeShape& shape, const PlanBuffers& buffers);
 
@@ -60,6 +76,11 @@ struct AlignKernels {
 AlignKernels compile_align(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr);
 // Launches both kernels on `buffers` (expert_ids and weights in, the rest out).
 void launch_align(rt::Device& device, const AlignKernels& kernels, const PlanBuffers& buffers);
+// Whether align's workspace is ready for the next run (AlignWorkspace): parity 0 or 1, the ticket
+// counter 0, and the histogram the parity names all zeros. A failed check names the first fault.
+gemm::Check check_workspace_ready(rt::Device& device, const MoeShape& shape, const PlanBuffers& buffers);
+// Launches align_place alone: after route_counting, which filled the workspace's histogram.
+void launch_align_place(rt::Device& device, const AlignKernels& kernels, const PlanBuffers& buffers);
 
 // What run_align feeds the kernels: each token's k distinct experts drawn uniformly, all tokens
 // on the same k experts (one expert takes every token), or only from the first and last few
@@ -67,7 +88,8 @@ void launch_align(rt::Device& device, const AlignKernels& kernels, const PlanBuf
 enum class AlignInputs { Uniform, OneExpert, FewExperts };
 
 // Random choices from `seed`, poisoned outputs, both launches, and a bit-exact comparison of
-// every buffer with plan_reference.
+// every buffer with plan_reference; all twice on the same buffers (the second run uses the
+// workspace's other histogram), with check_workspace_ready after each.
 gemm::RunResult run_align(rt::Device& device, const MoeShape& shape, uint64_t seed, rt::CompileCache* cache = nullptr,
                           AlignInputs inputs = AlignInputs::Uniform);
 

@@ -62,6 +62,11 @@ struct RouteConfig {
 // expert_ids [T*k] int32, 1 weights [T*k] float32, 2 logits [T*E], 3 correction_bias [E]
 // float32 (SigmoidGroupedTopK only).
 UOp route(const RouteConfig& config, std::string_view arch);
+// route, and each choice also counted into align's workspace (the last slot: 3 for softmax, whose
+// kernel has no bias, 4 for sigmoid; AlignWorkspace(T*k, E),
+// as allocate_plan and align_place leave it): one atomic add per choice into its span's row of
+// the histogram the parity names, so align_count need not run (router.h).
+UOp route_counting(const RouteConfig& config, std::string_view arch);
 
 // The host reference, in double precision, with the rules above.
 struct RouteResult {
