@@ -10,13 +10,16 @@
 namespace weft::moe {
 namespace {
 
-constexpr int64_t kCountThreads = 256;    // align_count's workgroup
+constexpr int64_t kThreads = kAlignChunk;  // one choice a thread
 constexpr int64_t kMaxRowsPerThread = 8;  // align_place's grid grows so that no thread pads more rows
 
 UOp i32(int64_t v) { return constant(Wide(v), dtypes::int32); }
 UOp idx(int64_t v) { return constant(Wide(v)); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t chunks(const MoeShape& s) { return ceil_div(s.choices(), kAlignChunk); }
 int64_t count_spans(const MoeShape& s) { return ceil_div(s.choices(), kAlignSpan); }
+constexpr int64_t kChunksPerSpan = kAlignSpan / kAlignChunk;
+static_assert(kAlignSpan % kAlignChunk == 0);
 
 int64_t wave_width(std::string_view arch) {
   if (tile::is_nvidia(arch)) return 32;
@@ -49,17 +52,6 @@ UOp expert_of_row(const UOp& off, const UOp& r, int64_t E) {
   return lo;
 }
 
-// align_place's workgroup (and chunk of choices): 1024 threads, so that each workgroup's prologue
-// (the histogram's columns, the span's earlier chunks, the scan) serves 1024 choices, unless its
-// shared memory (mostly the waves' counts, waves x E) would pass 46 KiB; then 512 or 256.
-int64_t place_threads(int64_t E, int64_t W) {
-  for (int64_t T : {int64_t{1024}, int64_t{512}}) {
-    const int64_t waves = T / W, bytes = 4 * (waves * E + 2 * T + 4 * E + 2 + waves);
-    if (bytes <= 46 * 1024) return T;
-  }
-  return 256;
-}
-
 }  // namespace
 
 AlignWorkspace::AlignWorkspace(int64_t choices, int64_t experts_) : spans(ceil_div(choices, kAlignSpan)), experts(experts_) {}
@@ -80,78 +72,61 @@ UOp align_count(const MoeShape& s) {
   const int64_t E = s.experts, spans = count_spans(s);
   const AlignWorkspace ws(s.choices(), E);
   const UOp work = placeholder({ws.elements()}, dtypes::int32, 0), ids = placeholder({s.choices()}, dtypes::int32, 1);
-  const UOp g = range(spans, 0, AxisType::GLOBAL), l = range(kCountThreads, 1, AxisType::LOCAL);
+  const UOp g = range(spans, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp count = alloc_shared({E}, dtypes::int32, 0);
-  const UOp zi = range(ceil_div(E, kCountThreads), 2, AxisType::LOOP), ze = l + zi * kCountThreads;
+  const UOp zi = range(ceil_div(E, kThreads), 2, AxisType::LOOP), ze = l + zi * kThreads;
   const UOp zero = count[ze].store(i32(0), ze < E).end({zi});
-  const UOp ci = range(kAlignSpan / kCountThreads, 3, AxisType::LOOP), c = g * kAlignSpan + ci * kCountThreads + l;
+  const UOp ci = range(kAlignSpan / kThreads, 3, AxisType::LOOP), c = g * kAlignSpan + ci * kThreads + l;
   const UOp id = ids[c].load(c < s.choices(), i32(-1));
   const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)}).end({ci});
-  const UOp wi = range(ceil_div(E, kCountThreads), 4, AxisType::LOOP), we = l + wi * kCountThreads;
+  const UOp wi = range(ceil_div(E, kThreads), 4, AxisType::LOOP), we = l + wi * kThreads;
   const UOp out = work[histogram_base(work, ws) + g * E + we].store(count.after({bump})[we].load(we < E, i32(0)), we < E).end({wi});
   return sink({"moe_align_count_e" + std::to_string(E)}, {group({zero, bump, out}).end({g, l})});
 }
 
 UOp align_place(const MoeShape& s, std::string_view arch) {
   s.validate();
-  const int64_t W = wave_width(arch), E = s.experts, T = place_threads(E, W), waves = T / W;
-  const int64_t spans = count_spans(s), B = s.block_rows, k = s.top_k, chunks_per_span = kAlignSpan / T;
+  const int64_t W = wave_width(arch), waves = kThreads / W;
+  const int64_t E = s.experts, spans = count_spans(s), B = s.block_rows, k = s.top_k;
   const int64_t rows = s.max_rows(), blocks = s.max_blocks();
-  const int64_t grid = std::max(ceil_div(s.choices(), T), ceil_div(rows, T * kMaxRowsPerThread));
+  const int64_t grid = std::max(chunks(s), ceil_div(rows, kThreads * kMaxRowsPerThread));
   const UOp counts = placeholder({E}, dtypes::int32, 0), offsets = placeholder({E + 1}, dtypes::int32, 1);
   const UOp dest_row = placeholder({s.choices()}, dtypes::int32, 2), row_token = placeholder({rows}, dtypes::int32, 3);
   const UOp row_weight = placeholder({rows}, dtypes::float32, 4), block_expert = placeholder({blocks}, dtypes::int32, 5);
   const AlignWorkspace ws(s.choices(), E);
   const UOp work = placeholder({ws.elements()}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
   const UOp weights = placeholder({s.choices()}, dtypes::float32, 8);
-  const UOp g = range(grid, 0, AxisType::GLOBAL), l = range(T, 1, AxisType::LOCAL);
+  const UOp g = range(grid, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E + 1}, dtypes::int32, 1);
   const UOp padded = alloc_shared({E}, dtypes::int32, 2), off = alloc_shared({E + 1}, dtypes::int32, 3);
   const UOp wave_total = alloc_shared({waves}, dtypes::int32, 4), wave_count = alloc_shared({waves * E}, dtypes::int32, 5);
-  const UOp part_total = alloc_shared({T}, dtypes::int32, 7), part_earlier = alloc_shared({T}, dtypes::int32, 8);
   int64_t next_range = 2;
   auto loop = [&](int64_t n, AxisType axis = AxisType::LOOP) { return range(n, next_range++, axis); };
-  // A reduction over n values in unrolled rounds of up to 16 (the renderer unrolls loops of 16 or
-  // fewer, so their loads overlap): the two ranges and the value's index.
-  struct Rounds {
-    UOp hi, lo, i;
-  };
-  auto rounds = [&](int64_t n) {
-    const int64_t inner = std::min<int64_t>(n, 16);
-    const UOp hi = loop(ceil_div(n, inner), AxisType::REDUCE), lo = loop(inner, AxisType::REDUCE);
-    return Rounds{hi, lo, hi * inner + lo};
-  };
   const UOp lane = l % W, wave = l / W;
 
-  // Each expert's count, and its count in the spans before this chunk's: the workgroup's threads
-  // split each column (E2 = E rounded up to a power of two <= T; T / E2 parts of the spans a
-  // column, each summed by one thread), then thread e adds its column's parts.
-  const UOp span = g / chunks_per_span;
-  int64_t E2 = 1;
-  while (E2 < E) E2 *= 2;
-  const int64_t parts = T / E2, per_part = ceil_div(spans, parts);
-  const UOp column = l % E2, part = l / E2;
-  const Rounds r = rounds(per_part);
-  const UOp sp = part * per_part + r.i;
+  // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
+  // counts of this chunk.
+  const UOp span = g / kChunksPerSpan;
+  const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
+  // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
+  const int64_t inner = std::min<int64_t>(spans, 16);
+  const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
   const UOp base = histogram_base(work, ws);
-  const UOp h = work[base + sp * E + column].load((column < E) & (r.i < per_part) & (sp < spans), i32(0));
-  const UOp put_parts = group({part_total[l].store(h.reduce(Op::ADD, {r.hi, r.lo})),
-                               part_earlier[l].store(where(sp < span, h, i32(0)).reduce(Op::ADD, {r.hi, r.lo}))});
-  const Rounds pp = rounds(parts);
-  const UOp has_e = l < E, at = pp.i * E2 + l;
-  const UOp tot = part_total.after({put_parts})[at].load(has_e & (pp.i < parts), i32(0)).reduce(Op::ADD, {pp.hi, pp.lo});
-  const UOp bef = part_earlier.after({put_parts})[at].load(has_e & (pp.i < parts), i32(0)).reduce(Op::ADD, {pp.hi, pp.lo});
-  const UOp sums = group({total[l].store(tot, has_e), earlier[l].store(bef, has_e), padded[l].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e),
+  const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
+  const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp sums = group({group({total[e].store(tot, has_e), earlier[e].store(bef, has_e),
+                                 padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
+                              .end({ei}),
                           earlier[idx(E)].store(i32(0), l.eq(idx(0)))});
-  // (and, zeroed, the waves' counts of this chunk)
-  const UOp zi = loop(ceil_div(waves * E, T)), ze = l + zi * T;
+  const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
   const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
 
   // The workspace for the next run: the other histogram zeroed, spread over the grid's threads;
   // the last workgroup to take a ticket (every thread of every workgroup has read the parity by
   // then: their reads of this histogram needed it) flips the parity and resets the counter.
   const int64_t H = ws.histogram_elements();
-  const UOp hj = loop(ceil_div(H, grid * T)), hq = g * T + l + hj * (grid * T);
+  const UOp hj = loop(ceil_div(H, grid * kThreads)), hq = g * kThreads + l + hj * (grid * kThreads);
   const UOp first_histogram = base.eq(idx(0));
   const UOp clear = work[where(first_histogram, idx(H), idx(0)) + hq].store(i32(0), hq < H).end({hj});
   const UOp ticket = atomic(AtomicOp::Add, work.after({barrier({sums})})[idx(ws.counter_index())], i32(1));
@@ -160,17 +135,17 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
                                            work[idx(ws.counter_index())].store(i32(0), last)});
 
   // ... plus the choices of the span that come before this chunk (a count: order-free atomics).
-  const UOp pi = loop(chunks_per_span - 1), pc = span * kAlignSpan + pi * T + l;
+  const UOp pi = loop(kChunksPerSpan - 1), pc = span * kAlignSpan + pi * kThreads + l;
   // (Ids outside [0, E) count into a spare counter at E: an unconditional atomic, so the id is
   // loaded once and the loads of the loop need not wait for each other's atomics.)
-  const UOp pid = ids[pc].load((pi < g % chunks_per_span) & (pc < s.choices()), i32(E));
+  const UOp pid = ids[pc].load((pi < g % kChunksPerSpan) & (pc < s.choices()), i32(E));
   const UOp slot = where((pid >= 0) & (pid < E), pid, i32(E)).cast(dtypes::index);
   const UOp span_before = atomic(AtomicOp::Add, earlier.after({sums})[slot], i32(1), Scope::Workgroup).end({pi});
 
   // offsets[e] = the padded counts of the experts before e: thread l sums experts
-  // [l*P, l*P + P) (P*T > E, so some thread's range holds e = E), a wave scan of those sums,
+  // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
   // and the waves' totals before its own.
-  const int64_t P = E / T + 1;
+  const int64_t P = E / kThreads + 1;
   std::vector<UOp> mine;
   UOp sum = i32(0);
   for (int64_t i = 0; i < P; ++i) {
@@ -181,8 +156,8 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   UOp inclusive = sum;
   for (int64_t d = 1; d < W; d *= 2) inclusive = inclusive + where(lane >= d, shuffle_up(inclusive, d, W), i32(0));
   const UOp put_total = wave_total[wave].store(inclusive, lane.eq(idx(W - 1)));
-  const Rounds wv = rounds(waves);
-  UOp run = wave_total.after({put_total})[wv.i].load(wv.i < wave, i32(0)).reduce(Op::ADD, {wv.hi, wv.lo}) + inclusive - sum;
+  const UOp wv = loop(waves, AxisType::REDUCE);
+  UOp run = where(wv < wave, wave_total.after({put_total})[wv].load(), i32(0)).reduce(Op::ADD, {wv}) + inclusive - sum;
   std::vector<UOp> offs;
   for (int64_t i = 0; i < P; ++i) {
     const UOp pe = l * P + i;
@@ -194,7 +169,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // This chunk: a choice's rank among the chunk's earlier choices of its expert = its rank in
   // its wave (the lanes below it holding the same id: a match mask from one ballot per id bit)
   // plus the counts of that id in the waves before (each id's last lane of a wave stores it).
-  const UOp c = g * T + l, live = c < s.choices();
+  const UOp c = g * kThreads + l, live = c < s.choices();
   const UOp id = ids[c].load(live, i32(-1));
   const UOp known = live & (id >= 0) & (id < E);
   const UOp key = where(known, id, i32(E));
@@ -212,8 +187,8 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp last_of_id = (same & ~((mask(2) << lane_bits) - mask(1))).eq(mask(0));  // 2 << 31 wraps to 0: lane 31 is last
   const UOp ie = where(known, id, i32(0)).cast(dtypes::index);
   const UOp put_count = wave_count.after({zero})[wave * E + ie].store(popcount(same).cast(dtypes::int32), known & last_of_id);
-  const Rounds wb = rounds(waves);
-  const UOp in_earlier_waves = wave_count.after({put_count})[wb.i * E + ie].load(wb.i < wave, i32(0)).reduce(Op::ADD, {wb.hi, wb.lo});
+  const UOp wb = loop(waves, AxisType::REDUCE);
+  const UOp in_earlier_waves = where(wb < wave, wave_count.after({put_count})[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
   const UOp rank = in_earlier_waves + popcount(same & below).cast(dtypes::int32);
   const UOp dest = off_ready[ie].load() + earlier_ready[ie].load() + rank;
   const UOp di = dest.cast(dtypes::index);
@@ -224,8 +199,8 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // Padding rows, spread over every thread of the grid (`stride` of them): those of expert e are
   // [offsets[e] + count, offsets[e+1]), fewer than B, so thread q takes row j = q % B of expert
   // q / B; the rows past offsets[E] are taken in strides.
-  const int64_t stride = grid * T;
-  const UOp q0 = g * T + l;
+  const int64_t stride = grid * kThreads;
+  const UOp q0 = g * kThreads + l;
   const UOp pj = loop(ceil_div(E * B, stride)), q = q0 + pj * stride, pe = (q / B).cast(dtypes::int32);
   const UOp pe_in = where(pe < E, pe, i32(E - 1)).cast(dtypes::index);
   const UOp pr = off_ready[pe_in].load() + total_ready[pe_in].load() + (q % B).cast(dtypes::int32);
@@ -237,12 +212,12 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp tail_pads = group({row_token[tri].store(i32(-1), in_tail), row_weight[tri].store(constant(0.0, dtypes::float32), in_tail)}).end({tj});
 
   // Blocks: their expert, or -1 past offsets[E] (grid * 256 >= max_rows / 8 >= max_blocks).
-  const UOp b = g * T + l;
+  const UOp b = g * kThreads + l;
   const UOp eb = expert_of_row(off_ready, (b * B).cast(dtypes::int32), E);
   const UOp mark = block_expert[b].store(where(eb.eq(i32(E)), i32(-1), eb), b < blocks);
 
   // Workgroup 0: counts and offsets.
-  const UOp xi = loop(ceil_div(E + 1, T)), xe = l + xi * T, first = g.eq(idx(0));
+  const UOp xi = loop(ceil_div(E + 1, kThreads)), xe = l + xi * kThreads, first = g.eq(idx(0));
   const UOp xe_in = where(xe < E, xe, idx(E - 1));
   const UOp totals = group({counts[xe].store(total_ready[xe_in].load(), first & (xe < E)),
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})

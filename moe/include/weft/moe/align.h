@@ -8,11 +8,9 @@
 //     choices in the span (shared-memory atomics: counts do not depend on order) into the
 //     workspace's histogram [spans, E] (AlignWorkspace). The router skips it: route_counting adds
 //     each choice to the histogram as it chooses (route.h).
-//   align_place: one workgroup per chunk of 1024 choices (512 where the waves' counts, waves x E,
-//     would not fit its shared memory). It sums the histogram's column of each expert (its count,
-//     and its count in the spans before the chunk's; the workgroup's threads split the columns),
-//     counts the choices of its span that come before the chunk (3 chunks at most: shared-memory
-//     atomics), and
+//   align_place: one workgroup per chunk of 256 choices. It sums the histogram's column of each
+//     expert (its count, and its count in the spans before the chunk's), counts the choices of
+//     its span that come before the chunk (16 at most chunks a span: shared-memory atomics), and
 //     scans the padded counts into the offsets (a wave scan). A choice's row is offsets[e] + the
 //     choices of e before its chunk + its rank among the chunk's earlier choices of e: its rank in
 //     its wave (the lanes below it with the same id, found with one ballot per bit of the id) plus
@@ -36,6 +34,7 @@
 
 namespace weft::moe {
 
+inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place places
 inline constexpr int64_t kAlignSpan = 4096;        // choices a workgroup of align_count counts
 
 // align's int32 workspace: two histograms [spans, E] (spans of 4096 choices), then the parity
