@@ -54,7 +54,8 @@ UOp expert_of_row(const UOp& off, const UOp& r, int64_t E) {
 
 }  // namespace
 
-AlignWorkspace::AlignWorkspace(int64_t choices, int64_t experts_) : spans(ceil_div(choices, kAlignSpan)), experts(experts_) {}
+AlignWorkspace::AlignWorkspace(int64_t choices, int64_t experts_)
+    : spans(ceil_div(choices, kAlignSpan)), chunks(ceil_div(choices, kAlignChunk)), experts(experts_) {}
 
 int64_t align_workspace(const MoeShape& shape) {
   shape.validate();
@@ -69,19 +70,22 @@ UOp histogram_base(const UOp& workspace, const AlignWorkspace& w) {
 
 UOp align_count(const MoeShape& s) {
   s.validate();
-  const int64_t E = s.experts, spans = count_spans(s);
+  const int64_t E = s.experts;
   const AlignWorkspace ws(s.choices(), E);
   const UOp work = placeholder({ws.elements()}, dtypes::int32, 0), ids = placeholder({s.choices()}, dtypes::int32, 1);
-  const UOp g = range(spans, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
+  const UOp g = range(ws.chunks, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp count = alloc_shared({E}, dtypes::int32, 0);
   const UOp zi = range(ceil_div(E, kThreads), 2, AxisType::LOOP), ze = l + zi * kThreads;
   const UOp zero = count[ze].store(i32(0), ze < E).end({zi});
-  const UOp ci = range(kAlignSpan / kThreads, 3, AxisType::LOOP), c = g * kAlignSpan + ci * kThreads + l;
+  const UOp c = g * kThreads + l;
   const UOp id = ids[c].load(c < s.choices(), i32(-1));
-  const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)}).end({ci});
-  const UOp wi = range(ceil_div(E, kThreads), 4, AxisType::LOOP), we = l + wi * kThreads;
-  const UOp out = work[histogram_base(work, ws) + g * E + we].store(count.after({bump})[we].load(we < E, i32(0)), we < E).end({wi});
-  return sink({"moe_align_count_e" + std::to_string(E)}, {group({zero, bump, out}).end({g, l})});
+  const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)});
+  // The chunk's row, whole; its counts added into its span's row (which starts at zero).
+  const UOp wi = range(ceil_div(E, kThreads), 3, AxisType::LOOP), we = l + wi * kThreads;
+  const UOp n = count.after({bump})[we].load(we < E, i32(0)), base = histogram_base(work, ws);
+  const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
+  const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
+  return sink({"moe_align_count_e" + std::to_string(E)}, {group({zero, bump, group({chunk_row, span_row}).end({wi})}).end({g, l})});
 }
 
 UOp align_place(const MoeShape& s, std::string_view arch) {
@@ -115,7 +119,10 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
   const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
   const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
-  const UOp sums = group({group({total[e].store(tot, has_e), earlier[e].store(bef, has_e),
+  // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
+  const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
+  const UOp in_span = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (pi < g % kChunksPerSpan) & (chunk < ws.chunks), i32(0)).reduce(Op::ADD, {pi});
+  const UOp sums = group({group({total[e].store(tot, has_e), earlier[e].store(bef + in_span, has_e),
                                  padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                               .end({ei}),
                           earlier[idx(E)].store(i32(0), l.eq(idx(0)))});
@@ -133,14 +140,6 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp last = ticket.eq(i32(grid - 1));
   const UOp next_run = when(l.eq(idx(0)), {work[idx(ws.parity_index())].store(where(first_histogram, i32(1), i32(0)), last),
                                            work[idx(ws.counter_index())].store(i32(0), last)});
-
-  // ... plus the choices of the span that come before this chunk (a count: order-free atomics).
-  const UOp pi = loop(kChunksPerSpan - 1), pc = span * kAlignSpan + pi * kThreads + l;
-  // (Ids outside [0, E) count into a spare counter at E: an unconditional atomic, so the id is
-  // loaded once and the loads of the loop need not wait for each other's atomics.)
-  const UOp pid = ids[pc].load((pi < g % kChunksPerSpan) & (pc < s.choices()), i32(E));
-  const UOp slot = where((pid >= 0) & (pid < E), pid, i32(E)).cast(dtypes::index);
-  const UOp span_before = atomic(AtomicOp::Add, earlier.after({sums})[slot], i32(1), Scope::Workgroup).end({pi});
 
   // offsets[e] = the padded counts of the experts before e: thread l sums experts
   // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
@@ -164,7 +163,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
     offs.push_back(off[pe].store(run, pe <= E));
     run = run + mine[static_cast<size_t>(i)];
   }
-  const UOp off_ready = off.after(offs), total_ready = total.after({sums}), earlier_ready = earlier.after({span_before});
+  const UOp off_ready = off.after(offs), total_ready = total.after({sums}), earlier_ready = earlier.after({sums});
 
   // This chunk: a choice's rank among the chunk's earlier choices of its expert = its rank in
   // its wave (the lanes below it holding the same id: a match mask from one ballot per id bit)
@@ -223,7 +222,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})
                          .end({xi});
   return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W)},
-              {group({sums, zero, clear, next_run, span_before, put_total, place, expert_pads, tail_pads, mark, totals}).end({g, l})});
+              {group({sums, zero, clear, next_run, put_total, place, expert_pads, tail_pads, mark, totals}).end({g, l})});
 }
 
 }  // namespace weft::moe

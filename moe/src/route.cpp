@@ -324,10 +324,11 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     const UOp work = placeholder({ws.elements()}, dtypes::int32, grouped ? 4 : 3);  // after the kernel's other buffers
     const UOp base = where(work[idx(ws.parity_index())].load().eq(constant(Wide(0), dtypes::int32)), idx(0), idx(ws.histogram_elements()));
     // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
-    // lane that writes no choice adds 0 to its span's row for expert 0.
-    const UOp span = (t * k + lane) / kAlignSpan, counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);
+    // lane that writes no choice adds 0 for expert 0.
+    const UOp choice = where(live, t * k + lane, idx(0)), counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);
     const UOp one = where(writes, constant(Wide(1), dtypes::int32), constant(Wide(0), dtypes::int32));
-    effects.push_back(atomic(AtomicOp::Add, work[base + where(live, span, idx(0)) * E + counted], one));
+    effects.push_back(atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one));                            // its span's row
+    effects.push_back(atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one));  // its chunk's row
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

@@ -4,23 +4,24 @@
 // an expert in order of t*k + j).
 //
 // Two kernels, launched in order by launch_align:
-//   align_count: one workgroup of 256 threads per span of 4096 choices counts each expert's
-//     choices in the span (shared-memory atomics: counts do not depend on order) into the
-//     workspace's histogram [spans, E] (AlignWorkspace). The router skips it: route_counting adds
-//     each choice to the histogram as it chooses (route.h).
-//   align_place: one workgroup per chunk of 256 choices. It sums the histogram's column of each
-//     expert (its count, and its count in the spans before the chunk's), counts the choices of
-//     its span that come before the chunk (16 at most chunks a span: shared-memory atomics), and
-//     scans the padded counts into the offsets (a wave scan). A choice's row is offsets[e] + the
-//     choices of e before its chunk + its rank among the chunk's earlier choices of e: its rank in
-//     its wave (the lanes below it with the same id, found with one ballot per bit of the id) plus
-//     the counts of e in the chunk's earlier waves. It writes dest_row, row_token and row_weight
-//     there. Independently, the grid's threads mark the padding rows (row_token -1, row_weight 0):
-//     an expert's are the fewer than block_rows after its choices, then every row past
-//     offsets[E]; a thread a block gets its expert (a binary search over the offsets); workgroup 0
-//     writes counts and offsets. Rows of choices and padding rows are disjoint, so no write
-//     races, and no row depends on the order of atomics. It also zeroes the workspace's other
-//     histogram, and the last workgroup to have read this one flips the parity (AlignWorkspace).
+//   align_count: one workgroup of 256 threads per chunk of 256 choices counts each expert's
+//     choices in the chunk (shared-memory atomics: counts do not depend on order), writes the
+//     chunk's row of the workspace's histogram and adds it into its span's row (AlignWorkspace).
+//     The router skips it: route_counting adds each choice into both rows as it chooses
+//     (route.h).
+//   align_place: one workgroup per chunk. It sums the span rows of each expert's column (its
+//     count, and its count in the spans before the chunk's) and the rows of its span's earlier
+//     chunks (15 at most), and scans the padded counts into the offsets (a wave scan). A choice's
+//     row is offsets[e] + the choices of e before its chunk + its rank among the chunk's earlier
+//     choices of e: its rank in its wave (the lanes below it with the same id, found with one
+//     ballot per bit of the id) plus the counts of e in the chunk's earlier waves. It writes
+//     dest_row, row_token and row_weight there. Independently, the grid's threads mark the
+//     padding rows (row_token -1, row_weight 0): an expert's are the fewer than block_rows after
+//     its choices, then every row past offsets[E]; a thread a block gets its expert (a binary
+//     search over the offsets); workgroup 0 writes counts and offsets. Rows of choices and
+//     padding rows are disjoint, so no write races, and no row depends on the order of atomics.
+//     It also zeroes the workspace's other histogram, and the last workgroup to have read this
+//     one flips the parity (AlignWorkspace).
 // The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
 // outside gets dest_row -1 and no row.
 #pragma once
@@ -34,18 +35,21 @@
 
 namespace weft::moe {
 
-inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place places
-inline constexpr int64_t kAlignSpan = 4096;        // choices a workgroup of align_count counts
+inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place (and of align_count) takes
+inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the histogram counts
 
-// align's int32 workspace: two histograms [spans, E] (spans of 4096 choices), then the parity
-// that names the one this run fills, then align_place's ticket counter. route_counting (or
-// align_count) fills histogram[parity]; align_place reads it, zeroes the other for the next run,
-// and its last workgroup (the one whose ticket completes the count) flips the parity and resets
-// the counter. allocate_plan zeroes it all; the kernels leave it ready for the next run.
+// align's int32 workspace: two histograms, then the parity that names the one this run fills,
+// then align_place's ticket counter. A histogram has a row of E counts per span of 4096 choices,
+// then a row per chunk of 256 (align_place's workgroup). route_counting (or align_count) adds
+// into histogram[parity], whose counts start at zero; align_place reads it, zeroes the other
+// for the next run, and its last workgroup (the one whose ticket completes the count) flips the
+// parity and resets the counter. allocate_plan zeroes it all; the kernels leave it ready.
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
-  int64_t spans = 0, experts = 0;
-  int64_t histogram_elements() const { return spans * experts; }
+  int64_t spans = 0, chunks = 0, experts = 0;
+  int64_t span_row(int64_t span) const { return span * experts; }                 // within a histogram
+  int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * experts; }
+  int64_t histogram_elements() const { return (spans + chunks) * experts; }
   int64_t parity_index() const { return 2 * histogram_elements(); }
   int64_t counter_index() const { return parity_index() + 1; }
   int64_t elements() const { return counter_index() + 1; }
