@@ -131,15 +131,12 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
 
   // The workspace for the next run: the other histogram zeroed, spread over the grid's threads;
   // the last workgroup to take a ticket (every thread of every workgroup has read the parity by
-  // then: their reads of this histogram needed it) flips the parity and resets the counter.
+  // then: their reads of this histogram needed it) flips the parity and resets the counter (at
+  // the end of the kernel).
   const int64_t H = ws.histogram_elements();
   const UOp hj = loop(ceil_div(H, grid * kThreads)), hq = g * kThreads + l + hj * (grid * kThreads);
   const UOp first_histogram = base.eq(idx(0));
   const UOp clear = work[where(first_histogram, idx(H), idx(0)) + hq].store(i32(0), hq < H).end({hj});
-  const UOp ticket = atomic(AtomicOp::Add, work.after({barrier({sums})})[idx(ws.counter_index())], i32(1));
-  const UOp last = ticket.eq(i32(grid - 1));
-  const UOp next_run = when(l.eq(idx(0)), {work[idx(ws.parity_index())].store(where(first_histogram, i32(1), i32(0)), last),
-                                           work[idx(ws.counter_index())].store(i32(0), last)});
 
   // offsets[e] = the padded counts of the experts before e: thread l sums experts
   // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
@@ -221,8 +218,15 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp totals = group({counts[xe].store(total_ready[xe_in].load(), first & (xe < E)),
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})
                          .end({xi});
+  // The ticket last of all, after a barrier, so that no warp waits for the atomic's round trip
+  // but the one that takes it.
+  const UOp work_done = barrier({sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals});
+  const UOp ticket = atomic(AtomicOp::Add, work.after({work_done})[idx(ws.counter_index())], i32(1));
+  const UOp last = ticket.eq(i32(grid - 1));
+  const UOp next_run = when(l.eq(idx(0)), {work[idx(ws.parity_index())].store(where(first_histogram, i32(1), i32(0)), last),
+                                           work[idx(ws.counter_index())].store(i32(0), last)});
   return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W)},
-              {group({sums, zero, clear, next_run, put_total, place, expert_pads, tail_pads, mark, totals}).end({g, l})});
+              {group({sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
 }
 
 }  // namespace weft::moe

@@ -78,8 +78,8 @@ UOp key_id(const UOp& key, bool narrow) {
 // together (kept_groups); softmax takes enough lanes that each holds at most 32 experts (a lane
 // keeps only its k best sorted, which costs less than a wider wave max in each of k rounds), and
 // at least k, which write the choices.
-// Logits a lane loads at once (its `slots` experts consecutive): the largest power of two up to
-// 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
+// Logits a lane loads at once (its `slots` experts in whole vectors): the largest power of two up
+// to 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
 // inside or wholly past the row.
 int64_t vector_width(const RouteConfig& c, int64_t slots) {
   int64_t v = 16 / c.logits.itemsize();
@@ -241,13 +241,16 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   const UOp ninf = f32(-std::numeric_limits<double>::infinity());
 
   // The lane's experts, their keys, and (grouped) their sigmoid and selection scores. Softmax
-  // gives a lane consecutive experts where they load as whole vectors of up to 16 bytes (the
-  // order of the keys does not matter); sigmoid groups need them strided (kept_groups).
+  // gives a lane whole vectors of up to 16 bytes where E allows (the order of the keys does not
+  // matter); sigmoid groups need single experts strided (kept_groups).
   const int64_t vw = grouped ? 1 : vector_width(c, slots);
   std::vector<UOp> key, sig, selection, loaded;
-  const UOp low_id = u32(0xffff) - (vw > 1 ? lane * slots : lane).cast(dtypes::uint32);  // bf16_key's 0xffff - id of slot 0
+  // With vectors, lane l takes the token's vectors l, l + W, l + 2W, ... (vw experts each), so
+  // that each load instruction of a wave reads whole lines: slot i is vector i / vw, element i % vw.
+  const auto slot_offset = [&](int64_t i) { return vw > 1 ? (i / vw) * W * vw + i % vw : i * W; };  // e - e of slot 0
+  const UOp low_id = u32(0xffff) - (vw > 1 ? lane * vw : lane).cast(dtypes::uint32);  // bf16_key's 0xffff - id of slot 0
   for (int64_t i = 0; i < slots; ++i) {
-    const UOp e = vw > 1 ? lane * slots + i : lane + i * W, present = e < E;
+    const UOp e = (vw > 1 ? lane * vw : lane) + slot_offset(i), present = e < E;
     if (i % vw == 0) {
       const UOp at = logits[t * E + e];
       const UOp zero = constant(0.0, c.logits);
@@ -261,7 +264,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     }
     const UOp raw = loaded[static_cast<size_t>(i % vw)];
     if (narrow) {
-      key.push_back(where(present, bf16_key(raw, low_id - u32(static_cast<uint64_t>(vw > 1 ? i : i * W))), none));
+      key.push_back(where(present, bf16_key(raw, low_id - u32(static_cast<uint64_t>(slot_offset(i)))), none));
       continue;
     }
     const UOp x = raw.cast(dtypes::float32);
