@@ -27,8 +27,8 @@ int64_t wave_width(std::string_view arch) {
   throw Error("moe align: no wave width for target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
 }
 
-// The number of set bits of a uint32 or uint64 (the classic SWAR sum; LLVM turns it into one
-// ctpop).
+// The number of set bits of a uint32 or uint64 (the classic SWAR sum; LLVM's AMDGPU backend
+// turns it into one ctpop, nvcc leaves it as a dozen instructions).
 UOp popcount(UOp x) {
   const bool wide = x.dtype() == dtypes::uint64;
   const auto c = [&](uint64_t v) { return constant(Wide(wide ? v : v & 0xffffffffu), x.dtype()); };
@@ -101,7 +101,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp work = placeholder({ws.elements()}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
   const UOp weights = placeholder({s.choices()}, dtypes::float32, 8);
   const UOp g = range(grid, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
-  const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E + 1}, dtypes::int32, 1);
+  const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E}, dtypes::int32, 1);
   const UOp padded = alloc_shared({E}, dtypes::int32, 2), off = alloc_shared({E + 1}, dtypes::int32, 3);
   const UOp wave_total = alloc_shared({waves}, dtypes::int32, 4), wave_count = alloc_shared({waves * E}, dtypes::int32, 5);
   int64_t next_range = 2;
@@ -122,10 +122,9 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
   const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
   const UOp in_span = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (pi < g % kChunksPerSpan) & (chunk < ws.chunks), i32(0)).reduce(Op::ADD, {pi});
-  const UOp sums = group({group({total[e].store(tot, has_e), earlier[e].store(bef + in_span, has_e),
-                                 padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
-                              .end({ei}),
-                          earlier[idx(E)].store(i32(0), l.eq(idx(0)))});
+  const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef + in_span, has_e),
+                          padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
+                       .end({ei});
   const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
   const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
 
