@@ -62,10 +62,8 @@ int64_t align_workspace(const MoeShape& shape) {
   return AlignWorkspace(shape.choices(), shape.experts).elements();
 }
 
-// The first element of the histogram this run fills: 0 or histogram_elements(), as the parity
-// says (a select between constants, so that indices keep a known range).
-UOp histogram_base(const UOp& workspace, const AlignWorkspace& w) {
-  return where(workspace[idx(w.parity_index())].load().eq(i32(0)), idx(0), idx(w.histogram_elements()));
+UOp AlignWorkspace::histogram(const UOp& workspace) const {
+  return where(workspace[idx(parity_index())].load().eq(i32(0)), idx(0), idx(histogram_elements()));
 }
 
 UOp align_count(const MoeShape& s) {
@@ -82,7 +80,7 @@ UOp align_count(const MoeShape& s) {
   const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)});
   // The chunk's row, whole; its counts added into its span's row (which starts at zero).
   const UOp wi = range(ceil_div(E, kThreads), 3, AxisType::LOOP), we = l + wi * kThreads;
-  const UOp n = count.after({bump})[we].load(we < E, i32(0)), base = histogram_base(work, ws);
+  const UOp n = count.after({bump})[we].load(we < E, i32(0)), base = ws.histogram(work);
   const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
   const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
   return sink({"moe_align_count_e" + std::to_string(E)}, {group({zero, bump, group({chunk_row, span_row}).end({wi})}).end({g, l})});
@@ -115,7 +113,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
   const int64_t inner = std::min<int64_t>(spans, 16);
   const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
-  const UOp base = histogram_base(work, ws);
+  const UOp base = ws.histogram(work);
   const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
   const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
   const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});

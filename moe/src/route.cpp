@@ -322,13 +322,13 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   }
   const UOp writes = live & (lane < k);
   std::vector<UOp> effects{ids[t * k + lane].store(out_id, writes), weights[t * k + lane].store(out_w, writes)};
-  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span row
+  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
     const AlignWorkspace ws(T * k, E);
     const UOp work = placeholder({ws.elements()}, dtypes::int32, grouped ? 4 : 3);  // after the kernel's other buffers
-    const UOp base = where(work[idx(ws.parity_index())].load().eq(constant(Wide(0), dtypes::int32)), idx(0), idx(ws.histogram_elements()));
+    const UOp base = ws.histogram(work);
     // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
-    // lane that writes no choice adds 0 for expert 0.
-    const UOp choice = where(live, t * k + lane, idx(0)), counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);
+    // lane that writes no choice adds 0 for expert 0 of choice 0's rows.
+    const UOp choice = where(writes, t * k + lane, idx(0)), counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);
     const UOp one = where(writes, constant(Wide(1), dtypes::int32), constant(Wide(0), dtypes::int32));
     effects.push_back(atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one));                            // its span's row
     effects.push_back(atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one));  // its chunk's row

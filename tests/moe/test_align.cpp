@@ -64,7 +64,10 @@ WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the route
     const moe::RouteConfig grouped{37, 64, 8, moe::Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 4, 2, true, 2.5};
     const moe::RouteConfig softmax{70, 8, 2, moe::Scoring::SoftmaxTopK, dtypes::float32};
     const moe::RouteConfig spans{1100, 64, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16};  // 8800 choices: 3 spans, 35 workgroups
-    for (const auto& [config, rows] : {std::pair{grouped, int64_t{128}}, std::pair{softmax, int64_t{256}}, std::pair{spans, int64_t{128}}}) {
+    // 16 lanes a token for k = 2 (14 write no choice), T*k exactly one chunk
+    const moe::RouteConfig wide{128, 512, 2, moe::Scoring::SoftmaxTopK, dtypes::bfloat16};
+    for (const auto& [config, rows] : {std::pair{grouped, int64_t{128}}, std::pair{softmax, int64_t{256}}, std::pair{spans, int64_t{128}},
+                                       std::pair{wide, int64_t{128}}}) {
       CAPTURE(config.tokens);
       const gemm::RunResult r = moe::run_router(*dev, config, rows, seed);
       INFO(r.check.first_bad);

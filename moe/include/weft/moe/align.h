@@ -50,6 +50,10 @@ struct AlignWorkspace {
   int64_t span_row(int64_t span) const { return span * experts; }                 // within a histogram
   int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * experts; }
   int64_t histogram_elements() const { return (spans + chunks) * experts; }
+  // The index of this run's histogram in `workspace` (an int32 buffer of elements()): 0 or
+  // histogram_elements(), as the parity says (a select between constants, so that indices keep a
+  // known range).
+  UOp histogram(const UOp& workspace) const;
   int64_t parity_index() const { return 2 * histogram_elements(); }
   int64_t counter_index() const { return parity_index() + 1; }
   int64_t elements() const { return counter_index() + 1; }
