@@ -43,9 +43,11 @@ gemm::RunResult run_router(rt::Device& device, const RouteConfig& config, int64_
     if (run == 0) r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     const RoutingPlan got = download_plan(device, router.shape, plan);
     const std::string context = "run " + std::to_string(run + 1) + ": ";
+    const auto reference_start = std::chrono::steady_clock::now();
     const gemm::Check route_check = check_route(config, d.logits, d.bias, got.expert_ids, got.weights);
     r.check.merge(route_check, context);
     if (route_check.passed()) r.check.merge(compare_plans(got, plan_reference(router.shape, got.expert_ids, got.weights)), context);  // valid ids
+    if (run == 0) r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
     r.check.merge(check_workspace_ready(device, router.shape, plan), context);
   }
   return r;

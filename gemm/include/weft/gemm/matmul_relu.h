@@ -6,7 +6,6 @@
 #pragma once
 
 #include <algorithm>
-
 #include <cstdint>
 #include <string>
 
