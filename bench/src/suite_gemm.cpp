@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "cublas.h"
 #include "cublaslt.h"
@@ -104,11 +105,24 @@ Result nvidia_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, r
 // and PyTorch and Triton in the same job. Both round the fp32 sums to bf16: the check allows one
 // bf16 rounding on top of the summation order. The variants run against cuBLAS only:
 // hopper_gemm_direct with the masked per-thread store (HopperStore::Direct), hopper_gemm_cluster
-// in clusters of two CTAs sharing B's box by multicast (HopperGemmSpec::cluster).
+// in clusters of two CTAs sharing B's box by multicast (HopperGemmSpec::cluster),
+// hopper_gemm_ping_pong and hopper_gemm_ping_pong_wide with the ping-pong schedules
+// (HopperSchedule).
+const std::map<std::string, gemm::HopperGemmSpec>& hopper_variants() {
+  static const std::map<std::string, gemm::HopperGemmSpec> variants = [] {
+    std::map<std::string, gemm::HopperGemmSpec> v;
+    v["hopper_gemm"] = {};
+    v["hopper_gemm_direct"].store = gemm::HopperStore::Direct;
+    v["hopper_gemm_cluster"].cluster = 2;
+    v["hopper_gemm_ping_pong"].schedule = gemm::HopperSchedule::PingPong;
+    v["hopper_gemm_ping_pong_wide"].schedule = gemm::HopperSchedule::PingPongWide;
+    return v;
+  }();
+  return variants;
+}
+
 std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, const std::string& kernel_name) {
-  gemm::HopperGemmSpec spec;
-  if (kernel_name == "hopper_gemm_direct") spec.store = gemm::HopperStore::Direct;
-  if (kernel_name == "hopper_gemm_cluster") spec.cluster = 2;
+  const gemm::HopperGemmSpec spec = hopper_variants().at(kernel_name);
   Result r = nvidia_line(kernel_name, m, n, k, device);
   const Inputs in = random_inputs(m, n, k, true, o.seed);
   const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, in.a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, in.b_bytes, "B"));
@@ -117,7 +131,7 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
   const rt::OwnedArray c_peer(device, rt::upload(device, dtypes::bfloat16, poison, "C (cuBLAS)"));
   const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(spec.for_columns(n)));
   const rt::DeviceArray args[] = {c, a, b};
-  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, m, n, spec.cluster)}};
+  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, spec, m, n)}};
   r.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);
   Cublas& blas = Cublas::get();
   const auto peer = [&] {
@@ -152,7 +166,7 @@ std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, i
   const gemm::HopperGemmSpec spec{dtypes::fp8e4m3, dtypes::bfloat16, {gemm::OperandScale::PerTensor, false, gemm::Activation::None}};
   const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(spec.for_columns(n)));
   const rt::DeviceArray args[] = {c, a, b, scale_a, scale_b};
-  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, m, n)}};
+  const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, spec, m, n)}};
   weft_line.weft = time_on(device, [&] { kernel.launch(device, args, sizes); }, o);
   device.synchronize();
   const std::vector<double> weft_c = as_doubles(dtypes::bfloat16, rt::download(device, c));
@@ -250,7 +264,9 @@ std::unique_ptr<rt::Device> gemm_device(const Options& o) {
 // The kernels the suite runs on `device` (hopper_gemm needs sm_90), or the one asked for.
 std::vector<std::string> gemm_kernels(const rt::Device& device, const Options& o) {
   std::vector<std::string> kernels;
-  if (device.arch() == "sm_90") kernels.insert(kernels.end(), {"hopper_gemm", "hopper_gemm_direct", "hopper_gemm_cluster", "hopper_gemm_fp8"});
+  if (device.arch() == "sm_90")
+    kernels.insert(kernels.end(), {"hopper_gemm", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster",
+                                   "hopper_gemm_fp8"});
   if (device.arch().starts_with("sm_")) kernels.push_back("mma_gemm");
   else kernels.push_back("hk_gemm");
   if (o.kernel.empty()) return kernels;
@@ -279,7 +295,7 @@ std::vector<Result> run_gemm(const Options& o) {
       if (kernel == "mma_gemm" && (s[0] % 128 || s[1] % 128 || s[2] % 32)) continue;
       if (kernel == "hopper_gemm_fp8" && s[2] % 16) throw Error("weft bench gemm: hopper_gemm_fp8 takes K a multiple of 16, not " + std::to_string(s[2]));
       std::vector<Result> lines;
-      if (kernel == "hopper_gemm" || kernel == "hopper_gemm_direct" || kernel == "hopper_gemm_cluster") lines = hopper_lines(*device, s[0], s[1], s[2], o, kernel);
+      if (hopper_variants().count(kernel)) lines = hopper_lines(*device, s[0], s[1], s[2], o, kernel);
       else if (kernel == "hopper_gemm_fp8") lines = hopper_fp8_lines(*device, s[0], s[1], s[2], o);
       else lines = mma_lines(*device, s[0], s[1], s[2], o);
       for (Result& r : lines) out.push_back(std::move(r));
@@ -293,7 +309,9 @@ Suite gemm_suite() {
   return {"gemm",
           "GEMM, fp32 accumulate: weft against cuBLAS and PyTorch (cuda; hopper_gemm bf16 in and out, mma_gemm bf16 in, fp32 out), against cuBLASLt "
           "(hopper_gemm_fp8: fp8 e4m3 in with per-tensor scales, bf16 out) or Eigen on the CPU (emulator, fp32 out)",
-          {"hk_gemm", "hopper_gemm", "hopper_gemm_direct", "hopper_gemm_cluster", "hopper_gemm_fp8", "mma_gemm"}, run_gemm};
+          {"hk_gemm", "hopper_gemm", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster", "hopper_gemm_fp8",
+           "mma_gemm"},
+          run_gemm};
 }
 
 }  // namespace weft::bench

@@ -11,7 +11,7 @@ namespace weft::gemm {
 
 namespace {
 
-using S = HopperGemmShape;
+using S = HopperGemmShape;  // the schedule's constants; its block and ring come with each kernel
 constexpr const char* kArch = "sm_90";
 
 // The block (row, column) of linear block id `id`, in L2-friendly order: groups of group_rows
@@ -41,36 +41,36 @@ struct Ring {
   UOp full, empty;   // LOCAL uint64: one mbarrier per stage each
   int64_t a_stage, b_stage;  // elements of a stage
   int64_t cluster;   // CTAs sharing B's box (HopperGemmSpec::cluster); each loads 1/cluster of it
-  static constexpr int64_t stage_bytes = (S::block_m + S::block_n) * S::k_step_bytes;
-  int64_t b_box_rows() const { return S::block_n / cluster; }
+  HopperGemmShape shape;
+  int64_t b_box_rows() const { return shape.block_n / cluster; }
+  // The stage of the kernel's K step `step` (counted over every block the workgroup computes) and
+  // the parity of its use: it is the (step / stages)-th use of its stage, and an mbarrier's phases
+  // alternate in parity from 0.
+  struct Use {
+    UOp stage, parity;
+  };
+  Use use(const UOp& step) const { return {step % shape.stages, ((step / shape.stages) % 2).cast(dtypes::int32)}; }
 };
 
-Ring make_ring(DType input, int64_t cluster) {
-  const int64_t a_stage = S::block_m * k_step(input), b_stage = S::block_n * k_step(input);
-  return {alloc_shared({S::stages * a_stage}, input), alloc_shared({S::stages * b_stage}, input), alloc_shared({S::stages}, dtypes::uint64),
-          alloc_shared({S::stages}, dtypes::uint64), a_stage, b_stage, cluster};
+Ring make_ring(DType input, int64_t cluster, const HopperGemmShape& shape) {
+  const int64_t a_stage = shape.block_m * k_step(input), b_stage = shape.block_n * k_step(input);
+  return {alloc_shared({shape.stages * a_stage}, input), alloc_shared({shape.stages * b_stage}, input), alloc_shared({shape.stages}, dtypes::uint64),
+          alloc_shared({shape.stages}, dtypes::uint64), a_stage, b_stage, cluster, shape};
 }
 
 // full[s]: one arrival (the producer's expect_tx) plus the TMA bytes (in a cluster, B's share
-// from every CTA of it); empty[s]: every consumer warp of every CTA of the cluster, since the
-// stage's B box is refilled by all of them. A barrier (a cluster barrier, where the other CTAs'
+// from every CTA of it); empty[s]: every warp of the consumers that read the stage (both, or one
+// in ping-pong), of every CTA of the cluster, since the stage's B box is refilled by all of them. A barrier (a cluster barrier, where the other CTAs'
 // copies and arrivals will reach this CTA's barriers) publishes the initialized mbarriers.
 UOp init_ring(const Ring& ring) {
   std::vector<UOp> inits;
-  for (int64_t s = 0; s < S::stages; ++s) {
+  const int64_t readers = ring.shape.ping_pong ? 1 : S::consumers;
+  for (int64_t s = 0; s < ring.shape.stages; ++s) {
     inits.push_back(mbarrier_init(ring.full[constant(Wide(s))], 1));
-    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], ring.cluster * S::consumers * S::warpgroup / 32));
+    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], ring.cluster * readers * S::warpgroup / 32));
   }
   return ring.cluster > 1 ? cluster_sync({group(inits)}) : barrier({group(inits)});
 }
-
-// The stage of the kernel's K step `step` (counted over every tile the workgroup computes) and
-// the parity of its use: it is the (step / stages)-th use of its stage, and an mbarrier's phases
-// alternate in parity from 0.
-struct StageUse {
-  UOp stage, parity;
-};
-StageUse stage_use(const UOp& step) { return {step % S::stages, ((step / S::stages) % 2).cast(dtypes::int32)}; }
 
 // The grouped form's plan (HopperGemmSpec::grouped_block_rows): the expert of each row block.
 struct Experts {
@@ -91,12 +91,13 @@ struct Tiles {
   UOp units, steps;  // walk units (blocks of C, cluster per unit); K steps per block
   UOp tiles_m, tiles_n, ctas;
   int64_t cluster = 1;
+  HopperGemmShape shape;
   Experts experts;
   UOp cluster_id(const tile::Workgroup& wg) const { return wg.block(0) / cluster; }
   UOp rank(const tile::Workgroup& wg) const { return wg.block(0) % cluster; }
   std::pair<UOp, UOp> origin(const tile::Workgroup& wg, const UOp& trip) const {  // C's (row, column) of the trip's block
     const auto [unit_row, col] = grouped_block(cluster_id(wg) + trip * (ctas / cluster), tiles_of(tiles_m, cluster), tiles_n);
-    return {(unit_row * cluster + rank(wg)) * S::block_m, col * S::block_n};
+    return {(unit_row * cluster + rank(wg)) * shape.block_m, col * shape.block_n};
   }
   // The grouped form's expert of the block at C's row `row0`: one load, the same in every thread.
   UOp expert(const UOp& row0) const { return experts.block_expert[row0 / experts.block_rows].load(); }
@@ -150,28 +151,49 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp b_row0 = block_b_row(tiles, row0, col0);
   const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
-  const auto [stage, parity] = stage_use(trip * tiles.steps + ks);
+  const auto [stage, parity] = ring.use(trip * tiles.steps + ks);
   const UOp freed = mbarrier_wait(ring.empty[stage], parity ^ 1, {ready});
-  const UOp expect = mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(Ring::stage_bytes), dtypes::int32), {freed});
+  const UOp expect = mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(ring.shape.stage_bytes()), dtypes::int32), {freed});
   const int64_t step_k = k_step(a.buffer.dtype());
   const UOp k0 = (ks * step_k).cast(dtypes::int32);
-  const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, S::block_m, step_k,
+  const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, ring.shape.block_m, step_k,
                               WgmmaSwizzle::B128, {expect});
-  const UOp load_b = ring.cluster == 1 ? tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], b_row0, k0, S::block_n, step_k,
+  const UOp load_b = ring.cluster == 1 ? tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], b_row0, k0, ring.shape.block_n, step_k,
                                                   WgmmaSwizzle::B128, {expect})
                                        : multicast_b(wg, ring, b, tiles, stage, b_row0, k0, expect);
   return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
 
-// One block's K loop of a consumer: wait for the stage, four m64n256 MMAs on its 64 rows of A
-// (the block's first one overwrites the accumulator: no zeroing), commit them as a group, wait
-// until only this group is in flight and release the previous step's stage. Returns the loop
-// followed by the wait for the last group: the accumulator holds the block after it.
+// A consumer's release of `stage` after `after` (its MMAs reading the stage waited): one arrival a
+// warp, the MMAs being the warpgroup's, complete for every warp. In a cluster, on the stage's
+// empty barrier of every CTA of it (each refills a slice of B here; mbarrier_arrive_cluster
+// orders the stage's reads, all a release needs here). Every arrival is returned: a when() must
+// list them all, since one only named by another would run unconditionally.
+std::vector<UOp> release_stage(const Ring& ring, const UOp& stage, const UOp& after) {
+  const UOp empty = ring.empty[stage];
+  if (ring.cluster == 1) return {mbarrier_arrive_warp(empty, {after})};
+  std::vector<UOp> arrivals;
+  for (int64_t r = 0; r < ring.cluster; ++r)
+    arrivals.push_back(mbarrier_arrive_cluster(empty, constant(Wide(r), dtypes::int32), {arrivals.empty() ? after : arrivals.back()}));
+  return arrivals;
+}
+
+// One block's K loop of a consumer: wait for the stage; for each of the four K slices, an
+// m64 x block_n MMA on each 64 rows of A the consumer computes (the block's first overwrites the
+// accumulator: no zeroing); commit them as a group, wait until only this group is in flight and
+// release the previous step's stage. Returns the loop followed by the wait for the last group:
+// the accumulator holds the block after it.
+//
+// Cooperative, the previous step may be the previous block's last one, released here at the next
+// block's first step (1-3% faster than releasing it after the loop, docs/nvidia.md). In ping-pong
+// the previous block's last step was the other consumer's, so a block releases its own last
+// stage after its last wait.
 UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumulator, const UOp& consumer, const UOp& trip, const Tiles& tiles,
                   const UOp& ready) {
+  const HopperGemmShape& shape = ring.shape;
   const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
   const UOp step = trip * tiles.steps + ks;
-  const auto [stage, parity] = stage_use(step);
+  const auto [stage, parity] = ring.use(step);
   const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready});
   const UOp fence = wgmma_fence({landed}, /*shared_writes=*/false);  // TMA filled the stage
   const DType input = ring.a.dtype();
@@ -179,25 +201,21 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const UOp kk = wg.range(step_k / mma_k, AxisType::UNROLL);
   // MMA kk starts 32 bytes further into each 128-byte row: the descriptor's start moves, the
   // swizzle (a function of the address bits) stays the hardware's.
-  const UOp a_at = ring.a.after({landed})[stage * ring.a_stage + consumer * (64 * step_k) + kk * mma_k];
   const UOp b_at = ring.b.after({landed})[stage * ring.b_stage + kk * mma_k];
   const UOp accumulate = (ks > 0) | (kk > 0);
-  const UOp mma = wgmma(accumulator[constant(Wide(0))], a_at, b_at, S::block_n, input, kSwizzled, kSwizzled, {fence}, accumulate).end({kk});
-  const UOp held = wgmma_wait(1, {wgmma_commit({mma})});
-  // One arrival a warp: the MMAs reading the stage are the warpgroup's, complete for every warp.
-  // In a cluster, on the stage's empty barrier of every CTA of it (each refills a slice of B here;
-  // mbarrier_arrive_cluster orders the stage's reads, all a release needs here).
-  // Every arrival is listed in the when: one only named by another would run unconditionally.
-  const UOp previous = ring.empty[stage_use(step - 1).stage];
-  std::vector<UOp> arrivals;
-  if (ring.cluster == 1) {
-    arrivals.push_back(mbarrier_arrive_warp(previous, {held}));
-  } else {
-    for (int64_t r = 0; r < ring.cluster; ++r)
-      arrivals.push_back(mbarrier_arrive_cluster(previous, constant(Wide(r), dtypes::int32), {arrivals.empty() ? held : arrivals.back()}));
+  std::vector<UOp> mmas;
+  for (int64_t half = 0; half < shape.halves(); ++half) {
+    const UOp rows = shape.ping_pong ? constant(Wide(half * 64), dtypes::index) : consumer * 64;  // of the stage's A
+    const UOp a_at = ring.a.after({landed})[stage * ring.a_stage + rows * step_k + kk * mma_k];
+    mmas.push_back(wgmma(accumulator[constant(Wide(half * shape.block_n / 2))], a_at, b_at, shape.block_n, input, kSwizzled, kSwizzled,
+                         {mmas.empty() ? fence : mmas.back()}, accumulate));
   }
-  const UOp release = when(step > 0, arrivals);
-  return wgmma_wait(0, {release.end({ks})});
+  const UOp held = wgmma_wait(1, {wgmma_commit({group(mmas).end({kk})})});
+  const UOp previous = ring.use(step - 1).stage;
+  const UOp loop = when(shape.ping_pong ? ks > 0 : step > 0, release_stage(ring, previous, held)).end({ks});
+  const UOp drained = wgmma_wait(0, {loop});
+  if (!shape.ping_pong) return drained;
+  return group(release_stage(ring, ring.use((trip + 1) * tiles.steps - 1).stage, drained));
 }
 
 // The epilogue's inputs (float32 GLOBAL buffers; null where absent).
@@ -239,11 +257,11 @@ UOp apply_epilogue(const EpilogueInputs& in, UOp v, const UOp& row, const UOp& b
   return v;
 }
 
-// The epilogue's staging in shared memory. A consumer warp holds 16 rows of its warpgroup's 64 x
-// 256 accumulator; it stores them a chunk of columns at a time (128 bytes of C's dtype: a box TMA
+// The epilogue's staging in shared memory. A consumer warp holds 16 rows of each 64-row half of
+// its accumulator; it stores them a chunk of columns at a time (128 bytes of C's dtype: a box TMA
 // writes in the 128-byte swizzle), through two boxes of its own, 16 rows x 128 bytes each, which
 // chunks take in turn: the warp fills one while TMA still reads the other. 32 KiB in all, so the
-// ring keeps its 4 stages (192 KiB) within the 227 KiB a block may have.
+// ring keeps its 192 KiB (4 stages of 48 KiB, or 6 of 32 KiB) within the 227 KiB a block may have.
 struct Staging {
   static constexpr int64_t warp_rows = 16, boxes = 2;
   UOp buffer;     // LOCAL, C's dtype: consumers x 4 warps x 2 boxes
@@ -260,62 +278,90 @@ struct Staging {
   }
 };
 
-// The consumer's 64 x 256 accumulator into C, through the epilogue, converted to C's dtype. Each
-// warp writes a chunk of its 16 rows into a staging box and TMA stores the box (elements past C's
-// edges are not written; the epilogue's loads there are clamped into C). The stores run on while
-// the warpgroup starts its next block; a box is written again once its previous store has read it.
+// Where a consumer's accumulator goes: C's (row, column) of its first element and the m64 x
+// block_n fragment of each 64-row half (value e of half h is accumulator register
+// h * block_n / 2 + e).
+struct BlockOrigin {
+  UOp row0, col0;  // the consumer's rows of the block start at row0
+  tile::Layout fragment;
+  int64_t values;  // a half's registers, block_n / 2
+};
+
+// The consumer's accumulator into C, through the epilogue, converted to C's dtype. For each
+// 64-row half, each warp writes a chunk of its 16 rows into a staging box and TMA stores the box
+// (elements past C's edges are not written; the epilogue's loads there are clamped into C). The
+// stores run on while the warpgroup starts its next block; a box is written again once its
+// previous store has read it.
 UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& accumulator,
-                const Staging& staging, const UOp& consumer, const UOp& finished, const UOp& row0, const UOp& col0) {
+                const Staging& staging, const UOp& consumer, const UOp& finished, const BlockOrigin& at) {
   const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
-  const UOp warp_row0 = row0 + wg.wave_col() * Staging::warp_rows;
   const UOp warp_boxes = (consumer * (S::warpgroup / 32) + wg.wave_col()) * (Staging::boxes * staging.box());
-  const tile::Layout fragment = tile::wgmma_m64nNk16_accumulator(S::block_n);
-  const int64_t chunks = S::block_n / staging.cols, per_chunk = S::block_n / 2 / chunks;  // accumulator values of a chunk
+  const int64_t chunks = tiles.shape.block_n / staging.cols, per_chunk = at.values / chunks;  // accumulator values of a chunk
   UOp last = finished;
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const UOp reusable = tma_store_wait(Staging::boxes - 1, {last});
-    const UOp r = wg.range(per_chunk, AxisType::UNROLL);
-    const auto [row, col] = tile::operand_index(fragment, thread, r + chunk * per_chunk);
-    const UOp at_row = row0 + row, at_col = col0 + col;
-    UOp value = accumulator.after({reusable})[r + chunk * per_chunk].load();
-    // (B's row from the block's first row: one load of its expert, not one an element.)
-    if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(row0, min(at_col, c.cols - 1)));
-    const UOp box = warp_boxes + (chunk % Staging::boxes) * staging.box();
-    const UOp in_box = staging.swizzled(row0 + row - warp_row0, col - chunk * staging.cols);
-    const UOp write = staging.buffer[box + in_box].store(value.cast(c.buffer.dtype())).end({r});
-    last = tma_store(staging.buffer[box], c.buffer, warp_row0.cast(dtypes::int32), (col0 + chunk * staging.cols).cast(dtypes::int32),
-                     Staging::warp_rows, staging.cols, WgmmaSwizzle::B128, {write});
+  for (int64_t half = 0, written = 0; half < tiles.shape.halves(); ++half) {
+    const UOp half_row0 = at.row0 + half * 64;
+    const UOp warp_row0 = half_row0 + wg.wave_col() * Staging::warp_rows;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk, ++written) {
+      const UOp reusable = tma_store_wait(Staging::boxes - 1, {last});
+      const UOp r = wg.range(per_chunk, AxisType::UNROLL);
+      const auto [row, col] = tile::operand_index(at.fragment, thread, r + chunk * per_chunk);
+      const UOp at_row = half_row0 + row, at_col = at.col0 + col;
+      UOp value = accumulator.after({reusable})[r + (half * at.values + chunk * per_chunk)].load();
+      // (B's row from the block's first row: one load of its expert, not one an element.)
+      if (epilogue.spec.any())
+        value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(at.row0, min(at_col, c.cols - 1)));
+      const UOp box = warp_boxes + (written % Staging::boxes) * staging.box();
+      const UOp in_box = staging.swizzled(half_row0 + row - warp_row0, col - chunk * staging.cols);
+      const UOp write = staging.buffer[box + in_box].store(value.cast(c.buffer.dtype())).end({r});
+      last = tma_store(staging.buffer[box], c.buffer, warp_row0.cast(dtypes::int32), (at.col0 + chunk * staging.cols).cast(dtypes::int32),
+                       Staging::warp_rows, staging.cols, WgmmaSwizzle::B128, {write});
+    }
   }
   return last;
 }
 
-// HopperStore::Direct: the consumer's 64 x 256 accumulator into C, through the epilogue,
-// converted to C's dtype, inside C only (elements outside C load nothing: their indices are
-// clamped into it).
+// HopperStore::Direct: the consumer's accumulator into C, through the epilogue, converted to C's
+// dtype, inside C only (elements outside C load nothing: their indices are clamped into it).
 UOp store_block_direct(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& accumulator,
-                       const UOp& finished, const UOp& row0, const UOp& col0) {
-  const UOp r = wg.range(S::block_n / 2, AxisType::UNROLL);
+                       const UOp& finished, const BlockOrigin& at) {
+  const UOp r = wg.range(tiles.shape.halves() * at.values, AxisType::UNROLL);
   const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
-  const auto [row, col] = tile::operand_index(tile::wgmma_m64nNk16_accumulator(S::block_n), thread, r);
-  const UOp at_row = row0 + row, at_col = col0 + col;
+  const auto [row, col] = tile::operand_index(at.fragment, thread, r % at.values);
+  const UOp at_row = at.row0 + (r / at.values) * 64 + row, at_col = at.col0 + col;
   const UOp inside = (at_row < c.rows) & (at_col < c.cols);
   UOp value = accumulator.after({finished})[r].load();
-  if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(row0, min(at_col, c.cols - 1)));
+  if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(at.row0, min(at_col, c.cols - 1)));
   return c.buffer[{at_row, at_col}].store(value.cast(c.buffer.dtype()), inside).end({r});
 }
 
-// A consumer: for each of its blocks, the K loop, then the store of its 64 rows (through
-// `staging` with TMA stores, or directly where it is null). With TMA stores its warps wait for
-// their last stores to read shared memory before the kernel ends.
+// A consumer's blocks: every block of the workgroup's walk (Cooperative, 64 rows of each), or
+// every other one from the consumer's index on (ping-pong, the whole block).
+struct ConsumerTrips {
+  UOp loop;  // the LOOP range
+  UOp trip;  // the workgroup's trip of its iteration
+};
+ConsumerTrips consumer_trips(const tile::Workgroup& wg, const Tiles& tiles, const UOp& consumer) {
+  if (!tiles.shape.ping_pong) {
+    const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
+    return {trip, trip};
+  }
+  const UOp turn = wg.range((tiles.trips(wg) + (S::consumers - 1) - consumer) / S::consumers, AxisType::LOOP);
+  return {turn, turn * S::consumers + consumer};
+}
+
+// A consumer: for each of its blocks, the K loop, then the store of its rows (through `staging`
+// with TMA stores, or directly where it is null). With TMA stores its warps wait for their last
+// stores to read shared memory before the kernel ends.
 UOp consume(const tile::Workgroup& wg, const Ring& ring, const std::optional<Staging>& staging, const tile::gl& c, const EpilogueInputs& epilogue,
             const Tiles& tiles, const UOp& consumer, const UOp& ready) {
-  const UOp accumulator = placeholder({S::block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
-  const UOp trip = wg.range(tiles.trips(wg), AxisType::LOOP);
+  const HopperGemmShape& shape = tiles.shape;
+  const UOp accumulator = placeholder({shape.halves() * shape.block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  const auto [loop, trip] = consumer_trips(wg, tiles, consumer);
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, ready);
-  const UOp block_row0 = row0 + consumer * 64;
-  if (!staging) return store_block_direct(wg, c, epilogue, tiles, accumulator, finished, block_row0, col0).end({trip});
-  const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, *staging, consumer, finished, block_row0, col0).end({trip});
+  const BlockOrigin at{shape.ping_pong ? row0 : row0 + consumer * 64, col0, tile::wgmma_m64nNk16_accumulator(shape.block_n), shape.block_n / 2};
+  if (!staging) return store_block_direct(wg, c, epilogue, tiles, accumulator, finished, at).end({loop});
+  const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, *staging, consumer, finished, at).end({loop});
   // Both are the role's effects: a when() around the wait alone would guard only the wait (its
   // region is its effects and the bodies of the loops they end), leaving the loop to every warp.
   return group({blocks, tma_store_wait(0, {blocks})});
@@ -340,14 +386,20 @@ void check_spec(const HopperGemmSpec& spec) {
     throw Error("hopper_gemm: the output is bfloat16 or float32, not " + spec.output.name());
   if (spec.input != dtypes::bfloat16 && spec.input != dtypes::fp8e4m3)
     throw Error("hopper_gemm: the inputs are bfloat16 or float8_e4m3fn, not " + spec.input.name());
-  if (spec.grouped_block_rows < 0 || spec.grouped_block_rows % S::block_m)
+  const int64_t block_m = spec.shape().block_m;
+  if (spec.grouped_block_rows < 0 || spec.grouped_block_rows % block_m)
     throw Error("hopper_gemm: the grouped form's block rows (" + std::to_string(spec.grouped_block_rows) + ") must be a multiple of " +
-                std::to_string(S::block_m) + ", so that no block of C holds rows of two experts");
+                std::to_string(block_m) + ", so that no block of C holds rows of two experts");
   if (spec.cluster != 1 && spec.cluster != 2)
     throw Error("hopper_gemm: a cluster of " + std::to_string(spec.cluster) + " CTAs; it takes 1 or 2 (two CTAs sharing B's box)");
   if (spec.grouped_block_rows > 0 && spec.cluster != 1)
     throw Error("hopper_gemm: the grouped form runs one workgroup per block of its own expert, not in clusters (cluster " + std::to_string(spec.cluster) +
                 ")");
+  // (Ping-pong hands a workgroup's blocks to its consumers in turn: the grouped form has one block
+  // a workgroup, and a cluster's CTAs would have to take turns alike.)
+  if (spec.schedule != HopperSchedule::Cooperative && (spec.grouped_block_rows > 0 || spec.cluster != 1))
+    throw Error(std::string("hopper_gemm: the ping-pong schedules run ungrouped, in clusters of 1; this spec asks for ") +
+                (spec.grouped_block_rows > 0 ? "the grouped form" : "clusters of " + std::to_string(spec.cluster)));
 }
 
 }  // namespace
@@ -363,8 +415,10 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   const UOp b_rows = grouped ? variable("E", 1, 1 << 12).cast(dtypes::index) * n.cast(dtypes::index) : n;  // [E, N, K] as [E * N, K]
   const tile::gl c = tile::global(0, m, n, spec.output), a = tile::global(1, m, k, spec.input), b = tile::global(2, b_rows, k, spec.input);
   const EpilogueInputs epilogue = epilogue_inputs(spec.epilogue, grouped, m, b_rows);
+  const HopperGemmShape shape = spec.shape();
   Tiles tiles;
-  tiles.tiles_m = tiles_of(m, S::block_m), tiles.tiles_n = tiles_of(n, S::block_n);
+  tiles.shape = shape;
+  tiles.tiles_m = tiles_of(m, shape.block_m), tiles.tiles_n = tiles_of(n, shape.block_n);
   tiles.cluster = spec.cluster;
   tiles.units = tiles_of(tiles.tiles_m, spec.cluster) * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(spec.input));
   tiles.ctas = grouped ? tiles.units : variable("CTAS", 1, 1 << 16).cast(dtypes::index);
@@ -376,7 +430,7 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   // 0 the producer, rows 1 .. consumers the consumers.
   const tile::Workgroup wg(kArch, {tiles.ctas}, 1 + S::consumers, S::warpgroup / 32, 32);
 
-  const Ring ring = make_ring(spec.input, spec.cluster);
+  const Ring ring = make_ring(spec.input, spec.cluster, shape);
   const UOp ready = init_ring(ring);
   const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
   const std::optional<Staging> staging = spec.store == HopperStore::Tma ? std::optional<Staging>(Staging(spec.output)) : std::nullopt;
@@ -384,17 +438,28 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   // In a cluster, no CTA exits while the others' consumers may still arrive on its barriers.
   const UOp roles = group({producer, consumers});
   const UOp body = spec.cluster > 1 ? group({roles, cluster_sync({roles})}) : roles;
-  return sink({"hopper_gemm", spec.cluster}, {body.end(wg.hardware_ranges())});
+  return sink({spec.schedule == HopperSchedule::Cooperative ? "hopper_gemm" : "hopper_gemm_ping_pong", spec.cluster}, {body.end(wg.hardware_ranges())});
 }
 
-int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n, int64_t cluster) {
+int64_t hopper_gemm_ctas(const rt::Device& device, const HopperGemmSpec& spec, int64_t m, int64_t n) {
   const std::optional<int64_t> units = device.compute_units();
   if (!units) throw Error("hopper_gemm: device " + device.name() + " does not report its multiprocessors (the persistent grid's size)");
+  const int64_t cluster = spec.cluster;
   if (cluster < 1) throw Error("hopper_gemm: a cluster of " + std::to_string(cluster) + " CTAs");
   // Walk units of `cluster` blocks in a block column; whole clusters, at most one a unit.
-  const int64_t units_m = ((m + S::block_m - 1) / S::block_m + cluster - 1) / cluster;
-  const int64_t walk_units = units_m * ((n + S::block_n - 1) / S::block_n);
+  const HopperGemmShape shape = spec.shape();
+  const int64_t units_m = ((m + shape.block_m - 1) / shape.block_m + cluster - 1) / cluster;
+  const int64_t walk_units = units_m * ((n + shape.block_n - 1) / shape.block_n);
   return std::min(walk_units, *units / cluster) * cluster;
+}
+
+HopperGemmShape HopperGemmShape::of(HopperSchedule schedule) {
+  switch (schedule) {
+    case HopperSchedule::Cooperative: return {128, 256, 4, false};
+    case HopperSchedule::PingPong: return {128, 128, 6, true};
+    case HopperSchedule::PingPongWide: return {64, 256, 4, true};
+  }
+  throw Error("hopper_gemm: unknown schedule " + std::to_string(static_cast<int>(schedule)));
 }
 
 }  // namespace weft::gemm

@@ -89,7 +89,7 @@ RunResult run_hopper_gemm(rt::Device& device, const HopperGemmSpec& spec, int64_
   for (const rt::OwnedArray& o : owned) args.push_back(o.get());
 
   auto t = std::chrono::steady_clock::now();
-  compiled.launch(device, args, {{"M", m}, {"N", n}, {"K", k}, {"CTAS", hopper_gemm_ctas(device, m, n, spec.cluster)}});
+  compiled.launch(device, args, {{"M", m}, {"N", n}, {"K", k}, {"CTAS", hopper_gemm_ctas(device, spec, m, n)}});
   device.synchronize();
   r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   const Eigen::MatrixXd got = read_matrix(spec.output, rt::download(device, owned[0]), m, n);

@@ -4,6 +4,8 @@
 // double-precision reference.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "hopper_roles.h"
 #include "kernel_harness.h"
 #include "occurrences.h"
@@ -48,6 +50,15 @@ void check_hopper_gemm(rt::Device& dev, int64_t m, int64_t n, int64_t k, DType o
 
 const gemm::HopperGemmSpec kFp8{dtypes::fp8e4m3, dtypes::bfloat16, {}};
 
+// The arrival counts of a kernel's mbarrier inits, in the order the IR lists them.
+std::vector<int64_t> mbarrier_counts(const UOp& kernel) {
+  std::vector<int64_t> counts;
+  for (const UOp& u : toposort(kernel))
+    if (u.op() == Op::MBARRIER && static_cast<MbarrierOp>(u.arg_as<EffectArg>().value) == MbarrierOp::Init)
+      counts.push_back(static_cast<int64_t>(u.src(1).const_int()));
+  return counts;
+}
+
 }  // namespace
 
 TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an mbarrier ring, and compiles for sm_90a") {
@@ -55,6 +66,8 @@ TEST_CASE("hopper_gemm renders a producer and two consumer warpgroups around an 
   gemm::HopperGemmSpec tma{};
   tma.store = gemm::HopperStore::Tma;
   CHECK(gemm::HopperGemmSpec{}.store == gemm::HopperStore::Tma);  // the default since it ran on an H100 (session 18)
+  // Each stage's full barrier waits for the producer's arrival, its empty one for both consumers' 8 warps.
+  CHECK(mbarrier_counts(gemm::hopper_gemm(tma)) == std::vector<int64_t>{1, 8, 1, 8, 1, 8, 1, 8});
   const lower::LoweredKernel k = lowered(gemm::hopper_gemm(tma));
   const std::string src = cuda::render_cuda(k, 90);
   INFO(src);
@@ -187,11 +200,64 @@ TEST_CASE("hopper_gemm in clusters of two CTAs renders B's multicast halves, rem
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(grouped), doctest::Contains("the grouped form runs one workgroup per block"), Error);
 }
 
+// The ping-pong schedules (HopperSchedule): each consumer warpgroup its own blocks, in turn.
+TEST_CASE("hopper_gemm's ping-pong schedules render one consumer a block, its own stage releases, and compile for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  struct Case {
+    gemm::HopperSchedule schedule;
+    const char* mma;
+    int64_t stages, mmas;
+  };
+  for (const Case& c : {Case{gemm::HopperSchedule::PingPong, "m64n128k16", 6, 2}, Case{gemm::HopperSchedule::PingPongWide, "m64n256k16", 4, 1}}) {
+    for (const DType output : {dtypes::bfloat16, dtypes::float32}) {
+      CAPTURE(c.mma);
+      CAPTURE(output.name());
+      gemm::HopperGemmSpec spec{dtypes::bfloat16, output, {}};
+      spec.schedule = c.schedule;
+      const gemm::HopperGemmShape shape = spec.shape();
+      CHECK(shape.ping_pong);
+      CHECK(shape.consumer_rows() == shape.block_m);
+      CHECK(shape.halves() * 64 == shape.block_m);
+      const UOp kernel = gemm::hopper_gemm(spec);
+      // A full barrier a stage (the producer's arrival) and an empty one (one consumer's 4 warps).
+      std::vector<int64_t> counts = mbarrier_counts(kernel);
+      std::sort(counts.begin(), counts.end());
+      std::vector<int64_t> expected(c.stages, 1);
+      expected.insert(expected.end(), c.stages, 4);
+      CHECK(counts == expected);
+      const lower::LoweredKernel k = lowered(kernel);
+      const std::string src = cuda::render_cuda(k, 90);
+      INFO(src);
+      CHECK(k.name == "hopper_gemm_ping_pong");
+      CHECK(occurrences(src, "mbarrier.init.shared::cta.b64") == 2 * c.stages);
+      // One wgmma a 64-row half of the block in each of the 4 K slices (unrolled).
+      CHECK(occurrences(src, std::string("wgmma.mma_async.sync.aligned.") + c.mma + ".f32.bf16.bf16") == 4 * c.mmas);
+      // Each consumer releases its stages in the loop and its block's last after the loop.
+      CHECK(occurrences(src, "mbarrier.arrive.shared::cta.b64") == 2);
+      // Each warp stores its 16 rows of each half a 128-byte chunk at a time.
+      const int64_t chunks = c.mmas * shape.block_n * output.itemsize() / 128;
+      CHECK(occurrences(src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == chunks);
+      CHECK(weft::testing::hopper_statements_outside_roles(k) == 0);
+      CHECK(cuda::dynamic_shared_bytes(k) >= c.stages * shape.stage_bytes() + 32 * 1024);
+      CHECK(cuda::dynamic_shared_bytes(k) <= 227 * 1024);
+      CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
+    }
+  }
+  gemm::HopperGemmSpec clustered;
+  clustered.schedule = gemm::HopperSchedule::PingPong;
+  clustered.cluster = 2;
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(clustered), doctest::Contains("ping-pong schedules run ungrouped, in clusters of 1; this spec asks for clusters of 2"),
+                       Error);
+  gemm::HopperGemmSpec grouped{dtypes::bfloat16, dtypes::bfloat16, {}, 128};
+  grouped.schedule = gemm::HopperSchedule::PingPong;
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm(grouped), doctest::Contains("this spec asks for the grouped form"), Error);
+}
+
 #ifdef WEFT_HAVE_LLVM
 TEST_CASE("hopper_gemm on a device that is not sm_90 is an error naming it") {
   auto emu = rt::open_device("emu:gfx950");
   CHECK_THROWS_WITH_AS(gemm::run_hopper_gemm(*emu, 128, 128, 64, dtypes::bfloat16, false, 1), doctest::Contains("needs an sm_90"), Error);
-  CHECK_THROWS_WITH_AS(gemm::hopper_gemm_ctas(*emu, 128, 128), doctest::Contains("does not report its multiprocessors"), Error);
+  CHECK_THROWS_WITH_AS(gemm::hopper_gemm_ctas(*emu, {}, 128, 128), doctest::Contains("does not report its multiprocessors"), Error);
 }
 #endif
 
@@ -211,8 +277,8 @@ TEST_CASE("hopper_gemm on an H200: identity bit-exact, random, ragged, K = 8 [cu
   // across them (one K step a block here, four below).
   check_hopper_gemm(*dev, 3000, 2100, 64, dtypes::bfloat16);
   check_hopper_gemm(*dev, 4096, 4096, 256, dtypes::bfloat16);
-  CHECK(gemm::hopper_gemm_ctas(*dev, 4096, 4096) == *dev->compute_units());
-  CHECK(gemm::hopper_gemm_ctas(*dev, 128, 300) == 2);
+  CHECK(gemm::hopper_gemm_ctas(*dev, {}, 4096, 4096) == *dev->compute_units());
+  CHECK(gemm::hopper_gemm_ctas(*dev, {}, 128, 300) == 2);
   CHECK_THROWS_WITH_AS(gemm::run_hopper_gemm(*dev, 64, 64, 12, dtypes::bfloat16, false, 1), doctest::Contains("multiple of 8"), Error);
 }
 
@@ -241,6 +307,44 @@ TEST_CASE("hopper_gemm's direct-store epilogue on an H200: identity bit-exact, r
   check_hopper_gemm(*dev, fp8, 512, 768, 1024);
 }
 
+// The ping-pong schedules on a GPU: the consumers take a workgroup's blocks in turn, so shapes
+// with one block (consumer 1 idle), an odd number of blocks a workgroup (consumer 0 takes one
+// more) and many blocks a workgroup, each store, fp8 with its epilogue.
+TEST_CASE("hopper_gemm's ping-pong schedules on an H200: identity bit-exact, random, ragged, odd blocks a workgroup, fp8 [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  using gemm::HopperInputs;
+  for (const gemm::HopperSchedule schedule : {gemm::HopperSchedule::PingPong, gemm::HopperSchedule::PingPongWide}) {
+    for (const gemm::HopperStore store : {gemm::HopperStore::Tma, gemm::HopperStore::Direct}) {
+      CAPTURE(static_cast<int>(schedule));
+      CAPTURE(static_cast<int>(store));
+      const auto spec = [&](DType input, DType output) {
+        gemm::HopperGemmSpec s{input, output, {}};
+        s.schedule = schedule;
+        s.store = store;
+        return s;
+      };
+      const gemm::HopperGemmShape shape = spec(dtypes::bfloat16, dtypes::bfloat16).shape();
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), 256, 512, 512, HopperInputs::Identity);
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::float32), 384, 256, 256, HopperInputs::Identity);
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), 1024, 1024, 1024);
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::float32), 300, 200, 136);
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), 1, 1, 8);
+      // 3 blocks a workgroup on every multiprocessor (consumer 0 takes two), ragged edges.
+      const int64_t units = *dev->compute_units();
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), shape.block_m * units * 3 - 5, shape.block_n - 8, 200);
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), 3000, 2104, 64);
+      check_hopper_gemm(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), 4096, 4096, 256);
+      check_hopper_gemm(*dev, spec(dtypes::fp8e4m3, dtypes::float32), 3000, 2100 + (store == gemm::HopperStore::Tma ? 4 : 0), 128,
+                        HopperInputs::Integers);
+      gemm::HopperGemmSpec fp8 = spec(dtypes::fp8e4m3, dtypes::bfloat16);
+      fp8.epilogue = {gemm::OperandScale::PerRow, true, gemm::Activation::Gelu};
+      check_hopper_gemm(*dev, fp8, 512, 768, 1024);
+      CHECK(gemm::hopper_gemm_ctas(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), 4096, 4096) == units);
+    }
+  }
+}
+
 // Clusters of two CTAs (HopperGemmSpec::cluster = 2): B's box shared by multicast. An odd number of
 // block rows leaves the second CTA of the last pairs a block past C (zeros, nothing stored).
 TEST_CASE("hopper_gemm in clusters of two CTAs on an H200: identity bit-exact, random, ragged, odd block rows, persistent [cuda]") {
@@ -265,8 +369,8 @@ TEST_CASE("hopper_gemm in clusters of two CTAs on an H200: identity bit-exact, r
     check_hopper_gemm(*dev, clustered(dtypes::fp8e4m3, dtypes::float32, store), 3000, 2100 + (store == gemm::HopperStore::Tma ? 4 : 0), 128,
                       HopperInputs::Integers);
   }
-  CHECK(gemm::hopper_gemm_ctas(*dev, 4096, 4096, 2) == *dev->compute_units() / 2 * 2);
-  CHECK(gemm::hopper_gemm_ctas(*dev, 300, 300, 2) == 8);  // 4 walk units (3 block rows in 2 pairs, 2 block columns), 2 CTAs each
+  CHECK(gemm::hopper_gemm_ctas(*dev, clustered(dtypes::bfloat16, dtypes::bfloat16, {}), 4096, 4096) == *dev->compute_units() / 2 * 2);
+  CHECK(gemm::hopper_gemm_ctas(*dev, clustered(dtypes::bfloat16, dtypes::bfloat16, {}), 300, 300) == 8);  // 4 walk units (3 block rows in 2 pairs, 2 block columns), 2 CTAs each
 }
 
 TEST_CASE("hopper_gemm with fp8 e4m3 inputs on an H200: identity bit-exact, random, ragged, K = 16 [cuda]") {

@@ -75,6 +75,12 @@ const std::vector<Example>& all() {
        [](const std::string&) { return gemm::mma_gemm(1024, 1024, 1024, dtypes::bfloat16); }},
       {"hopper_gemm", "C = A*B^T, bf16 in, fp32 accumulate, bf16 out, run-time M, N, K, on sm_90a: a producer warpgroup issues TMA loads into a 4-stage mbarrier ring, two consumer warpgroups issue m64n256k16 wgmmas, 128x256 blocks in L2-grouped order (runnable on cuda, sm_90)",
        [](const std::string&) { return gemm::hopper_gemm(dtypes::bfloat16); }, true},
+      {"hopper_gemm_ping_pong", "hopper_gemm's ping-pong schedule: each consumer warpgroup its own 128x128 blocks (m64n128k16 wgmmas, a 6-stage ring), the two taking a workgroup's blocks in turn so that one's epilogue overlaps the other's MMAs (weft bench hopper_gemm_ping_pong)",
+       [](const std::string&) {
+         gemm::HopperGemmSpec spec;
+         spec.schedule = gemm::HopperSchedule::PingPong;
+         return gemm::hopper_gemm(spec);
+       }},
       {"flash_attention", "O = softmax(Q K^T / sqrt(d)) V per head, bf16 in and out, fp32 softmax, d = 128, run-time BH, SQ, SK: 64 query rows "
                           "a workgroup as 4 waves of 16, K and V in 2 stages of 64 keys (32 on gfx942), the online softmax in registers "
                           "(runnable; --mask causal for the causal mask)",

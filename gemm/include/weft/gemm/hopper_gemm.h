@@ -40,13 +40,33 @@
 
 namespace weft::gemm {
 
-// The block schedule (fixed: the kernel is written for it). A K step is 128 bytes of each row
-// (64 bf16 or 128 fp8 elements: one 128-byte swizzle row), four wgmmas of 32 bytes each.
+// How the two consumer warpgroups share the work (docs/nvidia.md, "hopper_gemm").
+enum class HopperSchedule {
+  // Both consumers on one 128 x 256 block of C, 64 rows each, through a ring of 4 stages of
+  // 48 KiB: m64n256 wgmmas. The tensor cores idle while both store the block.
+  Cooperative,
+  // Each consumer its own 128 x 128 block (two m64n128 wgmmas a K slice), the CTA's blocks taken
+  // in turn (consumer c the c-th, c + 2-th, ...): one consumer's epilogue runs while the other's
+  // MMAs run. A ring of 6 stages of 32 KiB.
+  PingPong,
+  // As PingPong with 64 x 256 blocks (one m64n256 wgmma a K slice) and 4 stages of 40 KiB.
+  PingPongWide,
+};
+
+// The block shape and ring of a schedule. A K step is 128 bytes of each row (64 bf16 or 128 fp8
+// elements: one 128-byte swizzle row), four wgmma K slices of 32 bytes each.
 struct HopperGemmShape {
-  static constexpr int64_t block_m = 128, block_n = 256, k_step_bytes = 128, stages = 4;
-  static constexpr int64_t consumers = 2;    // consumer warpgroups, 64 rows of the block each
+  int64_t block_m = 128, block_n = 256;  // C's block of one walk step
+  int64_t stages = 4;
+  bool ping_pong = false;  // each consumer its own blocks (true) or both on every block
+  static constexpr int64_t k_step_bytes = 128;
+  static constexpr int64_t consumers = 2;    // consumer warpgroups
   static constexpr int64_t group_rows = 8;   // block rows per L2 group of the rasterization
   static constexpr int64_t warpgroup = 128;  // threads
+  static HopperGemmShape of(HopperSchedule schedule);
+  int64_t consumer_rows() const { return ping_pong ? block_m : block_m / consumers; }  // of a block, one consumer's
+  int64_t halves() const { return consumer_rows() / 64; }                               // m64 wgmmas a K slice
+  int64_t stage_bytes() const { return (block_m + block_n) * k_step_bytes; }
 };
 
 // GELU is the tanh approximation (PyTorch's gelu(approximate="tanh"), cuBLASLt's GELU epilogue):
@@ -95,6 +115,9 @@ struct HopperGemmSpec {
   // halves B's reads from L2. On an H100 it runs at 0.94-1.01x cluster 1 (docs/PERF.md, session
   // 20: the kernel is not bound by L2 bandwidth), so 1 stays the default.
   int64_t cluster = 1;
+  // Cooperative or ping-pong (HopperSchedule); the grouped form and clusters run Cooperative.
+  HopperSchedule schedule = HopperSchedule::Cooperative;
+  HopperGemmShape shape() const { return HopperGemmShape::of(schedule); }
   // This spec with the store that C's N columns allow: Direct where N * C's item size is not a
   // multiple of 16 bytes (a tensor map cannot describe such rows), `store` otherwise.
   HopperGemmSpec for_columns(int64_t n) const {
@@ -117,11 +140,11 @@ HopperGemmSlots hopper_gemm_slots(const HopperEpilogue& epilogue, bool grouped =
 UOp hopper_gemm(const HopperGemmSpec& spec);
 inline UOp hopper_gemm(DType output) { return hopper_gemm(HopperGemmSpec{dtypes::bfloat16, output, {}}); }
 
-// The persistent grid for an M x N product on `device`: one workgroup per multiprocessor, at most
-// one per block of C (a cluster's walk unit: `cluster` blocks of a block column), a multiple of
-// `cluster` (HopperGemmSpec::cluster). Throws weft::Error for a device that does not report its
-// multiprocessors.
-int64_t hopper_gemm_ctas(const rt::Device& device, int64_t m, int64_t n, int64_t cluster = 1);
+// The persistent grid for an M x N product of `spec` on `device`: one workgroup per
+// multiprocessor, at most one per block of C (a cluster's walk unit: `cluster` blocks of a block
+// column), a multiple of the cluster (HopperGemmSpec::cluster). Throws weft::Error for a device
+// that does not report its multiprocessors.
+int64_t hopper_gemm_ctas(const rt::Device& device, const HopperGemmSpec& spec, int64_t m, int64_t n);
 
 // Throws weft::Error naming the device unless it is an sm_90 (Hopper) GPU.
 void check_hopper_device(const rt::Device& device);
