@@ -39,6 +39,9 @@ int64_t wgmma_k(DType input) { return 32 / input.itemsize(); }
 struct Ring {
   UOp a, b;          // LOCAL input: stages x block_m x k_step, stages x block_n x k_step
   UOp full, empty;   // LOCAL uint64: one mbarrier per stage each
+  // Ping-pong only (null otherwise): LOCAL uint64, one mbarrier per consumer, turn[c] completing a
+  // phase when the other consumer has issued a block's MMAs (PingPongTurns).
+  UOp turn;
   int64_t a_stage, b_stage;  // elements of a stage
   int64_t cluster;   // CTAs sharing B's box (HopperGemmSpec::cluster); each loads 1/cluster of it
   HopperGemmShape shape;
@@ -54,13 +57,21 @@ struct Ring {
 
 Ring make_ring(DType input, int64_t cluster, const HopperGemmShape& shape) {
   const int64_t a_stage = shape.block_m * k_step(input), b_stage = shape.block_n * k_step(input);
-  return {alloc_shared({shape.stages * a_stage}, input), alloc_shared({shape.stages * b_stage}, input), alloc_shared({shape.stages}, dtypes::uint64),
-          alloc_shared({shape.stages}, dtypes::uint64), a_stage, b_stage, cluster, shape};
+  return {alloc_shared({shape.stages * a_stage}, input),
+          alloc_shared({shape.stages * b_stage}, input),
+          alloc_shared({shape.stages}, dtypes::uint64),
+          alloc_shared({shape.stages}, dtypes::uint64),
+          shape.ping_pong ? alloc_shared({S::consumers}, dtypes::uint64) : UOp(),
+          a_stage,
+          b_stage,
+          cluster,
+          shape};
 }
 
 // full[s]: one arrival (the producer's expect_tx) plus the TMA bytes (in a cluster, B's share
 // from every CTA of it); empty[s]: every warp of the consumers that read the stage (both, or one
-// in ping-pong), of every CTA of the cluster, since the stage's B box is refilled by all of them. A barrier (a cluster barrier, where the other CTAs'
+// in ping-pong), of every CTA of the cluster, since the stage's B box is refilled by all of them;
+// turn[c]: the other consumer's 4 warps. A barrier (a cluster barrier, where the other CTAs'
 // copies and arrivals will reach this CTA's barriers) publishes the initialized mbarriers.
 UOp init_ring(const Ring& ring) {
   std::vector<UOp> inits;
@@ -69,6 +80,8 @@ UOp init_ring(const Ring& ring) {
     inits.push_back(mbarrier_init(ring.full[constant(Wide(s))], 1));
     inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], ring.cluster * readers * S::warpgroup / 32));
   }
+  if (!ring.turn.is_null())
+    for (int64_t c = 0; c < S::consumers; ++c) inits.push_back(mbarrier_init(ring.turn[constant(Wide(c))], S::warpgroup / 32));
   return ring.cluster > 1 ? cluster_sync({group(inits)}) : barrier({group(inits)});
 }
 
@@ -178,6 +191,21 @@ std::vector<UOp> release_stage(const Ring& ring, const UOp& stage, const UOp& af
   return arrivals;
 }
 
+// Ping-pong's turns. A wait for a stage's full barrier names the phase by its parity, which tells
+// apart only the barrier's current phase and the one before: a waiter must never be two phases
+// ahead of the barrier. Cooperative consumers walk the K steps together, so they never are; in
+// ping-pong, consumer 1's first K step is a whole block ahead of consumer 0's (at 4096^3 its wait
+// passed on consumer 0's phase and the kernel hung). So the consumers take turns at issuing a
+// block's MMAs, as CUTLASS's ordered math barrier makes them: consumer c waits on turn[c] before
+// its block's K loop and, once it has issued the block's last MMAs, arrives on the other's. It
+// has then waited on every full barrier of its block, so each stage's barrier is at most one
+// phase behind the other consumer's next wait. Turn t of consumer c waits for phase t - c of
+// turn[c]; consumer 0's first turn waits for parity 1, which a fresh mbarrier reports complete.
+UOp wait_turn(const Ring& ring, const UOp& consumer, const UOp& turn, const UOp& after) {
+  return mbarrier_wait(ring.turn[consumer], ((turn + 1 - consumer) % 2).cast(dtypes::int32), {after});
+}
+UOp pass_turn(const Ring& ring, const UOp& consumer, const UOp& after) { return mbarrier_arrive_warp(ring.turn[1 - consumer], {after}); }
+
 // One block's K loop of a consumer: wait for the stage; for each of the four K slices, an
 // m64 x block_n MMA on each 64 rows of A the consumer computes (the block's first overwrites the
 // accumulator: no zeroing); commit them as a group, wait until only this group is in flight and
@@ -187,7 +215,7 @@ std::vector<UOp> release_stage(const Ring& ring, const UOp& stage, const UOp& af
 // Cooperative, the previous step may be the previous block's last one, released here at the next
 // block's first step (1-3% faster than releasing it after the loop, docs/nvidia.md). In ping-pong
 // the previous block's last step was the other consumer's, so a block releases its own last
-// stage after its last wait.
+// stage after its last wait, and passes the turn (wait_turn) once its MMAs are issued.
 UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumulator, const UOp& consumer, const UOp& trip, const Tiles& tiles,
                   const UOp& ready) {
   const HopperGemmShape& shape = ring.shape;
@@ -213,8 +241,8 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const UOp held = wgmma_wait(1, {wgmma_commit({group(mmas).end({kk})})});
   const UOp previous = ring.use(step - 1).stage;
   const UOp loop = when(shape.ping_pong ? ks > 0 : step > 0, release_stage(ring, previous, held)).end({ks});
-  const UOp drained = wgmma_wait(0, {loop});
-  if (!shape.ping_pong) return drained;
+  if (!shape.ping_pong) return wgmma_wait(0, {loop});
+  const UOp drained = wgmma_wait(0, {pass_turn(ring, consumer, loop)});
   return group(release_stage(ring, ring.use((trip + 1) * tiles.steps - 1).stage, drained));
 }
 
@@ -358,7 +386,7 @@ UOp consume(const tile::Workgroup& wg, const Ring& ring, const std::optional<Sta
   const UOp accumulator = placeholder({shape.halves() * shape.block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
   const auto [loop, trip] = consumer_trips(wg, tiles, consumer);
   const auto [row0, col0] = tiles.origin(wg, trip);
-  const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, ready);
+  const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, shape.ping_pong ? wait_turn(ring, consumer, loop, ready) : ready);
   const BlockOrigin at{shape.ping_pong ? row0 : row0 + consumer * 64, col0, tile::wgmma_m64nNk16_accumulator(shape.block_n), shape.block_n / 2};
   if (!staging) return store_block_direct(wg, c, epilogue, tiles, accumulator, finished, at).end({loop});
   const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, *staging, consumer, finished, at).end({loop});

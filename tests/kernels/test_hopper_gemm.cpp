@@ -219,21 +219,24 @@ TEST_CASE("hopper_gemm's ping-pong schedules render one consumer a block, its ow
       CHECK(shape.consumer_rows() == shape.block_m);
       CHECK(shape.halves() * 64 == shape.block_m);
       const UOp kernel = gemm::hopper_gemm(spec);
-      // A full barrier a stage (the producer's arrival) and an empty one (one consumer's 4 warps).
+      // A full barrier a stage (the producer's arrival), an empty one (one consumer's 4 warps) and
+      // a turn barrier a consumer (the other's 4 warps).
       std::vector<int64_t> counts = mbarrier_counts(kernel);
       std::sort(counts.begin(), counts.end());
       std::vector<int64_t> expected(c.stages, 1);
-      expected.insert(expected.end(), c.stages, 4);
+      expected.insert(expected.end(), c.stages + 2, 4);
       CHECK(counts == expected);
       const lower::LoweredKernel k = lowered(kernel);
       const std::string src = cuda::render_cuda(k, 90);
       INFO(src);
       CHECK(k.name == "hopper_gemm_ping_pong");
-      CHECK(occurrences(src, "mbarrier.init.shared::cta.b64") == 2 * c.stages);
+      CHECK(occurrences(src, "mbarrier.init.shared::cta.b64") == 2 * c.stages + 2);
       // One wgmma a 64-row half of the block in each of the 4 K slices (unrolled).
       CHECK(occurrences(src, std::string("wgmma.mma_async.sync.aligned.") + c.mma + ".f32.bf16.bf16") == 4 * c.mmas);
-      // Each consumer releases its stages in the loop and its block's last after the loop.
-      CHECK(occurrences(src, "mbarrier.arrive.shared::cta.b64") == 2);
+      // Each consumer releases its stages in the loop and its block's last after the loop, and
+      // passes the turn between them; it waits for the turn before the loop.
+      CHECK(occurrences(src, "mbarrier.arrive.shared::cta.b64") == 3);
+      CHECK(occurrences(src, "mbarrier.try_wait.parity") == 3);  // the producer's on empty, the consumer's on its turn and on full
       // Each warp stores its 16 rows of each half a 128-byte chunk at a time.
       const int64_t chunks = c.mmas * shape.block_n * output.itemsize() / 128;
       CHECK(occurrences(src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == chunks);
