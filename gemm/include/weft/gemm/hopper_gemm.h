@@ -32,6 +32,8 @@
 //     the 64 x 256 accumulator (128 fp32 registers a thread): with TMA stores, each warp writes
 //     its 16 rows a 128-byte chunk of columns at a time into one of its two swizzled staging
 //     boxes and TMA-stores the box, the stores running on into the next block.
+// That is HopperSchedule::Cooperative, the default; the ping-pong schedules give each consumer
+// its own blocks instead (HopperSchedule; docs/nvidia.md measures both).
 #pragma once
 
 #include <cstdint>
