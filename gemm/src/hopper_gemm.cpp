@@ -27,9 +27,9 @@ std::pair<UOp, UOp> grouped_block(const UOp& id, const UOp& tiles_m, const UOp& 
   return {first_row + in_group % rows, in_group / rows};
 }
 
-// Shared memory: `stages` copies of a rows x k_step tile in the 128-byte swizzle (TMA writes it,
-// wgmma reads it through descriptors: 8-row groups of 1024 bytes, 16-byte chunks of a row XORed
-// with the row's index in its group).
+// Shared memory: `stages` copies of a rows x k_step tile in the 128-byte swizzle (the layout
+// catalog's swizzle_128b: TMA writes it, wgmma reads it through descriptors: 8-row groups of
+// 1024 bytes, 16-byte chunks of a row XORed with the row's index in its group).
 constexpr MatrixLayoutArg kSwizzled{16, 1024, WgmmaSwizzle::B128};
 
 // One K step's elements of `input` (128 bytes of a row) and one wgmma's (32 bytes).
@@ -298,8 +298,12 @@ struct Staging {
       : buffer(alloc_shared({S::consumers * (S::warpgroup / 32) * boxes * warp_rows * (128 / output.itemsize())}, output)),
         cols(128 / output.itemsize()) {}
   int64_t box() const { return warp_rows * cols; }
-  // Element (row, col) of a box in the 128-byte swizzle: the 16-byte chunks of a 128-byte row
-  // XORed with the row's index within its group of 8 (the box is 2 KiB-aligned).
+  // Element (row, col) of a box in the 128-byte swizzle, as TMA reads it (the box is
+  // 2 KiB-aligned): the layout catalog's swizzle_128b in closed form, 16-byte chunks of a
+  // 128-byte row XORed with the row's index in its group of 8 (tests/kernels/test_layouts.cpp
+  // checks the catalog against this form). Built with layout_index instead, a row's +8 became an
+  // XOR term rather than an add: the 32 stores of a chunk each kept an address of its own,
+  // hoisted out of the block loop, and ptxas spilled (88 bytes) where this form spills none.
   UOp swizzled(const UOp& row, const UOp& col) const {
     const int64_t chunk = 16 / buffer.dtype().itemsize();
     return row * cols + ((col / chunk) ^ (row % 8)) * chunk + col % chunk;

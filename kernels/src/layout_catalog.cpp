@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <set>
 
 #include "weft/dsl/error.h"
 #include "weft/kernels/layouts.h"
@@ -115,12 +116,22 @@ std::vector<std::string> layout_catalog() {
     for (const char* op : {"A", "B", "C"})
       lines.push_back(std::string("mma.m16n8k16.") + d + "." + op + "\tmma.sync " + op + " operand (register, lane) -> (row, col)");
   for (SharedSwizzle kind : all_swizzles()) {
-    const auto [r, c] = subtile_shape(kind);
-    std::string dts;
-    for (const char* d : {"f32", "f16", "bf16", "fp8"})
-      if (swizzle_supports(kind, short_dtype(d, "")->itemsize())) dts += std::string(dts.empty() ? "" : "|") + d;
+    std::string dts, cols;  // the dtypes the kind takes, and their subtile's columns
+    std::set<int64_t> widths;
+    int64_t rows = 0;
+    for (const char* d : {"f32", "f16", "bf16", "fp8"}) {
+      const int itemsize = short_dtype(d, "")->itemsize();
+      if (!swizzle_supports(kind, itemsize)) continue;
+      const auto [r, c] = subtile_shape(kind, itemsize);
+      rows = r;
+      widths.insert(c);
+      dts += std::string(dts.empty() ? "" : "|") + d;
+      cols += std::string(cols.empty() ? "" : ", ") + std::to_string(c) + " (" + d + ")";
+    }
+    // One subtile width for every dtype (HipKittens' kinds), or one a dtype (swizzle_128b's 128 bytes).
+    if (widths.size() == 1) cols = std::to_string(*widths.begin());
     lines.push_back(std::string(swizzle_name(kind)) + "." + dts + ".ROWSxCOLS\tshared tile (row, col) -> offset in elements; ROWS, COLS powers of two, multiples of " +
-                    std::to_string(r) + " and " + std::to_string(c));
+                    std::to_string(rows) + " and " + cols);
   }
   for (int b : {1, 2, 4, 16}) lines.push_back("lds_dma." + std::to_string(b) + "\tLDS DMA destination (byte, lane) -> offset in bytes");
   lines.push_back("waves.ROWSxCOLS\twave grid (wave) -> (wave_row, wave_col), row-major");

@@ -123,15 +123,17 @@ std::string_view swizzle_name(SharedSwizzle kind) {
     case SharedSwizzle::st_8x32: return "st_8x32";
     case SharedSwizzle::st_16x128: return "st_16x128";
     case SharedSwizzle::swizzle_64b: return "swizzle_64b";
+    case SharedSwizzle::swizzle_128b: return "swizzle_128b";
   }
   return "?";
 }
 
 std::vector<SharedSwizzle> all_swizzles() {
-  return {SharedSwizzle::unswizzled, SharedSwizzle::st_16x32, SharedSwizzle::st_32x32, SharedSwizzle::st_8x32, SharedSwizzle::st_16x128, SharedSwizzle::swizzle_64b};
+  return {SharedSwizzle::unswizzled, SharedSwizzle::st_16x32, SharedSwizzle::st_32x32, SharedSwizzle::st_8x32, SharedSwizzle::st_16x128, SharedSwizzle::swizzle_64b,
+          SharedSwizzle::swizzle_128b};
 }
 
-std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind) {
+std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind, int itemsize) {
   switch (kind) {
     case SharedSwizzle::unswizzled: return {1, 1};
     case SharedSwizzle::st_16x32: return {16, 32};
@@ -139,6 +141,7 @@ std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind) {
     case SharedSwizzle::st_8x32: return {8, 32};
     case SharedSwizzle::st_16x128: return {16, 128};
     case SharedSwizzle::swizzle_64b: return {8, 32};
+    case SharedSwizzle::swizzle_128b: return {8, 128 / itemsize};
   }
   return {1, 1};
 }
@@ -148,6 +151,7 @@ bool swizzle_supports(SharedSwizzle kind, int itemsize) {
     case SharedSwizzle::unswizzled: return itemsize >= 1;
     case SharedSwizzle::st_16x128: return itemsize == 1;
     case SharedSwizzle::swizzle_64b: return itemsize == 2;
+    case SharedSwizzle::swizzle_128b: return itemsize == 1 || itemsize == 2 || itemsize == 4;
     default: return itemsize == 2 || itemsize == 4;
   }
 }
@@ -155,13 +159,14 @@ bool swizzle_supports(SharedSwizzle kind, int itemsize) {
 namespace {
 
 // The swizzle of byte `b` within one subtile of `kind` with elements of `itemsize` (HipKittens';
-// swizzle_64b: NVIDIA's).
+// swizzle_64b and swizzle_128b: NVIDIA's).
 int64_t swizzle_byte(SharedSwizzle kind, int itemsize, int64_t b) {
   switch (kind) {
     case SharedSwizzle::st_16x32: return itemsize == 2 ? b ^ (((b % 1024) >> 9) << 5) : b;
     case SharedSwizzle::st_32x32: return itemsize == 2 ? b ^ (((b % 1024) >> 9) << 5) ^ (((b % 2048) >> 10) << 4) : b;
     case SharedSwizzle::st_16x128: return b ^ (((b % 2048) >> 8) << 4);
     case SharedSwizzle::swizzle_64b: return b ^ (((b % 512) >> 7) << 4);
+    case SharedSwizzle::swizzle_128b: return b ^ (((b % 1024) >> 7) << 4);
     case SharedSwizzle::unswizzled:
     case SharedSwizzle::st_8x32: return b;
   }
@@ -178,7 +183,7 @@ Layout shared_tile(SharedSwizzle kind, int64_t rows, int64_t cols, DType dtype) 
                 std::string(swizzle_name(kind)) + " for " +
                 (kind == SharedSwizzle::st_16x128 ? "1-byte" : kind == SharedSwizzle::swizzle_64b ? "2-byte" : "2- and 4-byte") + " elements, not " +
                 std::to_string(itemsize) + "-byte");
-  const auto [sub_rows, sub_cols] = subtile_shape(kind);
+  const auto [sub_rows, sub_cols] = subtile_shape(kind, itemsize);
   if (!power_of_two(rows) || !power_of_two(cols) || rows % sub_rows || cols % sub_cols)
     throw Error("shared_tile: a " + what + ": rows and columns must be powers of two and multiples of the " + std::to_string(sub_rows) + " x " +
                 std::to_string(sub_cols) + " subtile");

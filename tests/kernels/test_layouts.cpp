@@ -292,9 +292,11 @@ namespace {
 
 // HipKittens' swizzles restated as bit flips within a subtile: which column bits the row flips.
 // NVIDIA's 64-byte swizzle: 16-byte chunk c of a 64-byte row r sits at chunk c ^ ((r / 2) % 4)
-// (TMA SWIZZLE_64B, CUTLASS Swizzle<2,4,3>), a chunk being 8 two-byte columns.
+// (TMA SWIZZLE_64B, CUTLASS Swizzle<2,4,3>), a chunk being 8 two-byte columns; the 128-byte
+// swizzle: chunk c of a 128-byte row r at chunk c ^ (r % 8) (TMA SWIZZLE_128B, Swizzle<3,4,3>).
 int64_t column_flip(SharedSwizzle kind, int itemsize, int64_t r) {
   if (kind == SharedSwizzle::swizzle_64b) return ((r >> 1) & 3) << 3;
+  if (kind == SharedSwizzle::swizzle_128b) return (r & 7) * (16 / itemsize);  // chunk c of row r at c ^ (r % 8)
   if (kind == SharedSwizzle::st_16x32 && itemsize == 2) return ((r >> 3) & 1) << 4;
   if (kind == SharedSwizzle::st_32x32 && itemsize == 2) return (((r >> 3) & 1) << 4) | (((r >> 4) & 1) << 3);
   if (kind == SharedSwizzle::st_16x128) return ((r >> 1) & 7) << 4;
@@ -310,7 +312,7 @@ TEST_CASE("layouts: shared tiles are bijective and place every element as HipKit
         CHECK_THROWS_WITH_AS(weft::tile::shared_tile(kind, 32, 128, dtype), doctest::Contains(" defines "), weft::Error);
         continue;
       }
-      const auto [sr, sc] = weft::tile::subtile_shape(kind);
+      const auto [sr, sc] = weft::tile::subtile_shape(kind, dtype.itemsize());
       for (int64_t rows : {sr, sr * 2, sr * 4})
         for (int64_t cols : {sc, sc * 2, sc * 4}) {
           if (rows * cols > 16384) continue;  // keeps the enumeration short under the sanitizers
@@ -331,6 +333,11 @@ TEST_CASE("layouts: shared tiles are bijective and place every element as HipKit
   // HipKittens' byte formula for st_16x32 at one point: row 9, col 3 of bf16 is byte 2*(9*32+3)
   // = 582, XOR ((582 % 1024) >> 9) << 5 = 32, so byte 614, element 307.
   CHECK(weft::tile::shared_tile(SharedSwizzle::st_16x32, 16, 32, dtypes::bfloat16).apply({{"row", 9}, {"col", 3}}).at("offset") == 307);
+  // The 128-byte swizzle as TMA's SWIZZLE_128B box and wgmma's descriptors place a bf16 element
+  // (docs/nvidia.md): (m, k) of a 64-column tile at m * 64 + ((k / 8) ^ (m % 8)) * 8 + k % 8. Row
+  // 9, column 3: 576 + (0 ^ 1) * 8 + 3 = 587; fp8 row 10, column 17: 1280 + (1 ^ 2) * 16 + 1.
+  CHECK(weft::tile::shared_tile(SharedSwizzle::swizzle_128b, 16, 64, dtypes::bfloat16).apply({{"row", 9}, {"col", 3}}).at("offset") == 587);
+  CHECK(weft::tile::shared_tile(SharedSwizzle::swizzle_128b, 16, 128, dtypes::fp8e4m3).apply({{"row", 10}, {"col", 17}}).at("offset") == 1329);
   CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::st_16x32, 24, 32, dtypes::bfloat16), doctest::Contains("powers of two and multiples of the 16 x 32"),
                        weft::Error);
   CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::st_32x32, 32, 16, dtypes::bfloat16), doctest::Contains("multiples of the 32 x 32"), weft::Error);

@@ -95,13 +95,20 @@ Layout wgmma_m64nNk16_accumulator(int64_t n);
 //   swizzle_64b 2-byte, subtile 8 x 32 (rows of 64 bytes): b ^ (((b % 512) >> 7) << 4)
 //               (row bits 1-2 flip column bits 3-4: rows 0-7 put a 16-byte chunk at 8
 //               different bank groups, so a warp reading 8 rows of one chunk is conflict-free)
-enum class SharedSwizzle { unswizzled, st_16x32, st_32x32, st_8x32, st_16x128, swizzle_64b };
+// and the 128-byte swizzle (TMA's SWIZZLE_128B and wgmma's 128-byte swizzle mode, CUTLASS's
+// Swizzle<3,4,3>: the 16-byte chunk index within a 128-byte row, byte bits 4-6, is XORed with
+// byte bits 7-9, the row's index within its group of 8; the pattern repeats every 1024 bytes):
+//   swizzle_128b 1-, 2- and 4-byte, subtile 8 rows x 128 bytes (8 x 128 fp8, 8 x 64 bf16,
+//               8 x 32 fp32): b ^ (((b % 1024) >> 7) << 4). hopper_gemm's ring and staging
+//               boxes, a TMA box of 128-byte rows as it lands in shared memory.
+enum class SharedSwizzle { unswizzled, st_16x32, st_32x32, st_8x32, st_16x128, swizzle_64b, swizzle_128b };
 
 std::string_view swizzle_name(SharedSwizzle kind);                // "st_16x32"
 std::vector<SharedSwizzle> all_swizzles();
-// The subtile's rows and columns (unswizzled: 1 x 1, any power-of-two tile).
-std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind);
-// Whether the kind is defined (by HipKittens, or for swizzle_64b by the catalog) for elements of
+// The subtile's rows and columns for elements of `itemsize` bytes (unswizzled: 1 x 1, any
+// power-of-two tile; swizzle_128b: 128 bytes of columns, HipKittens' kinds the same for any size).
+std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind, int itemsize);
+// Whether the kind is defined (by HipKittens, or for swizzle_64b and swizzle_128b by the catalog) for elements of
 // `itemsize` bytes.
 bool swizzle_supports(SharedSwizzle kind, int itemsize);
 
