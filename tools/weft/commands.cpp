@@ -109,10 +109,14 @@ void print_times(const gemm::RunResult& r, const std::string& device) {
   line("reference", r.reference_seconds, "host reference (Eigen, double)");
 }
 
-// hopper_gemm's --input (bfloat16, float8_e4m3fn) and --epilogue (a comma list of bias, relu,
-// gelu, scale=tensor, scale=row).
+// hopper_gemm's --input (bfloat16, float8_e4m3fn), --epilogue (a comma list of bias, relu,
+// gelu, scale=tensor, scale=row) and --schedule (cooperative, ping-pong, ping-pong-wide).
 gemm::HopperGemmSpec hopper_spec(const Options& o, DType output) {
   gemm::HopperGemmSpec spec{dtypes::bfloat16, output, {}};
+  if (o.schedule == "ping-pong") spec.schedule = gemm::HopperSchedule::PingPong;
+  else if (o.schedule == "ping-pong-wide") spec.schedule = gemm::HopperSchedule::PingPongWide;
+  else if (!o.schedule.empty() && o.schedule != "cooperative")
+    throw UsageError("run: hopper_gemm's --schedule '" + o.schedule + "' is not cooperative, ping-pong or ping-pong-wide");
   if (o.input == "float8_e4m3fn" || o.input == "fp8e4m3" || o.input == "e4m3") spec.input = dtypes::fp8e4m3;
   else if (!o.input.empty() && o.input != "bfloat16" && o.input != "bf16")
     throw UsageError("run: hopper_gemm's --input '" + o.input + "' is not bfloat16 or float8_e4m3fn");
@@ -170,11 +174,12 @@ gemm::RunResult run_flash_attention(const Options& o, rt::Device& device, rt::Co
 int run_kernel(const std::vector<std::string>& args) {
   const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule", "input", "epilogue", "mask"}, "run");
   if (!o.mask.empty() && o.kernel != "flash_attention") throw UsageError("run: --mask is flash_attention's (causal or none)");
-  if (!o.schedule.empty() && o.kernel != "hk_gemm") throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined)");
+  if (!o.schedule.empty() && o.kernel != "hk_gemm" && o.kernel != "hopper_gemm")
+    throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined) and hopper_gemm's (cooperative, ping-pong or ping-pong-wide)");
   if (!o.epilogue.empty() && o.kernel != "hopper_gemm") throw UsageError("run: --epilogue is hopper_gemm's");
   if (!o.input.empty() && o.kernel != "hopper_gemm" && o.kernel != "hk_gemm") throw UsageError("run: --input is hk_gemm's and hopper_gemm's");
-  if (!o.schedule.empty() && o.schedule != "ping-pong" && o.schedule != "pipelined")
-    throw UsageError("run: --schedule '" + o.schedule + "' is not ping-pong or pipelined");
+  if (o.kernel == "hk_gemm" && !o.schedule.empty() && o.schedule != "ping-pong" && o.schedule != "pipelined")
+    throw UsageError("run: hk_gemm's --schedule '" + o.schedule + "' is not ping-pong or pipelined");
   const examples::Example* e = examples::find(o.kernel);
   if (!e->runnable)
     throw UsageError("run: kernel '" + o.kernel + "' has no host entry point; runnable kernels: " + examples::runnable_names());
@@ -215,7 +220,7 @@ int run_kernel(const std::vector<std::string>& args) {
                 static_cast<long long>(s[2]), spec.input.name().c_str(), out.name().c_str(), o.epilogue.empty() ? "" : ", epilogue ",
                 o.epilogue.c_str(), device->name().c_str(), static_cast<unsigned long long>(o.seed));
     std::fflush(stdout);
-    if (o.schedule == "pipelined" || (name == "hk_gemm" && input != dtypes::bfloat16)) {
+    if (name == "hk_gemm" && (o.schedule == "pipelined" || input != dtypes::bfloat16)) {
       gemm::HkGemmShape shape = gemm::gemm_block_shape(device->arch(), input);
       shape.ping_pong = o.schedule != "pipelined";
       r = gemm::run_hk_gemm(*device, shape, s[0], s[1], s[2], out, false, o.seed, input);

@@ -21,13 +21,15 @@ weft is a C++ kernel-authoring DSL and tile framework for AMD CDNA and NVIDIA GP
 
 commands:
   run KERNEL [--device SPEC] [--size M,N,K] [--dtype float32|float16] [--seed N]
-            [--schedule ping-pong|pipelined] [--input bfloat16|fp8|float8_e4m3fn]
+            [--schedule ping-pong|pipelined|cooperative|ping-pong-wide]
+            [--input bfloat16|fp8|float8_e4m3fn]
             [--epilogue bias,relu|gelu,scale=tensor|scale=row] [--mask causal|none]
                                       lower, compile and run a kernel on a device (emu:gfx950,
                                       the default; emu:gfx942, hip[:N], cuda[:N]), check it
                                       against a host reference and print each stage's time
                                       (--schedule: hk_gemm's K loop, the 8-wave ping-pong by
-                                      default or the 2-stage pipeline; --input: hk_gemm's and
+                                      default or the 2-stage pipeline; hopper_gemm's consumer
+                                      schedule, cooperative by default; --input: hk_gemm's and
                                       hopper_gemm's A and B dtype, fp8 being the target's;
                                       --epilogue: hopper_gemm's fused epilogue;
                                       flash_attention's --size is BH,SQ,SK[,D] and --mask
