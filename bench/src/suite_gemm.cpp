@@ -121,6 +121,14 @@ const std::map<std::string, gemm::HopperGemmSpec>& hopper_variants() {
   return variants;
 }
 
+// The fp8 kernels: hopper_gemm_fp8 and its ping-pong schedules.
+const std::map<std::string, gemm::HopperSchedule>& hopper_fp8_variants() {
+  static const std::map<std::string, gemm::HopperSchedule> variants = {{"hopper_gemm_fp8", gemm::HopperSchedule::Cooperative},
+                                                                       {"hopper_gemm_fp8_ping_pong", gemm::HopperSchedule::PingPong},
+                                                                       {"hopper_gemm_fp8_ping_pong_wide", gemm::HopperSchedule::PingPongWide}};
+  return variants;
+}
+
 std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, const std::string& kernel_name) {
   const gemm::HopperGemmSpec spec = hopper_variants().at(kernel_name);
   Result r = nvidia_line(kernel_name, m, n, k, device);
@@ -152,8 +160,8 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
 // accumulation (partial sums stay in the MMA's accumulator, as in hopper_gemm) and one with its
 // default (promoted into a separate fp32 sum: more precise, slower). The weft measurement is
 // the same in both.
-std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o) {
-  Result weft_line = nvidia_line("hopper_gemm_fp8", m, n, k, device);
+std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, const std::string& kernel_name) {
+  Result weft_line = nvidia_line(kernel_name, m, n, k, device);
   weft_line.ceiling = 1978.9;  // dense fp8 tensor-core peak of an H100/H200 SXM
   weft_line.ceiling_source = "NVIDIA H100 and H200 SXM datasheets, dense FP8 (quoted; the same figure for both)";
   std::vector<float> av, bv;
@@ -163,7 +171,8 @@ std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, i
   const rt::OwnedArray scale_b(device, rt::upload(device, dtypes::float32, bytes_of(std::vector<float>{0.25f}), "scale_b"));
   const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 2), 0xCD);
   const rt::OwnedArray c(device, rt::upload(device, dtypes::bfloat16, poison, "C (weft)"));
-  const gemm::HopperGemmSpec spec{dtypes::fp8e4m3, dtypes::bfloat16, {gemm::OperandScale::PerTensor, false, gemm::Activation::None}};
+  gemm::HopperGemmSpec spec{dtypes::fp8e4m3, dtypes::bfloat16, {gemm::OperandScale::PerTensor, false, gemm::Activation::None}};
+  spec.schedule = hopper_fp8_variants().at(kernel_name);
   const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(spec.for_columns(n)));
   const rt::DeviceArray args[] = {c, a, b, scale_a, scale_b};
   const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, spec, m, n)}};
@@ -266,7 +275,7 @@ std::vector<std::string> gemm_kernels(const rt::Device& device, const Options& o
   std::vector<std::string> kernels;
   if (device.arch() == "sm_90")
     kernels.insert(kernels.end(), {"hopper_gemm", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster",
-                                   "hopper_gemm_fp8"});
+                                   "hopper_gemm_fp8", "hopper_gemm_fp8_ping_pong", "hopper_gemm_fp8_ping_pong_wide"});
   if (device.arch().starts_with("sm_")) kernels.push_back("mma_gemm");
   else kernels.push_back("hk_gemm");
   if (o.kernel.empty()) return kernels;
@@ -285,7 +294,7 @@ std::vector<Result> run_gemm(const Options& o) {
   const auto fp8_sizes = sizes_or(o, {{4096, 4096, 4096}, {8192, 8192, 8192}});
   std::vector<Result> out;
   for (const std::string& kernel : gemm_kernels(*device, o))
-    for (const auto& s : kernel == "hopper_gemm_fp8" ? fp8_sizes : sizes) {
+    for (const auto& s : hopper_fp8_variants().count(kernel) ? fp8_sizes : sizes) {
       tell(o, "gemm " + kernel + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " on " + device->name());
       if (kernel == "hk_gemm") {
         out.push_back(hk_gemm_line(*device, s[0], s[1], s[2], o, true));
@@ -293,10 +302,10 @@ std::vector<Result> run_gemm(const Options& o) {
       }
       // mma_gemm's tiles need M and N multiples of 128 and K of 32.
       if (kernel == "mma_gemm" && (s[0] % 128 || s[1] % 128 || s[2] % 32)) continue;
-      if (kernel == "hopper_gemm_fp8" && s[2] % 16) throw Error("weft bench gemm: hopper_gemm_fp8 takes K a multiple of 16, not " + std::to_string(s[2]));
+      if (hopper_fp8_variants().count(kernel) && s[2] % 16) throw Error("weft bench gemm: " + kernel + " takes K a multiple of 16, not " + std::to_string(s[2]));
       std::vector<Result> lines;
       if (hopper_variants().count(kernel)) lines = hopper_lines(*device, s[0], s[1], s[2], o, kernel);
-      else if (kernel == "hopper_gemm_fp8") lines = hopper_fp8_lines(*device, s[0], s[1], s[2], o);
+      else if (hopper_fp8_variants().count(kernel)) lines = hopper_fp8_lines(*device, s[0], s[1], s[2], o, kernel);
       else lines = mma_lines(*device, s[0], s[1], s[2], o);
       for (Result& r : lines) out.push_back(std::move(r));
     }
@@ -310,7 +319,7 @@ Suite gemm_suite() {
           "GEMM, fp32 accumulate: weft against cuBLAS and PyTorch (cuda; hopper_gemm bf16 in and out, mma_gemm bf16 in, fp32 out), against cuBLASLt "
           "(hopper_gemm_fp8: fp8 e4m3 in with per-tensor scales, bf16 out) or Eigen on the CPU (emulator, fp32 out)",
           {"hk_gemm", "hopper_gemm", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster", "hopper_gemm_fp8",
-           "mma_gemm"},
+           "hopper_gemm_fp8_ping_pong", "hopper_gemm_fp8_ping_pong_wide", "mma_gemm"},
           run_gemm};
 }
 

@@ -117,7 +117,7 @@ gemm::HopperGemmSpec hopper_spec(const Options& o, DType output) {
   else if (o.schedule == "ping-pong-wide") spec.schedule = gemm::HopperSchedule::PingPongWide;
   else if (!o.schedule.empty() && o.schedule != "cooperative")
     throw UsageError("run: hopper_gemm's --schedule '" + o.schedule + "' is not cooperative, ping-pong or ping-pong-wide");
-  if (o.input == "float8_e4m3fn" || o.input == "fp8e4m3" || o.input == "e4m3") spec.input = dtypes::fp8e4m3;
+  if (o.input == "float8_e4m3fn" || o.input == "fp8e4m3" || o.input == "e4m3" || o.input == "fp8") spec.input = dtypes::fp8e4m3;
   else if (!o.input.empty() && o.input != "bfloat16" && o.input != "bf16")
     throw UsageError("run: hopper_gemm's --input '" + o.input + "' is not bfloat16 or float8_e4m3fn");
   std::stringstream ss(o.epilogue);
