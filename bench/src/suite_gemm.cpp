@@ -116,6 +116,7 @@ const std::map<std::string, gemm::HopperGemmSpec>& hopper_variants() {
     v["hopper_gemm_cluster"].cluster = 2;
     v["hopper_gemm_ping_pong"].schedule = gemm::HopperSchedule::PingPong;
     v["hopper_gemm_ping_pong_wide"].schedule = gemm::HopperSchedule::PingPongWide;
+    v["hopper_gemm_64b"].schedule = gemm::HopperSchedule::Cooperative64B;
     return v;
   }();
   return variants;
@@ -125,7 +126,8 @@ const std::map<std::string, gemm::HopperGemmSpec>& hopper_variants() {
 const std::map<std::string, gemm::HopperSchedule>& hopper_fp8_variants() {
   static const std::map<std::string, gemm::HopperSchedule> variants = {{"hopper_gemm_fp8", gemm::HopperSchedule::Cooperative},
                                                                        {"hopper_gemm_fp8_ping_pong", gemm::HopperSchedule::PingPong},
-                                                                       {"hopper_gemm_fp8_ping_pong_wide", gemm::HopperSchedule::PingPongWide}};
+                                                                       {"hopper_gemm_fp8_ping_pong_wide", gemm::HopperSchedule::PingPongWide},
+                                                                       {"hopper_gemm_fp8_64b", gemm::HopperSchedule::Cooperative64B}};
   return variants;
 }
 
@@ -274,8 +276,9 @@ std::unique_ptr<rt::Device> gemm_device(const Options& o) {
 std::vector<std::string> gemm_kernels(const rt::Device& device, const Options& o) {
   std::vector<std::string> kernels;
   if (device.arch() == "sm_90")
-    kernels.insert(kernels.end(), {"hopper_gemm", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster",
-                                   "hopper_gemm_fp8", "hopper_gemm_fp8_ping_pong", "hopper_gemm_fp8_ping_pong_wide"});
+    kernels.insert(kernels.end(), {"hopper_gemm", "hopper_gemm_64b", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct",
+                                   "hopper_gemm_cluster", "hopper_gemm_fp8", "hopper_gemm_fp8_64b", "hopper_gemm_fp8_ping_pong",
+                                   "hopper_gemm_fp8_ping_pong_wide"});
   if (device.arch().starts_with("sm_")) kernels.push_back("mma_gemm");
   else kernels.push_back("hk_gemm");
   if (o.kernel.empty()) return kernels;
@@ -318,8 +321,8 @@ Suite gemm_suite() {
   return {"gemm",
           "GEMM, fp32 accumulate: weft against cuBLAS and PyTorch (cuda; hopper_gemm bf16 in and out, mma_gemm bf16 in, fp32 out), against cuBLASLt "
           "(hopper_gemm_fp8: fp8 e4m3 in with per-tensor scales, bf16 out) or Eigen on the CPU (emulator, fp32 out)",
-          {"hk_gemm", "hopper_gemm", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster", "hopper_gemm_fp8",
-           "hopper_gemm_fp8_ping_pong", "hopper_gemm_fp8_ping_pong_wide", "mma_gemm"},
+          {"hk_gemm", "hopper_gemm", "hopper_gemm_64b", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster",
+           "hopper_gemm_fp8", "hopper_gemm_fp8_64b", "hopper_gemm_fp8_ping_pong", "hopper_gemm_fp8_ping_pong_wide", "mma_gemm"},
           run_gemm};
 }
 

@@ -695,8 +695,10 @@ void check_tma(Op kind, const char* shared_role, const UOp& shared, const UOp& t
   const int64_t item = tensor.dtype().itemsize();
   if (box_rows < 1 || box_rows > 256 || box_cols < 1 || box_cols > 256 || (box_cols * item) % 16 != 0)
     fail(op, "a box of " + std::to_string(box_rows) + " x " + std::to_string(box_cols) + "; each side is 1..256 elements and a row a multiple of 16 bytes");
-  if (swizzle == WgmmaSwizzle::B128 && box_cols * item > 128)
-    fail(op, "a 128-byte swizzle takes rows of at most 128 bytes, the box's are " + std::to_string(box_cols * item));
+  const int64_t span = swizzle_row_bytes(swizzle);
+  if (span > 0 && box_cols * item > span)
+    fail(op, "a " + std::to_string(span) + "-byte swizzle takes rows of at most " + std::to_string(span) + " bytes, the box's are " +
+                 std::to_string(box_cols * item));
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ const char* infix(Op op) {
   }
 }
 
+// " swizzle=128B" / " swizzle=64B", or nothing.
+std::string swizzle_text(WgmmaSwizzle s) { return s == WgmmaSwizzle::None ? "" : " swizzle=" + std::to_string(swizzle_row_bytes(s)) + "B"; }
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -131,14 +134,14 @@ std::string arg_to_string(const Arg& arg) {
     std::string operator()(const WgmmaArg& w) const {
       auto layout = [](const MatrixLayoutArg& m) {
         return "lbo=" + std::to_string(m.leading_bytes) + " sbo=" + std::to_string(m.stride_bytes) +
-               (m.swizzle == WgmmaSwizzle::B128 ? " swizzle=128B" : "");
+               swizzle_text(m.swizzle);
       };
       return "site=" + std::to_string(w.site) + " m64n" + std::to_string(w.n) + "k16 " + w.input.name() + "->float32 a(" +
              (w.a_registers ? std::string("registers") : layout(w.a)) + ") b(" + layout(w.b) + ")";
     }
     std::string operator()(const TmaArg& t) const {
       return "site=" + std::to_string(t.site) + " box=" + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
-             (t.swizzle == WgmmaSwizzle::B128 ? " swizzle=128B" : "") + (t.multicast ? " multicast" : "");
+             swizzle_text(t.swizzle) + (t.multicast ? " multicast" : "");
     }
     std::string operator()(const WaitArg& w) const {
       std::string out = "site=" + std::to_string(w.site);

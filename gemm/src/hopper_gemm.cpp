@@ -27,13 +27,15 @@ std::pair<UOp, UOp> grouped_block(const UOp& id, const UOp& tiles_m, const UOp& 
   return {first_row + in_group % rows, in_group / rows};
 }
 
-// Shared memory: `stages` copies of a rows x k_step tile in the 128-byte swizzle (the layout
-// catalog's swizzle_128b: TMA writes it, wgmma reads it through descriptors: 8-row groups of
-// 1024 bytes, 16-byte chunks of a row XORed with the row's index in its group).
-constexpr MatrixLayoutArg kSwizzled{16, 1024, WgmmaSwizzle::B128};
+// Shared memory: `stages` copies of a rows x k_step tile, each row one K step's k_step_bytes, in
+// the swizzle of that width (128 bytes: the layout catalog's swizzle_128b; 64: swizzle_64b's
+// pattern): TMA writes it, wgmma reads it through descriptors, 8-row groups of 8 * k_step_bytes,
+// the 16-byte chunks of a row XORed with bits of the row's index in its group.
+WgmmaSwizzle ring_swizzle(const HopperGemmShape& shape) { return shape.k_step_bytes == 128 ? WgmmaSwizzle::B128 : WgmmaSwizzle::B64; }
+MatrixLayoutArg ring_layout(const HopperGemmShape& shape) { return {16, 8 * shape.k_step_bytes, ring_swizzle(shape)}; }
 
-// One K step's elements of `input` (128 bytes of a row) and one wgmma's (32 bytes).
-int64_t k_step(DType input) { return S::k_step_bytes / input.itemsize(); }
+// One K step's elements of `input` (k_step_bytes of a row) and one wgmma's (32 bytes).
+int64_t k_step(const HopperGemmShape& shape, DType input) { return shape.k_step_bytes / input.itemsize(); }
 int64_t wgmma_k(DType input) { return 32 / input.itemsize(); }
 
 struct Ring {
@@ -56,7 +58,7 @@ struct Ring {
 };
 
 Ring make_ring(DType input, int64_t cluster, const HopperGemmShape& shape) {
-  const int64_t a_stage = shape.block_m * k_step(input), b_stage = shape.block_n * k_step(input);
+  const int64_t a_stage = shape.block_m * k_step(shape, input), b_stage = shape.block_n * k_step(shape, input);
   return {alloc_shared({shape.stages * a_stage}, input),
           alloc_shared({shape.stages * b_stage}, input),
           alloc_shared({shape.stages}, dtypes::uint64),
@@ -133,11 +135,11 @@ struct Tiles {
 // as the whole box would).
 UOp multicast_b(const tile::Workgroup& wg, const Ring& ring, const tile::gl& b, const Tiles& tiles, const UOp& stage, const UOp& b_row0, const UOp& k0,
                 const UOp& expect) {
-  const int64_t rows = ring.b_box_rows(), step_k = k_step(b.buffer.dtype());
+  const int64_t rows = ring.b_box_rows(), step_k = k_step(ring.shape, b.buffer.dtype());
   const UOp slice = tiles.rank(wg) * rows;
   const UOp every_cta = constant(Wide((int64_t{1} << ring.cluster) - 1), dtypes::int32);
   return tma_load_multicast(ring.b[stage * ring.b_stage + slice * step_k], b.buffer, ring.full[stage], b_row0 + slice.cast(dtypes::int32), k0, rows,
-                            step_k, WgmmaSwizzle::B128, every_cta, {expect});
+                            step_k, ring_swizzle(ring.shape), every_cta, {expect});
 }
 
 // The row of B's box for the block at (row0, col0), as the int32 TMA coordinate. In the grouped
@@ -167,12 +169,12 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const auto [stage, parity] = ring.use(trip * tiles.steps + ks);
   const UOp freed = mbarrier_wait(ring.empty[stage], parity ^ 1, {ready});
   const UOp expect = mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(ring.shape.stage_bytes()), dtypes::int32), {freed});
-  const int64_t step_k = k_step(a.buffer.dtype());
+  const int64_t step_k = k_step(ring.shape, a.buffer.dtype());
   const UOp k0 = (ks * step_k).cast(dtypes::int32);
   const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, ring.shape.block_m, step_k,
-                              WgmmaSwizzle::B128, {expect});
+                              ring_swizzle(ring.shape), {expect});
   const UOp load_b = ring.cluster == 1 ? tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], b_row0, k0, ring.shape.block_n, step_k,
-                                                  WgmmaSwizzle::B128, {expect})
+                                                  ring_swizzle(ring.shape), {expect})
                                        : multicast_b(wg, ring, b, tiles, stage, b_row0, k0, expect);
   return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
@@ -225,7 +227,7 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready});
   const UOp fence = wgmma_fence({landed}, /*shared_writes=*/false);  // TMA filled the stage
   const DType input = ring.a.dtype();
-  const int64_t step_k = k_step(input), mma_k = wgmma_k(input);
+  const int64_t step_k = k_step(shape, input), mma_k = wgmma_k(input);
   const UOp kk = wg.range(step_k / mma_k, AxisType::UNROLL);
   // MMA kk starts 32 bytes further into each 128-byte row: the descriptor's start moves, the
   // swizzle (a function of the address bits) stays the hardware's.
@@ -235,7 +237,7 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   for (int64_t half = 0; half < shape.halves(); ++half) {
     const UOp rows = shape.ping_pong ? constant(Wide(half * 64), dtypes::index) : consumer * 64;  // of the stage's A
     const UOp a_at = ring.a.after({landed})[stage * ring.a_stage + rows * step_k + kk * mma_k];
-    mmas.push_back(wgmma(accumulator[constant(Wide(half * shape.block_n / 2))], a_at, b_at, shape.block_n, input, kSwizzled, kSwizzled,
+    mmas.push_back(wgmma(accumulator[constant(Wide(half * shape.block_n / 2))], a_at, b_at, shape.block_n, input, ring_layout(shape), ring_layout(shape),
                          {mmas.empty() ? fence : mmas.back()}, accumulate));
   }
   const UOp held = wgmma_wait(1, {wgmma_commit({group(mmas).end({kk})})});
@@ -429,7 +431,7 @@ void check_spec(const HopperGemmSpec& spec) {
                 ")");
   // (Ping-pong hands a workgroup's blocks to its consumers in turn: the grouped form has one block
   // a workgroup, and a cluster's CTAs would have to take turns alike.)
-  if (spec.schedule != HopperSchedule::Cooperative && (spec.grouped_block_rows > 0 || spec.cluster != 1))
+  if (spec.shape().ping_pong && (spec.grouped_block_rows > 0 || spec.cluster != 1))
     throw Error(std::string("hopper_gemm: the ping-pong schedules run ungrouped, in clusters of 1; this spec asks for ") +
                 (spec.grouped_block_rows > 0 ? "the grouped form" : "clusters of " + std::to_string(spec.cluster)));
 }
@@ -452,7 +454,7 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   tiles.shape = shape;
   tiles.tiles_m = tiles_of(m, shape.block_m), tiles.tiles_n = tiles_of(n, shape.block_n);
   tiles.cluster = spec.cluster;
-  tiles.units = tiles_of(tiles.tiles_m, spec.cluster) * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(spec.input));
+  tiles.units = tiles_of(tiles.tiles_m, spec.cluster) * tiles.tiles_n, tiles.steps = tiles_of(k, k_step(shape, spec.input));
   tiles.ctas = grouped ? tiles.units : variable("CTAS", 1, 1 << 16).cast(dtypes::index);
   if (grouped)
     tiles.experts = {placeholder(std::vector<UOp>{m.cast(dtypes::index) / spec.grouped_block_rows}, dtypes::int32, 3), n.cast(dtypes::index),
@@ -470,7 +472,7 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   // In a cluster, no CTA exits while the others' consumers may still arrive on its barriers.
   const UOp roles = group({producer, consumers});
   const UOp body = spec.cluster > 1 ? group({roles, cluster_sync({roles})}) : roles;
-  return sink({spec.schedule == HopperSchedule::Cooperative ? "hopper_gemm" : "hopper_gemm_ping_pong", spec.cluster}, {body.end(wg.hardware_ranges())});
+  return sink({shape.ping_pong ? "hopper_gemm_ping_pong" : "hopper_gemm", spec.cluster}, {body.end(wg.hardware_ranges())});
 }
 
 int64_t hopper_gemm_ctas(const rt::Device& device, const HopperGemmSpec& spec, int64_t m, int64_t n) {
@@ -490,6 +492,7 @@ HopperGemmShape HopperGemmShape::of(HopperSchedule schedule) {
     case HopperSchedule::Cooperative: return {128, 256, 4, false};
     case HopperSchedule::PingPong: return {128, 128, 6, true};
     case HopperSchedule::PingPongWide: return {64, 256, 4, true};
+    case HopperSchedule::Cooperative64B: return {128, 256, 8, false, 64};
   }
   throw Error("hopper_gemm: unknown schedule " + std::to_string(static_cast<int>(schedule)));
 }

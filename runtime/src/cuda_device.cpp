@@ -160,9 +160,10 @@ TensorMap encode(const TensorMapArg& t, const std::string& kernel) {
   const uint64_t strides[1] = {t.cols * item};
   const unsigned box[2] = {t.box_cols, t.box_rows};
   const unsigned element_strides[2] = {1, 1};
-  constexpr int kInterleaveNone = 0, kSwizzleNone = 0, kSwizzle128B = 3, kL2Promotion128B = 2, kOobFillZeros = 0;
+  constexpr int kInterleaveNone = 0, kSwizzleNone = 0, kSwizzle64B = 2, kSwizzle128B = 3, kL2Promotion128B = 2, kOobFillZeros = 0;
+  const int swizzle = t.swizzle_bytes == 128 ? kSwizzle128B : t.swizzle_bytes == 64 ? kSwizzle64B : kSwizzleNone;
   check(api.cuTensorMapEncodeTiled(&map, tensor_map_type(t.dtype), 2, reinterpret_cast<void*>(t.address), dims, strides, box, element_strides,
-                                   kInterleaveNone, t.swizzle_128b ? kSwizzle128B : kSwizzleNone, kL2Promotion128B, kOobFillZeros),
+                                   kInterleaveNone, swizzle, kL2Promotion128B, kOobFillZeros),
         "encoding the tensor map of a " + std::to_string(t.rows) + " x " + std::to_string(t.cols) + " " + t.dtype.name() + " tensor (box " +
             std::to_string(t.box_rows) + " x " + std::to_string(t.box_cols) + ") for kernel " + kernel);
   return map;

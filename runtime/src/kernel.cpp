@@ -259,7 +259,7 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
       t.cols = static_cast<uint64_t>(lower::evaluate_index(p.shape[1], ints));
       t.box_rows = static_cast<uint32_t>(p.box.rows);
       t.box_cols = static_cast<uint32_t>(p.box.cols);
-      t.swizzle_128b = p.box.swizzle == WgmmaSwizzle::B128;
+      t.swizzle_bytes = static_cast<int>(swizzle_row_bytes(p.box.swizzle));
       args.push_back(Arg::tensor(t));
       continue;
     }

@@ -51,7 +51,7 @@ if [ "${2:-}" = llvm ]; then
   expect 2 "hk_gemm takes M, N >= 1 and K >= 16, a multiple of 16" run hk_gemm --input fp8 --size 64,64,24
   expect 2 "epilogue 'tanh' is not bias, relu, gelu, scale=tensor or scale=row" run hopper_gemm --epilogue bias,tanh
   expect 2 "input 'float16' is not bfloat16 or float8_e4m3fn" run hopper_gemm --input float16
-  expect 2 "hopper_gemm's --schedule 'pipelined' is not cooperative, ping-pong or ping-pong-wide" run hopper_gemm --schedule pipelined
+  expect 2 "hopper_gemm's --schedule 'pipelined' is not cooperative, cooperative-64b, ping-pong or ping-pong-wide" run hopper_gemm --schedule pipelined
   expect 2 "hk_gemm's --schedule 'ping-pong-wide' is not ping-pong or pipelined" run hk_gemm --schedule ping-pong-wide
   expect 2 "schedule is hk_gemm's \\(ping-pong or pipelined\\) and hopper_gemm's" run matmul_relu --schedule ping-pong
   expect 2 "takes M, N >= 1 and K >= 16, a multiple of 16" run hopper_gemm --input float8_e4m3fn --size 64,64,24

@@ -256,6 +256,47 @@ TEST_CASE("hopper_gemm's ping-pong schedules render one consumer a block, its ow
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(grouped), doctest::Contains("this spec asks for the grouped form"), Error);
 }
 
+// Cooperative64B: K steps of 64 bytes in the 64-byte swizzle (TMA's SWIZZLE_64B boxes, wgmma
+// descriptors with swizzle mode 2 and 512-byte 8-row groups), 8 stages.
+TEST_CASE("hopper_gemm's 64-byte K steps render 64-byte-swizzled TMA boxes and descriptors over 8 stages, and compile for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (const DType input : {dtypes::bfloat16, dtypes::fp8e4m3}) {
+    CAPTURE(input.name());
+    gemm::HopperGemmSpec spec{input, dtypes::bfloat16, {}};
+    spec.schedule = gemm::HopperSchedule::Cooperative64B;
+    const gemm::HopperGemmShape shape = spec.shape();
+    CHECK(shape.k_step_bytes == 64);
+    const UOp kernel = gemm::hopper_gemm(spec);
+    std::vector<int64_t> counts = mbarrier_counts(kernel);
+    std::sort(counts.begin(), counts.end());
+    std::vector<int64_t> expected(8, 1);
+    expected.insert(expected.end(), 8, 8);
+    CHECK(counts == expected);
+    const lower::LoweredKernel k = lowered(kernel);
+    const std::string src = cuda::render_cuda(k, 90);
+    INFO(src);
+    CHECK(k.name == "hopper_gemm");
+    // Two K slices a step, one wgmma each (unrolled).
+    CHECK(occurrences(src, input == dtypes::bfloat16 ? "wgmma.mma_async.sync.aligned.m64n256k16" : "wgmma.mma_async.sync.aligned.m64n256k32") == 2);
+    // A's and B's boxes are 64 bytes wide in the 64-byte swizzle; C's staging keeps 128 bytes.
+    int64_t swizzled_64 = 0;
+    for (const lower::KernelParam& p : k.params)
+      if (p.kind == lower::KernelParam::Kind::TensorMap && p.slot != 0) {
+        CHECK(p.box.swizzle == WgmmaSwizzle::B64);
+        CHECK(p.box.cols * input.itemsize() == 64);
+        ++swizzled_64;
+      }
+    CHECK(swizzled_64 == 2);
+    // The descriptors: swizzle mode 2 in bits 62-63, stride 512 bytes (>> 4 = 32 in bits 32-45),
+    // leading 16 (1 in bits 16-29): 2^63 + 32 * 2^32 + 2^16.
+    CHECK(src.find(std::to_string((uint64_t{2} << 62) | (uint64_t{32} << 32) | (uint64_t{1} << 16)) + "ull") != std::string::npos);
+    CHECK(weft::testing::hopper_statements_outside_roles(k) == 0);
+    CHECK(cuda::dynamic_shared_bytes(k) >= 8 * shape.stage_bytes() + 32 * 1024);
+    CHECK(cuda::dynamic_shared_bytes(k) <= 227 * 1024);
+    CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
+  }
+}
+
 #ifdef WEFT_HAVE_LLVM
 TEST_CASE("hopper_gemm on a device that is not sm_90 is an error naming it") {
   auto emu = rt::open_device("emu:gfx950");
@@ -310,14 +351,17 @@ TEST_CASE("hopper_gemm's direct-store epilogue on an H200: identity bit-exact, r
   check_hopper_gemm(*dev, fp8, 512, 768, 1024);
 }
 
-// The ping-pong schedules on a GPU: the consumers take a workgroup's blocks in turn, so shapes
-// with one block (consumer 1 idle), an odd number of blocks a workgroup (consumer 0 takes one
-// more) and many blocks a workgroup, each store, fp8 with its epilogue.
-TEST_CASE("hopper_gemm's ping-pong schedules on an H200: identity bit-exact, random, ragged, odd blocks a workgroup, fp8 [cuda]") {
+// The other schedules on a GPU. Ping-pong: the consumers take a workgroup's blocks in turn, so
+// shapes with one block (consumer 1 idle), an odd number of blocks a workgroup (consumer 0 takes
+// one more) and many blocks a workgroup, each store, fp8 with its epilogue. Cooperative64B: the
+// 64-byte swizzle's TMA boxes and descriptors, K steps of 32 bf16 or 64 fp8 (K = 200 and 136 end
+// inside a step), and in clusters of two.
+TEST_CASE("hopper_gemm's ping-pong and 64-byte-step schedules on an H200: identity bit-exact, random, ragged, odd blocks a workgroup, fp8 [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
   using gemm::HopperInputs;
-  for (const gemm::HopperSchedule schedule : {gemm::HopperSchedule::PingPong, gemm::HopperSchedule::PingPongWide}) {
+  for (const gemm::HopperSchedule schedule :
+       {gemm::HopperSchedule::PingPong, gemm::HopperSchedule::PingPongWide, gemm::HopperSchedule::Cooperative64B}) {
     for (const gemm::HopperStore store : {gemm::HopperStore::Tma, gemm::HopperStore::Direct}) {
       CAPTURE(static_cast<int>(schedule));
       CAPTURE(static_cast<int>(store));
@@ -346,6 +390,11 @@ TEST_CASE("hopper_gemm's ping-pong schedules on an H200: identity bit-exact, ran
       CHECK(gemm::hopper_gemm_ctas(*dev, spec(dtypes::bfloat16, dtypes::bfloat16), 4096, 4096) == units);
     }
   }
+  gemm::HopperGemmSpec clustered{dtypes::bfloat16, dtypes::bfloat16, {}};
+  clustered.schedule = gemm::HopperSchedule::Cooperative64B;
+  clustered.cluster = 2;
+  check_hopper_gemm(*dev, clustered, 256, 512, 512, HopperInputs::Identity);
+  check_hopper_gemm(*dev, clustered, 3000, 2104, 200);
 }
 
 // Clusters of two CTAs (HopperGemmSpec::cluster = 2): B's box shared by multicast. An odd number of

@@ -110,13 +110,15 @@ void print_times(const gemm::RunResult& r, const std::string& device) {
 }
 
 // hopper_gemm's --input (bfloat16, float8_e4m3fn), --epilogue (a comma list of bias, relu,
-// gelu, scale=tensor, scale=row) and --schedule (cooperative, ping-pong, ping-pong-wide).
+// gelu, scale=tensor, scale=row) and --schedule (cooperative, cooperative-64b, ping-pong,
+// ping-pong-wide).
 gemm::HopperGemmSpec hopper_spec(const Options& o, DType output) {
   gemm::HopperGemmSpec spec{dtypes::bfloat16, output, {}};
   if (o.schedule == "ping-pong") spec.schedule = gemm::HopperSchedule::PingPong;
   else if (o.schedule == "ping-pong-wide") spec.schedule = gemm::HopperSchedule::PingPongWide;
+  else if (o.schedule == "cooperative-64b") spec.schedule = gemm::HopperSchedule::Cooperative64B;
   else if (!o.schedule.empty() && o.schedule != "cooperative")
-    throw UsageError("run: hopper_gemm's --schedule '" + o.schedule + "' is not cooperative, ping-pong or ping-pong-wide");
+    throw UsageError("run: hopper_gemm's --schedule '" + o.schedule + "' is not cooperative, cooperative-64b, ping-pong or ping-pong-wide");
   if (o.input == "float8_e4m3fn" || o.input == "fp8e4m3" || o.input == "e4m3" || o.input == "fp8") spec.input = dtypes::fp8e4m3;
   else if (!o.input.empty() && o.input != "bfloat16" && o.input != "bf16")
     throw UsageError("run: hopper_gemm's --input '" + o.input + "' is not bfloat16 or float8_e4m3fn");
@@ -175,7 +177,7 @@ int run_kernel(const std::vector<std::string>& args) {
   const Options o = parse(args, {"device", "size", "dtype", "seed", "schedule", "input", "epilogue", "mask"}, "run");
   if (!o.mask.empty() && o.kernel != "flash_attention") throw UsageError("run: --mask is flash_attention's (causal or none)");
   if (!o.schedule.empty() && o.kernel != "hk_gemm" && o.kernel != "hopper_gemm")
-    throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined) and hopper_gemm's (cooperative, ping-pong or ping-pong-wide)");
+    throw UsageError("run: --schedule is hk_gemm's (ping-pong or pipelined) and hopper_gemm's (cooperative, cooperative-64b, ping-pong or ping-pong-wide)");
   if (!o.epilogue.empty() && o.kernel != "hopper_gemm") throw UsageError("run: --epilogue is hopper_gemm's");
   if (!o.input.empty() && o.kernel != "hopper_gemm" && o.kernel != "hk_gemm") throw UsageError("run: --input is hk_gemm's and hopper_gemm's");
   if (o.kernel == "hk_gemm" && !o.schedule.empty() && o.schedule != "ping-pong" && o.schedule != "pipelined")

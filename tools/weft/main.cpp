@@ -21,7 +21,7 @@ weft is a C++ kernel-authoring DSL and tile framework for AMD CDNA and NVIDIA GP
 
 commands:
   run KERNEL [--device SPEC] [--size M,N,K] [--dtype float32|float16] [--seed N]
-            [--schedule ping-pong|pipelined|cooperative|ping-pong-wide]
+            [--schedule ping-pong|pipelined|cooperative|cooperative-64b|ping-pong-wide]
             [--input bfloat16|fp8|float8_e4m3fn]
             [--epilogue bias,relu|gelu,scale=tensor|scale=row] [--mask causal|none]
                                       lower, compile and run a kernel on a device (emu:gfx950,

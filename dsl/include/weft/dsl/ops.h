@@ -157,7 +157,12 @@ std::string_view mbarrier_op_name(MbarrierOp k);
 
 // The swizzle of a wgmma matrix descriptor (bits 62-63 of the descriptor; PTX ISA, "Matrix
 // Descriptor Format": 0 none, 1 128-byte, 2 64-byte, 3 32-byte).
-enum class WgmmaSwizzle : uint8_t { None = 0, B128 = 1 };
+// A Hopper shared tile's swizzle, for wgmma's matrix descriptors and TMA's tensor maps: none,
+// 128-byte (16-byte chunk c of a 128-byte row r at c ^ (r % 8)) or 64-byte (chunk c of a 64-byte
+// row r at c ^ ((r / 2) % 4)). The values are the descriptor's swizzle-mode bits (62-63).
+enum class WgmmaSwizzle : uint8_t { None = 0, B128 = 1, B64 = 2 };
+// The row width a swizzle spans (0 for None): a swizzled TMA box's rows are at most this wide.
+inline int64_t swizzle_row_bytes(WgmmaSwizzle s) { return s == WgmmaSwizzle::B128 ? 128 : s == WgmmaSwizzle::B64 ? 64 : 0; }
 
 // Instruction classes for SCHED_BARRIER and SCHED_GROUP_BARRIER (LLVM's sched.barrier and
 // sched.group.barrier masks, AMDGPUUsage / IntrinsicsAMDGPU.td). For sched_barrier the mask names

@@ -53,15 +53,18 @@ enum class HopperSchedule {
   PingPong,
   // As PingPong with 64 x 256 blocks (one m64n256 wgmma a K slice) and 4 stages of 40 KiB.
   PingPongWide,
+  // As Cooperative with K steps of 64 bytes (two wgmma K slices, the 64-byte swizzle) in 8 stages
+  // of 24 KiB: the same ring, released in half the bytes at a time, so the producer refills sooner.
+  Cooperative64B,
 };
 
-// The block shape and ring of a schedule. A K step is 128 bytes of each row (64 bf16 or 128 fp8
-// elements: one 128-byte swizzle row), four wgmma K slices of 32 bytes each.
+// The block shape and ring of a schedule. A K step is k_step_bytes of each row (128: 64 bf16 or
+// 128 fp8 elements, one 128-byte swizzle row, four wgmma K slices of 32 bytes; 64: two slices).
 struct HopperGemmShape {
   int64_t block_m = 128, block_n = 256;  // C's block of one walk step
   int64_t stages = 4;
   bool ping_pong = false;  // each consumer its own blocks (true) or both on every block
-  static constexpr int64_t k_step_bytes = 128;
+  int64_t k_step_bytes = 128;  // 128 or 64, the ring's swizzle
   static constexpr int64_t consumers = 2;    // consumer warpgroups
   static constexpr int64_t group_rows = 8;   // block rows per L2 group of the rasterization
   static constexpr int64_t warpgroup = 128;  // threads
@@ -117,7 +120,7 @@ struct HopperGemmSpec {
   // halves B's reads from L2. On an H100 it runs at 0.94-1.01x cluster 1 (docs/PERF.md, session
   // 20: the kernel is not bound by L2 bandwidth), so 1 stays the default.
   int64_t cluster = 1;
-  // Cooperative or ping-pong (HopperSchedule); the grouped form and clusters run Cooperative.
+  // Cooperative or ping-pong (HopperSchedule); the grouped form and clusters run either Cooperative.
   HopperSchedule schedule = HopperSchedule::Cooperative;
   HopperGemmShape shape() const { return HopperGemmShape::of(schedule); }
   // This spec with the store that C's N columns allow: Direct where N * C's item size is not a

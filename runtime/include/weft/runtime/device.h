@@ -34,7 +34,7 @@ struct TensorMapArg {
   DType dtype;                      // the element type
   uint64_t rows = 0, cols = 0;      // the tensor's shape; cols * element_bytes a multiple of 16
   uint32_t box_rows = 0, box_cols = 0;
-  bool swizzle_128b = false;
+  int swizzle_bytes = 0;  // the box's swizzle: 0 (none), 64 or 128 (WgmmaSwizzle)
 };
 
 // One kernel argument, in kernel order: a buffer, a scalar of the kernel's parameter type, or a
