@@ -240,9 +240,11 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
     mmas.push_back(wgmma(accumulator[constant(Wide(half * shape.block_n / 2))], a_at, b_at, shape.block_n, input, ring_layout(shape), ring_layout(shape),
                          {mmas.empty() ? fence : mmas.back()}, accumulate));
   }
-  const UOp held = wgmma_wait(1, {wgmma_commit({group(mmas).end({kk})})});
-  const UOp previous = ring.use(step - 1).stage;
-  const UOp loop = when(shape.ping_pong ? ks > 0 : step > 0, release_stage(ring, previous, held)).end({ks});
+  // Keep mma_groups groups in flight: the group mma_groups steps back has read its stage.
+  const int64_t in_flight = shape.mma_groups;
+  const UOp held = wgmma_wait(in_flight, {wgmma_commit({group(mmas).end({kk})})});
+  const UOp done = ring.use(step - in_flight).stage;
+  const UOp loop = when(shape.ping_pong ? ks > 0 : step >= in_flight, release_stage(ring, done, held)).end({ks});
   if (!shape.ping_pong) return wgmma_wait(0, {loop});
   const UOp drained = wgmma_wait(0, {pass_turn(ring, consumer, loop)});
   return group(release_stage(ring, ring.use((trip + 1) * tiles.steps - 1).stage, drained));
@@ -431,6 +433,7 @@ void check_spec(const HopperGemmSpec& spec) {
                 ")");
   // (Ping-pong hands a workgroup's blocks to its consumers in turn: the grouped form has one block
   // a workgroup, and a cluster's CTAs would have to take turns alike.)
+  if (spec.shape().ping_pong && spec.shape().mma_groups != 1) throw Error("hopper_gemm: a ping-pong consumer keeps one MMA group in flight");
   if (spec.shape().ping_pong && (spec.grouped_block_rows > 0 || spec.cluster != 1))
     throw Error(std::string("hopper_gemm: the ping-pong schedules run ungrouped, in clusters of 1; this spec asks for ") +
                 (spec.grouped_block_rows > 0 ? "the grouped form" : "clusters of " + std::to_string(spec.cluster)));
@@ -492,7 +495,7 @@ HopperGemmShape HopperGemmShape::of(HopperSchedule schedule) {
     case HopperSchedule::Cooperative: return {128, 256, 4, false};
     case HopperSchedule::PingPong: return {128, 128, 6, true};
     case HopperSchedule::PingPongWide: return {64, 256, 4, true};
-    case HopperSchedule::Cooperative64B: return {128, 256, 8, false, 64};
+    case HopperSchedule::Cooperative64B: return {128, 256, 8, false, 64, 3};
   }
   throw Error("hopper_gemm: unknown schedule " + std::to_string(static_cast<int>(schedule)));
 }

@@ -276,6 +276,8 @@ TEST_CASE("hopper_gemm's 64-byte K steps render 64-byte-swizzled TMA boxes and d
     const std::string src = cuda::render_cuda(k, 90);
     INFO(src);
     CHECK(k.name == "hopper_gemm");
+    // Three MMA groups in flight: wait until at most 3 are pending, then release the stage 3 steps back.
+    CHECK(occurrences(src, "wgmma.wait_group.sync.aligned 3;") == 1);
     // Two K slices a step, one wgmma each (unrolled).
     CHECK(occurrences(src, input == dtypes::bfloat16 ? "wgmma.mma_async.sync.aligned.m64n256k16" : "wgmma.mma_async.sync.aligned.m64n256k32") == 2);
     // A's and B's boxes are 64 bytes wide in the 64-byte swizzle; C's staging keeps 128 bytes.

@@ -54,7 +54,8 @@ enum class HopperSchedule {
   // As PingPong with 64 x 256 blocks (one m64n256 wgmma a K slice) and 4 stages of 40 KiB.
   PingPongWide,
   // As Cooperative with K steps of 64 bytes (two wgmma K slices, the 64-byte swizzle) in 8 stages
-  // of 24 KiB: the same ring, released in half the bytes at a time, so the producer refills sooner.
+  // of 24 KiB, three MMA groups in flight: as many MMAs queued and bytes loading as Cooperative,
+  // released in half the bytes at a time.
   Cooperative64B,
 };
 
@@ -65,6 +66,9 @@ struct HopperGemmShape {
   int64_t stages = 4;
   bool ping_pong = false;  // each consumer its own blocks (true) or both on every block
   int64_t k_step_bytes = 128;  // 128 or 64, the ring's swizzle
+  // The MMA groups (a K step's wgmmas) a consumer keeps in flight (wgmma.wait_group N): it
+  // releases a stage N steps after issuing its MMAs, so N stages are held and stages - N loading.
+  int64_t mma_groups = 1;
   static constexpr int64_t consumers = 2;    // consumer warpgroups
   static constexpr int64_t group_rows = 8;   // block rows per L2 group of the rasterization
   static constexpr int64_t warpgroup = 128;  // threads
