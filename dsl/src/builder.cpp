@@ -639,6 +639,12 @@ UOp wgmma_node(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType inpu
   int64_t held = 1;
   for (int64_t d : indexed_buffer(acc)->static_shape()) held *= d;
   if (held < n / 2) fail("WGMMA", "the accumulator buffer holds " + std::to_string(held) + " floats per thread; m64n" + std::to_string(n) + "k16 needs " + std::to_string(n / 2));
+  // A constant first register (hopper_gemm's second 64-row half starts at n / 2) must leave the
+  // n / 2 registers inside the buffer; the CUDA renderer refuses one that is not constant.
+  const UOp& first = acc.src(1);
+  if (first.is_const() && (first.const_int() < 0 || first.const_int() + n / 2 > held))
+    fail("WGMMA", "the accumulator's registers " + wide_to_string(first.const_int()) + " .. " + wide_to_string(first.const_int() + n / 2 - 1) +
+                      " lie outside its buffer of " + std::to_string(held) + " floats per thread");
   check_matrix_layout("B", b_layout);
   check_predecessors("WGMMA", after);
   const UOp scale_d = accumulate.is_null() ? constant(Wide(1), dtypes::bool_) : accumulate;

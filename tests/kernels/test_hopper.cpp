@@ -488,6 +488,8 @@ TEST_CASE("Hopper: other targets reject mbarrier and wgmma, naming the node, and
                        doctest::Contains("steps of 8"), Error);
   CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 128, dtypes::bfloat16, plain, plain),
                        doctest::Contains("needs 64"), Error);
+  CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(8))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 64, dtypes::bfloat16, plain, plain),
+                       doctest::Contains("registers 8 .. 39 lie outside its buffer of 32 floats per thread"), Error);
   CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 64, dtypes::float16, plain, plain),
                        doctest::Contains("A must index"), Error);
   CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 64, dtypes::bfloat16, {100, 256}, plain),
