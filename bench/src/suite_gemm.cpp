@@ -106,8 +106,8 @@ Result nvidia_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, r
 // bf16 rounding on top of the summation order. The variants run against cuBLAS only:
 // hopper_gemm_direct with the masked per-thread store (HopperStore::Direct), hopper_gemm_cluster
 // in clusters of two CTAs sharing B's box by multicast (HopperGemmSpec::cluster),
-// hopper_gemm_ping_pong and hopper_gemm_ping_pong_wide with the ping-pong schedules
-// (HopperSchedule).
+// hopper_gemm_ping_pong, hopper_gemm_ping_pong_wide and hopper_gemm_64b with the other
+// schedules (HopperSchedule: PingPong, PingPongWide, Cooperative64B).
 const std::map<std::string, gemm::HopperGemmSpec>& hopper_variants() {
   static const std::map<std::string, gemm::HopperGemmSpec> variants = [] {
     std::map<std::string, gemm::HopperGemmSpec> v;
@@ -122,7 +122,7 @@ const std::map<std::string, gemm::HopperGemmSpec>& hopper_variants() {
   return variants;
 }
 
-// The fp8 kernels: hopper_gemm_fp8 and its ping-pong schedules.
+// The fp8 kernels: hopper_gemm_fp8 and its other schedules (ping-pong, 64-byte K steps).
 const std::map<std::string, gemm::HopperSchedule>& hopper_fp8_variants() {
   static const std::map<std::string, gemm::HopperSchedule> variants = {{"hopper_gemm_fp8", gemm::HopperSchedule::Cooperative},
                                                                        {"hopper_gemm_fp8_ping_pong", gemm::HopperSchedule::PingPong},

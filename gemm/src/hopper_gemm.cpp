@@ -130,9 +130,10 @@ struct Tiles {
   }
 };
 
-// The rank's slice of B's box for a K step, multicast to every CTA of the cluster (the 128-byte
-// swizzle is a function of the address: a slice at a 1024-byte-aligned offset of the stage lands
-// as the whole box would).
+// The rank's slice of B's box for a K step, multicast to every CTA of the cluster (the swizzle is
+// a function of the address: a slice at an offset of the stage that is a multiple of the
+// swizzle's period, 1024 bytes for 128-byte rows and 512 for 64-byte ones, lands as the whole box
+// would; a slice is 128 rows, 16 or 8 KiB).
 UOp multicast_b(const tile::Workgroup& wg, const Ring& ring, const tile::gl& b, const Tiles& tiles, const UOp& stage, const UOp& b_row0, const UOp& k0,
                 const UOp& expect) {
   const int64_t rows = ring.b_box_rows(), step_k = k_step(ring.shape, b.buffer.dtype());
@@ -201,23 +202,26 @@ std::vector<UOp> release_stage(const Ring& ring, const UOp& stage, const UOp& af
 // block's MMAs, as CUTLASS's ordered math barrier makes them: consumer c waits on turn[c] before
 // its block's K loop and, once it has issued the block's last MMAs, arrives on the other's. It
 // has then waited on every full barrier of its block, so each stage's barrier is at most one
-// phase behind the other consumer's next wait. Turn t of consumer c waits for phase t - c of
-// turn[c]; consumer 0's first turn waits for parity 1, which a fresh mbarrier reports complete.
+// phase behind the other consumer's next wait. Turn t of consumer c waits for phase t - 1 + c of
+// turn[c] (the other consumer's turn t - 1 + c completes it): parity (t + 1 - c) % 2, and consumer
+// 0's first turn waits for parity 1, which a fresh mbarrier reports complete.
 UOp wait_turn(const Ring& ring, const UOp& consumer, const UOp& turn, const UOp& after) {
   return mbarrier_wait(ring.turn[consumer], ((turn + 1 - consumer) % 2).cast(dtypes::int32), {after});
 }
 UOp pass_turn(const Ring& ring, const UOp& consumer, const UOp& after) { return mbarrier_arrive_warp(ring.turn[1 - consumer], {after}); }
 
-// One block's K loop of a consumer: wait for the stage; for each of the four K slices, an
-// m64 x block_n MMA on each 64 rows of A the consumer computes (the block's first overwrites the
-// accumulator: no zeroing); commit them as a group, wait until only this group is in flight and
-// release the previous step's stage. Returns the loop followed by the wait for the last group:
-// the accumulator holds the block after it.
+// One block's K loop of a consumer: wait for the stage; for each of the step's K slices of 32
+// bytes (step_k / mma_k), an m64 x block_n MMA on each 64 rows of A the consumer computes (the
+// block's first overwrites the accumulator: no zeroing); commit them as a group, wait until at
+// most mma_groups groups are in flight and release the stage of the step mma_groups back.
+// Returns the loop followed by the wait for the last group: the accumulator holds the block
+// after it.
 //
-// Cooperative, the previous step may be the previous block's last one, released here at the next
-// block's first step (1-3% faster than releasing it after the loop, docs/nvidia.md). In ping-pong
-// the previous block's last step was the other consumer's, so a block releases its own last
-// stage after its last wait, and passes the turn (wait_turn) once its MMAs are issued.
+// Cooperative, the step released may be one of the previous block's last mma_groups steps,
+// released here in the next block's first steps (with one group, 1-3% faster than releasing it
+// after the loop, docs/nvidia.md; those stages stay held through the epilogue). In ping-pong the
+// previous block's last step was the other consumer's, so a block releases its own last stage
+// after its last wait, and passes the turn (wait_turn) once its MMAs are issued.
 UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumulator, const UOp& consumer, const UOp& trip, const Tiles& tiles,
                   const UOp& ready) {
   const HopperGemmShape& shape = ring.shape;
@@ -229,8 +233,8 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumu
   const DType input = ring.a.dtype();
   const int64_t step_k = k_step(shape, input), mma_k = wgmma_k(input);
   const UOp kk = wg.range(step_k / mma_k, AxisType::UNROLL);
-  // MMA kk starts 32 bytes further into each 128-byte row: the descriptor's start moves, the
-  // swizzle (a function of the address bits) stays the hardware's.
+  // MMA kk starts 32 bytes further into each row of k_step_bytes: the descriptor's start moves,
+  // the swizzle (a function of the address bits) stays the hardware's.
   const UOp b_at = ring.b.after({landed})[stage * ring.b_stage + kk * mma_k];
   const UOp accumulate = (ks > 0) | (kk > 0);
   std::vector<UOp> mmas;
@@ -293,7 +297,8 @@ UOp apply_epilogue(const EpilogueInputs& in, UOp v, const UOp& row, const UOp& b
 // its accumulator; it stores them a chunk of columns at a time (128 bytes of C's dtype: a box TMA
 // writes in the 128-byte swizzle), through two boxes of its own, 16 rows x 128 bytes each, which
 // chunks take in turn: the warp fills one while TMA still reads the other. 32 KiB in all, so the
-// ring keeps its 192 KiB (4 stages of 48 KiB, or 6 of 32 KiB) within the 227 KiB a block may have.
+// ring keeps its 160-192 KiB (4 stages of 48 KiB or 40, 6 of 32, 8 of 24) within the 227 KiB a
+// block may have.
 struct Staging {
   static constexpr int64_t warp_rows = 16, boxes = 2;
   UOp buffer;     // LOCAL, C's dtype: consumers x 4 warps x 2 boxes
@@ -433,7 +438,6 @@ void check_spec(const HopperGemmSpec& spec) {
                 ")");
   // (Ping-pong hands a workgroup's blocks to its consumers in turn: the grouped form has one block
   // a workgroup, and a cluster's CTAs would have to take turns alike.)
-  if (spec.shape().ping_pong && spec.shape().mma_groups != 1) throw Error("hopper_gemm: a ping-pong consumer keeps one MMA group in flight");
   if (spec.shape().ping_pong && (spec.grouped_block_rows > 0 || spec.cluster != 1))
     throw Error(std::string("hopper_gemm: the ping-pong schedules run ungrouped, in clusters of 1; this spec asks for ") +
                 (spec.grouped_block_rows > 0 ? "the grouped form" : "clusters of " + std::to_string(spec.cluster)));

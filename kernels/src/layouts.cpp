@@ -179,10 +179,13 @@ Layout shared_tile(SharedSwizzle kind, int64_t rows, int64_t cols, DType dtype) 
   const int itemsize = dtype.itemsize();
   const std::string what = std::string(swizzle_name(kind)) + " " + dtype.name() + " tile of " + std::to_string(rows) + " x " + std::to_string(cols);
   if (!swizzle_supports(kind, itemsize))
-    throw Error("shared_tile: a " + what + ": " + (kind == SharedSwizzle::swizzle_64b ? "the catalog" : "HipKittens") + " defines " +
-                std::string(swizzle_name(kind)) + " for " +
-                (kind == SharedSwizzle::st_16x128 ? "1-byte" : kind == SharedSwizzle::swizzle_64b ? "2-byte" : "2- and 4-byte") + " elements, not " +
-                std::to_string(itemsize) + "-byte");
+    throw Error("shared_tile: a " + what + ": " + (kind == SharedSwizzle::swizzle_64b || kind == SharedSwizzle::swizzle_128b ? "the catalog" : "HipKittens") +
+                " defines " + std::string(swizzle_name(kind)) + " for " +
+                (kind == SharedSwizzle::st_16x128     ? "1-byte"
+                 : kind == SharedSwizzle::swizzle_64b  ? "2-byte"
+                 : kind == SharedSwizzle::swizzle_128b ? "1-, 2- and 4-byte"
+                                                       : "2- and 4-byte") +
+                " elements, not " + std::to_string(itemsize) + "-byte");
   const auto [sub_rows, sub_cols] = subtile_shape(kind, itemsize);
   if (!power_of_two(rows) || !power_of_two(cols) || rows % sub_rows || cols % sub_cols)
     throw Error("shared_tile: a " + what + ": rows and columns must be powers of two and multiples of the " + std::to_string(sub_rows) + " x " +

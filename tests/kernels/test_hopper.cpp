@@ -495,6 +495,15 @@ TEST_CASE("Hopper: other targets reject mbarrier and wgmma, naming the node, and
   CHECK_THROWS_WITH_AS(wgmma(acc[constant(Wide(0))], a_s[constant(Wide(0))], a_s[constant(Wide(0))], 64, dtypes::bfloat16, {100, 256}, plain),
                        doctest::Contains("multiple of 16"), Error);
   CHECK_THROWS_WITH_AS(wgmma_wait(8), doctest::Contains("0..7"), Error);
+  // A swizzled TMA box's rows fit the swizzle's span: 128 or 64 bytes.
+  auto tensor = placeholder({256, 256}, dtypes::bfloat16, 1);
+  const UOp zero32 = constant(Wide(0), dtypes::int32);
+  CHECK_THROWS_WITH_AS(tma_load(a_s[constant(Wide(0))], tensor, bar[constant(Wide(0))], zero32, zero32, 8, 128, WgmmaSwizzle::B128),
+                       doctest::Contains("a 128-byte swizzle takes rows of at most 128 bytes, the box's are 256"), Error);
+  CHECK_THROWS_WITH_AS(tma_load(a_s[constant(Wide(0))], tensor, bar[constant(Wide(0))], zero32, zero32, 8, 64, WgmmaSwizzle::B64),
+                       doctest::Contains("a 64-byte swizzle takes rows of at most 64 bytes, the box's are 128"), Error);
+  const UOp load64 = tma_load(a_s[constant(Wide(0))], tensor, bar[constant(Wide(0))], zero32, zero32, 8, 32, WgmmaSwizzle::B64);
+  CHECK(graph_string(load64).find("box=8x32 swizzle=64B") != std::string::npos);
 #ifdef WEFT_HAVE_LLVM
   // The AMD renderer names the node.
   auto emu = rt::open_device("emu:gfx950");

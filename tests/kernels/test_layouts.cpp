@@ -338,6 +338,8 @@ TEST_CASE("layouts: shared tiles are bijective and place every element as HipKit
   // 9, column 3: 576 + (0 ^ 1) * 8 + 3 = 587; fp8 row 10, column 17: 1280 + (1 ^ 2) * 16 + 1.
   CHECK(weft::tile::shared_tile(SharedSwizzle::swizzle_128b, 16, 64, dtypes::bfloat16).apply({{"row", 9}, {"col", 3}}).at("offset") == 587);
   CHECK(weft::tile::shared_tile(SharedSwizzle::swizzle_128b, 16, 128, dtypes::fp8e4m3).apply({{"row", 10}, {"col", 17}}).at("offset") == 1329);
+  CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::swizzle_128b, 8, 16, dtypes::float64),
+                       doctest::Contains("the catalog defines swizzle_128b for 1-, 2- and 4-byte elements, not 8-byte"), weft::Error);
   CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::st_16x32, 24, 32, dtypes::bfloat16), doctest::Contains("powers of two and multiples of the 16 x 32"),
                        weft::Error);
   CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::st_32x32, 32, 16, dtypes::bfloat16), doctest::Contains("multiples of the 32 x 32"), weft::Error);

@@ -1,6 +1,6 @@
 // hopper_gemm: C = A * B^T on an NVIDIA Hopper GPU (sm_90a), written with weft's Hopper
 // operations (dsl/builder.h, "Hopper"): TMA loads into a ring of shared-memory stages guarded by
-// mbarriers, warpgroup MMAs (wgmma) from 128-byte-swizzled shared tiles, one producer warpgroup
+// mbarriers, warpgroup MMAs (wgmma) from swizzled shared tiles, one producer warpgroup
 // and two consumer warpgroups (warp specialization).
 //
 // A [M, K] and B [N, K] are bfloat16 or float8_e4m3fn and K-contiguous (B as cuBLAS's "T"
@@ -16,7 +16,7 @@
 // with float32 scales (one each for the whole tensor, or one per row of A and per row of B, the
 // fp8 recipes' "per-tensor" and "row-wise" scaling) and a float32 bias per column of C.
 //
-// The schedule (docs/nvidia.md, "hopper_gemm"):
+// The default schedule, HopperSchedule::Cooperative (docs/nvidia.md, "hopper_gemm"):
 //   - persistent: CTAS workgroups of 3 warpgroups (the kernel variable CTAS, as many as the GPU
 //     runs at once: hopper_gemm_ctas) walk the 128 x 256 blocks of C, workgroup w taking blocks
 //     w, w + CTAS, ..., in L2-friendly order: groups of `group_rows` block rows, column by column
@@ -32,8 +32,10 @@
 //     the 64 x 256 accumulator (128 fp32 registers a thread): with TMA stores, each warp writes
 //     its 16 rows a 128-byte chunk of columns at a time into one of its two swizzled staging
 //     boxes and TMA-stores the box, the stores running on into the next block.
-// That is HopperSchedule::Cooperative, the default; the ping-pong schedules give each consumer
-// its own blocks instead (HopperSchedule; docs/nvidia.md measures both).
+// The other schedules change the block, the ring and who computes what (HopperSchedule,
+// HopperGemmShape): Cooperative64B takes K steps of 64 bytes and keeps three MMA groups in
+// flight, the ping-pong ones give each consumer its own blocks in turn. docs/PERF.md measures
+// them all slower than Cooperative on an H100.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +56,8 @@ enum class HopperSchedule {
   // As PingPong with 64 x 256 blocks (one m64n256 wgmma a K slice) and 4 stages of 40 KiB.
   PingPongWide,
   // As Cooperative with K steps of 64 bytes (two wgmma K slices, the 64-byte swizzle) in 8 stages
-  // of 24 KiB, three MMA groups in flight: as many MMAs queued and bytes loading as Cooperative,
-  // released in half the bytes at a time.
+  // of 24 KiB, three MMA groups in flight (6 K slices queued, 120 KiB loading, against
+  // Cooperative's 4 and 144 KiB), released half the bytes at a time.
   Cooperative64B,
 };
 
@@ -68,6 +70,7 @@ struct HopperGemmShape {
   int64_t k_step_bytes = 128;  // 128 or 64, the ring's swizzle
   // The MMA groups (a K step's wgmmas) a consumer keeps in flight (wgmma.wait_group N): it
   // releases a stage N steps after issuing its MMAs, so N stages are held and stages - N loading.
+  // Ping-pong consumers keep 1 (their block's last stage is released after the block's loop).
   int64_t mma_groups = 1;
   static constexpr int64_t consumers = 2;    // consumer warpgroups
   static constexpr int64_t group_rows = 8;   // block rows per L2 group of the rasterization

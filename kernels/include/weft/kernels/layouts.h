@@ -99,7 +99,7 @@ Layout wgmma_m64nNk16_accumulator(int64_t n);
 // Swizzle<3,4,3>: the 16-byte chunk index within a 128-byte row, byte bits 4-6, is XORed with
 // byte bits 7-9, the row's index within its group of 8; the pattern repeats every 1024 bytes):
 //   swizzle_128b 1-, 2- and 4-byte, subtile 8 rows x 128 bytes (8 x 128 fp8, 8 x 64 bf16,
-//               8 x 32 fp32): b ^ (((b % 1024) >> 7) << 4). hopper_gemm's ring and staging
+//               8 x 32 fp32): b ^ (((b % 1024) >> 7) << 4). hopper_gemm's ring (128-byte K steps) and staging
 //               boxes, a TMA box of 128-byte rows as it lands in shared memory.
 enum class SharedSwizzle { unswizzled, st_16x32, st_32x32, st_8x32, st_16x128, swizzle_64b, swizzle_128b };
 
