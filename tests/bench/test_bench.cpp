@@ -107,6 +107,15 @@ TEST_CASE("bench: an unknown suite or kernel is an error listing what exists") {
 }
 
 #ifdef WEFT_HAVE_LLVM
+// The named-only hopper_gemm schedules (and hopper_gemm itself) need an sm_90 device.
+TEST_CASE("bench: a hopper_gemm schedule on a device that is not sm_90 is an error naming both") {
+  for (const char* kernel : {"hopper_gemm_64b", "hopper_gemm_ping_pong", "hopper_gemm_fp8_ping_pong_wide", "hopper_gemm"}) {
+    CAPTURE(kernel);
+    const std::string message = std::string(kernel) + " does not run on emu:gfx950";
+    CHECK_THROWS_WITH_AS(run(kernel, one_run("emu:gfx950", 1)), doctest::Contains(message.c_str()), Error);
+  }
+}
+
 TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged shape") {
   Options o = one_run("emu:gfx950", 12345);
   o.sizes = {{72, 40, 24}};
