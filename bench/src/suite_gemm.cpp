@@ -103,36 +103,60 @@ Result nvidia_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, r
 
 // hopper_gemm (its default store: TMA where C's rows allow it) and cuBLAS, C = A * B^T in bf16,
 // and PyTorch and Triton in the same job. Both round the fp32 sums to bf16: the check allows one
-// bf16 rounding on top of the summation order. The variants run against cuBLAS only:
-// hopper_gemm_direct with the masked per-thread store (HopperStore::Direct), hopper_gemm_cluster
-// in clusters of two CTAs sharing B's box by multicast (HopperGemmSpec::cluster),
-// hopper_gemm_ping_pong, hopper_gemm_ping_pong_wide and hopper_gemm_64b with the other
-// schedules (HopperSchedule: PingPong, PingPongWide, Cooperative64B).
-const std::map<std::string, gemm::HopperGemmSpec>& hopper_variants() {
-  static const std::map<std::string, gemm::HopperGemmSpec> variants = [] {
-    std::map<std::string, gemm::HopperGemmSpec> v;
-    v["hopper_gemm"] = {};
-    v["hopper_gemm_direct"].store = gemm::HopperStore::Direct;
-    v["hopper_gemm_cluster"].cluster = 2;
-    v["hopper_gemm_ping_pong"].schedule = gemm::HopperSchedule::PingPong;
-    v["hopper_gemm_ping_pong_wide"].schedule = gemm::HopperSchedule::PingPongWide;
-    v["hopper_gemm_64b"].schedule = gemm::HopperSchedule::Cooperative64B;
-    return v;
+// bf16 rounding on top of the summation order. The other bf16 forms run against cuBLAS only.
+//
+// hopper_gemm's forms, in the suite's order: bf16 inputs (hopper_lines) or fp8 with per-tensor
+// scales (hopper_fp8_lines, against cuBLASLt). hopper_gemm_direct stores with masked per-thread
+// stores (HopperStore::Direct), hopper_gemm_cluster runs in clusters of two CTAs sharing B's box
+// by multicast; the _64b and _ping_pong forms are the other schedules (HopperSchedule), measured
+// slower than the default (docs/PERF.md, session 26), which run only when named.
+struct HopperVariant {
+  std::string name;
+  gemm::HopperGemmSpec spec;
+  bool whole_suite;  // run by `weft bench gemm`, not only when named
+  bool fp8() const { return spec.input == dtypes::fp8e4m3; }
+};
+
+const std::vector<HopperVariant>& hopper_variants() {
+  static const std::vector<HopperVariant> variants = [] {
+    const auto bf16 = [](gemm::HopperSchedule schedule) {
+      gemm::HopperGemmSpec spec;
+      spec.schedule = schedule;
+      return spec;
+    };
+    const auto fp8 = [](gemm::HopperSchedule schedule) {
+      gemm::HopperGemmSpec spec{dtypes::fp8e4m3, dtypes::bfloat16, {gemm::OperandScale::PerTensor, false, gemm::Activation::None}};
+      spec.schedule = schedule;
+      return spec;
+    };
+    gemm::HopperGemmSpec direct, cluster;
+    direct.store = gemm::HopperStore::Direct;
+    cluster.cluster = 2;
+    using gemm::HopperSchedule;
+    return std::vector<HopperVariant>{{"hopper_gemm", {}, true},
+                                      {"hopper_gemm_64b", bf16(HopperSchedule::Cooperative64B), false},
+                                      {"hopper_gemm_ping_pong", bf16(HopperSchedule::PingPong), false},
+                                      {"hopper_gemm_ping_pong_wide", bf16(HopperSchedule::PingPongWide), false},
+                                      {"hopper_gemm_direct", direct, true},
+                                      {"hopper_gemm_cluster", cluster, true},
+                                      {"hopper_gemm_fp8", fp8(HopperSchedule::Cooperative), true},
+                                      {"hopper_gemm_fp8_64b", fp8(HopperSchedule::Cooperative64B), false},
+                                      {"hopper_gemm_fp8_ping_pong", fp8(HopperSchedule::PingPong), false},
+                                      {"hopper_gemm_fp8_ping_pong_wide", fp8(HopperSchedule::PingPongWide), false}};
   }();
   return variants;
 }
 
-// The fp8 kernels: hopper_gemm_fp8 and its other schedules (ping-pong, 64-byte K steps).
-const std::map<std::string, gemm::HopperSchedule>& hopper_fp8_variants() {
-  static const std::map<std::string, gemm::HopperSchedule> variants = {{"hopper_gemm_fp8", gemm::HopperSchedule::Cooperative},
-                                                                       {"hopper_gemm_fp8_ping_pong", gemm::HopperSchedule::PingPong},
-                                                                       {"hopper_gemm_fp8_ping_pong_wide", gemm::HopperSchedule::PingPongWide},
-                                                                       {"hopper_gemm_fp8_64b", gemm::HopperSchedule::Cooperative64B}};
-  return variants;
+// The form named `name`, or null.
+const HopperVariant* find_hopper_variant(const std::string& name) {
+  for (const HopperVariant& v : hopper_variants())
+    if (v.name == name) return &v;
+  return nullptr;
 }
 
-std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, const std::string& kernel_name) {
-  const gemm::HopperGemmSpec spec = hopper_variants().at(kernel_name);
+std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, const HopperVariant& variant) {
+  const std::string& kernel_name = variant.name;
+  const gemm::HopperGemmSpec& spec = variant.spec;
   Result r = nvidia_line(kernel_name, m, n, k, device);
   const Inputs in = random_inputs(m, n, k, true, o.seed);
   const rt::OwnedArray a(device, rt::upload(device, dtypes::bfloat16, in.a_bytes, "A")), b(device, rt::upload(device, dtypes::bfloat16, in.b_bytes, "B"));
@@ -162,8 +186,8 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
 // accumulation (partial sums stay in the MMA's accumulator, as in hopper_gemm) and one with its
 // default (promoted into a separate fp32 sum: more precise, slower). The weft measurement is
 // the same in both.
-std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, const std::string& kernel_name) {
-  Result weft_line = nvidia_line(kernel_name, m, n, k, device);
+std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, int64_t k, const Options& o, const HopperVariant& variant) {
+  Result weft_line = nvidia_line(variant.name, m, n, k, device);
   weft_line.ceiling = 1978.9;  // dense fp8 tensor-core peak of an H100/H200 SXM
   weft_line.ceiling_source = "NVIDIA H100 and H200 SXM datasheets, dense FP8 (quoted; the same figure for both)";
   std::vector<float> av, bv;
@@ -173,8 +197,7 @@ std::vector<Result> hopper_fp8_lines(rt::Device& device, int64_t m, int64_t n, i
   const rt::OwnedArray scale_b(device, rt::upload(device, dtypes::float32, bytes_of(std::vector<float>{0.25f}), "scale_b"));
   const std::vector<uint8_t> poison(static_cast<size_t>(m * n * 2), 0xCD);
   const rt::OwnedArray c(device, rt::upload(device, dtypes::bfloat16, poison, "C (weft)"));
-  gemm::HopperGemmSpec spec{dtypes::fp8e4m3, dtypes::bfloat16, {gemm::OperandScale::PerTensor, false, gemm::Activation::None}};
-  spec.schedule = hopper_fp8_variants().at(kernel_name);
+  const gemm::HopperGemmSpec& spec = variant.spec;  // fp8 e4m3 in, bf16 out, per-tensor scales
   const auto kernel = rt::CompiledKernel::compile(device, gemm::hopper_gemm(spec.for_columns(n)));
   const rt::DeviceArray args[] = {c, a, b, scale_a, scale_b};
   const std::map<std::string, rt::ScalarValue> sizes = {{"M", m}, {"N", n}, {"K", k}, {"CTAS", gemm::hopper_gemm_ctas(device, spec, m, n)}};
@@ -275,15 +298,14 @@ std::unique_ptr<rt::Device> gemm_device(const Options& o) {
 // The kernels the suite runs on `device` (hopper_gemm needs sm_90), or the one asked for.
 std::vector<std::string> gemm_kernels(const rt::Device& device, const Options& o) {
   std::vector<std::string> kernels;
-  // The schedules measured slower than the default (docs/PERF.md, session 26) run when named only.
-  const std::vector<std::string> named_only = {"hopper_gemm_64b", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_fp8_64b",
-                                               "hopper_gemm_fp8_ping_pong", "hopper_gemm_fp8_ping_pong_wide"};
-  if (device.arch() == "sm_90") kernels.insert(kernels.end(), {"hopper_gemm", "hopper_gemm_direct", "hopper_gemm_cluster", "hopper_gemm_fp8"});
+  const bool hopper = device.arch() == "sm_90";
+  if (hopper)
+    for (const HopperVariant& v : hopper_variants())
+      if (v.whole_suite) kernels.push_back(v.name);
   if (device.arch().starts_with("sm_")) kernels.push_back("mma_gemm");
   else kernels.push_back("hk_gemm");
   if (o.kernel.empty()) return kernels;
-  const bool known = std::find(kernels.begin(), kernels.end(), o.kernel) != kernels.end() ||
-                     (device.arch() == "sm_90" && std::find(named_only.begin(), named_only.end(), o.kernel) != named_only.end());
+  const bool known = std::find(kernels.begin(), kernels.end(), o.kernel) != kernels.end() || (hopper && find_hopper_variant(o.kernel));
   if (!known) throw Error("weft bench gemm: " + o.kernel + " does not run on " + device.name() + " (there the gemm suite runs " + kernels.front() + ")");
   return {o.kernel};
 }
@@ -297,8 +319,9 @@ std::vector<Result> run_gemm(const Options& o) {
   // fp8 at the square shapes (the aim is 8192^3).
   const auto fp8_sizes = sizes_or(o, {{4096, 4096, 4096}, {8192, 8192, 8192}});
   std::vector<Result> out;
-  for (const std::string& kernel : gemm_kernels(*device, o))
-    for (const auto& s : hopper_fp8_variants().count(kernel) ? fp8_sizes : sizes) {
+  for (const std::string& kernel : gemm_kernels(*device, o)) {
+    const HopperVariant* hopper = find_hopper_variant(kernel);
+    for (const auto& s : hopper && hopper->fp8() ? fp8_sizes : sizes) {
       tell(o, "gemm " + kernel + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " on " + device->name());
       if (kernel == "hk_gemm") {
         out.push_back(hk_gemm_line(*device, s[0], s[1], s[2], o, true));
@@ -306,14 +329,22 @@ std::vector<Result> run_gemm(const Options& o) {
       }
       // mma_gemm's tiles need M and N multiples of 128 and K of 32.
       if (kernel == "mma_gemm" && (s[0] % 128 || s[1] % 128 || s[2] % 32)) continue;
-      if (hopper_fp8_variants().count(kernel) && s[2] % 16) throw Error("weft bench gemm: " + kernel + " takes K a multiple of 16, not " + std::to_string(s[2]));
+      if (hopper && hopper->fp8() && s[2] % 16) throw Error("weft bench gemm: " + kernel + " takes K a multiple of 16, not " + std::to_string(s[2]));
       std::vector<Result> lines;
-      if (hopper_variants().count(kernel)) lines = hopper_lines(*device, s[0], s[1], s[2], o, kernel);
-      else if (hopper_fp8_variants().count(kernel)) lines = hopper_fp8_lines(*device, s[0], s[1], s[2], o, kernel);
+      if (hopper) lines = hopper->fp8() ? hopper_fp8_lines(*device, s[0], s[1], s[2], o, *hopper) : hopper_lines(*device, s[0], s[1], s[2], o, *hopper);
       else lines = mma_lines(*device, s[0], s[1], s[2], o);
       for (Result& r : lines) out.push_back(std::move(r));
     }
+  }
   return out;
+}
+
+// The suite's kernels, as `weft bench` lists them: hk_gemm, hopper_gemm's forms, mma_gemm.
+std::vector<std::string> suite_kernel_names() {
+  std::vector<std::string> names{"hk_gemm"};
+  for (const HopperVariant& v : hopper_variants()) names.push_back(v.name);
+  names.push_back("mma_gemm");
+  return names;
 }
 
 }  // namespace
@@ -322,9 +353,7 @@ Suite gemm_suite() {
   return {"gemm",
           "GEMM, fp32 accumulate: weft against cuBLAS and PyTorch (cuda; hopper_gemm bf16 in and out, mma_gemm bf16 in, fp32 out), against cuBLASLt "
           "(hopper_gemm_fp8: fp8 e4m3 in with per-tensor scales, bf16 out) or Eigen on the CPU (emulator, fp32 out)",
-          {"hk_gemm", "hopper_gemm", "hopper_gemm_64b", "hopper_gemm_ping_pong", "hopper_gemm_ping_pong_wide", "hopper_gemm_direct", "hopper_gemm_cluster",
-           "hopper_gemm_fp8", "hopper_gemm_fp8_64b", "hopper_gemm_fp8_ping_pong", "hopper_gemm_fp8_ping_pong_wide", "mma_gemm"},
-          run_gemm};
+          suite_kernel_names(), run_gemm};
 }
 
 }  // namespace weft::bench

@@ -42,7 +42,7 @@ struct Ring {
   UOp a, b;          // LOCAL input: stages x block_m x k_step, stages x block_n x k_step
   UOp full, empty;   // LOCAL uint64: one mbarrier per stage each
   // Ping-pong only (null otherwise): LOCAL uint64, one mbarrier per consumer, turn[c] completing a
-  // phase when the other consumer has issued a block's MMAs (PingPongTurns).
+  // phase when the other consumer has issued a block's MMAs (wait_turn).
   UOp turn;
   int64_t a_stage, b_stage;  // elements of a stage
   int64_t cluster;   // CTAs sharing B's box (HopperGemmSpec::cluster); each loads 1/cluster of it
