@@ -636,14 +636,20 @@ UOp wgmma_node(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType inpu
                const MatrixLayoutArg& b_layout, const std::vector<UOp>& after, const UOp& accumulate) {
   check_indexed("WGMMA", "the accumulator", acc, AddrSpace::REG, {dtypes::float32});
   check_indexed("WGMMA", "B", b, AddrSpace::LOCAL, {input});
+  const std::vector<int64_t> shape = indexed_buffer(acc)->static_shape();
   int64_t held = 1;
-  for (int64_t d : indexed_buffer(acc)->static_shape()) held *= d;
+  for (int64_t d : shape) held *= d;
   if (held < n / 2) fail("WGMMA", "the accumulator buffer holds " + std::to_string(held) + " floats per thread; m64n" + std::to_string(n) + "k16 needs " + std::to_string(n / 2));
-  // A constant first register (hopper_gemm's second 64-row half starts at n / 2) must leave the
-  // n / 2 registers inside the buffer; the CUDA renderer refuses one that is not constant.
-  const UOp& first = acc.src(1);
-  if (first.is_const() && (first.const_int() < 0 || first.const_int() + n / 2 > held))
-    fail("WGMMA", "the accumulator's registers " + wide_to_string(first.const_int()) + " .. " + wide_to_string(first.const_int() + n / 2 - 1) +
+  // A constant first register (a second 64-row slab starts at n / 2; in a multi-dimensional
+  // buffer, the row-major offset of constant indices) must leave the n / 2 registers inside the
+  // buffer; the CUDA renderer refuses a first register that is not constant.
+  std::optional<int64_t> first = 0;
+  for (size_t d = 0; d < shape.size() && first; ++d) {
+    const UOp& i = acc.src(d + 1);
+    first = i.is_const() ? std::optional<int64_t>(*first * shape[d] + static_cast<int64_t>(i.const_int())) : std::nullopt;
+  }
+  if (first && (*first < 0 || *first + n / 2 > held))
+    fail("WGMMA", "the accumulator's registers " + std::to_string(*first) + " .. " + std::to_string(*first + n / 2 - 1) +
                       " lie outside its buffer of " + std::to_string(held) + " floats per thread");
   check_matrix_layout("B", b_layout);
   check_predecessors("WGMMA", after);

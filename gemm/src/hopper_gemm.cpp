@@ -6,6 +6,7 @@
 #include "weft/kernels/layout_expr.h"
 #include "weft/kernels/layouts.h"
 #include "weft/kernels/tiles.h"
+#include "weft/kernels/tiles_hopper.h"
 
 namespace weft::gemm {
 
@@ -27,63 +28,41 @@ std::pair<UOp, UOp> grouped_block(const UOp& id, const UOp& tiles_m, const UOp& 
   return {first_row + in_group % rows, in_group / rows};
 }
 
-// Shared memory: `stages` copies of a rows x k_step tile, each row one K step's k_step_bytes, in
-// the swizzle of that width (128 bytes: the layout catalog's swizzle_128b; 64: swizzle_64b's
-// pattern): TMA writes it, wgmma reads it through descriptors, 8-row groups of 8 * k_step_bytes,
-// the 16-byte chunks of a row XORed with bits of the row's index in its group.
-WgmmaSwizzle ring_swizzle(const HopperGemmShape& shape) { return shape.k_step_bytes == 128 ? WgmmaSwizzle::B128 : WgmmaSwizzle::B64; }
-MatrixLayoutArg ring_layout(const HopperGemmShape& shape) { return {16, 8 * shape.k_step_bytes, ring_swizzle(shape)}; }
-
-// One K step's elements of `input` (k_step_bytes of a row) and one wgmma's (32 bytes).
+// One K step's elements of `input`: k_step_bytes of a row.
 int64_t k_step(const HopperGemmShape& shape, DType input) { return shape.k_step_bytes / input.itemsize(); }
-int64_t wgmma_k(DType input) { return 32 / input.itemsize(); }
 
+// The ring of shared-memory stages between the producer and the consumers (tiles_hopper.h): A's
+// and B's K-step tiles, each row one K step's k_step_bytes in the swizzle of that width
+// (swizzle_128b or swizzle_64b: TMA writes them, wgmma reads them through descriptors), and a
+// full and an empty mbarrier per stage.
 struct Ring {
-  UOp a, b;          // LOCAL input: stages x block_m x k_step, stages x block_n x k_step
-  UOp full, empty;   // LOCAL uint64: one mbarrier per stage each
-  // Ping-pong only (null otherwise): LOCAL uint64, one mbarrier per consumer, turn[c] completing a
-  // phase when the other consumer has issued a block's MMAs (wait_turn).
-  UOp turn;
-  int64_t a_stage, b_stage;  // elements of a stage
+  tile::st a, b;     // stages x block_m x k_step, stages x block_n x k_step
+  tile::Ring sync;   // full[s]: the producer's arrival and the bytes; empty[s]: the readers' warps
+  // Ping-pong only (no barriers otherwise): one mbarrier per consumer, turn[c] completing a phase
+  // when the other consumer has issued a block's MMAs (wait_turn).
+  tile::mbarriers turn;
   int64_t cluster;   // CTAs sharing B's box (HopperGemmSpec::cluster); each loads 1/cluster of it
   HopperGemmShape shape;
   int64_t b_box_rows() const { return shape.block_n / cluster; }
-  // The stage of the kernel's K step `step` (counted over every block the workgroup computes) and
-  // the parity of its use: it is the (step / stages)-th use of its stage, and an mbarrier's phases
-  // alternate in parity from 0.
-  struct Use {
-    UOp stage, parity;
-  };
-  Use use(const UOp& step) const { return {step % shape.stages, ((step / shape.stages) % 2).cast(dtypes::int32)}; }
 };
 
+// full[s] expects one arrival (the producer's expect_bytes) plus the TMA bytes (in a cluster, B's
+// share from every CTA of it); empty[s] every warp of the consumers that read the stage (both, or
+// one in ping-pong), of every CTA of the cluster, since the stage's B box is refilled by all of
+// them; turn[c] the other consumer's 4 warps.
 Ring make_ring(DType input, int64_t cluster, const HopperGemmShape& shape) {
-  const int64_t a_stage = shape.block_m * k_step(shape, input), b_stage = shape.block_n * k_step(shape, input);
-  return {alloc_shared({shape.stages * a_stage}, input),
-          alloc_shared({shape.stages * b_stage}, input),
-          alloc_shared({shape.stages}, dtypes::uint64),
-          alloc_shared({shape.stages}, dtypes::uint64),
-          shape.ping_pong ? alloc_shared({S::consumers}, dtypes::uint64) : UOp(),
-          a_stage,
-          b_stage,
-          cluster,
-          shape};
+  const tile::SharedSwizzle swizzle = shape.k_step_bytes == 128 ? tile::SharedSwizzle::swizzle_128b : tile::SharedSwizzle::swizzle_64b;
+  const int64_t k = k_step(shape, input), readers = shape.ping_pong ? 1 : S::consumers;
+  const tile::st a = tile::shared(shape.block_m, k, input, swizzle, shape.stages), b = tile::shared(shape.block_n, k, input, swizzle, shape.stages);
+  const tile::Ring sync = tile::stage_ring(shape.stages, cluster * readers * S::warpgroup / 32);
+  return {a, b, sync, shape.ping_pong ? tile::mbarrier_array(S::consumers) : tile::mbarriers{}, cluster, shape};
 }
 
-// full[s]: one arrival (the producer's expect_tx) plus the TMA bytes (in a cluster, B's share
-// from every CTA of it); empty[s]: every warp of the consumers that read the stage (both, or one
-// in ping-pong), of every CTA of the cluster, since the stage's B box is refilled by all of them;
-// turn[c]: the other consumer's 4 warps. A barrier (a cluster barrier, where the other CTAs'
-// copies and arrivals will reach this CTA's barriers) publishes the initialized mbarriers.
+// A barrier (a cluster barrier, where the other CTAs' copies and arrivals will reach this CTA's
+// barriers) publishes the initialized mbarriers.
 UOp init_ring(const Ring& ring) {
-  std::vector<UOp> inits;
-  const int64_t readers = ring.shape.ping_pong ? 1 : S::consumers;
-  for (int64_t s = 0; s < ring.shape.stages; ++s) {
-    inits.push_back(mbarrier_init(ring.full[constant(Wide(s))], 1));
-    inits.push_back(mbarrier_init(ring.empty[constant(Wide(s))], ring.cluster * readers * S::warpgroup / 32));
-  }
-  if (!ring.turn.is_null())
-    for (int64_t c = 0; c < S::consumers; ++c) inits.push_back(mbarrier_init(ring.turn[constant(Wide(c))], S::warpgroup / 32));
+  std::vector<UOp> inits = tile::init(ring.sync);
+  for (const UOp& i : tile::init(ring.turn, S::warpgroup / 32)) inits.push_back(i);
   return ring.cluster > 1 ? cluster_sync({group(inits)}) : barrier({group(inits)});
 }
 
@@ -136,11 +115,9 @@ struct Tiles {
 // would; a slice is 128 rows, 16 or 8 KiB).
 UOp multicast_b(const tile::Workgroup& wg, const Ring& ring, const tile::gl& b, const Tiles& tiles, const UOp& stage, const UOp& b_row0, const UOp& k0,
                 const UOp& expect) {
-  const int64_t rows = ring.b_box_rows(), step_k = k_step(ring.shape, b.buffer.dtype());
-  const UOp slice = tiles.rank(wg) * rows;
+  const int64_t rows = ring.b_box_rows();
   const UOp every_cta = constant(Wide((int64_t{1} << ring.cluster) - 1), dtypes::int32);
-  return tma_load_multicast(ring.b[stage * ring.b_stage + slice * step_k], b.buffer, ring.full[stage], b_row0 + slice.cast(dtypes::int32), k0, rows,
-                            step_k, ring_swizzle(ring.shape), every_cta, {expect});
+  return tile::load_slice(wg, ring.b, stage, tiles.rank(wg) * rows, rows, b, b_row0, k0, ring.sync.full[stage], every_cta, {expect});
 }
 
 // The row of B's box for the block at (row0, col0), as the int32 TMA coordinate. In the grouped
@@ -167,15 +144,13 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp b_row0 = block_b_row(tiles, row0, col0);
   const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
-  const auto [stage, parity] = ring.use(trip * tiles.steps + ks);
-  const UOp freed = mbarrier_wait(ring.empty[stage], parity ^ 1, {ready});
-  const UOp expect = mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(ring.shape.stage_bytes()), dtypes::int32), {freed});
-  const int64_t step_k = k_step(ring.shape, a.buffer.dtype());
-  const UOp k0 = (ks * step_k).cast(dtypes::int32);
-  const UOp load_a = tma_load(ring.a[stage * ring.a_stage], a.buffer, ring.full[stage], row0.cast(dtypes::int32), k0, ring.shape.block_m, step_k,
-                              ring_swizzle(ring.shape), {expect});
-  const UOp load_b = ring.cluster == 1 ? tma_load(ring.b[stage * ring.b_stage], b.buffer, ring.full[stage], b_row0, k0, ring.shape.block_n, step_k,
-                                                  ring_swizzle(ring.shape), {expect})
+  const UOp step = trip * tiles.steps + ks;
+  const UOp stage = ring.sync.use(step).stage;
+  const UOp freed = tile::acquire(ring.sync, step, {ready});
+  const UOp expect = tile::expect_bytes(ring.sync, stage, tile::stage_bytes(ring.a) + tile::stage_bytes(ring.b), {freed});
+  const UOp k0 = ks * ring.a.cols;
+  const UOp load_a = tile::load(wg, ring.a, stage, a, row0, k0, ring.sync.full[stage], {expect});
+  const UOp load_b = ring.cluster == 1 ? tile::load(wg, ring.b, stage, b, b_row0, k0, ring.sync.full[stage], {expect})
                                        : multicast_b(wg, ring, b, tiles, stage, b_row0, k0, expect);
   return group({freed, expect, load_a, load_b}).end({ks, trip});
 }
@@ -185,14 +160,7 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
 // empty barrier of every CTA of it (each refills a slice of B here; mbarrier_arrive_cluster
 // orders the stage's reads, all a release needs here). Every arrival is returned: a when() must
 // list them all, since one only named by another would run unconditionally.
-std::vector<UOp> release_stage(const Ring& ring, const UOp& stage, const UOp& after) {
-  const UOp empty = ring.empty[stage];
-  if (ring.cluster == 1) return {mbarrier_arrive_warp(empty, {after})};
-  std::vector<UOp> arrivals;
-  for (int64_t r = 0; r < ring.cluster; ++r)
-    arrivals.push_back(mbarrier_arrive_cluster(empty, constant(Wide(r), dtypes::int32), {arrivals.empty() ? after : arrivals.back()}));
-  return arrivals;
-}
+std::vector<UOp> release_stage(const Ring& ring, const UOp& stage, const UOp& after) { return tile::release(ring.sync, stage, {after}, ring.cluster); }
 
 // Ping-pong's turns. A wait for a stage's full barrier names the phase by its parity, which tells
 // apart only the barrier's current phase and the one before: a waiter must never be two phases
@@ -222,36 +190,24 @@ UOp pass_turn(const Ring& ring, const UOp& consumer, const UOp& after) { return 
 // after the loop, docs/nvidia.md; those stages stay held through the epilogue). In ping-pong the
 // previous block's last step was the other consumer's, so a block releases its own last stage
 // after its last wait, and passes the turn (wait_turn) once its MMAs are issued.
-UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const UOp& accumulator, const UOp& consumer, const UOp& trip, const Tiles& tiles,
+UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const tile::acc& accumulator, const UOp& consumer, const UOp& trip, const Tiles& tiles,
                   const UOp& ready) {
   const HopperGemmShape& shape = ring.shape;
   const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
   const UOp step = trip * tiles.steps + ks;
-  const auto [stage, parity] = ring.use(step);
-  const UOp landed = mbarrier_wait(ring.full[stage], parity, {ready});
-  const UOp fence = wgmma_fence({landed}, /*shared_writes=*/false);  // TMA filled the stage
-  const DType input = ring.a.dtype();
-  const int64_t step_k = k_step(shape, input), mma_k = wgmma_k(input);
-  const UOp kk = wg.range(step_k / mma_k, AxisType::UNROLL);
-  // MMA kk starts 32 bytes further into each row of k_step_bytes: the descriptor's start moves,
-  // the swizzle (a function of the address bits) stays the hardware's.
-  const UOp b_at = ring.b.after({landed})[stage * ring.b_stage + kk * mma_k];
-  const UOp accumulate = (ks > 0) | (kk > 0);
-  std::vector<UOp> mmas;
-  for (int64_t half = 0; half < shape.halves(); ++half) {
-    const UOp rows = shape.ping_pong ? constant(Wide(half * 64), dtypes::index) : consumer * 64;  // of the stage's A
-    const UOp a_at = ring.a.after({landed})[stage * ring.a_stage + rows * step_k + kk * mma_k];
-    mmas.push_back(wgmma(accumulator[constant(Wide(half * shape.block_n / 2))], a_at, b_at, shape.block_n, input, ring_layout(shape), ring_layout(shape),
-                         {mmas.empty() ? fence : mmas.back()}, accumulate));
-  }
+  const UOp stage = ring.sync.use(step).stage;
+  const UOp landed = tile::wait(ring.sync, step, {ready});
+  // The consumer's rows of the stage's A: its half of the block, or all of its own block.
+  const UOp a_row0 = shape.ping_pong ? constant(Wide(0), dtypes::index) : consumer * 64;
+  const UOp issued = tile::mma_ABt(wg, accumulator, ring.a, stage, a_row0, ring.b, stage, ks > 0, {landed});
   // Keep mma_groups groups in flight: the group mma_groups steps back has read its stage.
   const int64_t in_flight = shape.mma_groups;
-  const UOp held = wgmma_wait(in_flight, {wgmma_commit({group(mmas).end({kk})})});
-  const UOp done = ring.use(step - in_flight).stage;
+  const UOp held = tile::mma_wait(in_flight, {issued});
+  const UOp done = ring.sync.use(step - in_flight).stage;
   const UOp loop = when(shape.ping_pong ? ks > 0 : step >= in_flight, release_stage(ring, done, held)).end({ks});
-  if (!shape.ping_pong) return wgmma_wait(0, {loop});
-  const UOp drained = wgmma_wait(0, {pass_turn(ring, consumer, loop)});
-  return group(release_stage(ring, ring.use((trip + 1) * tiles.steps - 1).stage, drained));
+  if (!shape.ping_pong) return tile::mma_wait(0, {loop});
+  const UOp drained = tile::mma_wait(0, {pass_turn(ring, consumer, loop)});
+  return group(release_stage(ring, ring.sync.use((trip + 1) * tiles.steps - 1).stage, drained));
 }
 
 // The epilogue's inputs (float32 GLOBAL buffers; null where absent).
@@ -301,12 +257,13 @@ UOp apply_epilogue(const EpilogueInputs& in, UOp v, const UOp& row, const UOp& b
 // block may have.
 struct Staging {
   static constexpr int64_t warp_rows = 16, boxes = 2;
-  UOp buffer;     // LOCAL, C's dtype: consumers x 4 warps x 2 boxes
-  int64_t cols;   // a box's columns
+  // A box is a 16-row tile of 128-byte rows of C's dtype in swizzle_128b; the tile's stages are
+  // the boxes, consumers x 4 warps x 2.
+  tile::st boxes_tile;
+  int64_t cols;  // a box's columns
   explicit Staging(DType output)
-      : buffer(alloc_shared({S::consumers * (S::warpgroup / 32) * boxes * warp_rows * (128 / output.itemsize())}, output)),
-        cols(128 / output.itemsize()) {}
-  int64_t box() const { return warp_rows * cols; }
+      : boxes_tile(tile::shared(warp_rows, 128 / output.itemsize(), output, tile::SharedSwizzle::swizzle_128b, S::consumers * (S::warpgroup / 32) * boxes)),
+        cols(boxes_tile.cols) {}
   // Element (row, col) of a box in the 128-byte swizzle, as TMA reads it (the box is
   // 2 KiB-aligned): the layout catalog's swizzle_128b in closed form, 16-byte chunks of a
   // 128-byte row XORed with the row's index in its group of 8 (tests/kernels/test_layouts.cpp
@@ -314,14 +271,19 @@ struct Staging {
   // XOR term rather than an add: the 32 stores of a chunk each kept an address of its own,
   // hoisted out of the block loop, and ptxas spilled (88 bytes) where this form spills none.
   UOp swizzled(const UOp& row, const UOp& col) const {
-    const int64_t chunk = 16 / buffer.dtype().itemsize();
+    const int64_t chunk = 16 / boxes_tile.dtype.itemsize();
     return row * cols + ((col / chunk) ^ (row % 8)) * chunk + col % chunk;
   }
 };
 
+// Value v (0 .. cols / 2) of 64-row slab `slab` of a warpgroup accumulator, after `effects`:
+// wgmma's register v is register v % 8 of the warp's 16 x 16 sub-tile v / 8 (tiles_hopper.h).
+UOp slab_value(const tile::acc& c, const std::vector<UOp>& effects, const UOp& slab, const UOp& v) {
+  return c.buffer.after(effects)[{slab, v / c.elements, v % c.elements}].load();
+}
+
 // Where a consumer's accumulator goes: C's (row, column) of its first element and the m64 x
-// block_n fragment of each 64-row half (value e of half h is accumulator register
-// h * block_n / 2 + e).
+// block_n fragment of each 64-row half (value e of half h is slab_value(h, e)).
 struct BlockOrigin {
   UOp row0, col0;  // the consumer's rows of the block start at row0
   tile::Layout fragment;
@@ -333,29 +295,28 @@ struct BlockOrigin {
 // (elements past C's edges are not written; the epilogue's loads there are clamped into C). The
 // stores run on while the warpgroup starts its next block; a box is written again once its
 // previous store has read it.
-UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& accumulator,
+UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const tile::acc& accumulator,
                 const Staging& staging, const UOp& consumer, const UOp& finished, const BlockOrigin& at) {
-  const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
-  const UOp warp_boxes = (consumer * (S::warpgroup / 32) + wg.wave_col()) * (Staging::boxes * staging.box());
+  const UOp thread = tile::warpgroup(wg).thread;
+  const UOp warp_boxes = (consumer * (S::warpgroup / 32) + wg.wave_col()) * Staging::boxes;  // the warp's first box
   const int64_t chunks = tiles.shape.block_n / staging.cols, per_chunk = at.values / chunks;  // accumulator values of a chunk
   UOp last = finished;
   for (int64_t half = 0, written = 0; half < tiles.shape.halves(); ++half) {
     const UOp half_row0 = at.row0 + half * 64;
     const UOp warp_row0 = half_row0 + wg.wave_col() * Staging::warp_rows;
     for (int64_t chunk = 0; chunk < chunks; ++chunk, ++written) {
-      const UOp reusable = tma_store_wait(Staging::boxes - 1, {last});
+      const UOp reusable = tile::store_wait(Staging::boxes - 1, {last});
       const UOp r = wg.range(per_chunk, AxisType::UNROLL);
       const auto [row, col] = tile::operand_index(at.fragment, thread, r + chunk * per_chunk);
       const UOp at_row = half_row0 + row, at_col = at.col0 + col;
-      UOp value = accumulator.after({reusable})[r + (half * at.values + chunk * per_chunk)].load();
+      UOp value = slab_value(accumulator, {reusable}, constant(Wide(half), dtypes::index), r + chunk * per_chunk);
       // (B's row from the block's first row: one load of its expert, not one an element.)
       if (epilogue.spec.any())
         value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(at.row0, min(at_col, c.cols - 1)));
-      const UOp box = warp_boxes + (written % Staging::boxes) * staging.box();
+      const UOp box = warp_boxes + written % Staging::boxes;
       const UOp in_box = staging.swizzled(half_row0 + row - warp_row0, col - chunk * staging.cols);
-      const UOp write = staging.buffer[box + in_box].store(value.cast(c.buffer.dtype())).end({r});
-      last = tma_store(staging.buffer[box], c.buffer, warp_row0.cast(dtypes::int32), (at.col0 + chunk * staging.cols).cast(dtypes::int32),
-                       Staging::warp_rows, staging.cols, WgmmaSwizzle::B128, {write});
+      const UOp write = staging.boxes_tile.buffer[box * staging.boxes_tile.size() + in_box].store(value.cast(c.buffer.dtype())).end({r});
+      last = tile::store(wg, c, staging.boxes_tile, box, warp_row0, at.col0 + chunk * staging.cols, {write});
     }
   }
   return last;
@@ -363,14 +324,14 @@ UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInpu
 
 // HopperStore::Direct: the consumer's accumulator into C, through the epilogue, converted to C's
 // dtype, inside C only (elements outside C load nothing: their indices are clamped into it).
-UOp store_block_direct(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const UOp& accumulator,
+UOp store_block_direct(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const tile::acc& accumulator,
                        const UOp& finished, const BlockOrigin& at) {
   const UOp r = wg.range(tiles.shape.halves() * at.values, AxisType::UNROLL);
-  const UOp thread = wg.wave_col() * wg.wave_size() + wg.lane();  // in the warpgroup
+  const UOp thread = tile::warpgroup(wg).thread;
   const auto [row, col] = tile::operand_index(at.fragment, thread, r % at.values);
   const UOp at_row = at.row0 + (r / at.values) * 64 + row, at_col = at.col0 + col;
   const UOp inside = (at_row < c.rows) & (at_col < c.cols);
-  UOp value = accumulator.after({finished})[r].load();
+  UOp value = slab_value(accumulator, {finished}, r / at.values, r % at.values);
   if (epilogue.spec.any()) value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(at.row0, min(at_col, c.cols - 1)));
   return c.buffer[{at_row, at_col}].store(value.cast(c.buffer.dtype()), inside).end({r});
 }
@@ -396,7 +357,7 @@ ConsumerTrips consumer_trips(const tile::Workgroup& wg, const Tiles& tiles, cons
 UOp consume(const tile::Workgroup& wg, const Ring& ring, const std::optional<Staging>& staging, const tile::gl& c, const EpilogueInputs& epilogue,
             const Tiles& tiles, const UOp& consumer, const UOp& ready) {
   const HopperGemmShape& shape = tiles.shape;
-  const UOp accumulator = placeholder({shape.halves() * shape.block_n / 2}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  const tile::acc accumulator = tile::warpgroup_accumulator(wg, shape.consumer_rows(), shape.block_n);
   const auto [loop, trip] = consumer_trips(wg, tiles, consumer);
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, shape.ping_pong ? wait_turn(ring, consumer, loop, ready) : ready);
@@ -405,7 +366,7 @@ UOp consume(const tile::Workgroup& wg, const Ring& ring, const std::optional<Sta
   const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, *staging, consumer, finished, at).end({loop});
   // Both are the role's effects: a when() around the wait alone would guard only the wait (its
   // region is its effects and the bodies of the loops they end), leaving the loop to every warp.
-  return group({blocks, tma_store_wait(0, {blocks})});
+  return group({blocks, tile::store_wait(0, {blocks})});
 }
 
 }  // namespace

@@ -140,7 +140,7 @@ std::pair<int64_t, int64_t> subtile_shape(SharedSwizzle kind, int itemsize) {
     case SharedSwizzle::st_32x32: return {32, 32};
     case SharedSwizzle::st_8x32: return {8, 32};
     case SharedSwizzle::st_16x128: return {16, 128};
-    case SharedSwizzle::swizzle_64b: return {8, 32};
+    case SharedSwizzle::swizzle_64b: return {8, 64 / itemsize};
     case SharedSwizzle::swizzle_128b: return {8, 128 / itemsize};
   }
   return {1, 1};
@@ -150,7 +150,7 @@ bool swizzle_supports(SharedSwizzle kind, int itemsize) {
   switch (kind) {
     case SharedSwizzle::unswizzled: return itemsize >= 1;
     case SharedSwizzle::st_16x128: return itemsize == 1;
-    case SharedSwizzle::swizzle_64b: return itemsize == 2;
+    case SharedSwizzle::swizzle_64b:
     case SharedSwizzle::swizzle_128b: return itemsize == 1 || itemsize == 2 || itemsize == 4;
     default: return itemsize == 2 || itemsize == 4;
   }
@@ -182,8 +182,7 @@ Layout shared_tile(SharedSwizzle kind, int64_t rows, int64_t cols, DType dtype) 
     throw Error("shared_tile: a " + what + ": " + (kind == SharedSwizzle::swizzle_64b || kind == SharedSwizzle::swizzle_128b ? "the catalog" : "HipKittens") +
                 " defines " + std::string(swizzle_name(kind)) + " for " +
                 (kind == SharedSwizzle::st_16x128     ? "1-byte"
-                 : kind == SharedSwizzle::swizzle_64b  ? "2-byte"
-                 : kind == SharedSwizzle::swizzle_128b ? "1-, 2- and 4-byte"
+                 : kind == SharedSwizzle::swizzle_64b || kind == SharedSwizzle::swizzle_128b ? "1-, 2- and 4-byte"
                                                        : "2- and 4-byte") +
                 " elements, not " + std::to_string(itemsize) + "-byte");
   const auto [sub_rows, sub_cols] = subtile_shape(kind, itemsize);

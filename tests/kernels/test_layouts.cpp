@@ -292,10 +292,10 @@ namespace {
 
 // HipKittens' swizzles restated as bit flips within a subtile: which column bits the row flips.
 // NVIDIA's 64-byte swizzle: 16-byte chunk c of a 64-byte row r sits at chunk c ^ ((r / 2) % 4)
-// (TMA SWIZZLE_64B, CUTLASS Swizzle<2,4,3>), a chunk being 8 two-byte columns; the 128-byte
+// (TMA SWIZZLE_64B, CUTLASS Swizzle<2,4,3>), a chunk being 16 / itemsize columns; the 128-byte
 // swizzle: chunk c of a 128-byte row r at chunk c ^ (r % 8) (TMA SWIZZLE_128B, Swizzle<3,4,3>).
 int64_t column_flip(SharedSwizzle kind, int itemsize, int64_t r) {
-  if (kind == SharedSwizzle::swizzle_64b) return ((r >> 1) & 3) << 3;
+  if (kind == SharedSwizzle::swizzle_64b) return ((r >> 1) & 3) * (16 / itemsize);  // chunk c of row r at c ^ ((r / 2) % 4)
   if (kind == SharedSwizzle::swizzle_128b) return (r & 7) * (16 / itemsize);  // chunk c of row r at c ^ (r % 8)
   if (kind == SharedSwizzle::st_16x32 && itemsize == 2) return ((r >> 3) & 1) << 4;
   if (kind == SharedSwizzle::st_32x32 && itemsize == 2) return (((r >> 3) & 1) << 4) | (((r >> 4) & 1) << 3);
@@ -420,7 +420,7 @@ TEST_CASE("layouts: mma_gemm's mma.sync operand reads from swizzle_64b tiles are
   CHECK(conflicts(a, 16, 32, SharedSwizzle::st_16x32, 4) == 4);
   CHECK(weft::tile::lds_read_phases("sm_90", 4).size() == 1);
   CHECK_THROWS_WITH_AS(weft::tile::lds_read_phases("sm_90", 16), doctest::Contains("NVIDIA's 2- and 4-byte"), weft::Error);
-  CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::swizzle_64b, 8, 32, dtypes::float32), doctest::Contains("the catalog defines swizzle_64b for 2-byte"),
+  CHECK_THROWS_WITH_AS(weft::tile::shared_tile(SharedSwizzle::swizzle_64b, 8, 32, dtypes::float64), doctest::Contains("the catalog defines swizzle_64b for 1-, 2- and 4-byte"),
                        weft::Error);
 }
 

@@ -92,7 +92,8 @@ Layout wgmma_m64nNk16_accumulator(int64_t n);
 // and NVIDIA's 64-byte swizzle (the TMA tensor map's SWIZZLE_64B, CUTLASS's Swizzle<2,4,3> on
 // byte addresses: the 16-byte chunk index within a 64-byte row span, byte bits 4-5, is XORed
 // with byte bits 7-8; the pattern repeats every 512 bytes):
-//   swizzle_64b 2-byte, subtile 8 x 32 (rows of 64 bytes): b ^ (((b % 512) >> 7) << 4)
+//   swizzle_64b 1-, 2- and 4-byte, subtile 8 rows x 64 bytes (8 x 64 fp8, 8 x 32 bf16, 8 x 16
+//               fp32): b ^ (((b % 512) >> 7) << 4)
 //               (row bits 1-2 flip column bits 3-4: rows 0-7 put a 16-byte chunk at 8
 //               different bank groups, so a warp reading 8 rows of one chunk is conflict-free)
 // and the 128-byte swizzle (TMA's SWIZZLE_128B and wgmma's 128-byte swizzle mode, CUTLASS's

@@ -1,0 +1,207 @@
+#include "weft/kernels/tiles_hopper.h"
+
+#include "tiles_internal.h"
+
+namespace weft::tile {
+using detail::shape_text;
+
+namespace {
+
+void require_hopper(const Workgroup& wg, const std::string& op) {
+  if (wg.arch() != "sm_90" && wg.arch() != "sm_90a")
+    throw Error(op + ": Hopper's TMA, mbarrier and wgmma operations need an sm_90 workgroup, not '" + wg.arch() + "'");
+}
+
+// A TMA coordinate: an int32 value as it is, an index cast (the caller keeps it below 2^31).
+UOp coordinate(const UOp& x) { return x.dtype() == dtypes::int32 ? x : x.cast(dtypes::int32); }
+
+// The element of stage `stage` (at tile row `row`, column 0; null: row 0): where a TMA box
+// starts.
+UOp stage_row(const st& t, const UOp& stage, const UOp& row = UOp()) {
+  const UOp start = stage * t.size();
+  return t.buffer[row.is_null() ? start : start + row * t.cols];
+}
+
+// Whether `c` is all of a warpgroup_accumulator's buffer (not a subtile window of it): wgmma writes
+// a slab's cols / 2 registers as one run of the buffer.
+bool whole_warpgroup_accumulator(const acc& c) {
+  UOp root = c.buffer;
+  while (root.op() != Op::PLACEHOLDER && !root.src().empty()) root = root.src(0);
+  const std::vector<int64_t> shape = root.static_shape();
+  return c.elements == 8 && c.first_tile_row == 0 && c.first_tile_col == 0 && shape.size() == 3 && shape[0] == c.tiles_m() && shape[1] == c.tiles_n();
+}
+
+void require_tma_source(const gl& src, const std::string& op) {
+  if (src.first_row.node())
+    throw Error(op + ": a TMA copy addresses its tensor's whole buffer (one tensor map a buffer), not a row window of it");
+}
+
+}  // namespace
+
+Warpgroup warpgroup(const Workgroup& wg) {
+  require_hopper(wg, "warpgroup");
+  if (wg.wave_size() != 32 || wg.wave_cols() != Warpgroup::warps)
+    throw Error("warpgroup: a warpgroup is a row of 4 warps of 32 lanes; this workgroup's wave grid is " + shape_text(wg.wave_rows(), wg.wave_cols()) +
+                " of " + std::to_string(wg.wave_size()) + " lanes");
+  return {wg.wave_row(), wg.wave_col(), wg.wave_col() * wg.wave_size() + wg.lane()};
+}
+
+// ---- mbarriers ----
+
+UOp mbarriers::operator[](int64_t i) const { return buffer[constant(Wide(i))]; }
+
+mbarriers mbarrier_array(int64_t count) {
+  if (count < 1) throw Error("mbarrier_array: " + std::to_string(count) + " barriers; at least one");
+  return {alloc_shared({count}, dtypes::uint64), count};
+}
+
+std::vector<UOp> init(const mbarriers& bars, int64_t arrivals) {
+  std::vector<UOp> inits;
+  for (int64_t i = 0; i < bars.count; ++i) inits.push_back(mbarrier_init(bars[i], arrivals));
+  return inits;
+}
+
+Ring::Use Ring::use(const UOp& step) const { return {step % stages, ((step / stages) % 2).cast(dtypes::int32)}; }
+
+Ring stage_ring(int64_t stages, int64_t readers) {
+  if (stages < 1) throw Error("stage_ring: " + std::to_string(stages) + " stages; at least one");
+  if (readers < 1) throw Error("stage_ring: " + std::to_string(readers) + " readers release a stage; at least one");
+  return {stages, readers, mbarrier_array(stages), mbarrier_array(stages)};
+}
+
+std::vector<UOp> init(const Ring& ring) {
+  std::vector<UOp> inits;
+  for (int64_t s = 0; s < ring.stages; ++s) {
+    inits.push_back(mbarrier_init(ring.full[s], 1));
+    inits.push_back(mbarrier_init(ring.empty[s], ring.readers));
+  }
+  return inits;
+}
+
+UOp acquire(const Ring& ring, const UOp& step, const std::vector<UOp>& after) {
+  const auto [stage, parity] = ring.use(step);
+  return mbarrier_wait(ring.empty[stage], parity ^ 1, after);
+}
+
+UOp expect_bytes(const Ring& ring, const UOp& stage, int64_t bytes, const std::vector<UOp>& after) {
+  if (bytes < 1 || bytes >= (int64_t{1} << 20)) throw Error("expect_bytes: " + std::to_string(bytes) + " bytes; an mbarrier phase counts 1 .. 2^20 - 1");
+  return mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(bytes), dtypes::int32), after);
+}
+
+UOp wait(const Ring& ring, const UOp& step, const std::vector<UOp>& after) {
+  const auto [stage, parity] = ring.use(step);
+  return mbarrier_wait(ring.full[stage], parity, after);
+}
+
+std::vector<UOp> release(const Ring& ring, const UOp& stage, const std::vector<UOp>& after, int64_t cluster) {
+  const UOp empty = ring.empty[stage];
+  if (cluster < 1) throw Error("release: a cluster of " + std::to_string(cluster) + " CTAs");
+  if (cluster == 1) return {mbarrier_arrive_warp(empty, after)};
+  std::vector<UOp> arrivals;
+  for (int64_t r = 0; r < cluster; ++r)
+    arrivals.push_back(mbarrier_arrive_cluster(empty, constant(Wide(r), dtypes::int32), arrivals.empty() ? after : std::vector<UOp>{arrivals.back()}));
+  return arrivals;
+}
+
+// ---- TMA ----
+
+WgmmaSwizzle tma_swizzle(const st& t) {
+  const std::string what = "a " + shape_text(t.rows, t.cols) + " " + t.dtype.name() + " tile";
+  // A swizzled TMA box is one swizzle row wide; its rows are whole 8-row periods of the swizzle.
+  const int64_t row_bytes = t.cols * t.dtype.itemsize();
+  if (row_bytes != 128 && row_bytes != 64)
+    throw Error("tma_swizzle: " + what + " has rows of " + std::to_string(row_bytes) +
+                " bytes; a TMA/wgmma tile is one swizzle row wide (128 bytes in swizzle_128b, 64 in swizzle_64b): split K into tiles that wide");
+  if (t.rows % 8 || t.rows > 256)
+    throw Error("tma_swizzle: " + what + " has " + std::to_string(t.rows) + " rows; a TMA box has whole 8-row swizzle periods, at most 256 rows");
+  const SharedSwizzle kind = row_bytes == 128 ? SharedSwizzle::swizzle_128b : SharedSwizzle::swizzle_64b;
+  if (!(t.layout == shared_tile(kind, t.rows, t.cols, t.dtype)))
+    throw Error("tma_swizzle: " + what + " with rows of " + std::to_string(row_bytes) + " bytes is not in " + std::string(swizzle_name(kind)) +
+                ", the swizzle TMA writes and wgmma reads at that width");
+  return kind == SharedSwizzle::swizzle_128b ? WgmmaSwizzle::B128 : WgmmaSwizzle::B64;
+}
+
+int64_t stage_bytes(const st& t) { return t.size() * t.dtype.itemsize(); }
+
+MatrixLayoutArg wgmma_layout(const st& t) {
+  const WgmmaSwizzle s = tma_swizzle(t);
+  return {16, 8 * swizzle_row_bytes(s), s};
+}
+
+UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0, const UOp& bar,
+         const std::vector<UOp>& after) {
+  require_hopper(wg, "load(st, gl) by TMA");
+  require_tma_source(src, "load(st, gl) by TMA");
+  return tma_load(stage_row(dst, stage), src.buffer, bar, coordinate(row0), coordinate(col0), dst.rows, dst.cols, tma_swizzle(dst),
+                  after);
+}
+
+UOp load_slice(const Workgroup& wg, const st& dst, const UOp& stage, const UOp& first, int64_t rows, const gl& src, const UOp& row0,
+               const UOp& col0, const UOp& bar, const UOp& ctas, const std::vector<UOp>& after) {
+  require_hopper(wg, "load_slice");
+  require_tma_source(src, "load_slice");
+  if (rows < 8 || rows % 8 || rows > dst.rows)
+    throw Error("load_slice: a slice of " + std::to_string(rows) + " rows of a " + shape_text(dst.rows, dst.cols) +
+                " tile; whole 8-row swizzle periods, inside the tile");
+  if (first.is_const() && (first.const_int() % 8 || first.const_int() < 0 || first.const_int() + rows > dst.rows))
+    throw Error("load_slice: rows from " + wide_to_string(first.const_int()) + " are not a whole 8-row period of a " + shape_text(dst.rows, dst.cols) + " tile");
+  return tma_load_multicast(stage_row(dst, stage, first), src.buffer, bar, coordinate(row0) + coordinate(first), coordinate(col0), rows, dst.cols,
+                            tma_swizzle(dst), ctas, after);
+}
+
+// ---- wgmma ----
+
+acc warpgroup_accumulator(const Workgroup& wg, int64_t rows, int64_t cols) {
+  warpgroup(wg);
+  if (rows < 64 || rows % 64 || cols < 16 || cols > 256 || (cols & (cols - 1)))
+    throw Error("warpgroup_accumulator: a " + shape_text(rows, cols) +
+                " tile; a warpgroup's accumulator is 64-row slabs of m64nN wgmmas, N a power of two from 16 to 256");
+  return accumulator(wg, rows / Warpgroup::warps, cols);
+}
+
+UOp warp_row(const Workgroup& wg, int64_t slab) { return warpgroup(wg).warp * 16 + slab * 64; }
+
+UOp mma_ABt(const Workgroup& wg, const acc& c, const st& a, const UOp& a_stage, const UOp& a_row0, const st& b, const UOp& b_stage,
+            const UOp& accumulate, const std::vector<UOp>& after) {
+  warpgroup(wg);
+  const auto refuse = [&](const std::string& why) {
+    throw Error("mma_ABt (wgmma): " + why + " (A " + shape_text(a.rows, a.cols) + " " + a.dtype.name() + ", B " + shape_text(b.rows, b.cols) + " " +
+                b.dtype.name() + ", the warpgroup's accumulator " + shape_text(c.rows * Warpgroup::warps, c.cols) + ")");
+  };
+  if (!(a.dtype == b.dtype)) refuse("A and B are of one dtype");
+  if (!whole_warpgroup_accumulator(c)) refuse("the accumulator is a whole warpgroup_accumulator (wgmma writes a slab's registers in one run)");
+  if (b.rows != c.cols) refuse("B's rows are the accumulator's columns");
+  if (a.cols != b.cols) refuse("A and B have the same K");
+  const int64_t slabs = c.rows / 16;  // 64-row slabs of the warpgroup's tile: one m64 wgmma each
+  if (a_row0.is_const() && (a_row0.const_int() < 0 || a_row0.const_int() + slabs * 64 > a.rows))
+    refuse("A's rows " + wide_to_string(a_row0.const_int()) + " .. " + wide_to_string(a_row0.const_int() + slabs * 64 - 1) + " lie outside its tile");
+  const MatrixLayoutArg a_layout = wgmma_layout(a), b_layout = wgmma_layout(b);
+  const int64_t slice = 32 / a.dtype.itemsize();  // a wgmma's K: 32 bytes
+  const UOp fence = wgmma_fence(after, /*shared_writes=*/false);
+  const UOp kk = wg.range(a.cols / slice, AxisType::UNROLL);
+  // Slice kk starts 32 bytes further into each row: the descriptor's start moves, the swizzle (a
+  // function of the address bits) stays the hardware's.
+  const UOp b_at = b.buffer.after(after)[b_stage * b.size() + kk * slice];
+  const UOp scale_d = accumulate.is_null() ? UOp() : accumulate | (kk > 0);
+  std::vector<UOp> mmas;
+  for (int64_t slab = 0; slab < slabs; ++slab) {
+    const UOp rows = slab == 0 ? a_row0 : a_row0 + slab * 64;
+    const UOp a_at = a.buffer.after(after)[a_stage * a.size() + rows * a.cols + kk * slice];
+    mmas.push_back(wgmma(c.element(slab, 0, 0), a_at, b_at, c.cols, a.dtype, a_layout, b_layout, {mmas.empty() ? fence : mmas.back()}, scale_d));
+  }
+  return wgmma_commit({group(mmas).end({kk})});
+}
+
+UOp mma_wait(int64_t pending, const std::vector<UOp>& after) { return wgmma_wait(pending, after); }
+
+// ---- TMA stores ----
+
+UOp store(const Workgroup& wg, const gl& dst, const st& src, const UOp& stage, const UOp& row0, const UOp& col0, const std::vector<UOp>& after) {
+  require_hopper(wg, "store(gl, st) by TMA");
+  require_tma_source(dst, "store(gl, st) by TMA");
+  return tma_store(stage_row(src, stage), dst.buffer, coordinate(row0), coordinate(col0), src.rows, src.cols, tma_swizzle(src), after);
+}
+
+UOp store_wait(int64_t pending, const std::vector<UOp>& after) { return tma_store_wait(pending, after); }
+
+}  // namespace weft::tile

@@ -1,0 +1,215 @@
+// The tile layer on Hopper (kernels/tiles_hopper.h): the warpgroup scope, mbarrier rings, TMA
+// loads of shared tiles, wgmma from them into a warpgroup accumulator, which the ordinary acc
+// operations store. Without a GPU: the accumulator's layout against the catalog's wgmma
+// fragment, a GEMM written only with tile operations rendered and compiled by NVRTC for sm_90a,
+// and the errors. On an H200 ("[cuda]"): that GEMM against a double-precision host reference
+// (identity bit-exact, random, ragged). hopper_gemm is written with the same operations
+// (tests/kernels/test_hopper_gemm.cpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "kernel_harness.h"
+#include "occurrences.h"
+#include "skip.h"
+#include "weft/dsl/print.h"
+#include "weft/kernels/tiles_hopper.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/nvrtc.h"
+
+using namespace weft;
+using namespace weft::tile;
+using weft::testing::occurrences;
+
+namespace {
+
+UOp index_constant(int64_t v) { return constant(Wide(v), dtypes::index); }
+int64_t tiles_of(int64_t n, int64_t block) { return (n + block - 1) / block; }
+
+// C [m, n] (fp32) = A [m, k] * B [n, k]^T (bf16), one 64 x 128 block of C a workgroup of one
+// warpgroup, K in steps of 64 through a 2-stage ring: for each step the first thread waits for
+// the stage's previous use to be released, announces its bytes and issues A's and B's TMA loads;
+// the warpgroup waits for them, issues the step's wgmmas (the first step overwrites the
+// accumulator), waits for them and releases the stage. The accumulator is stored by the ordinary
+// store(gl, acc): each warp its 16 rows, masked at the edges. Slots: 0 C, 1 A, 2 B.
+constexpr int64_t kBlockM = 64, kBlockN = 128, kBlockK = 64, kStages = 2;
+
+UOp tile_wgmma_gemm(int64_t m, int64_t n, int64_t k) {
+  const Workgroup wg("sm_90", {index_constant(tiles_of(n, kBlockN)), index_constant(tiles_of(m, kBlockM))}, 1, Warpgroup::warps, 32);
+  const gl c = global(0, index_constant(m), index_constant(n), dtypes::float32);
+  const gl a = global(1, index_constant(m), index_constant(k), dtypes::bfloat16), b = global(2, index_constant(n), index_constant(k), dtypes::bfloat16);
+  const st as = shared(kBlockM, kBlockK, dtypes::bfloat16, SharedSwizzle::swizzle_128b, kStages);
+  const st bs = shared(kBlockN, kBlockK, dtypes::bfloat16, SharedSwizzle::swizzle_128b, kStages);
+  const Ring ring = stage_ring(kStages, Warpgroup::warps);
+  const UOp ready = barrier({group(init(ring))});
+  const UOp row0 = wg.block(1) * kBlockM, col0 = wg.block(0) * kBlockN;
+  const acc sum = warpgroup_accumulator(wg, kBlockM, kBlockN);
+  const UOp ks = wg.range(tiles_of(k, kBlockK), AxisType::LOOP);
+  const UOp stage = ring.use(ks).stage;
+  const UOp expect = expect_bytes(ring, stage, stage_bytes(as) + stage_bytes(bs), {acquire(ring, ks, {ready})});
+  const UOp fill_a = load(wg, as, stage, a, row0, ks * kBlockK, ring.full[stage], {expect});
+  const UOp fill_b = load(wg, bs, stage, b, col0, ks * kBlockK, ring.full[stage], {expect});
+  const UOp issued = mma_ABt(wg, sum, as, stage, index_constant(0), bs, stage, ks > 0, {wait(ring, ks, {fill_a, fill_b})});
+  const UOp step = group(release(ring, stage, {mma_wait(0, {issued})})).end({ks});
+  return sink({"tile_wgmma_gemm"}, {store(wg, c, sum.after({step}), row0 + warp_row(wg, 0), col0)});
+}
+
+lower::LoweredKernel lowered(const UOp& kernel) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  return lower::lower(lower::canonical_allocations(kernel), options);
+}
+
+const Workgroup& hopper_workgroup() {
+  static const Workgroup wg("sm_90", {index_constant(1)}, 2, Warpgroup::warps, 32);
+  return wg;
+}
+
+}  // namespace
+
+TEST_CASE("tiles on Hopper: a warpgroup accumulator is, warp by warp, the mma.sync acc the tile layer stores, in wgmma's fragment layout") {
+  const Workgroup& wg = hopper_workgroup();
+  for (int64_t n = 16; n <= 256; n *= 2) {
+    CAPTURE(n);
+    const acc c = warpgroup_accumulator(wg, 128, n);
+    CHECK(c.rows == 32);  // two 64-row slabs, 16 rows of each a warp
+    CHECK(c.cols == n);
+    CHECK(c.elements == 8);
+    const Layout wgmma = wgmma_m64nNk16_accumulator(n);
+    // wgmma's register v of thread t (warp t / 32) is register v % 8 of the warp's sub-tile v / 8,
+    // 16 rows from 16 * warp.
+    for (int64_t t = 0; t < Warpgroup::threads; ++t)
+      for (int64_t v = 0; v < n / 2; ++v) {
+        const Layout::Coords want = wgmma.apply({{"register", v}, {"lane", t}});
+        const Layout::Coords have = c.layout.apply({{"register", v % 8}, {"lane", t % 32}});
+        REQUIRE(want.at("row") == 16 * (t / 32) + have.at("row"));
+        REQUIRE(want.at("col") == 16 * (v / 8) + have.at("col"));
+      }
+  }
+  CHECK(graph_string(warp_row(wg, 1)).find("64") != std::string::npos);
+}
+
+TEST_CASE("tiles on Hopper: a GEMM written with tile operations only renders TMA, an mbarrier ring and wgmma, and compiles for sm_90a") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  const lower::LoweredKernel k = lowered(tile_wgmma_gemm(200, 300, 136));
+  const std::string src = cuda::render_cuda(k, 90);
+  INFO(src);
+  CHECK(cuda::nvrtc_arch(k, 90) == "sm_90a");
+  // A's and B's tensor maps (C is stored by each thread), two stages' full and empty barriers.
+  CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == 2);
+  CHECK(occurrences(src, "mbarrier.init.shared::cta.b64") == 4);
+  CHECK(occurrences(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 2);
+  // One m64n128k16 a 16-element K slice: 4 a 64-element step, unrolled; one group, waited for.
+  CHECK(occurrences(src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 4);
+  CHECK(occurrences(src, "wgmma.commit_group.sync.aligned") == 1);
+  CHECK(occurrences(src, "wgmma.wait_group.sync.aligned 0") == 1);
+  // Each warp's release is one arrival (4 a phase, as stage_ring was told).
+  CHECK(src.find("mbarrier.arrive.shared::cta.b64") != std::string::npos);
+  CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
+}
+
+TEST_CASE("tiles on Hopper: the errors name the operation and what it needs") {
+  const Workgroup& wg = hopper_workgroup();
+  const Workgroup cdna("gfx950", {index_constant(1)}, 1, 4, 64);
+  CHECK_THROWS_WITH_AS(warpgroup(cdna), doctest::Contains("need an sm_90 workgroup, not 'gfx950'"), Error);
+  const Workgroup three_wide("sm_90", {index_constant(1)}, 1, 3, 32);
+  CHECK_THROWS_WITH_AS(warpgroup(three_wide), doctest::Contains("a row of 4 warps of 32 lanes; this workgroup's wave grid is 1x3"), Error);
+  CHECK_THROWS_WITH_AS(warpgroup_accumulator(wg, 96, 128), doctest::Contains("64-row slabs"), Error);
+  CHECK_THROWS_WITH_AS(warpgroup_accumulator(wg, 64, 24), doctest::Contains("N a power of two from 16 to 256"), Error);
+
+  // Shared tiles TMA and wgmma take: one swizzle row wide, in that swizzle.
+  const st ok = shared(64, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 2);
+  CHECK(tma_swizzle(ok) == WgmmaSwizzle::B128);
+  CHECK(tma_swizzle(shared(64, 32, dtypes::bfloat16, SharedSwizzle::swizzle_64b)) == WgmmaSwizzle::B64);
+  CHECK(tma_swizzle(shared(64, 64, dtypes::fp8e4m3, SharedSwizzle::swizzle_64b)) == WgmmaSwizzle::B64);
+  CHECK(wgmma_layout(ok) == MatrixLayoutArg{16, 1024, WgmmaSwizzle::B128});
+  CHECK(stage_bytes(ok) == 64 * 64 * 2);
+  CHECK_THROWS_WITH_AS(tma_swizzle(shared(64, 128, dtypes::bfloat16, SharedSwizzle::swizzle_128b)), doctest::Contains("has rows of 256 bytes"), Error);
+  CHECK_THROWS_WITH_AS(tma_swizzle(shared(64, 64, dtypes::bfloat16, SharedSwizzle::st_16x32)), doctest::Contains("is not in swizzle_128b"), Error);
+  CHECK_THROWS_WITH_AS(tma_swizzle(shared(512, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b)), doctest::Contains("at most 256 rows"), Error);
+
+  // TMA copies: sm_90 only, whole tensors, slices of whole swizzle periods.
+  const gl t = global(1, index_constant(256), index_constant(64), dtypes::bfloat16);
+  const Ring ring = stage_ring(2, 4);
+  const UOp zero = index_constant(0);
+  CHECK_THROWS_WITH_AS(load(cdna, ok, zero, t, zero, zero, ring.full[0]), doctest::Contains("load(st, gl) by TMA: Hopper's"), Error);
+  CHECK_THROWS_WITH_AS(load(wg, ok, zero, row_window(t, zero, index_constant(64)), zero, zero, ring.full[0]),
+                       doctest::Contains("not a row window of it"), Error);
+  const UOp all = constant(Wide(3), dtypes::int32);
+  CHECK_THROWS_WITH_AS(load_slice(wg, ok, zero, zero, 12, t, zero, zero, ring.full[0], all), doctest::Contains("whole 8-row swizzle periods"), Error);
+  CHECK_THROWS_WITH_AS(load_slice(wg, ok, zero, index_constant(60), 8, t, zero, zero, ring.full[0], all), doctest::Contains("rows from 60"), Error);
+  CHECK(graph_string(load_slice(wg, ok, zero, index_constant(32), 32, t, zero, zero, ring.full[0], all)).find("box=32x64") != std::string::npos);
+
+  // Rings and their barriers.
+  CHECK_THROWS_WITH_AS(stage_ring(0, 4), doctest::Contains("0 stages"), Error);
+  CHECK_THROWS_WITH_AS(stage_ring(2, 0), doctest::Contains("0 readers"), Error);
+  CHECK_THROWS_WITH_AS(expect_bytes(ring, zero, 1 << 20, {}), doctest::Contains("1 .. 2^20 - 1"), Error);
+  CHECK(init(ring).size() == 4);
+  CHECK(release(ring, zero, {}, 2).size() == 2);  // one arrival on each CTA of the cluster
+
+  // wgmma: the accumulator's shape, B's rows, one K, one dtype, A's rows inside its tile.
+  const acc c = warpgroup_accumulator(wg, 64, 128);
+  const st b = shared(128, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 2);
+  CHECK_NOTHROW(mma_ABt(wg, c, ok, zero, zero, b, zero, UOp(), {}));
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, index_constant(32), b, zero, UOp(), {}), doctest::Contains("A's rows 32 .. 95 lie outside its tile"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, zero, ok, zero, UOp(), {}), doctest::Contains("B's rows are the accumulator's columns"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, subtile(c, 0, 16, 0, 64), ok, zero, zero, b, zero, UOp(), {}),
+                       doctest::Contains("a whole warpgroup_accumulator"), Error);
+  const st b_fp8 = shared(128, 128, dtypes::fp8e4m3, SharedSwizzle::swizzle_128b, 2);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, zero, b_fp8, zero, UOp(), {}), doctest::Contains("A and B are of one dtype"), Error);
+  // The builder reads a multi-dimensional accumulator index as its row-major offset.
+  const UOp acc3 = placeholder({1, 16, 8}, dtypes::float32, fresh_id(), AddrSpace::REG);
+  CHECK_THROWS_WITH_AS(wgmma(acc3[{index_constant(0), index_constant(8), zero}], ok.buffer[zero], b.buffer[zero], 256, dtypes::bfloat16,
+                             wgmma_layout(ok), wgmma_layout(b)),
+                       doctest::Contains("registers 64 .. 191 lie outside its buffer of 128 floats per thread"), Error);
+}
+
+namespace {
+
+// The GEMM above on the GPU: C against the double-precision product of the bf16 inputs; with
+// `identity`, B[j][kk] = (j == kk) and C[i][j] = A[i][j] for j < k, bit for bit.
+void check_tile_gemm(rt::Device& dev, int64_t m, int64_t n, int64_t k, bool identity) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(identity);
+  const auto kernel = rt::CompiledKernel::compile(dev, tile_wgmma_gemm(m, n, k));
+  std::vector<double> av, bv;
+  const std::vector<uint16_t> a = weft::testing::random_bf16(static_cast<size_t>(m * k), -2.0f, 2.0f, av);
+  std::vector<uint16_t> b = weft::testing::random_bf16(static_cast<size_t>(n * k), -2.0f, 2.0f, bv);
+  if (identity)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t kk = 0; kk < k; ++kk) {
+        bv[j * k + kk] = j == kk ? 1.0 : 0.0;
+        b[j * k + kk] = float_to_bf16(static_cast<float>(bv[j * k + kk]));
+      }
+  const rt::DeviceArray args[] = {weft::testing::poisoned(dev, dtypes::float32, static_cast<size_t>(m * n)), weft::testing::put(dev, dtypes::bfloat16, a),
+                                  weft::testing::put(dev, dtypes::bfloat16, b)};
+  kernel.launch(dev, args);
+  const std::vector<float> got = weft::testing::get<float>(dev, args[0]);
+  int bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0, mag = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        ref += av[i * k + kk] * bv[j * k + kk];
+        mag += std::fabs(av[i * k + kk] * bv[j * k + kk]);
+      }
+      const double g = got[i * n + j];
+      const bool ok = identity ? g == ref : std::fabs(g - ref) <= 1e-5 * mag + 1e-6;
+      if (!ok && bad++ < 5) FAIL_CHECK("C[" << i << "][" << j << "] = " << g << ", expected " << ref);
+    }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("tiles on Hopper: the tile-operation GEMM against a host reference: identity bit-exact, random, ragged [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  check_tile_gemm(*dev, 64, 128, 128, true);
+  check_tile_gemm(*dev, 128, 256, 512, false);  // 8 K steps: each stage's barriers through 4 phases
+  check_tile_gemm(*dev, 200, 300, 136, false);  // ragged: TMA's zero fill, the store's masks
+  check_tile_gemm(*dev, 1, 1, 8, false);
+  check_tile_gemm(*dev, 100, 72, 40, true);
+}
