@@ -1,7 +1,7 @@
-// hopper_gemm: C = A * B^T on an NVIDIA Hopper GPU (sm_90a), written with weft's Hopper
-// operations (dsl/builder.h, "Hopper"): TMA loads into a ring of shared-memory stages guarded by
-// mbarriers, warpgroup MMAs (wgmma) from swizzled shared tiles, one producer warpgroup
-// and two consumer warpgroups (warp specialization).
+// hopper_gemm: C = A * B^T on an NVIDIA Hopper GPU (sm_90a), written with the tile layer's Hopper
+// operations (kernels/tiles_hopper.h over dsl/builder.h's "Hopper" statements): TMA loads into a
+// ring of shared-memory stages guarded by mbarriers, warpgroup MMAs (wgmma) from swizzled shared
+// tiles, one producer warpgroup and two consumer warpgroups (warp specialization).
 //
 // A [M, K] and B [N, K] are bfloat16 or float8_e4m3fn and K-contiguous (B as cuBLAS's "T"
 // operand, hk_gemm's B), C [M, N] is bfloat16 or float32, accumulation in fp32. M, N and K are
