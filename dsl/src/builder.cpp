@@ -754,6 +754,13 @@ UOp tma_store_wait(int64_t pending, const std::vector<UOp>& after) {
   return UOp::make(Op::TMA_STORE_WAIT, dtypes::void_, after, EffectArg{fresh_id(), pending, {}});
 }
 
+UOp set_max_registers(int64_t count, RegisterBudget change, const std::vector<UOp>& after) {
+  if (!valid_register_budget(count))
+    fail("SETMAXNREG", "a budget of " + std::to_string(count) + " registers a thread; setmaxnreg takes 24 .. 256 in steps of 8");
+  check_predecessors("SETMAXNREG", after);
+  return UOp::make(Op::SETMAXNREG, dtypes::void_, after, EffectArg{fresh_id(), change == RegisterBudget::Raise ? count : -count, {}});
+}
+
 UOp cluster_sync(const std::vector<UOp>& after) {
   check_predecessors("CLUSTER_SYNC", after);
   return UOp::make(Op::CLUSTER_SYNC, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});

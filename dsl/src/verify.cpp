@@ -50,7 +50,8 @@ class Checker {
       case Op::TMA_LOAD:
       case Op::TMA_STORE:
       case Op::TMA_STORE_WAIT:
-      case Op::CLUSTER_SYNC: return check_site(u);
+      case Op::CLUSTER_SYNC:
+      case Op::SETMAXNREG: return check_site(u);
       case Op::WHEN: return check_when(u);
       case Op::ATOMIC: return check_atomic(u);
       case Op::SHUFFLE: expect_sources(u, 2); return;
@@ -140,6 +141,10 @@ class Checker {
       case Op::TMA_STORE_WAIT:
         want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 7,
              "a site and a pending group count 0..7");
+        break;
+      case Op::SETMAXNREG:
+        want(std::holds_alternative<EffectArg>(a) && valid_register_budget(std::get<EffectArg>(a).value),
+             "a site and a register count of 24..256, a multiple of 8, negative to lower it");
         break;
       case Op::SHUFFLE:
       case Op::VOTE: want(std::holds_alternative<LaneArg>(a), "a lane operation and width"); break;

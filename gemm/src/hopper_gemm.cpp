@@ -434,11 +434,22 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
 
   const Ring ring = make_ring(spec.input, spec.cluster, shape);
   const UOp ready = init_ring(ring);
-  const UOp producer = when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, ready)});
+  // With register budgets, the producer's whole warpgroup gives registers up before its first
+  // warp produces, and each consumer warpgroup takes them before it consumes (every warp of a
+  // warpgroup runs setmaxnreg, inside its role's branch).
+  std::vector<UOp> roles_effects;
+  UOp producer_ready = ready, consumer_ready = ready;
+  if (shape.register_budgets) {
+    producer_ready = when(wg.wave_row().eq(0), {set_max_registers(S::producer_registers, RegisterBudget::Lower, {ready})});
+    consumer_ready = set_max_registers(S::consumer_registers, RegisterBudget::Raise, {ready});
+    roles_effects.push_back(producer_ready);
+  }
+  roles_effects.push_back(when(wg.wave_row().eq(0) & wg.wave_col().eq(0), {produce(wg, ring, a, b, tiles, producer_ready)}));
   const std::optional<Staging> staging = spec.store == HopperStore::Tma ? std::optional<Staging>(Staging(spec.output)) : std::nullopt;
-  const UOp consumers = when(wg.wave_row() >= 1, {consume(wg, ring, staging, c, epilogue, tiles, wg.wave_row() - 1, ready)});
+  const UOp consumed = consume(wg, ring, staging, c, epilogue, tiles, wg.wave_row() - 1, consumer_ready);
+  roles_effects.push_back(when(wg.wave_row() >= 1, shape.register_budgets ? std::vector<UOp>{consumer_ready, consumed} : std::vector<UOp>{consumed}));
   // In a cluster, no CTA exits while the others' consumers may still arrive on its barriers.
-  const UOp roles = group({producer, consumers});
+  const UOp roles = group(roles_effects);
   const UOp body = spec.cluster > 1 ? group({roles, cluster_sync({roles})}) : roles;
   return sink({shape.ping_pong ? "hopper_gemm_ping_pong" : "hopper_gemm", spec.cluster}, {body.end(wg.hardware_ranges())});
 }

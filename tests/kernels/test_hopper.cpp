@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "hopper_roles.h"
 #include "kernel_harness.h"
 #include "skip.h"
 #include "weft/dsl/builder.h"
@@ -706,6 +707,51 @@ UOp two_roles(int64_t steps, int64_t wave = 32) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two warpgroups (8 warps of 32 lanes): the first lowers its register budget to `low`, the second
+// raises its own to `high`, each inside its role; then every thread writes its index and, where
+// its warpgroup changed its budget, the budget. Slots: 0 out [2 * 256] int32.
+UOp register_budgets(int64_t low, int64_t high) {
+  auto out = placeholder({512}, dtypes::int32, 0);
+  auto lane = range(32, 0, AxisType::LOCAL);
+  auto warp = range(8, 1, AxisType::WARP);
+  auto thread = warp * 32 + lane;
+  auto lowered = when(warp < 4, {set_max_registers(low, RegisterBudget::Lower)});
+  auto raised = when(warp >= 4, {set_max_registers(high, RegisterBudget::Raise)});
+  auto budget = where(warp < 4, constant(Wide(low), dtypes::int32), constant(Wide(high), dtypes::int32));
+  auto ids = out.after({lowered, raised})[thread].store(thread.cast(dtypes::int32));
+  auto budgets = out.after({lowered, raised})[thread + 256].store(budget);
+  return sink({"register_budgets"}, {group({lowered, raised, ids, budgets}).end({lane, warp})});
+}
+
+}  // namespace
+
+TEST_CASE("Hopper: setmaxnreg lowers one warpgroup's register budget and raises another's, inside their roles, and compiles for sm_90a") {
+  const lower::LoweredKernel k = lowered_for_warps(register_budgets(40, 232));
+  CHECK(weft::testing::hopper_statements_outside_roles(k) == 0);
+  CHECK_THROWS_WITH_AS(set_max_registers(20, RegisterBudget::Lower), doctest::Contains("a budget of 20 registers a thread; setmaxnreg takes 24 .. 256 in steps of 8"),
+                       Error);
+  CHECK_THROWS_WITH_AS(set_max_registers(236, RegisterBudget::Raise), doctest::Contains("24 .. 256 in steps of 8"), Error);
+  CHECK_THROWS_WITH_AS(set_max_registers(264, RegisterBudget::Raise), doctest::Contains("264"), Error);
+  CHECK(graph_string(set_max_registers(40, RegisterBudget::Lower)).find("SETMAXNREG") != std::string::npos);
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  compiles_sm90(register_budgets(40, 232), {"setmaxnreg.dec.sync.aligned.u32 40;", "setmaxnreg.inc.sync.aligned.u32 232;"}, "sm_90a");
+}
+
+TEST_CASE("Hopper: a kernel that lowers and raises warpgroups' register budgets runs [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const auto k = rt::CompiledKernel::compile(*dev, register_budgets(40, 232));
+  const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::int32, 512)};
+  k.launch(*dev, args);
+  const std::vector<int32_t> got = weft::testing::get<int32_t>(*dev, args[0]);
+  for (int32_t t = 0; t < 256; ++t) {
+    CHECK(got[t] == t);
+    CHECK(got[t + 256] == (t < 128 ? 40 : 232));
+  }
+}
 
 TEST_CASE("when(): a warp-uniform region holding Hopper statements is one branch around its loops") {
   const lower::LoweredKernel k = lowered_for_warps(two_roles(5));

@@ -256,6 +256,27 @@ TEST_CASE("hopper_gemm's ping-pong schedules render one consumer a block, its ow
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(grouped), doctest::Contains("this spec asks for the grouped form"), Error);
 }
 
+TEST_CASE("hopper_gemm with register budgets lowers the producer warpgroup's to 40 and raises each consumer's to 232, inside the roles") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (const gemm::HopperSchedule schedule : {gemm::HopperSchedule::Cooperative, gemm::HopperSchedule::PingPong}) {
+    CAPTURE(static_cast<int>(schedule));
+    gemm::HopperGemmSpec spec;
+    spec.schedule = schedule;
+    spec.register_budgets = true;
+    CHECK(spec.shape().register_budgets);
+    const lower::LoweredKernel k = lowered(gemm::hopper_gemm(spec));
+    const std::string src = cuda::render_cuda(k, 90);
+    INFO(src);
+    CHECK(occurrences(src, "setmaxnreg.dec.sync.aligned.u32 40;") == 1);
+    CHECK(occurrences(src, "setmaxnreg.inc.sync.aligned.u32 232;") == 1);
+    // The producer's budget before its TMA loads, the consumers' before their first wait.
+    CHECK(src.find("setmaxnreg.dec") < src.find("cp.async.bulk.tensor.2d.shared::cluster.global"));
+    CHECK(src.find("setmaxnreg.inc") < src.find("wgmma.mma_async"));
+    CHECK(weft::testing::hopper_statements_outside_roles(k) == 0);
+    CHECK(rt::nvrtc_compile(src, k.name, "sm_90a").size() > 0);
+  }
+}
+
 // Cooperative64B: K steps of 64 bytes in the 64-byte swizzle (TMA's SWIZZLE_64B boxes, wgmma
 // descriptors with swizzle mode 2 and 512-byte 8-row groups), 8 stages.
 TEST_CASE("hopper_gemm's 64-byte K steps render 64-byte-swizzled TMA boxes and descriptors over 8 stages, and compile for sm_90a") {
@@ -358,7 +379,7 @@ TEST_CASE("hopper_gemm's direct-store epilogue on an H200: identity bit-exact, r
 // one more) and many blocks a workgroup, each store, fp8 with its epilogue. Cooperative64B: the
 // 64-byte swizzle's TMA boxes and descriptors, K steps of 32 bf16 or 64 fp8 (K = 200 and 136 end
 // inside a step), and in clusters of two.
-TEST_CASE("hopper_gemm's ping-pong and 64-byte-step schedules on an H200: identity bit-exact, random, ragged, odd blocks a workgroup, fp8 [cuda]") {
+TEST_CASE("hopper_gemm's ping-pong and 64-byte-step schedules and register budgets on an H200: identity bit-exact, random, ragged, odd blocks a workgroup, fp8 [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
   using gemm::HopperInputs;
@@ -397,6 +418,14 @@ TEST_CASE("hopper_gemm's ping-pong and 64-byte-step schedules on an H200: identi
   clustered.cluster = 2;
   check_hopper_gemm(*dev, clustered, 256, 512, 512, HopperInputs::Identity);
   check_hopper_gemm(*dev, clustered, 3000, 2104, 200);
+  // Register budgets (setmaxnreg 40 / 232) in the default and a ping-pong schedule.
+  for (const gemm::HopperSchedule schedule : {gemm::HopperSchedule::Cooperative, gemm::HopperSchedule::PingPong}) {
+    gemm::HopperGemmSpec budgets{dtypes::bfloat16, dtypes::bfloat16, {}};
+    budgets.schedule = schedule;
+    budgets.register_budgets = true;
+    check_hopper_gemm(*dev, budgets, 256, 512, 512, HopperInputs::Identity);
+    check_hopper_gemm(*dev, budgets, 3000, 2104, 200);
+  }
 }
 
 // Clusters of two CTAs (HopperGemmSpec::cluster = 2): B's box shared by multicast. An odd number of

@@ -24,6 +24,10 @@ namespace {
 
 using lower::LinearOp;
 
+// The statement a program step runs: a when() around one statement (linearize) is that statement,
+// under its condition.
+UOp guarded_statement(const LinearOp& s) { return s.op.op() == Op::WHEN && s.op.src().size() == 2 ? s.op.src(1) : s.op; }
+
 [[noreturn]] void unsupported(const UOp& u, const std::string& why) {
   throw Error("CUDA renderer: " + std::string(op_name(u.op())) + " " + u.dtype().name() + " (" + expr_string(u, 120) + "): " + why);
 }
@@ -102,7 +106,7 @@ class Renderer {
       if (s.op.op() == Op::ASYNC_COPY) has_async_ = true;
       if (s.op.op() == Op::ASYNC_COMMIT) commits_groups_ = true;
       if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
-      if (opsets::hopper.contains(s.op.op())) uses_hopper_ = true;
+      if (opsets::hopper.contains(guarded_statement(s).op())) uses_hopper_ = true;
       if (s.op.op() == Op::WGMMA) {
         UOp acc = s.op.src(0).src(0);
         while (acc.op() == Op::AFTER) acc = acc.src(0);
@@ -686,6 +690,12 @@ class Renderer {
       case Op::CLUSTER_SYNC:
         o << indent_ << "asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n";
         return;
+      case Op::SETMAXNREG: {
+        const Wide budget = e.arg_as<EffectArg>().value;
+        o << indent_ << "asm volatile(\"setmaxnreg." << (budget > 0 ? "inc" : "dec") << ".sync.aligned.u32 " << wide_to_string(budget > 0 ? budget : -budget)
+          << ";\" ::: \"memory\");\n";
+        return;
+      }
       case Op::WGMMA_FENCE:
         // This thread's shared-memory writes (generic proxy) before the MMAs' reads (async proxy),
         // where asked, and the accumulator registers' writes before the MMAs.
@@ -957,9 +967,9 @@ std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm) {
     throw Error("CUDA renderer: kernel " + kernel.name + " runs in clusters of " + std::to_string(kernel.cluster) +
                 " CTAs, which need sm_90 (compute capability 9.0); the target is sm_" + std::to_string(sm));
   for (const lower::LinearOp& s : kernel.program) {
-    if (!opsets::hopper.contains(s.op.op())) continue;
+    if (!opsets::hopper.contains(guarded_statement(s).op())) continue;
     if (sm != 90)
-      unsupported(s.op, "a Hopper instruction, which needs sm_90a (compute capability 9.0); the target is sm_" + std::to_string(sm));
+      unsupported(guarded_statement(s), "a Hopper instruction, which needs sm_90a (compute capability 9.0); the target is sm_" + std::to_string(sm));
     return "sm_90a";
   }
   return "sm_" + std::to_string(sm);

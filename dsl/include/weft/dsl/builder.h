@@ -160,6 +160,16 @@ UOp mbarrier_wait(const UOp& bar, const UOp& parity, const std::vector<UOp>& aft
 //     shared memory. Every thread of the CTA must reach it (not inside a role's when()).
 UOp mbarrier_arrive_cluster(const UOp& bar, const UOp& cta, const std::vector<UOp>& after = {});
 UOp cluster_sync(const std::vector<UOp>& after = {});
+// A warpgroup's register budget (setmaxnreg.inc / .dec.sync.aligned.u32, PTX ISA "setmaxnreg"):
+// every thread of each warp that runs it gets `count` registers (24..256, a multiple of 8; an
+// Error otherwise). Raise blocks until the SM's pool has them; Lower returns the rest to it. A
+// warp-specialized kernel lowers its producer's budget and raises its consumers' so that their
+// accumulators fit (CUTLASS: 40 and 232 with one producer and two consumer warpgroups of 128
+// threads: 128 x 40 + 256 x 232 <= 64 Ki registers). All 4 warps of a warpgroup must run it
+// together, inside the role's when() (outside a branch ptxas cannot tell the budget at entry and
+// drops it), raising to at least and lowering to at most what the kernel started with.
+enum class RegisterBudget { Raise, Lower };
+UOp set_max_registers(int64_t count, RegisterBudget change, const std::vector<UOp>& after = {});
 // Warpgroup MMA (wgmma.mma_async, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
 // Accumulate"), issued by all 128 threads of a warpgroup (4 consecutive warps) together:
 //   acc[0 .. n/2) += A (64 x K, `a` indexes its first element in shared memory) * B (K x n, `b`

@@ -20,7 +20,7 @@ namespace weft {
   X(SINK) X(WHEN) X(ATOMIC) X(WAIT) X(ASYNC_COMMIT) X(SCHED_BARRIER) X(SCHED_GROUP_BARRIER)  \
   /* Hopper (sm_90a): shared-memory barriers with transaction counts, warpgroup MMA */     \
   X(MBARRIER) X(WGMMA) X(WGMMA_FENCE) X(WGMMA_COMMIT) X(WGMMA_WAIT) X(TMA_LOAD)           \
-  X(TMA_STORE) X(TMA_STORE_WAIT) X(CLUSTER_SYNC)                                          \
+  X(TMA_STORE) X(TMA_STORE_WAIT) X(CLUSTER_SYNC) X(SETMAXNREG)                             \
   /* across the lanes of a wave (warp) */                                                  \
   X(SHUFFLE) X(BROADCAST) X(VOTE)                                                          \
   /* unary ALU */                                                                          \
@@ -81,7 +81,7 @@ extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP 
 extern const OpSet sync;
 extern const OpSet lanes;        // SHUFFLE BROADCAST VOTE: values exchanged between the lanes of a wave
 // Hopper's statements: MBARRIER WGMMA WGMMA_FENCE WGMMA_COMMIT WGMMA_WAIT TMA_LOAD TMA_STORE
-// TMA_STORE_WAIT CLUSTER_SYNC. Each has a site and,
+// TMA_STORE_WAIT CLUSTER_SYNC SETMAXNREG. Each has a site and,
 // like CUSTOM, value operands first and then the effects it comes after. NVIDIA sm_90a only; every
 // other target rejects them naming the node.
 extern const OpSet hopper;

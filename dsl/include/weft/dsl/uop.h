@@ -81,10 +81,18 @@ struct ShapeArg {  // RESHAPE, EXPAND, PERMUTE, FLIP, UNSHARD axes; SHRINK/PAD p
 // a site.
 struct EffectArg {
   int64_t site = 0;
-  Wide value = 0;    // PRIORITY: the level 0..3; BARRIER: a BarrierFence (0: fenced, 1: none)
+  // PRIORITY: the level 0..3; BARRIER: a BarrierFence (0: fenced, 1: none); SETMAXNREG: the
+  // register budget, negative where it lowers it
+  Wide value = 0;
   std::string text;  // CUSTOM / CUSTOMI: the inline assembly
   bool operator==(const EffectArg&) const = default;
 };
+
+// A SETMAXNREG budget: 24..256 registers a thread in steps of 8 (either sign: EffectArg above).
+inline bool valid_register_budget(Wide count) {
+  const Wide c = count < 0 ? -count : count;
+  return c >= 24 && c <= 256 && c % 8 == 0;
+}
 
 // WAIT: wait until at most `vm` vector-memory operations (AMD vmcnt; NVIDIA cp.async groups) and
 // at most `lgkm` LDS/scalar-memory operations (AMD lgkmcnt) of this wave are outstanding. -1: do

@@ -72,6 +72,11 @@ struct HopperGemmShape {
   // releases a stage N steps after issuing its MMAs, so N stages are held and stages - N loading.
   // Ping-pong consumers keep 1 (their block's last stage is released after the block's loop).
   int64_t mma_groups = 1;
+  // Whether the producer's warpgroup lowers its register budget to producer_registers and the
+  // consumers raise theirs to consumer_registers (setmaxnreg, CUTLASS's 40 / 232), at the start of
+  // their roles.
+  bool register_budgets = false;
+  static constexpr int64_t producer_registers = 40, consumer_registers = 232;
   static constexpr int64_t consumers = 2;    // consumer warpgroups
   static constexpr int64_t group_rows = 8;   // block rows per L2 group of the rasterization
   static constexpr int64_t warpgroup = 128;  // threads
@@ -129,7 +134,13 @@ struct HopperGemmSpec {
   int64_t cluster = 1;
   // Cooperative or ping-pong (HopperSchedule); the grouped form and clusters run either Cooperative.
   HopperSchedule schedule = HopperSchedule::Cooperative;
-  HopperGemmShape shape() const { return HopperGemmShape::of(schedule); }
+  // setmaxnreg in the roles (HopperGemmShape::register_budgets).
+  bool register_budgets = false;
+  HopperGemmShape shape() const {
+    HopperGemmShape s = HopperGemmShape::of(schedule);
+    s.register_budgets = register_budgets;
+    return s;
+  }
   // This spec with the store that C's N columns allow: Direct where N * C's item size is not a
   // multiple of 16 bytes (a tensor map cannot describe such rows), `store` otherwise.
   HopperGemmSpec for_columns(int64_t n) const {
