@@ -17,7 +17,7 @@ inline size_t hopper_statements_outside_roles(const lower::LoweredKernel& k) {
   for (const lower::LinearOp& op : k.program) {
     if (op.kind == lower::LinearOp::Kind::BranchBegin) ++depth;
     if (op.kind == lower::LinearOp::Kind::BranchEnd) --depth;
-    const Op o = op.op.op();
+    const Op o = op.op.op();  // a when() around one statement is a role of its own (its statement is not counted)
     const bool role_statement = o == Op::WGMMA || o == Op::WGMMA_COMMIT || o == Op::WGMMA_WAIT || o == Op::TMA_LOAD || o == Op::TMA_STORE || o == Op::SETMAXNREG;
     if (op.kind == lower::LinearOp::Kind::Effect && depth == 0 && role_statement) ++outside;
   }

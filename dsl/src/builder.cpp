@@ -643,7 +643,9 @@ UOp wgmma_node(const UOp& acc, const UOp& a, const UOp& b, int64_t n, DType inpu
   // A constant first register (a second 64-row slab starts at n / 2; in a multi-dimensional
   // buffer, the row-major offset of constant indices) must leave the n / 2 registers inside the
   // buffer; the CUDA renderer refuses a first register that is not constant.
-  std::optional<int64_t> first = 0;
+  UOp base = acc.src(0);
+  while (base.op() == Op::AFTER) base = base.src(0);
+  std::optional<int64_t> first = base.op() == Op::PLACEHOLDER && acc.src().size() == shape.size() + 1 ? std::optional<int64_t>(0) : std::nullopt;  // not through a view
   for (size_t d = 0; d < shape.size() && first; ++d) {
     const UOp& i = acc.src(d + 1);
     first = i.is_const() ? std::optional<int64_t>(*first * shape[d] + static_cast<int64_t>(i.const_int())) : std::nullopt;

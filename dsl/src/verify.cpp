@@ -143,7 +143,9 @@ class Checker {
              "a site and a pending group count 0..7");
         break;
       case Op::SETMAXNREG:
-        want(std::holds_alternative<EffectArg>(a) && valid_register_budget(std::get<EffectArg>(a).value),
+        want(std::holds_alternative<EffectArg>(a) &&
+                 (valid_register_budget(std::get<EffectArg>(a).value) ||
+                  (std::get<EffectArg>(a).value >= -256 && valid_register_budget(-std::get<EffectArg>(a).value))),
              "a site and a register count of 24..256, a multiple of 8, negative to lower it");
         break;
       case Op::SHUFFLE:

@@ -434,9 +434,10 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
 
   const Ring ring = make_ring(spec.input, spec.cluster, shape);
   const UOp ready = init_ring(ring);
-  // With register budgets, the producer's whole warpgroup gives registers up before its first
-  // warp produces, and each consumer warpgroup takes them before it consumes (every warp of a
-  // warpgroup runs setmaxnreg, inside its role's branch).
+  // With register budgets, the producer's whole warpgroup gives registers up (in a branch of its
+  // own: the producer's role is its first warp only) before that warp produces, and each consumer
+  // warpgroup takes them inside its role's branch before it consumes (every warp of a warpgroup
+  // runs setmaxnreg).
   std::vector<UOp> roles_effects;
   UOp producer_ready = ready, consumer_ready = ready;
   if (shape.register_budgets) {

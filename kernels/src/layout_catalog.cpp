@@ -128,7 +128,7 @@ std::vector<std::string> layout_catalog() {
       dts += std::string(dts.empty() ? "" : "|") + d;
       cols += std::string(cols.empty() ? "" : ", ") + std::to_string(c) + " (" + d + ")";
     }
-    // One subtile width for every dtype (HipKittens' kinds), or one a dtype (swizzle_128b's 128 bytes).
+    // One subtile width for every dtype (HipKittens' kinds), or one a dtype (swizzle_64b's and swizzle_128b's bytes).
     if (widths.size() == 1) cols = std::to_string(*widths.begin());
     lines.push_back(std::string(swizzle_name(kind)) + "." + dts + ".ROWSxCOLS\tshared tile (row, col) -> offset in elements; ROWS, COLS powers of two, multiples of " +
                     std::to_string(rows) + " and " + cols);

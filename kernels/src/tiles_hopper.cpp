@@ -31,6 +31,12 @@ bool whole_warpgroup_accumulator(const acc& c) {
   return c.elements == 8 && c.first_tile_row == 0 && c.first_tile_col == 0 && shape.size() == 3 && shape[0] == c.tiles_m() && shape[1] == c.tiles_n();
 }
 
+// A constant stage must be one of the tile's.
+void require_stage(const st& t, const UOp& stage, const std::string& op) {
+  if (stage.is_const() && (stage.const_int() < 0 || stage.const_int() >= t.stages))
+    throw Error(op + ": stage " + wide_to_string(stage.const_int()) + " of a tile of " + std::to_string(t.stages) + " stages");
+}
+
 void require_tma_source(const gl& src, const std::string& op) {
   if (src.first_row.node())
     throw Error(op + ": a TMA copy addresses its tensor's whole buffer (one tensor map a buffer), not a row window of it");
@@ -107,6 +113,8 @@ std::vector<UOp> release(const Ring& ring, const UOp& stage, const std::vector<U
 
 WgmmaSwizzle tma_swizzle(const st& t) {
   const std::string what = "a " + shape_text(t.rows, t.cols) + " " + t.dtype.name() + " tile";
+  if (t.dtype.itemsize() != 1 && t.dtype.itemsize() != 2 && t.dtype.itemsize() != 4)
+    throw Error("tma_swizzle: " + what + ": TMA's swizzles here take 1-, 2- and 4-byte elements");
   // A swizzled TMA box is one swizzle row wide; its rows are whole 8-row periods of the swizzle.
   const int64_t row_bytes = t.cols * t.dtype.itemsize();
   if (row_bytes != 128 && row_bytes != 64)
@@ -132,6 +140,7 @@ UOp load(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, co
          const std::vector<UOp>& after) {
   require_hopper(wg, "load(st, gl) by TMA");
   require_tma_source(src, "load(st, gl) by TMA");
+  require_stage(dst, stage, "load(st, gl) by TMA");
   return tma_load(stage_row(dst, stage), src.buffer, bar, coordinate(row0), coordinate(col0), dst.rows, dst.cols, tma_swizzle(dst),
                   after);
 }
@@ -140,11 +149,14 @@ UOp load_slice(const Workgroup& wg, const st& dst, const UOp& stage, const UOp& 
                const UOp& col0, const UOp& bar, const UOp& ctas, const std::vector<UOp>& after) {
   require_hopper(wg, "load_slice");
   require_tma_source(src, "load_slice");
+  require_stage(dst, stage, "load_slice");
+  const std::string tile = "a " + shape_text(dst.rows, dst.cols) + " tile";
   if (rows < 8 || rows % 8 || rows > dst.rows)
-    throw Error("load_slice: a slice of " + std::to_string(rows) + " rows of a " + shape_text(dst.rows, dst.cols) +
-                " tile; whole 8-row swizzle periods, inside the tile");
-  if (first.is_const() && (first.const_int() % 8 || first.const_int() < 0 || first.const_int() + rows > dst.rows))
-    throw Error("load_slice: rows from " + wide_to_string(first.const_int()) + " are not a whole 8-row period of a " + shape_text(dst.rows, dst.cols) + " tile");
+    throw Error("load_slice: a slice of " + std::to_string(rows) + " rows of " + tile + "; whole 8-row swizzle periods, inside the tile");
+  if (first.is_const() && first.const_int() % 8)
+    throw Error("load_slice: a slice from row " + wide_to_string(first.const_int()) + " of " + tile + " does not start a whole 8-row swizzle period");
+  if (first.is_const() && (first.const_int() < 0 || first.const_int() + rows > dst.rows))
+    throw Error("load_slice: rows " + wide_to_string(first.const_int()) + " .. " + wide_to_string(first.const_int() + rows - 1) + " lie outside " + tile);
   return tma_load_multicast(stage_row(dst, stage, first), src.buffer, bar, coordinate(row0) + coordinate(first), coordinate(col0), rows, dst.cols,
                             tma_swizzle(dst), ctas, after);
 }
@@ -159,7 +171,9 @@ acc warpgroup_accumulator(const Workgroup& wg, int64_t rows, int64_t cols) {
   return accumulator(wg, rows / Warpgroup::warps, cols);
 }
 
-UOp warp_row(const Workgroup& wg, int64_t slab) { return warpgroup(wg).warp * 16 + slab * 64; }
+acc slab(const acc& c, int64_t h) { return subtile(c, 16 * h, 16, 0, c.cols); }
+
+UOp warp_row(const Workgroup& wg, int64_t h) { return warpgroup(wg).warp * 16 + h * 64; }
 
 UOp mma_ABt(const Workgroup& wg, const acc& c, const st& a, const UOp& a_stage, const UOp& a_row0, const st& b, const UOp& b_stage,
             const UOp& accumulate, const std::vector<UOp>& after) {
@@ -173,8 +187,13 @@ UOp mma_ABt(const Workgroup& wg, const acc& c, const st& a, const UOp& a_stage, 
   if (b.rows != c.cols) refuse("B's rows are the accumulator's columns");
   if (a.cols != b.cols) refuse("A and B have the same K");
   const int64_t slabs = c.rows / 16;  // 64-row slabs of the warpgroup's tile: one m64 wgmma each
+  if (slabs * 64 > a.rows) refuse("A's tile has fewer rows than the accumulator's " + std::to_string(slabs * 64));
+  // A descriptor starts at a whole 8-row period of the swizzle (its base offset field is 0).
+  if (a_row0.is_const() && a_row0.const_int() % 8) refuse("A's rows from " + wide_to_string(a_row0.const_int()) + " do not start a whole 8-row swizzle period");
   if (a_row0.is_const() && (a_row0.const_int() < 0 || a_row0.const_int() + slabs * 64 > a.rows))
     refuse("A's rows " + wide_to_string(a_row0.const_int()) + " .. " + wide_to_string(a_row0.const_int() + slabs * 64 - 1) + " lie outside its tile");
+  require_stage(a, a_stage, "mma_ABt (wgmma)");
+  require_stage(b, b_stage, "mma_ABt (wgmma)");
   const MatrixLayoutArg a_layout = wgmma_layout(a), b_layout = wgmma_layout(b);
   const int64_t slice = 32 / a.dtype.itemsize();  // a wgmma's K: 32 bytes
   const UOp fence = wgmma_fence(after, /*shared_writes=*/false);
@@ -189,7 +208,9 @@ UOp mma_ABt(const Workgroup& wg, const acc& c, const st& a, const UOp& a_stage, 
     const UOp a_at = a.buffer.after(after)[a_stage * a.size() + rows * a.cols + kk * slice];
     mmas.push_back(wgmma(c.element(slab, 0, 0), a_at, b_at, c.cols, a.dtype, a_layout, b_layout, {mmas.empty() ? fence : mmas.back()}, scale_d));
   }
-  return wgmma_commit({group(mmas).end({kk})});
+  // The MMAs' loop and its commit, both: a when() around the returned group guards all of them.
+  const UOp issued = group(mmas).end({kk});
+  return group({issued, wgmma_commit({issued})});
 }
 
 UOp mma_wait(int64_t pending, const std::vector<UOp>& after) { return wgmma_wait(pending, after); }
@@ -199,6 +220,7 @@ UOp mma_wait(int64_t pending, const std::vector<UOp>& after) { return wgmma_wait
 UOp store(const Workgroup& wg, const gl& dst, const st& src, const UOp& stage, const UOp& row0, const UOp& col0, const std::vector<UOp>& after) {
   require_hopper(wg, "store(gl, st) by TMA");
   require_tma_source(dst, "store(gl, st) by TMA");
+  require_stage(src, stage, "store(gl, st) by TMA");
   return tma_store(stage_row(src, stage), dst.buffer, coordinate(row0), coordinate(col0), src.rows, src.cols, tma_swizzle(src), after);
 }
 

@@ -102,8 +102,14 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
 }
 
 std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string& kernel_name, const std::string& arch) {
+  return nvrtc_compile_with_log(source, kernel_name, arch).cubin;
+}
+
+NvrtcOutput nvrtc_compile_with_log(const std::string& source, const std::string& kernel_name, const std::string& arch,
+                                   const std::vector<std::string>& extra) {
   Program program(source, kernel_name);
-  const std::vector<std::string> options = nvrtc_options(arch);
+  std::vector<std::string> options = nvrtc_options(arch);
+  options.insert(options.end(), extra.begin(), extra.end());
   std::vector<const char*> argv;
   for (const std::string& o : options) argv.push_back(o.c_str());
   const nvrtcResult r = api().compile(program.get(), static_cast<int>(argv.size()), argv.data());
@@ -113,7 +119,7 @@ std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string&
   Program::check(api().cubin_size(program.get(), &n), "reading the cubin's size");
   std::vector<uint8_t> cubin(n);
   Program::check(api().cubin(program.get(), reinterpret_cast<char*>(cubin.data())), "reading the cubin");
-  return cubin;
+  return {std::move(cubin), program.log()};
 }
 
 }  // namespace weft::rt

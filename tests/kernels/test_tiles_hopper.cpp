@@ -15,6 +15,8 @@
 #include "weft/dsl/print.h"
 #include "weft/kernels/tiles_hopper.h"
 #include "weft/lowering/cuda_codegen.h"
+#include "weft/lowering/pipeline.h"
+#include "weft/lowering/rewrite.h"
 #include "weft/runtime/nvrtc.h"
 
 using namespace weft;
@@ -26,13 +28,14 @@ namespace {
 UOp index_constant(int64_t v) { return constant(Wide(v), dtypes::index); }
 int64_t tiles_of(int64_t n, int64_t block) { return (n + block - 1) / block; }
 
-// C [m, n] (fp32) = A [m, k] * B [n, k]^T (bf16), one 64 x 128 block of C a workgroup of one
+// C [m, n] (fp32) = A [m, k] * B [n, k]^T (bf16), one 128 x 128 block of C a workgroup of one
 // warpgroup, K in steps of 64 through a 2-stage ring: for each step the first thread waits for
 // the stage's previous use to be released, announces its bytes and issues A's and B's TMA loads;
-// the warpgroup waits for them, issues the step's wgmmas (the first step overwrites the
-// accumulator), waits for them and releases the stage. The accumulator is stored by the ordinary
-// store(gl, acc): each warp its 16 rows, masked at the edges. Slots: 0 C, 1 A, 2 B.
-constexpr int64_t kBlockM = 64, kBlockN = 128, kBlockK = 64, kStages = 2;
+// the warpgroup waits for them, issues the step's wgmmas (two 64-row slabs; the first step
+// overwrites the accumulator), waits for them and releases the stage. The accumulator is stored by
+// the ordinary store(gl, acc), a slab at a time: each warp its 16 rows of each, masked at the
+// edges. Slots: 0 C, 1 A, 2 B.
+constexpr int64_t kBlockM = 128, kBlockN = 128, kBlockK = 64, kStages = 2;
 
 UOp tile_wgmma_gemm(int64_t m, int64_t n, int64_t k) {
   const Workgroup wg("sm_90", {index_constant(tiles_of(n, kBlockN)), index_constant(tiles_of(m, kBlockM))}, 1, Warpgroup::warps, 32);
@@ -51,7 +54,9 @@ UOp tile_wgmma_gemm(int64_t m, int64_t n, int64_t k) {
   const UOp fill_b = load(wg, bs, stage, b, col0, ks * kBlockK, ring.full[stage], {expect});
   const UOp issued = mma_ABt(wg, sum, as, stage, index_constant(0), bs, stage, ks > 0, {wait(ring, ks, {fill_a, fill_b})});
   const UOp step = group(release(ring, stage, {mma_wait(0, {issued})})).end({ks});
-  return sink({"tile_wgmma_gemm"}, {store(wg, c, sum.after({step}), row0 + warp_row(wg, 0), col0)});
+  std::vector<UOp> stores;
+  for (int64_t h = 0; h < kBlockM / 64; ++h) stores.push_back(store(wg, c, slab(sum.after({step}), h), row0 + warp_row(wg, h), col0));
+  return sink({"tile_wgmma_gemm"}, {group(stores)});
 }
 
 lower::LoweredKernel lowered(const UOp& kernel) {
@@ -86,7 +91,15 @@ TEST_CASE("tiles on Hopper: a warpgroup accumulator is, warp by warp, the mma.sy
         REQUIRE(want.at("col") == 16 * (v / 8) + have.at("col"));
       }
   }
-  CHECK(graph_string(warp_row(wg, 1)).find("64") != std::string::npos);
+  // Warp w's 16 rows of slab h start at 64 h + 16 w of the warpgroup's tile.
+  const acc c = warpgroup_accumulator(wg, 128, 64);
+  CHECK(slab(c, 1).first_tile_row == 1);
+  CHECK(slab(c, 1).rows == 16);
+  CHECK(slab(c, 1).cols == 64);
+  CHECK_THROWS_WITH_AS(slab(c, 2), doctest::Contains("not whole 16x16 sub-tiles"), Error);
+  const UOp row = warp_row(wg, 1);
+  for (int64_t w = 0; w < Warpgroup::warps; ++w)
+    CHECK(lower::evaluate_index(substitute(row, {{wg.wave_col(), index_constant(w)}}), {}) == 64 + 16 * w);
 }
 
 TEST_CASE("tiles on Hopper: a GEMM written with tile operations only renders TMA, an mbarrier ring and wgmma, and compiles for sm_90a") {
@@ -99,8 +112,8 @@ TEST_CASE("tiles on Hopper: a GEMM written with tile operations only renders TMA
   CHECK(occurrences(src, "__grid_constant__ weft_tensor_map") == 2);
   CHECK(occurrences(src, "mbarrier.init.shared::cta.b64") == 4);
   CHECK(occurrences(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 2);
-  // One m64n128k16 a 16-element K slice: 4 a 64-element step, unrolled; one group, waited for.
-  CHECK(occurrences(src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 4);
+  // One m64n128k16 a slab and 16-element K slice: 8 a 64-element step, unrolled; one group, waited for.
+  CHECK(occurrences(src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 8);
   CHECK(occurrences(src, "wgmma.commit_group.sync.aligned") == 1);
   CHECK(occurrences(src, "wgmma.wait_group.sync.aligned 0") == 1);
   // Each warp's release is one arrival (4 a phase, as stage_ring was told).
@@ -127,6 +140,7 @@ TEST_CASE("tiles on Hopper: the errors name the operation and what it needs") {
   CHECK_THROWS_WITH_AS(tma_swizzle(shared(64, 128, dtypes::bfloat16, SharedSwizzle::swizzle_128b)), doctest::Contains("has rows of 256 bytes"), Error);
   CHECK_THROWS_WITH_AS(tma_swizzle(shared(64, 64, dtypes::bfloat16, SharedSwizzle::st_16x32)), doctest::Contains("is not in swizzle_128b"), Error);
   CHECK_THROWS_WITH_AS(tma_swizzle(shared(512, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b)), doctest::Contains("at most 256 rows"), Error);
+  CHECK_THROWS_WITH_AS(tma_swizzle(shared(64, 16, dtypes::float64, SharedSwizzle::unswizzled)), doctest::Contains("tma_swizzle: a 64x16 float64 tile"), Error);
 
   // TMA copies: sm_90 only, whole tensors, slices of whole swizzle periods.
   const gl t = global(1, index_constant(256), index_constant(64), dtypes::bfloat16);
@@ -137,7 +151,11 @@ TEST_CASE("tiles on Hopper: the errors name the operation and what it needs") {
                        doctest::Contains("not a row window of it"), Error);
   const UOp all = constant(Wide(3), dtypes::int32);
   CHECK_THROWS_WITH_AS(load_slice(wg, ok, zero, zero, 12, t, zero, zero, ring.full[0], all), doctest::Contains("whole 8-row swizzle periods"), Error);
-  CHECK_THROWS_WITH_AS(load_slice(wg, ok, zero, index_constant(60), 8, t, zero, zero, ring.full[0], all), doctest::Contains("rows from 60"), Error);
+  CHECK_THROWS_WITH_AS(load_slice(wg, ok, zero, index_constant(60), 8, t, zero, zero, ring.full[0], all),
+                       doctest::Contains("from row 60 of a 64x64 tile does not start a whole 8-row swizzle period"), Error);
+  CHECK_THROWS_WITH_AS(load_slice(wg, ok, zero, index_constant(32), 64, t, zero, zero, ring.full[0], all), doctest::Contains("rows 32 .. 95 lie outside a 64x64 tile"),
+                       Error);
+  CHECK_THROWS_WITH_AS(load(wg, ok, index_constant(2), t, zero, zero, ring.full[0]), doctest::Contains("stage 2 of a tile of 2 stages"), Error);
   CHECK(graph_string(load_slice(wg, ok, zero, index_constant(32), 32, t, zero, zero, ring.full[0], all)).find("box=32x64") != std::string::npos);
 
   // Rings and their barriers.
@@ -152,12 +170,17 @@ TEST_CASE("tiles on Hopper: the errors name the operation and what it needs") {
   const st b = shared(128, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 2);
   CHECK_NOTHROW(mma_ABt(wg, c, ok, zero, zero, b, zero, UOp(), {}));
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, index_constant(32), b, zero, UOp(), {}), doctest::Contains("A's rows 32 .. 95 lie outside its tile"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, index_constant(4), b, zero, UOp(), {}), doctest::Contains("A's rows from 4 do not start a whole 8-row"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, warpgroup_accumulator(wg, 128, 128), ok, zero, zero, b, zero, UOp(), {}),
+                       doctest::Contains("A's tile has fewer rows than the accumulator's 128"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, zero, b, index_constant(5), UOp(), {}), doctest::Contains("stage 5 of a tile of 2 stages"), Error);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, zero, ok, zero, UOp(), {}), doctest::Contains("B's rows are the accumulator's columns"), Error);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, subtile(c, 0, 16, 0, 64), ok, zero, zero, b, zero, UOp(), {}),
                        doctest::Contains("a whole warpgroup_accumulator"), Error);
   const st b_fp8 = shared(128, 128, dtypes::fp8e4m3, SharedSwizzle::swizzle_128b, 2);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, ok, zero, zero, b_fp8, zero, UOp(), {}), doctest::Contains("A and B are of one dtype"), Error);
-  // The builder reads a multi-dimensional accumulator index as its row-major offset.
+  // The builder reads a multi-dimensional accumulator index as its row-major offset (through a view
+  // it leaves the registers to the renderer).
   const UOp acc3 = placeholder({1, 16, 8}, dtypes::float32, fresh_id(), AddrSpace::REG);
   CHECK_THROWS_WITH_AS(wgmma(acc3[{index_constant(0), index_constant(8), zero}], ok.buffer[zero], b.buffer[zero], 256, dtypes::bfloat16,
                              wgmma_layout(ok), wgmma_layout(b)),

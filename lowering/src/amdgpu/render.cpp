@@ -138,7 +138,7 @@ class Renderer {
   void declare_function() {
     // Hopper's statements (and the tensor maps of TMA loads) have no AMD form: named up front.
     for (const lower::LinearOp& s : kernel_.program)
-      if (opsets::hopper.contains(s.op.op())) unsupported(s.op, "a Hopper instruction (NVIDIA sm_90a only); AMD targets have no form for it");
+      if (opsets::hopper.contains(s.statement().op())) unsupported(s.statement(), "a Hopper instruction (NVIDIA sm_90a only); AMD targets have no form for it");
     if (kernel_.cluster > 1)
       throw Error("AMDGPU renderer: kernel " + kernel_.name + " runs in thread-block clusters of " + std::to_string(kernel_.cluster) +
                   " workgroups (NVIDIA sm_90 only); AMD targets have no clusters");

@@ -24,10 +24,6 @@ namespace {
 
 using lower::LinearOp;
 
-// The statement a program step runs: a when() around one statement (linearize) is that statement,
-// under its condition.
-UOp guarded_statement(const LinearOp& s) { return s.op.op() == Op::WHEN && s.op.src().size() == 2 ? s.op.src(1) : s.op; }
-
 [[noreturn]] void unsupported(const UOp& u, const std::string& why) {
   throw Error("CUDA renderer: " + std::string(op_name(u.op())) + " " + u.dtype().name() + " (" + expr_string(u, 120) + "): " + why);
 }
@@ -103,12 +99,14 @@ class Renderer {
 
   std::string run() {
     for (const LinearOp& s : k_.program) {
-      if (s.op.op() == Op::ASYNC_COPY) has_async_ = true;
-      if (s.op.op() == Op::ASYNC_COMMIT) commits_groups_ = true;
-      if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
-      if (opsets::hopper.contains(guarded_statement(s).op())) uses_hopper_ = true;
-      if (s.op.op() == Op::WGMMA) {
-        UOp acc = s.op.src(0).src(0);
+      const UOp statement = s.statement();
+      if (statement.op() == Op::ASYNC_COPY) has_async_ = true;
+      if (statement.op() == Op::ASYNC_COMMIT) commits_groups_ = true;
+      if (s.op.op() == Op::WHEN && statement.op() == Op::BARRIER) staggered_ = true;
+      if (opsets::hopper.contains(statement.op())) uses_hopper_ = true;
+      if (statement.op() == Op::SETMAXNREG) sets_register_budget_ = true;
+      if (statement.op() == Op::WGMMA) {
+        UOp acc = statement.src(0).src(0);
         while (acc.op() == Op::AFTER) acc = acc.src(0);
         wgmma_accumulators_.insert(acc.node());
       }
@@ -146,7 +144,11 @@ class Renderer {
     // A cluster's CTAs are consecutive along x (KernelInfo::cluster); the launch's grid must be a
     // multiple of it (CompiledKernel::launch_dims checks).
     const std::string cluster = k_.cluster > 1 ? "__cluster_dims__(" + std::to_string(k_.cluster) + ", 1, 1) " : "";
-    out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << ") " << cluster << k_.name << "(" << parameters << ") {\n";
+    // setmaxnreg needs the register budget at entry fixed: one block a multiprocessor makes ptxas
+    // give every thread the whole file's share (65536 / threads, 168 at 384); otherwise it may
+    // allocate fewer and drop the statement (C7508, "unable to determine register count at entry").
+    const std::string blocks = sets_register_budget_ ? ", 1" : "";
+    out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << blocks << ") " << cluster << k_.name << "(" << parameters << ") {\n";
     out << locals << body.str() << "}\n";
     return out.str();
   }
@@ -940,6 +942,7 @@ class Renderer {
   const lower::LoweredKernel& k_;
   int sm_;
   bool uses_hopper_ = false;  // the kernel has sm_90a-only statements (opsets::hopper)
+  bool sets_register_budget_ = false;  // ... among them setmaxnreg
   std::set<const Node*> wgmma_accumulators_;  // the REG buffers wgmma accumulates into
   std::map<int64_t, std::string> tensor_maps_;   // by buffer slot
   bool has_async_ = false;
@@ -967,9 +970,9 @@ std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm) {
     throw Error("CUDA renderer: kernel " + kernel.name + " runs in clusters of " + std::to_string(kernel.cluster) +
                 " CTAs, which need sm_90 (compute capability 9.0); the target is sm_" + std::to_string(sm));
   for (const lower::LinearOp& s : kernel.program) {
-    if (!opsets::hopper.contains(guarded_statement(s).op())) continue;
+    if (!opsets::hopper.contains(s.statement().op())) continue;
     if (sm != 90)
-      unsupported(guarded_statement(s), "a Hopper instruction, which needs sm_90a (compute capability 9.0); the target is sm_" + std::to_string(sm));
+      unsupported(s.statement(), "a Hopper instruction, which needs sm_90a (compute capability 9.0); the target is sm_" + std::to_string(sm));
     return "sm_90a";
   }
   return "sm_" + std::to_string(sm);

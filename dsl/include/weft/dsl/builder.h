@@ -166,8 +166,9 @@ UOp cluster_sync(const std::vector<UOp>& after = {});
 // warp-specialized kernel lowers its producer's budget and raises its consumers' so that their
 // accumulators fit (CUTLASS: 40 and 232 with one producer and two consumer warpgroups of 128
 // threads: 128 x 40 + 256 x 232 <= 64 Ki registers). All 4 warps of a warpgroup must run it
-// together, inside the role's when() (outside a branch ptxas cannot tell the budget at entry and
-// drops it), raising to at least and lowering to at most what the kernel started with.
+// together. The CUDA renderer gives a kernel that uses it __launch_bounds__(threads, 1), so that
+// ptxas fixes the budget at entry at 65536 / threads (168 at 384; otherwise it may allocate fewer
+// and drop the statement, C7508); raise to at least and lower to at most that.
 enum class RegisterBudget { Raise, Lower };
 UOp set_max_registers(int64_t count, RegisterBudget change, const std::vector<UOp>& after = {});
 // Warpgroup MMA (wgmma.mma_async, PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-

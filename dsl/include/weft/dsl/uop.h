@@ -88,11 +88,8 @@ struct EffectArg {
   bool operator==(const EffectArg&) const = default;
 };
 
-// A SETMAXNREG budget: 24..256 registers a thread in steps of 8 (either sign: EffectArg above).
-inline bool valid_register_budget(Wide count) {
-  const Wide c = count < 0 ? -count : count;
-  return c >= 24 && c <= 256 && c % 8 == 0;
-}
+// A register budget setmaxnreg takes: 24..256 registers a thread in steps of 8.
+inline bool valid_register_budget(Wide count) { return count >= 24 && count <= 256 && count % 8 == 0; }
 
 // WAIT: wait until at most `vm` vector-memory operations (AMD vmcnt; NVIDIA cp.async groups) and
 // at most `lgkm` LDS/scalar-memory operations (AMD lgkmcnt) of this wave are outstanding. -1: do

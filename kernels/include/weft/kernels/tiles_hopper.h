@@ -18,7 +18,7 @@
 //   // consumer warpgroup: wait, MMAs, release
 //   const UOp landed = wait(ring, step, {ready});
 //   const acc c = warpgroup_accumulator(wg, 64, 256);            // 16 x 256 a warp
-//   const UOp issued = mma_ABt(wg, c, as, stage, a_row0, bs, stage, ks > 0, {landed});
+//   const UOp issued = mma_ABt(wg, c, as, stage, a_row0, bs, stage, step > 0, {landed});
 //   const UOp read = mma_wait(0, {issued});
 //   release(ring, stage, {read});
 //
@@ -130,22 +130,28 @@ UOp load_slice(const Workgroup& wg, const st& dst, const UOp& stage, const UOp& 
 // each 64-row slab h, in the layout of mma.sync's 16 x 16 C sub-tiles side by side (wgmma's
 // accumulator register 8j + e is register e of sub-tile j; tests/kernels/test_tiles_hopper.cpp
 // checks it against the catalog's wgmma_m64nNk16_accumulator). So the value is the calling warp's
-// acc of rows / 4 x cols (tiles.h): every acc operation applies to it, with warp_row(wg, h) saying
-// where the warp's sub-tile row h lies in the warpgroup's tile.
+// acc of rows / 4 x cols (tiles.h): the elementwise acc operations (maps, row and column
+// statistics) apply to it as it is. The ones that place sub-tile row i at row0 + 16 i (store and
+// load with a tensor or a shared tile, map_at) take it a slab at a time: slab(c, h) at
+// row0 + warp_row(wg, h) (with 64 rows, the whole accumulator at row0 + warp_row(wg, 0)).
 acc warpgroup_accumulator(const Workgroup& wg, int64_t rows, int64_t cols);
-// The warpgroup tile's row of the calling warp's accumulator sub-tile row `slab` (of 16 rows):
-// 64 * slab + 16 * warp.
-UOp warp_row(const Workgroup& wg, int64_t slab);
+// The calling warp's 16 rows of 64-row slab `h` of a warpgroup accumulator (a subtile window), and
+// where they lie in the warpgroup's tile: 64 * h + 16 * warp.
+acc slab(const acc& c, int64_t h);
+UOp warp_row(const Workgroup& wg, int64_t h);
 
 // c (a warpgroup_accumulator) += A * B^T over one stage's K, by the calling warpgroup: A is rows [a_row0, a_row0 + 4 * c.rows) of stage `a_stage` of
 // `a` (M x K), B stage `b_stage` of `b` (N x K, c.cols rows), both K-major in a TMA swizzle, read
 // through descriptors. Issues wgmma.fence, one m64nNk16 (k32 for fp8) wgmma per 64-row slab and
-// 32 bytes of K, and commits them as one group; returns the commit. `accumulate` (a bool value;
-// null: true) is the step's scale-d: where false the first K slice overwrites c (no zeroing).
+// 32 bytes of K, and commits them as one group; returns the MMAs and the commit as one group (a
+// when() around it guards them all). a_row0 starts a whole 8-row period of the swizzle (a
+// descriptor's base offset is 0; a constant one is checked). `accumulate` (a bool value; null:
+// true) is the step's scale-d: where false the first K slice overwrites c (no zeroing).
 // The MMAs run asynchronously: read c, or release the stages, only after mma_wait. The fence is
 // the register fence only: tiles TMA filled are published by their full barrier; tiles threads
 // wrote need wgmma_fence() and a barrier first. Throws weft::Error naming the operation for
-// shapes that do not make c, operands of different dtypes, or a tile tma_swizzle refuses.
+// shapes that do not make c, operands of different dtypes, a tile tma_swizzle refuses, or a
+// constant stage outside a tile.
 UOp mma_ABt(const Workgroup& wg, const acc& c, const st& a, const UOp& a_stage, const UOp& a_row0, const st& b, const UOp& b_stage,
             const UOp& accumulate, const std::vector<UOp>& after);
 // Wait until at most `pending` committed groups of this warpgroup's MMAs are still running.

@@ -47,6 +47,9 @@ struct LinearOp {
   enum class Kind { Value, Effect, LoopBegin, LoopEnd, BranchBegin, BranchEnd };
   Kind kind;
   UOp op;
+  // The statement an Effect step runs: `op` itself, or, for a when() around one statement (a
+  // barrier or a Hopper statement under a warp-uniform condition, linearize), that statement.
+  UOp statement() const { return op.op() == Op::WHEN && op.src().size() == 2 ? op.src(1) : op; }
 };
 
 // One axis of the device mesh a kernel runs over: a DEVICE range. The launch runs one shard per

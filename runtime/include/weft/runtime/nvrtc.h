@@ -11,6 +11,14 @@ namespace weft::rt {
 // `arch`: "sm_90", "sm_80", ... Throws weft::Error with NVRTC's log (and the kernel's name) when
 // the source does not compile, or saying that NVRTC is not installed.
 std::vector<uint8_t> nvrtc_compile(const std::string& source, const std::string& kernel_name, const std::string& arch);
+// The same with `extra` options after nvrtc_options(arch), and NVRTC's log of a successful compile
+// (its warnings; with "--ptxas-options=-v", ptxas's notes, such as C7508 for a setmaxnreg it drops).
+struct NvrtcOutput {
+  std::vector<uint8_t> cubin;
+  std::string log;
+};
+NvrtcOutput nvrtc_compile_with_log(const std::string& source, const std::string& kernel_name, const std::string& arch,
+                                   const std::vector<std::string>& extra = {});
 
 // Whether libnvrtc can be loaded here.
 bool nvrtc_available();
