@@ -496,4 +496,3 @@ TEST_CASE("hopper_gemm's epilogues on an H200: scales, bias, relu and GELU, bf16
   check_hopper_gemm(*dev, gemm::HopperGemmSpec{dtypes::fp8e4m3, dtypes::float32, {OperandScale::PerRow, true, Activation::Gelu}}, 129, 257, 512);
   check_hopper_gemm(*dev, gemm::HopperGemmSpec{dtypes::bfloat16, dtypes::float32, {OperandScale::PerTensor, true, Activation::Relu}}, 1, 1, 8);
 }
-
