@@ -144,9 +144,9 @@ UOp produce(const tile::Workgroup& wg, const Ring& ring, const tile::gl& a, cons
   const auto [row0, col0] = tiles.origin(wg, trip);
   const UOp b_row0 = block_b_row(tiles, row0, col0);
   const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
-  const UOp step = trip * tiles.steps + ks;
-  const UOp stage = ring.sync.use(step).stage;
-  const UOp freed = tile::acquire(ring.sync, step, {ready});
+  const tile::Ring::Use use = ring.sync.use(trip, tiles.steps, ks);  // K step trip * steps + ks
+  const UOp stage = use.stage;
+  const UOp freed = tile::acquire(ring.sync, use, {ready});
   const UOp expect = tile::expect_bytes(ring.sync, stage, tile::stage_bytes(ring.a) + tile::stage_bytes(ring.b), {freed});
   const UOp k0 = ks * ring.a.cols;
   const UOp load_a = tile::load(wg, ring.a, stage, a, row0, k0, ring.sync.full[stage], {expect});
@@ -194,20 +194,23 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const tile::acc& 
                   const UOp& ready) {
   const HopperGemmShape& shape = ring.shape;
   const UOp ks = wg.range(tiles.steps, AxisType::LOOP);
-  const UOp step = trip * tiles.steps + ks;
-  const UOp stage = ring.sync.use(step).stage;
-  const UOp landed = tile::wait(ring.sync, step, {ready});
+  const tile::Ring::Use use = ring.sync.use(trip, tiles.steps, ks);  // K step trip * steps + ks
+  const UOp stage = use.stage;
+  const UOp landed = tile::wait(ring.sync, use, {ready});
   // The consumer's rows of the stage's A: its half of the block, or all of its own block.
   const UOp a_row0 = shape.ping_pong ? constant(Wide(0), dtypes::index) : consumer * 64;
   const UOp issued = tile::mma_ABt(wg, accumulator, ring.a, stage, a_row0, ring.b, stage, ks > 0, {landed});
   // Keep mma_groups groups in flight: the group mma_groups steps back has read its stage.
   const int64_t in_flight = shape.mma_groups;
   const UOp held = tile::mma_wait(in_flight, {issued});
-  const UOp done = ring.sync.use(step - in_flight).stage;
-  const UOp loop = when(shape.ping_pong ? ks > 0 : step >= in_flight, release_stage(ring, done, held)).end({ks});
+  const UOp done = ring.sync.use(trip, tiles.steps, ks, -in_flight).stage;
+  // step >= in_flight, with every value below 2 * in_flight^2 + steps: trip and steps are capped
+  // at in_flight (a trip of in_flight or more steps is past it, as is a full trip of in_flight).
+  const UOp capped = min(trip, ks.const_like(Wide(in_flight))) * min(tiles.steps, ks.const_like(Wide(in_flight))) + ks;
+  const UOp loop = when(shape.ping_pong ? ks > 0 : capped >= in_flight, release_stage(ring, done, held)).end({ks});
   if (!shape.ping_pong) return tile::mma_wait(0, {loop});
   const UOp drained = tile::mma_wait(0, {pass_turn(ring, consumer, loop)});
-  return group(release_stage(ring, ring.sync.use((trip + 1) * tiles.steps - 1).stage, drained));
+  return group(release_stage(ring, ring.sync.use(trip + 1, tiles.steps, ks.const_like(Wide(0)), -1).stage, drained));
 }
 
 // The epilogue's inputs (float32 GLOBAL buffers; null where absent).

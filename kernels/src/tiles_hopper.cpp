@@ -69,6 +69,17 @@ std::vector<UOp> init(const mbarriers& bars, int64_t arrivals) {
 
 Ring::Use Ring::use(const UOp& step) const { return {step % stages, ((step / stages) % 2).cast(dtypes::int32)}; }
 
+Ring::Use Ring::use(const UOp& trip, const UOp& per_trip, const UOp& k, int64_t offset) const {
+  if (offset < -stages || offset > stages)
+    throw Error("Ring::use: an offset of " + std::to_string(offset) + " steps; -" + std::to_string(stages) + " .. " + std::to_string(stages) + " with " +
+                std::to_string(stages) + " stages");
+  // step = trip * per_trip + k + offset is congruent, modulo 2 * stages, to this non-negative m;
+  // its stage is m % stages and its parity (m / stages) % 2, as step's are.
+  const int64_t period = 2 * stages;
+  const UOp m = (trip % period) * (per_trip % period) + k + ((offset % period) + period) % period;
+  return {m % stages, ((m / stages) % 2).cast(dtypes::int32)};
+}
+
 Ring stage_ring(int64_t stages, int64_t readers) {
   if (stages < 1) throw Error("stage_ring: " + std::to_string(stages) + " stages; at least one");
   if (readers < 1) throw Error("stage_ring: " + std::to_string(readers) + " readers release a stage; at least one");
@@ -84,20 +95,14 @@ std::vector<UOp> init(const Ring& ring) {
   return inits;
 }
 
-UOp acquire(const Ring& ring, const UOp& step, const std::vector<UOp>& after) {
-  const auto [stage, parity] = ring.use(step);
-  return mbarrier_wait(ring.empty[stage], parity ^ 1, after);
-}
+UOp acquire(const Ring& ring, const Ring::Use& use, const std::vector<UOp>& after) { return mbarrier_wait(ring.empty[use.stage], use.parity ^ 1, after); }
 
 UOp expect_bytes(const Ring& ring, const UOp& stage, int64_t bytes, const std::vector<UOp>& after) {
   if (bytes < 1 || bytes >= (int64_t{1} << 20)) throw Error("expect_bytes: " + std::to_string(bytes) + " bytes; an mbarrier phase counts 1 .. 2^20 - 1");
   return mbarrier_arrive_expect_tx(ring.full[stage], constant(Wide(bytes), dtypes::int32), after);
 }
 
-UOp wait(const Ring& ring, const UOp& step, const std::vector<UOp>& after) {
-  const auto [stage, parity] = ring.use(step);
-  return mbarrier_wait(ring.full[stage], parity, after);
-}
+UOp wait(const Ring& ring, const Ring::Use& use, const std::vector<UOp>& after) { return mbarrier_wait(ring.full[use.stage], use.parity, after); }
 
 std::vector<UOp> release(const Ring& ring, const UOp& stage, const std::vector<UOp>& after, int64_t cluster) {
   const UOp empty = ring.empty[stage];

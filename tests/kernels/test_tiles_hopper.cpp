@@ -48,11 +48,12 @@ UOp tile_wgmma_gemm(int64_t m, int64_t n, int64_t k) {
   const UOp row0 = wg.block(1) * kBlockM, col0 = wg.block(0) * kBlockN;
   const acc sum = warpgroup_accumulator(wg, kBlockM, kBlockN);
   const UOp ks = wg.range(tiles_of(k, kBlockK), AxisType::LOOP);
-  const UOp stage = ring.use(ks).stage;
-  const UOp expect = expect_bytes(ring, stage, stage_bytes(as) + stage_bytes(bs), {acquire(ring, ks, {ready})});
+  const Ring::Use use = ring.use(ks);
+  const UOp stage = use.stage;
+  const UOp expect = expect_bytes(ring, stage, stage_bytes(as) + stage_bytes(bs), {acquire(ring, use, {ready})});
   const UOp fill_a = load(wg, as, stage, a, row0, ks * kBlockK, ring.full[stage], {expect});
   const UOp fill_b = load(wg, bs, stage, b, col0, ks * kBlockK, ring.full[stage], {expect});
-  const UOp issued = mma_ABt(wg, sum, as, stage, index_constant(0), bs, stage, ks > 0, {wait(ring, ks, {fill_a, fill_b})});
+  const UOp issued = mma_ABt(wg, sum, as, stage, index_constant(0), bs, stage, ks > 0, {wait(ring, use, {fill_a, fill_b})});
   const UOp step = group(release(ring, stage, {mma_wait(0, {issued})})).end({ks});
   std::vector<UOp> stores;
   for (int64_t h = 0; h < kBlockM / 64; ++h) stores.push_back(store(wg, c, slab(sum.after({step}), h), row0 + warp_row(wg, h), col0));
@@ -235,4 +236,31 @@ TEST_CASE("tiles on Hopper: the tile-operation GEMM against a host reference: id
   check_tile_gemm(*dev, 200, 300, 136, false);  // ragged: TMA's zero fill, the store's masks
   check_tile_gemm(*dev, 1, 1, 8, false);
   check_tile_gemm(*dev, 100, 72, 40, true);
+}
+
+TEST_CASE("tiles on Hopper: a ring's stage and parity from residues equal the step's, and stay 32-bit") {
+  const Ring ring = stage_ring(6, 4);
+  const UOp trip = range(index_constant(1 << 25), 0, AxisType::LOOP), per_trip = variable("STEPS", 1, 1 << 14).cast(dtypes::index);
+  const UOp k = range(per_trip, 1, AxisType::LOOP);
+  std::mt19937_64& gen = weft::testing::rng();
+  for (int64_t offset : {int64_t{0}, int64_t{-1}, int64_t{-3}, int64_t{-6}, int64_t{6}}) {
+    const Ring::Use by_residue = ring.use(trip, per_trip, k, offset);
+    for (int i = 0; i < 200; ++i) {
+      const int64_t t = static_cast<int64_t>(gen() % (1 << 25)), steps = 1 + static_cast<int64_t>(gen() % (1 << 14)), kk = static_cast<int64_t>(gen() % steps);
+      const int64_t step = t * steps + kk + offset;
+      if (step < 0) continue;
+      CAPTURE(t);
+      CAPTURE(steps);
+      CAPTURE(kk);
+      CAPTURE(offset);
+      const auto at = [&](const UOp& x) {
+        return lower::evaluate_index(substitute(x, {{trip, index_constant(t)}, {k, index_constant(kk)}}), {{"STEPS", steps}});
+      };
+      CHECK(at(by_residue.stage) == step % 6);
+      CHECK(at(by_residue.parity.cast(dtypes::index)) == (step / 6) % 2);
+    }
+    // Every value below 2^31: the index dtype pass can make all of it int32.
+    for (const UOp& u : toposort(by_residue.stage)) CHECK(u.vmax() < (int64_t{1} << 31));
+  }
+  CHECK_THROWS_WITH_AS(ring.use(trip, per_trip, k, -7), doctest::Contains("an offset of -7 steps; -6 .. 6"), Error);
 }

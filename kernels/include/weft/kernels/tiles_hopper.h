@@ -11,16 +11,16 @@
 //   const Ring ring = stage_ring(4, /*readers=*/4);             // each consumer warp releases
 //   const UOp ready = barrier({init(ring)});
 //   // producer (one thread): acquire, expect, load
-//   const auto [stage, parity] = ring.use(step);
-//   const UOp freed = acquire(ring, step, {ready});
-//   const UOp expect = expect_bytes(ring, stage, stage_bytes(as) + stage_bytes(bs), {freed});
-//   const UOp fill = load(wg, as, stage, a, row0, k0, ring.full[stage], {expect});
+//   const Ring::Use use = ring.use(step);
+//   const UOp freed = acquire(ring, use, {ready});
+//   const UOp expect = expect_bytes(ring, use.stage, stage_bytes(as) + stage_bytes(bs), {freed});
+//   const UOp fill = load(wg, as, use.stage, a, row0, k0, ring.full[use.stage], {expect});
 //   // consumer warpgroup: wait, MMAs, release
-//   const UOp landed = wait(ring, step, {ready});
+//   const UOp landed = wait(ring, use, {ready});
 //   const acc c = warpgroup_accumulator(wg, 64, 256);            // 16 x 256 a warp
-//   const UOp issued = mma_ABt(wg, c, as, stage, a_row0, bs, stage, step > 0, {landed});
+//   const UOp issued = mma_ABt(wg, c, as, use.stage, a_row0, bs, use.stage, step > 0, {landed});
 //   const UOp read = mma_wait(0, {issued});
-//   release(ring, stage, {read});
+//   release(ring, use.stage, {read});
 //
 // docs/tiles.md ("Hopper") walks through them; gemm/hopper_gemm.cpp is written with them.
 #pragma once
@@ -75,22 +75,28 @@ struct Ring {
     UOp parity;  // int32: the parity of the phase the stage's barriers are in for this use
   };
   Use use(const UOp& step) const;
+  // The same for step trip * per_trip + k + offset (a persistent workgroup's K step k of its
+  // trip-th block; offset a constant, -stages .. stages), computed from residues modulo
+  // 2 * stages, which are all a stage and a parity depend on: every value stays below
+  // (2 * stages)^2 + per_trip, so the arithmetic stays 32-bit where trip * per_trip itself may
+  // not fit (lower_index_dtype widens what its bounds cannot prove).
+  Use use(const UOp& trip, const UOp& per_trip, const UOp& k, int64_t offset = 0) const;
 };
 Ring stage_ring(int64_t stages, int64_t readers);
 // The inits of the ring's barriers (full: 1 arrival, empty: `readers`).
 std::vector<UOp> init(const Ring& ring);
-// The producer's side. acquire: wait until step's stage was released by its previous use (a
-// fresh ring's first use of each stage waits for parity 1, which a fresh barrier reports
-// complete). expect_bytes: the first thread arrives on full[stage] and announces `bytes` of copies
-// (stage_bytes of every tile the step fills). Return the effects.
-UOp acquire(const Ring& ring, const UOp& step, const std::vector<UOp>& after);
+// The producer's side. acquire: wait until the stage of a step's use (ring.use(step)) was
+// released by its previous use (a fresh ring's first use of each stage waits for parity 1, which
+// a fresh barrier reports complete). expect_bytes: the first thread arrives on full[stage] and
+// announces `bytes` of copies (stage_bytes of every tile the step fills). Return the effects.
+UOp acquire(const Ring& ring, const Ring::Use& use, const std::vector<UOp>& after);
 UOp expect_bytes(const Ring& ring, const UOp& stage, int64_t bytes, const std::vector<UOp>& after);
-// The consumers' side. wait: every thread waits until step's stage has landed. release: one
+// The consumers' side. wait: every thread waits until the stage of a step's use has landed. release: one
 // arrival a warp on empty[stage], after `after` (the reads of the stage complete for the whole
 // warp: an mma_wait, which is warp-collective); in a cluster of `cluster` CTAs, on the stage's
 // empty barrier of every CTA of it (each refills part of the stage by multicast). Every arrival is
 // returned: a when() around a release must list them all.
-UOp wait(const Ring& ring, const UOp& step, const std::vector<UOp>& after);
+UOp wait(const Ring& ring, const Ring::Use& use, const std::vector<UOp>& after);
 std::vector<UOp> release(const Ring& ring, const UOp& stage, const std::vector<UOp>& after, int64_t cluster = 1);
 
 // ---- TMA: shared tiles in a hardware swizzle ----
