@@ -402,6 +402,10 @@ void check_spec(const HopperGemmSpec& spec) {
                 ")");
   // (Ping-pong hands a workgroup's blocks to its consumers in turn: the grouped form has one block
   // a workgroup, and a cluster's CTAs would have to take turns alike.)
+  // A consumer releases the stage mma_groups steps back: fewer groups in flight than stages.
+  if (spec.shape().mma_groups < 1 || spec.shape().mma_groups >= spec.shape().stages)
+    throw Error("hopper_gemm: " + std::to_string(spec.shape().mma_groups) + " MMA groups in flight over a ring of " + std::to_string(spec.shape().stages) +
+                " stages; 1 .. stages - 1");
   if (spec.shape().ping_pong && (spec.grouped_block_rows > 0 || spec.cluster != 1))
     throw Error(std::string("hopper_gemm: the ping-pong schedules run ungrouped, in clusters of 1; this spec asks for ") +
                 (spec.grouped_block_rows > 0 ? "the grouped form" : "clusters of " + std::to_string(spec.cluster)));

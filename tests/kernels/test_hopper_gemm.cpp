@@ -10,6 +10,7 @@
 #include "kernel_harness.h"
 #include "occurrences.h"
 #include "skip.h"
+#include "weft/dsl/print.h"
 #include "weft/gemm/hopper_gemm.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/runtime/nvrtc.h"
@@ -254,6 +255,30 @@ TEST_CASE("hopper_gemm's ping-pong schedules render one consumer a block, its ow
   gemm::HopperGemmSpec grouped{dtypes::bfloat16, dtypes::bfloat16, {}, 128};
   grouped.schedule = gemm::HopperSchedule::PingPong;
   CHECK_THROWS_WITH_AS(gemm::hopper_gemm(grouped), doctest::Contains("this spec asks for the grouped form"), Error);
+}
+
+// The K loops' stage and parity (tile::Ring::use from residues): every mbarrier wait's barrier
+// index and parity are int32 after lower_index_dtype, for every schedule, though a persistent
+// workgroup's step count passes 2^31 as M, N and K's bounds go.
+TEST_CASE("hopper_gemm's mbarrier waits index their stages and parities with 32-bit arithmetic") {
+  for (const gemm::HopperSchedule schedule : {gemm::HopperSchedule::Cooperative, gemm::HopperSchedule::PingPong, gemm::HopperSchedule::Cooperative64B}) {
+    CAPTURE(static_cast<int>(schedule));
+    gemm::HopperGemmSpec spec;
+    spec.schedule = schedule;
+    const lower::LoweredKernel k = lowered(gemm::hopper_gemm(spec));
+    int waits = 0, int32_values = 0;
+    for (const lower::LinearOp& s : k.program) {
+      const UOp w = s.statement();
+      if (w.op() != Op::MBARRIER || static_cast<MbarrierOp>(w.arg_as<EffectArg>().value) != MbarrierOp::Wait) continue;
+      ++waits;
+      for (const UOp& operand : {w.src(0), w.src(1)})
+        for (const UOp& u : toposort(operand))
+          if (u.dtype() == dtypes::int64) FAIL_CHECK("a 64-bit " << op_name(u.op()) << " in a wait's operands: " << expr_string(u, 100));
+          else int32_values += u.dtype() == dtypes::int32;
+    }
+    CHECK(waits >= 2);         // the producer's on empty, the consumers' on full
+    CHECK(int32_values > 10);  // index arithmetic, lowered (not the index dtype)
+  }
 }
 
 TEST_CASE("hopper_gemm with register budgets lowers the producer warpgroup's to 40 and raises each consumer's to 232, inside the roles") {

@@ -260,7 +260,24 @@ TEST_CASE("tiles on Hopper: a ring's stage and parity from residues equal the st
       CHECK(at(by_residue.parity.cast(dtypes::index)) == (step / 6) % 2);
     }
     // Every value below 2^31: the index dtype pass can make all of it int32.
-    for (const UOp& u : toposort(by_residue.stage)) CHECK(u.vmax() < (int64_t{1} << 31));
+    for (const UOp& root : {by_residue.stage, by_residue.parity})
+      for (const UOp& u : toposort(root)) CHECK(u.vmax() < (int64_t{1} << 31));
+  }
+  // Exhaustively where the offset's normalization matters: steps of a few stages, every k.
+  const UOp small_steps = variable("SMALL", 1, 32).cast(dtypes::index), small_k = range(small_steps, 2, AxisType::LOOP);
+  for (int64_t offset = -6; offset <= 6; ++offset) {
+    const Ring::Use by_residue = ring.use(trip, small_steps, small_k, offset);
+    for (int64_t t = 0; t <= 13; ++t)
+      for (int64_t steps = 1; steps <= 13; ++steps)
+        for (int64_t kk = 0; kk < steps; ++kk) {
+          const int64_t step = t * steps + kk + offset;
+          if (step < 0) continue;
+          const auto at = [&](const UOp& x) {
+            return lower::evaluate_index(substitute(x, {{trip, index_constant(t)}, {small_k, index_constant(kk)}}), {{"SMALL", steps}});
+          };
+          if (at(by_residue.stage) != step % 6 || at(by_residue.parity.cast(dtypes::index)) != (step / 6) % 2)
+            FAIL_CHECK("step " << step << " (trip " << t << ", " << steps << " steps, k " << kk << ", offset " << offset << ")");
+        }
   }
   CHECK_THROWS_WITH_AS(ring.use(trip, per_trip, k, -7), doctest::Contains("an offset of -7 steps; -6 .. 6"), Error);
 }

@@ -102,7 +102,7 @@ class Renderer {
       const UOp statement = s.statement();
       if (statement.op() == Op::ASYNC_COPY) has_async_ = true;
       if (statement.op() == Op::ASYNC_COMMIT) commits_groups_ = true;
-      if (s.op.op() == Op::WHEN && statement.op() == Op::BARRIER) staggered_ = true;
+      if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
       if (opsets::hopper.contains(statement.op())) uses_hopper_ = true;
       if (statement.op() == Op::SETMAXNREG) sets_register_budget_ = true;
       if (statement.op() == Op::WGMMA) {

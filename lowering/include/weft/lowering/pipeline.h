@@ -49,7 +49,7 @@ struct LinearOp {
   UOp op;
   // The statement an Effect step runs: `op` itself, or, for a when() around one statement (a
   // barrier or a Hopper statement under a warp-uniform condition, linearize), that statement.
-  UOp statement() const { return op.op() == Op::WHEN && op.src().size() == 2 ? op.src(1) : op; }
+  UOp statement() const { return kind == Kind::Effect && op.op() == Op::WHEN && op.src().size() == 2 ? op.src(1) : op; }
 };
 
 // One axis of the device mesh a kernel runs over: a DEVICE range. The launch runs one shard per
