@@ -4,6 +4,7 @@
 // is absent.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -80,6 +81,26 @@ std::vector<T> get(rt::Device& dev, const rt::DeviceArray& a) {
 
 // Launches `k` with a float32 output in slot 0 (`out_elements`, poisoned first) and the float32
 // input `x` in slot 1, and returns the output.
+// A kernel's C = A * B^T (m x n, row-major) against the double-precision product of a (m x k)
+// and b (n x k), the values its inputs hold: bit for bit where `exact`, otherwise within 1e-5 of
+// the sum of the products' magnitudes (plus 1e-6). Reports the first five elements that differ.
+inline void check_product_abt(const std::vector<float>& got, const std::vector<double>& a, const std::vector<double>& b, int64_t m, int64_t n, int64_t k,
+                              bool exact) {
+  int bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0, mag = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        ref += a[i * k + kk] * b[j * k + kk];
+        mag += std::fabs(a[i * k + kk] * b[j * k + kk]);
+      }
+      const double g = got[i * n + j];
+      const bool ok = exact ? g == ref : std::fabs(g - ref) <= 1e-5 * mag + 1e-6;
+      if (!ok && bad++ < 5) FAIL_CHECK("C[" << i << "][" << j << "] = " << g << ", expected " << ref);
+    }
+  CHECK(bad == 0);
+}
+
 inline std::vector<float> run_float_kernel(rt::Device& dev, const rt::CompiledKernel& k, const std::vector<float>& x,
                                            size_t out_elements) {
   const rt::DeviceArray args[] = {poisoned(dev, dtypes::float32, out_elements), put(dev, dtypes::float32, x)};

@@ -551,19 +551,7 @@ void check_wgmma(rt::Device& dev, const WgmmaCase& c, DType input, bool identity
                                   weft::testing::put(dev, input, b)};
   k.launch(dev, args);
   const std::vector<float> got = weft::testing::get<float>(dev, args[0]);
-  int bad = 0;
-  for (int64_t m = 0; m < 64; ++m)
-    for (int64_t n = 0; n < c.n; ++n) {
-      double ref = 0, mag = 0;
-      for (int64_t kk = 0; kk < c.k; ++kk) {
-        ref += av[m * c.k + kk] * bv[n * c.k + kk];
-        mag += std::fabs(av[m * c.k + kk] * bv[n * c.k + kk]);
-      }
-      const double g = got[m * c.n + n];
-      const bool ok = identity ? g == ref : std::fabs(g - ref) <= 1e-5 * mag + 1e-6;
-      if (!ok && bad++ < 5) FAIL_CHECK("C[" << m << "][" << n << "] = " << g << ", expected " << ref);
-    }
-  CHECK(bad == 0);
+  weft::testing::check_product_abt(got, av, bv, 64, c.n, c.k, identity);
 }
 
 }  // namespace

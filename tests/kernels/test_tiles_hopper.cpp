@@ -7,7 +7,6 @@
 // (tests/kernels/test_hopper_gemm.cpp).
 #include <doctest/doctest.h>
 
-#include <cmath>
 
 #include "kernel_harness.h"
 #include "occurrences.h"
@@ -211,19 +210,7 @@ void check_tile_gemm(rt::Device& dev, int64_t m, int64_t n, int64_t k, bool iden
                                   weft::testing::put(dev, dtypes::bfloat16, b)};
   kernel.launch(dev, args);
   const std::vector<float> got = weft::testing::get<float>(dev, args[0]);
-  int bad = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double ref = 0, mag = 0;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        ref += av[i * k + kk] * bv[j * k + kk];
-        mag += std::fabs(av[i * k + kk] * bv[j * k + kk]);
-      }
-      const double g = got[i * n + j];
-      const bool ok = identity ? g == ref : std::fabs(g - ref) <= 1e-5 * mag + 1e-6;
-      if (!ok && bad++ < 5) FAIL_CHECK("C[" << i << "][" << j << "] = " << g << ", expected " << ref);
-    }
-  CHECK(bad == 0);
+  weft::testing::check_product_abt(got, av, bv, m, n, k, identity);
 }
 
 }  // namespace
