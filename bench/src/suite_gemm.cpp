@@ -109,7 +109,8 @@ Result nvidia_line(const std::string& kernel, int64_t m, int64_t n, int64_t k, r
 // scales (hopper_fp8_lines, against cuBLASLt). hopper_gemm_direct stores with masked per-thread
 // stores (HopperStore::Direct), hopper_gemm_cluster runs in clusters of two CTAs sharing B's box
 // by multicast; the _64b and _ping_pong forms are the other schedules (HopperSchedule), measured
-// slower than the default (docs/PERF.md, session 26), which run only when named.
+// slower than the default (docs/PERF.md, session 26), and the _budgets forms set the roles'
+// register budgets (HopperGemmSpec::register_budgets): these run only when named.
 struct HopperVariant {
   std::string name;
   gemm::HopperGemmSpec spec;
@@ -129,6 +130,10 @@ const std::vector<HopperVariant>& hopper_variants() {
       spec.schedule = schedule;
       return spec;
     };
+    const auto budgets = [](gemm::HopperGemmSpec spec) {
+      spec.register_budgets = true;
+      return spec;
+    };
     gemm::HopperGemmSpec direct, cluster;
     direct.store = gemm::HopperStore::Direct;
     cluster.cluster = 2;
@@ -139,10 +144,12 @@ const std::vector<HopperVariant>& hopper_variants() {
                                       {"hopper_gemm_ping_pong_wide", bf16(HopperSchedule::PingPongWide), false},
                                       {"hopper_gemm_direct", direct, true},
                                       {"hopper_gemm_cluster", cluster, true},
+                                      {"hopper_gemm_budgets", budgets(bf16(HopperSchedule::Cooperative)), false},
                                       {"hopper_gemm_fp8", fp8(HopperSchedule::Cooperative), true},
                                       {"hopper_gemm_fp8_64b", fp8(HopperSchedule::Cooperative64B), false},
                                       {"hopper_gemm_fp8_ping_pong", fp8(HopperSchedule::PingPong), false},
-                                      {"hopper_gemm_fp8_ping_pong_wide", fp8(HopperSchedule::PingPongWide), false}};
+                                      {"hopper_gemm_fp8_ping_pong_wide", fp8(HopperSchedule::PingPongWide), false},
+                                      {"hopper_gemm_fp8_budgets", budgets(fp8(HopperSchedule::Cooperative)), false}};
   }();
   return variants;
 }

@@ -89,8 +89,12 @@ struct Tiles {
   Experts experts;
   UOp cluster_id(const tile::Workgroup& wg) const { return wg.block(0) / cluster; }
   UOp rank(const tile::Workgroup& wg) const { return wg.block(0) % cluster; }
-  std::pair<UOp, UOp> origin(const tile::Workgroup& wg, const UOp& trip) const {  // C's (row, column) of the trip's block
-    const auto [unit_row, col] = grouped_block(cluster_id(wg) + trip * (ctas / cluster), tiles_of(tiles_m, cluster), tiles_n);
+  // C's (row, column) of the trip's block. A trip's unit is below `units` (trips() bounds the
+  // walk), which the ranges cannot see: their bound on trip * CTAS passes 2^31. The min says it,
+  // so the divisions of the block's place are 32-bit (lower_index_dtype narrows the min).
+  std::pair<UOp, UOp> origin(const tile::Workgroup& wg, const UOp& trip) const {
+    const UOp unit = min(cluster_id(wg) + trip * (ctas / cluster), units - 1);
+    const auto [unit_row, col] = grouped_block(unit, tiles_of(tiles_m, cluster), tiles_n);
     return {(unit_row * cluster + rank(wg)) * shape.block_m, col * shape.block_n};
   }
   // The grouped form's expert of the block at C's row `row0`: one load, the same in every thread.

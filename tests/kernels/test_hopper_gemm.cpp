@@ -281,6 +281,30 @@ TEST_CASE("hopper_gemm's mbarrier waits index their stages and parities with 32-
   }
 }
 
+// The per-block origin: a trip's walk unit is clamped below the unit count (Tiles::origin), and
+// lower_index_dtype narrows it, so the block's place in C divides in 32 bits: no statement of any
+// form divides or takes a remainder of a 64-bit value (each would be a software division).
+TEST_CASE("hopper_gemm divides only 32-bit values, per step and per block") {
+  gemm::HopperGemmSpec clustered, grouped{dtypes::bfloat16, dtypes::bfloat16, {}, 128};
+  clustered.cluster = 2;
+  std::vector<gemm::HopperGemmSpec> specs = {gemm::HopperGemmSpec{}, clustered, grouped};
+  for (const gemm::HopperSchedule schedule : {gemm::HopperSchedule::PingPong, gemm::HopperSchedule::Cooperative64B}) {
+    specs.emplace_back().schedule = schedule;
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    CAPTURE(i);
+    const lower::LoweredKernel k = lowered(gemm::hopper_gemm(specs[i]));
+    int divisions = 0;
+    for (const lower::LinearOp& s : k.program) {
+      const UOp& u = s.op;
+      if (s.kind != lower::LinearOp::Kind::Value || (u.op() != Op::IDIV && u.op() != Op::MOD)) continue;
+      ++divisions;
+      if (u.dtype() == dtypes::int64) FAIL_CHECK("a 64-bit " << op_name(u.op()) << ": " << expr_string(u, 100));
+    }
+    CHECK(divisions >= 4);  // the ring's stage and parity, the block's place
+  }
+}
+
 TEST_CASE("hopper_gemm with register budgets lowers the producer warpgroup's to 40 and raises each consumer's to 232, inside the roles") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
   for (const gemm::HopperSchedule schedule : {gemm::HopperSchedule::Cooperative, gemm::HopperSchedule::PingPong}) {

@@ -255,18 +255,25 @@ WEFT_DEVICE_TEST_CASE("scalar parameters: an int32 element count, and index math
     UOp base = variable("base", int64_t{1} << 34, int64_t{1} << 40, dtypes::int64);
     UOp j = range(256, 1, AxisType::GLOBAL);
     UOp far = base.cast(dtypes::index) + j;
-    UOp k64 = sink({"offset64"}, {out[(far - base.cast(dtypes::index)) % 1000].store(in[j].load() + (far % 7).cast(dtypes::float32)).end({j})});
+    // (far % 1000) is computed in int64 and fits int32: it is narrowed, then * 3 / 7 is int32.
+    UOp term = (far % 7).cast(dtypes::float32) + ((far % 1000) * 3 / 7).cast(dtypes::float32);
+    UOp k64 = sink({"offset64"}, {out[(far - base.cast(dtypes::index)) % 1000].store(in[j].load() + term).end({j})});
     auto lowered = lower::lower(k64);
-    bool has_int64 = false;
-    for (const auto& s : lowered.program) has_int64 |= s.op.dtype() == dtypes::int64;
+    bool has_int64 = false, narrowed = false;
+    for (const auto& s : lowered.program) {
+      has_int64 |= s.op.dtype() == dtypes::int64;
+      narrowed |= s.op.op() == Op::CAST && s.op.dtype() == dtypes::int32 && s.op.src(0).dtype() == dtypes::int64;
+    }
     CHECK(has_int64);
+    CHECK(narrowed);
     auto c64 = rt::CompiledKernel::compile(*dev, k64);
     const int64_t b = (int64_t{1} << 35) + 3;
     auto o2 = weft::testing::poisoned(*dev, dtypes::float32, 1000);
     const rt::DeviceArray args2[] = {o2, a};
     c64.launch(*dev, args2, {{"base", b}, {"n", int64_t{1000}}});
     auto y2 = get<float>(*dev, o2);
-    for (int64_t q = 0; q < 256; ++q) REQUIRE(y2[static_cast<size_t>(q)] == x[static_cast<size_t>(q)] + static_cast<float>((b + q) % 7));
+    for (int64_t q = 0; q < 256; ++q)
+      REQUIRE(y2[static_cast<size_t>(q)] == x[static_cast<size_t>(q)] + (static_cast<float>((b + q) % 7) + static_cast<float>((b + q) % 1000 * 3 / 7)));
   }
 }
 

@@ -71,6 +71,26 @@ TEST_CASE("lower_index_dtype: int32 where ranges prove it, int64 where a value n
   CHECK(any_dtype(wide, dtypes::int32));  // the loop counter itself still fits
 }
 
+// A value computed in int64 whose own range fits int32 (a wide value clamped, a remainder) is
+// narrowed where it feeds int32 arithmetic, so the division after it is 32-bit.
+TEST_CASE("lower_index_dtype narrows a wide-computed value whose range fits before the int32 arithmetic it feeds") {
+  UOp base = variable("base", 0, int64_t{1} << 40, dtypes::int64), n = variable("n", 1, 1000);
+  UOp in = placeholder({64}, dtypes::float32, 1), out = placeholder({64}, dtypes::float32, 0);
+  UOp i = range(64, 0, AxisType::LOOP);
+  UOp clamped = min(base.cast(dtypes::index) + i, n.cast(dtypes::index) - 1);  // computed from an int64 value
+  UOp k = sink({"narrowed"}, {out[i].store(in[i].load() + (clamped / 7 + i).cast(dtypes::float32)).end({i})});
+  UOp lowered = lower_index_dtype(simplify_kernel(flatten_views(k)));
+  int divisions = 0, narrowings = 0;
+  for (const UOp& u : toposort(lowered)) {
+    divisions += u.op() == Op::IDIV;
+    if (u.op() == Op::IDIV) CHECK(u.dtype() == dtypes::int32);
+    if (u.op() == Op::MIN) CHECK(u.dtype() == dtypes::int64);  // its source needs 64 bits
+    narrowings += u.op() == Op::CAST && u.dtype() == dtypes::int32 && u.src(0).dtype() == dtypes::int64;
+  }
+  CHECK(divisions == 1);
+  CHECK(narrowings >= 1);
+}
+
 TEST_CASE("ranges_to_hardware: launch dimensions from GLOBAL and LOCAL ranges, and their limits") {
   LaunchDims launch;
   UOp out = placeholder({8, 8, 8, 8}, dtypes::float32, 0);
