@@ -171,6 +171,16 @@ UOp UOp::load_transposed() const { return cross_lane_read(4, kTransposeRead16, "
 
 UOp UOp::load_matrix(bool transposed) const { return cross_lane_read(8, transposed ? kMatrixReadTransposed16 : kMatrixRead16, "ldmatrix"); }
 
+UOp UOp::store_matrix(const UOp& value) const {
+  (void)store(value);  // the checks of a store
+  const DType d = dtype();
+  if (d.lanes != 8 || d.element().itemsize() != 2) fail("STORE", "stmatrix takes 8 lanes of a 2-byte type, not " + d.name());
+  UOp base = src(0);
+  while (base.op() == Op::AFTER) base = base.src(0);
+  if (base.op() != Op::PLACEHOLDER || base.arg_as<BufferArg>().space != AddrSpace::LOCAL) fail("STORE", "stmatrix writes a LOCAL buffer (shared memory)");
+  return make(Op::STORE, dtypes::void_, {*this, value}, std::string(kMatrixWrite16));
+}
+
 // A LOAD with `arg` through this INDEX: `lanes` lanes of a 2-byte type from a LOCAL buffer.
 UOp UOp::cross_lane_read(int lanes, const char* arg, const std::string& what) const {
   (void)load();  // the checks of a load
@@ -196,6 +206,9 @@ bool is_transposed_read(const UOp& u) { return load_with_arg(u, kTransposeRead16
 bool is_transposed_matrix_read(const UOp& u) { return load_with_arg(u, kMatrixReadTransposed16); }
 bool is_matrix_read(const UOp& u) { return load_with_arg(u, kMatrixRead16) || is_transposed_matrix_read(u); }
 bool is_cross_lane_read(const UOp& u) { return is_transposed_read(u) || is_matrix_read(u); }
+bool is_matrix_write(const UOp& u) {
+  return u.op() == Op::STORE && std::holds_alternative<std::string>(u.arg()) && std::get<std::string>(u.arg()) == kMatrixWrite16;
+}
 
 UOp UOp::store(const UOp& value) const {
   if (op() != Op::INDEX)

@@ -307,6 +307,18 @@ class Checker {
     }
     if (!(u.src(1).dtype() == target.dtype()))
       report("stores " + u.src(1).dtype().name() + " into a buffer of " + target.dtype().name());
+    if (!std::holds_alternative<std::monostate>(u.arg())) check_matrix_write(u);
+  }
+
+  // The only arg a STORE takes: stmatrix (UOp::store_matrix), 8 lanes of a 2-byte type, unmasked,
+  // into a LOCAL buffer.
+  void check_matrix_write(const UOp& u) {
+    if (!is_matrix_write(u)) return report("has an arg (" + arg_to_string(u.arg()) + "); the only one a store takes is " + kMatrixWrite16);
+    if (u.src().size() != 2) report("stmatrix is not masked");
+    const DType d = u.src(1).dtype();
+    if (d.lanes != 8 || d.element().itemsize() != 2) report("stmatrix takes 8 lanes of a 2-byte type, not " + d.name());
+    const auto buf = base_buffer(u.src(0));
+    if (!buf || buf->space != AddrSpace::LOCAL) report("stmatrix writes a LOCAL buffer");
   }
 
   static std::optional<BufferArg> base_buffer(const UOp& index) {

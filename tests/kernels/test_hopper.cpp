@@ -16,6 +16,7 @@
 #include "weft/kernels/layout_expr.h"
 #include "weft/kernels/layouts.h"
 #include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/inspect.h"
 #include "weft/runtime/nvrtc.h"
 
 using namespace weft;
@@ -326,6 +327,67 @@ TEST_CASE("Hopper: wgmma with fp8 A from registers packs four values a word and 
   const std::string src = compiles_sm90(sink({"wgmma_fp8_rs"}, {out}), {"wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"}, "sm_90a");
   CHECK(src.find("}, {%32, %33, %34, %35}, %36, p, 1, 1;") != std::string::npos);  // no transpose operand for fp8
   CHECK(src.find(".v[3] << 24)") != std::string::npos);  // four values a word, the fourth in the top byte
+}
+
+namespace {
+
+// One warp's stmatrix.x4: lane l writes its 8 values in[8l .. 8l + 7] at row l of a 256-element
+// shared buffer (row l is lane l's address: row l % 8 of matrix l / 8), which is then copied out.
+UOp stmatrix_kernel() {
+  UOp lds = alloc_shared({256}, dtypes::uint16), in = placeholder({256}, dtypes::uint16, 1), out = placeholder({256}, dtypes::uint16, 0);
+  UOp l = range(32, 0, AxisType::LOCAL);
+  UOp written = lds[l * 8].vec(8).store_matrix(in[l * 8].vec(8).load());
+  return sink({"stmatrix_x4"}, {out[l * 8].vec(8).store(lds.after({barrier({written})})[l * 8].vec(8).load()).end({l})});
+}
+
+// Where stmatrix.x4 puts lane L's value v: element 2(L%4) + v%2 of row L/4 of matrix v/2, and
+// matrix m's row r is lane 8m + r's address, row 8m + r of stmatrix_kernel's buffer.
+size_t stmatrix_destination(int lane, int value) { return static_cast<size_t>((8 * (value / 2) + lane / 4) * 8 + 2 * (lane % 4) + value % 2); }
+
+}  // namespace
+
+TEST_CASE("Hopper: stmatrix takes rows of 8 lanes of a 2-byte type into a LOCAL buffer, by every lane, and compiles for sm_90") {
+  UOp lds = alloc_shared({256}, dtypes::bfloat16), wide = alloc_shared({256}, dtypes::float32), g = placeholder({256}, dtypes::bfloat16, 0);
+  const UOp zero = constant(Wide(0));
+  CHECK_THROWS_WITH_AS(lds[zero].vec(4).store_matrix(g[zero].vec(4).load()), doctest::Contains("stmatrix takes 8 lanes of a 2-byte type, not"), Error);
+  CHECK_THROWS_WITH_AS(wide[zero].vec(8).store_matrix(wide[zero].vec(8).load()), doctest::Contains("stmatrix takes 8 lanes of a 2-byte type, not"), Error);
+  CHECK_THROWS_WITH_AS(g[zero].vec(8).store_matrix(g[zero].vec(8).load()), doctest::Contains("stmatrix writes a LOCAL buffer"), Error);
+  // The verifier checks a node built by hand.
+  const UOp raw = UOp::make(Op::STORE, dtypes::void_, {g[zero].vec(8), g[zero].vec(8).load()}, std::string(kMatrixWrite16));
+  CHECK_THROWS_WITH_AS(verify(raw), doctest::Contains("stmatrix writes a LOCAL buffer"), Error);
+  const UOp other = UOp::make(Op::STORE, dtypes::void_, {lds[zero], g[zero].load()}, std::string("sideways"));
+  CHECK_THROWS_WITH_AS(verify(other), doctest::Contains("the only one a store takes is stmatrix_b16"), Error);
+  // Inside when() on a lane-varying condition a masked lane would drop the others' values: an error.
+  UOp l = range(32, 0, AxisType::LOCAL);
+  UOp varying = sink({"when_stmatrix"}, {when(l < 16, {lds[l * 8].vec(8).store_matrix(g[l * 8].vec(8).load())}).end({l})});
+  CHECK_THROWS_WITH_AS(lowered_for_warps(varying), doctest::Contains("stmatrix needs every lane of the warp"), Error);
+  // A row not known to start on 16 bytes: the CUDA renderer refuses it.
+  UOp skewed = sink({"stmatrix_skewed"}, {lds[l * 8 + 4].vec(8).store_matrix(g[l * 8].vec(8).load()).end({l})});
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered_for_warps(skewed), 90), doctest::Contains("is not known to be a multiple of 8 elements (16 bytes)"), Error);
+  CHECK_THROWS_WITH_AS(cuda::render_cuda(lowered_for_warps(stmatrix_kernel()), 80), doctest::Contains("stmatrix needs sm_90 or newer"), Error);
+#ifdef WEFT_HAVE_LLVM
+  CHECK_THROWS_WITH_AS(rt::inspect(stmatrix_kernel(), "gfx950"), doctest::Contains("stmatrix (a cross-lane shared-memory write) is NVIDIA's; AMDGPU has none"), Error);
+#endif
+  if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
+  compiles_sm90(stmatrix_kernel(), {"stmatrix.sync.aligned.m8n8.x4.shared.b16"}, "sm_90");
+}
+
+TEST_CASE("Hopper: stmatrix puts each lane's values where ldmatrix reads them from, bit for bit [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const auto k = rt::CompiledKernel::compile(*dev, stmatrix_kernel());
+  const std::vector<int32_t> drawn = weft::testing::random_ints(256, 0, 0xffff);
+  const std::vector<uint16_t> in(drawn.begin(), drawn.end());
+  const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::uint16, 256), weft::testing::put(*dev, dtypes::uint16, in)};
+  k.launch(*dev, args);
+  const std::vector<uint16_t> got = weft::testing::get<uint16_t>(*dev, args[0]);
+  int bad = 0;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int v = 0; v < 8; ++v) {
+      const uint16_t want = in[static_cast<size_t>(8 * lane + v)], have = got[stmatrix_destination(lane, v)];
+      if (have != want && bad++ < 5) FAIL_CHECK("lane " << lane << " value " << v << ": " << have << " at " << stmatrix_destination(lane, v) << ", want " << want);
+    }
+  CHECK(bad == 0);
 }
 
 TEST_CASE("Hopper: mbarrier init, arrive, expect_tx and try_wait.parity render and compile for sm_90a") {

@@ -761,6 +761,7 @@ class Renderer {
   }
 
   void store(const UOp& e) {
+    if (is_matrix_write(e)) unsupported(e, "stmatrix (a cross-lane shared-memory write) is NVIDIA's; AMDGPU has none");
     const UOp& idx = e.src(0);
     if (idx.src().size() <= 2) {
       b_.CreateAlignedStore(get(e.src(1)), get(idx), alignment(idx));

@@ -726,6 +726,7 @@ class Renderer {
   }
 
   void store(const UOp& e, std::ostringstream& o) {
+    if (is_matrix_write(e)) return matrix_write(e, o);
     const UOp& idx = e.src(0);
     const DType d = e.src(1).dtype();
     std::string line;
@@ -741,6 +742,23 @@ class Renderer {
     }
     if (idx.src().size() > 2) line = "if (" + ref(idx.src(2)) + ") { " + line + " }";
     o << indent_ << line << "\n";
+  }
+
+  // stmatrix.x4 (UOp::store_matrix): the lane's 8 values as four 32-bit registers, each two of
+  // them, low half first (ldmatrix's order). Volatile with a memory clobber, as ldmatrix.
+  void matrix_write(const UOp& e, std::ostringstream& o) {
+    const UOp& idx = e.src(0);
+    if (sm_ < 90) unsupported(e, "stmatrix needs sm_90 or newer; the target is sm_" + std::to_string(sm_));
+    if (idx.src().size() > 2) unsupported(e, "a guarded stmatrix: each lane's row holds the other lanes' values, so every lane must write");
+    if (!lower::aligned_vector(idx))
+      unsupported(e, "stmatrix's row address " + expr_string(idx.src(1), 60) + " is not known to be a multiple of 8 elements (16 bytes)");
+    const std::string v = ref(e.src(1));
+    const auto word = [&](int w) {
+      return "(unsigned)" + v + ".v[" + std::to_string(2 * w) + "] | ((unsigned)" + v + ".v[" + std::to_string(2 * w + 1) + "] << 16)";
+    };
+    o << indent_ << "asm volatile(\"stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\" :: \"r\"(" << shared_address(idx) << ")";
+    for (int w = 0; w < 4; ++w) o << ", \"r\"(" << word(w) << ")";
+    o << " : \"memory\");\n";
   }
 
   // cp.async: 4, 8 or 16 bytes per thread from global to shared memory; completed at the next

@@ -69,7 +69,14 @@ class Guard {
  private:
   UOp rewrite(const UOp& e) {
     switch (e.op()) {
-      case Op::STORE: return UOp::make(Op::STORE, dtypes::void_, {access(e.src(0)), value(e.src(1))});
+      case Op::STORE:
+        // stmatrix writes other lanes' values at each lane's row: a masked lane would drop them.
+        // On a warp-uniform condition the whole warp branches around it.
+        if (is_matrix_write(e)) {
+          if (varying_part(cond_)) outside(e, "stmatrix needs every lane of the warp (each lane's row holds the others' values)");
+          return branch(e, cond_);
+        }
+        return UOp::make(Op::STORE, dtypes::void_, {access(e.src(0)), value(e.src(1))});
       case Op::ATOMIC: return value(e);
       case Op::END:
       case Op::GROUP: {

@@ -128,6 +128,10 @@ struct LaneArg {  // SHUFFLE, VOTE
 inline constexpr const char* kTransposeRead16 = "transpose_b16";
 inline constexpr const char* kMatrixRead16 = "ldmatrix_b16";
 inline constexpr const char* kMatrixReadTransposed16 = "ldmatrix_trans_b16";
+// The arg of the STORE that is NVIDIA's stmatrix.x4 (UOp::store_matrix): ldmatrix's converse,
+// each lane naming one 16-byte row of four 8x8 matrices of 16-bit elements and giving, as its
+// values, the other lanes' elements. A plain STORE has none.
+inline constexpr const char* kMatrixWrite16 = "stmatrix_b16";
 // True for a LOAD with kTransposeRead16.
 bool is_transposed_read(const UOp& u);
 // True for a LOAD with kMatrixRead16 or kMatrixReadTransposed16; transposed_matrix_read for the
@@ -137,6 +141,9 @@ bool is_transposed_matrix_read(const UOp& u);
 // True for any of the three: a LOAD whose result depends on other lanes' addresses, so every
 // lane of the group must execute it.
 bool is_cross_lane_read(const UOp& u);
+// True for a STORE with kMatrixWrite16: what it writes at a lane's address comes from other
+// lanes, so every lane of the warp must execute it.
+bool is_matrix_write(const UOp& u);
 
 // How a wgmma operand tile lies in shared memory: the fields of its matrix descriptor other than
 // the start address, which the renderer takes from the operand's INDEX (PTX ISA, "Matrix
@@ -268,6 +275,14 @@ class UOp {
   // A LOAD whose arg is kMatrixRead16 or kMatrixReadTransposed16. Only CUDA renders it; the tile
   // layer emits it where the layouts say it fits. Like load_transposed, not a per-lane load.
   UOp load_matrix(bool transposed) const;
+  // NVIDIA's stmatrix.sync.aligned.m8n8.x4.shared.b16 (sm_90), ldmatrix.x4's converse: this
+  // INDEX, an 8-lane vector of a 2-byte type (one 16-byte row) into a LOCAL buffer, written by
+  // every lane of the warp at its own address with `value` (the same dtype). Lane t names row
+  // t % 8 of matrix t / 8; lane L's values 2m and 2m + 1 become elements 2(L%4) and 2(L%4) + 1 of
+  // row L/4 of matrix m (where ldmatrix.x4, as stored, reads them from). A STORE whose arg is
+  // kMatrixWrite16. Only CUDA renders it; the tile layer emits it where the layouts say it fits
+  // (store(st, acc)). Not a per-lane store: a lane's row holds other lanes' values.
+  UOp store_matrix(const UOp& value) const;
   // This INDEX widened to `lanes` consecutive elements along the buffer's last axis, loaded or
   // stored as one vector access. The caller promises alignment: the flat index is a multiple of
   // `lanes` (write it as `granule * lanes`, as the tile layer does from a layout, and the
