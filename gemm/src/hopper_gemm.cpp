@@ -304,26 +304,24 @@ struct BlockOrigin {
 // previous store has read it.
 UOp store_block(const tile::Workgroup& wg, const tile::gl& c, const EpilogueInputs& epilogue, const Tiles& tiles, const tile::acc& accumulator,
                 const Staging& staging, const UOp& consumer, const UOp& finished, const BlockOrigin& at) {
-  const UOp thread = tile::warpgroup(wg).thread;
   const UOp warp_boxes = (consumer * (S::warpgroup / 32) + wg.wave_col()) * Staging::boxes;  // the warp's first box
-  const int64_t chunks = tiles.shape.block_n / staging.cols, per_chunk = at.values / chunks;  // accumulator values of a chunk
+  const int64_t chunks = tiles.shape.block_n / staging.cols;
   UOp last = finished;
   for (int64_t half = 0, written = 0; half < tiles.shape.halves(); ++half) {
-    const UOp half_row0 = at.row0 + half * 64;
-    const UOp warp_row0 = half_row0 + wg.wave_col() * Staging::warp_rows;
+    const UOp warp_row0 = at.row0 + tile::warp_row(wg, half);
     for (int64_t chunk = 0; chunk < chunks; ++chunk, ++written) {
       const UOp reusable = tile::store_wait(Staging::boxes - 1, {last});
-      const UOp r = wg.range(per_chunk, AxisType::UNROLL);
-      const auto [row, col] = tile::operand_index(at.fragment, thread, r + chunk * per_chunk);
-      const UOp at_row = half_row0 + row, at_col = at.col0 + col;
-      UOp value = slab_value(accumulator, {reusable}, constant(Wide(half), dtypes::index), r + chunk * per_chunk);
+      const UOp col0 = at.col0 + chunk * staging.cols;
       // (B's row from the block's first row: one load of its expert, not one an element.)
-      if (epilogue.spec.any())
-        value = apply_epilogue(epilogue, value, min(at_row, c.rows - 1), tiles.b_row(at.row0, min(at_col, c.cols - 1)));
+      const tile::ElementEpilogue finish = [&](const UOp& value, const UOp& row, const UOp& col) {
+        if (!epilogue.spec.any()) return value;
+        return apply_epilogue(epilogue, value, min(warp_row0 + row, c.rows - 1), tiles.b_row(at.row0, min(col0 + col, c.cols - 1)));
+      };
+      // The warp's 16 rows of the chunk's columns, into its box (2-byte C: stmatrix, tiles.h).
+      const tile::acc part = tile::subtile(tile::slab(accumulator.after({reusable}), half), 0, Staging::warp_rows, chunk * staging.cols, staging.cols);
       const UOp box = warp_boxes + written % Staging::boxes;
-      const UOp in_box = staging.swizzled(half_row0 + row - warp_row0, col - chunk * staging.cols);
-      const UOp write = staging.boxes_tile.buffer[box * staging.boxes_tile.size() + in_box].store(value.cast(c.buffer.dtype())).end({r});
-      last = tile::store(wg, c, staging.boxes_tile, box, warp_row0, at.col0 + chunk * staging.cols, {write});
+      const UOp write = tile::store(wg, staging.boxes_tile, box, part, constant(Wide(0)), constant(Wide(0)), finish);
+      last = tile::store(wg, c, staging.boxes_tile, box, warp_row0, col0, {write});
     }
   }
   return last;

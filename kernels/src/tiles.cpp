@@ -246,16 +246,22 @@ UOp load_transposed(const Workgroup& wg, const st& dst, const UOp& stage, const 
   return dst.buffer[stage * dst.size() + offset].store(v).end({round});
 }
 
-UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0) {
+UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0, const ElementEpilogue& epilogue) {
   if (c.rows > dst.rows || c.cols > dst.cols)
     throw Error("store(st, acc): a " + shape_text(c.rows, c.cols) + " accumulator does not fit in a " + shape_text(dst.rows, dst.cols) + " tile");
+  const auto value = [&](int64_t i, int64_t j, int64_t e) {
+    const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
+    const UOp v = c.element(i, j, e).load();
+    return (epilogue ? epilogue(v, r, col) : v).cast(dst.dtype);
+  };
+  if (std::optional<UOp> rows = detail::store_matrix_rows(wg, dst, stage, c, row0, col0, value)) return *rows;
   std::vector<UOp> stores;
   for (int64_t i = 0; i < c.tiles_m(); ++i)
     for (int64_t j = 0; j < c.tiles_n(); ++j)
       for (int64_t e = 0; e < c.elements; ++e) {
         const auto [r, col] = acc_position(wg, c, i, j, e, row0, col0);
         const UOp offset = layout_index(dst.layout, {{"row", r}, {"col", col}}, "offset");
-        stores.push_back(dst.buffer[stage * dst.size() + offset].store(c.element(i, j, e).load().cast(dst.dtype)));
+        stores.push_back(dst.buffer[stage * dst.size() + offset].store(value(i, j, e)));
       }
   return group(stores);
 }

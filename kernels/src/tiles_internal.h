@@ -3,6 +3,8 @@
 #pragma once
 
 #include <bit>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -29,5 +31,10 @@ inline std::pair<UOp, UOp> acc_position(const Workgroup& wg, const acc& c, int64
   const LayoutInputs at{{"register", constant(Wide(e))}, {"lane", wg.lane()}};
   return {row0 + i * 16 + layout_index(c.layout, at, "row"), col0 + j * 16 + layout_index(c.layout, at, "col")};
 }
+
+// store(st, acc) by stmatrix.x4, one a 16 x 16 sub-tile, where it fits (tiles.h); nullopt where
+// it does not. `value(i, j, e)` is register e of sub-tile (i, j) as stored.
+std::optional<UOp> store_matrix_rows(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0,
+                                     const std::function<UOp(int64_t, int64_t, int64_t)>& value);
 
 }  // namespace weft::tile::detail

@@ -238,6 +238,36 @@ std::optional<Layout> matrix_read_layout(const Layout& to_offset, bool transpose
   });
 }
 
+namespace detail {
+
+std::optional<UOp> store_matrix_rows(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0,
+                                     const std::function<UOp(int64_t, int64_t, int64_t)>& value) {
+  if (!is_nvidia(wg.arch()) || dst.dtype.itemsize() != 2 || c.elements != 8) return std::nullopt;
+  // Each lane's row must be 8 consecutive, 16-byte aligned elements of the tile.
+  if (!col0.is_const() || static_cast<int64_t>(col0.const_int()) % 8 != 0 || aligned_vector_width(dst.layout, "col", "offset", 8) != 8)
+    return std::nullopt;
+  // The sub-tile's registers as offsets of a row-major 16 x 16 tile: stmatrix writes the lane's
+  // registers where an ldmatrix of that layout would read them from.
+  const std::vector<LayoutDim>& at = c.layout.out_dims();
+  const Layout row_major = Layout::linear(at, {{"offset", 8}}, [](const Layout::Coords& x) { return Layout::Coords{{"offset", x.at("row") * 16 + x.at("col")}}; });
+  const std::optional<Layout> rows = matrix_read_layout(c.layout.then(row_major), false);
+  if (!rows) return std::nullopt;
+  // Lane t's row of each sub-tile, where its value 0 lands.
+  const UOp start = layout_index(*rows, {{"register", constant(Wide(0))}, {"lane", wg.lane()}}, "offset");
+  const UOp row = start / 16, col = start % 16;
+  std::vector<UOp> writes;
+  for (int64_t i = 0; i < c.tiles_m(); ++i)
+    for (int64_t j = 0; j < c.tiles_n(); ++j) {
+      std::vector<UOp> values;
+      for (int64_t e = 0; e < 8; ++e) values.push_back(value(i, j, e));
+      const UOp granule = layout_granule(dst.layout, {{"row", row0 + i * 16 + row}, {"col", col0 + j * 16 + col}}, "col", "offset", 8);
+      writes.push_back(dst.buffer[stage * dst.size() + granule * 8].vec(8).store_matrix(vectorize(values)));
+    }
+  return group(writes);
+}
+
+}  // namespace detail
+
 UOp read_operand_part(const Workgroup& wg, const st& src, const UOp& stage, const Layout& to_offset, int64_t i, int64_t j, const UOp& block) {
   const int64_t registers = int64_t{1} << to_offset.in_dims().at(0).bits;
   const int64_t width = aligned_vector_width(to_offset, "register", "offset", std::min<int64_t>(registers, 16 / src.dtype.itemsize()));

@@ -7,6 +7,7 @@
 // (tests/kernels/test_hopper_gemm.cpp).
 #include <doctest/doctest.h>
 
+#include <cstring>
 
 #include "kernel_harness.h"
 #include "occurrences.h"
@@ -223,6 +224,78 @@ TEST_CASE("tiles on Hopper: the tile-operation GEMM against a host reference: id
   check_tile_gemm(*dev, 200, 300, 136, false);  // ragged: TMA's zero fill, the store's masks
   check_tile_gemm(*dev, 1, 1, 8, false);
   check_tile_gemm(*dev, 100, 72, 40, true);
+}
+
+namespace {
+
+// One warp: its 32 x 64 accumulator from `in` (fp32, row-major), then store(st, acc) into stage 1
+// of a two-stage 32 x 64 shared tile with the epilogue value + (row * 64 + col) (one fp32 add,
+// rounded once to the tile's dtype), then stage 1's elements as they lie in shared memory, raw,
+// into `out`. Slots: 0 out, 1 in.
+UOp store_acc_kernel(DType dtype, SharedSwizzle swizzle) {
+  const Workgroup wg("sm_90", {index_constant(1)}, 1, 1, 32);
+  const gl in = global(1, index_constant(32), index_constant(64), dtypes::float32);
+  const st tile = shared(32, 64, dtype, swizzle, 2);
+  const acc loaded = load(wg, accumulator(wg, 32, 64), in, index_constant(0), index_constant(0));
+  const ElementEpilogue position = [](const UOp& v, const UOp& row, const UOp& col) { return v + (row * 64 + col).cast(dtypes::float32); };
+  const UOp written = store(wg, tile, index_constant(1), loaded, index_constant(0), index_constant(0), position);
+  const UOp out = placeholder({32 * 64}, dtype, 0);
+  const UOp i = wg.range(64, AxisType::LOOP);
+  const UOp at = i * 32 + wg.lane();
+  const UOp copy = out[at].store(tile.after({barrier({written})}).buffer[index_constant(tile.size()) + at].load()).end({i});
+  return sink({"store_acc"}, {copy.end(wg.hardware_ranges())});
+}
+
+}  // namespace
+
+TEST_CASE("tiles on Hopper: store(st, acc) writes a 2-byte tile with one stmatrix a sub-tile where the layout keeps 16-byte rows, else element by element") {
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  struct Case {
+    DType dtype;
+    SharedSwizzle swizzle;
+    int stmatrix;  // 2 x 4 sub-tiles, or none
+  };
+  for (const Case& c : {Case{dtypes::bfloat16, SharedSwizzle::swizzle_128b, 8}, Case{dtypes::bfloat16, SharedSwizzle::unswizzled, 8},
+                        Case{dtypes::float32, SharedSwizzle::unswizzled, 0}}) {
+    CAPTURE(c.dtype.name());
+    const lower::LoweredKernel k = lowered(store_acc_kernel(c.dtype, c.swizzle));
+    const std::string src = cuda::render_cuda(k, 90);
+    INFO(src);
+    CHECK(occurrences(src, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == c.stmatrix);
+    CHECK(rt::nvrtc_compile(src, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
+  }
+}
+
+TEST_CASE("tiles on Hopper: store(st, acc) puts every element where the tile's layout says, through its epilogue, bit for bit [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  for (const SharedSwizzle swizzle : {SharedSwizzle::swizzle_128b, SharedSwizzle::unswizzled})
+    for (const DType dtype : {dtypes::bfloat16, dtypes::float32}) {
+      CAPTURE(dtype.name());
+      CAPTURE(static_cast<int>(swizzle));
+      const st tile = shared(32, 64, dtype, swizzle, 2);
+      const auto kernel = rt::CompiledKernel::compile(*dev, store_acc_kernel(dtype, swizzle));
+      const std::vector<float> in = weft::testing::random_floats(32 * 64, -4.0f, 4.0f);
+      const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtype, 32 * 64), weft::testing::put(*dev, dtypes::float32, in)};
+      kernel.launch(*dev, args);
+      const std::vector<uint8_t> got = rt::download(*dev, args[0]);
+      int bad = 0;
+      for (int64_t r = 0; r < 32; ++r)
+        for (int64_t col = 0; col < 64; ++col) {
+          const float sum = in[static_cast<size_t>(r * 64 + col)] + static_cast<float>(r * 64 + col);
+          const int64_t at = tile.layout.apply({{"row", r}, {"col", col}}).at("offset");
+          uint32_t want = 0, have = 0;
+          if (dtype == dtypes::bfloat16) {
+            want = float_to_bf16(sum);
+            std::memcpy(&have, got.data() + at * 2, 2);
+          } else {
+            std::memcpy(&want, &sum, 4);
+            std::memcpy(&have, got.data() + at * 4, 4);
+          }
+          if (want != have && bad++ < 5) FAIL_CHECK("(" << r << ", " << col << ") at " << at << ": 0x" << std::hex << have << ", want 0x" << want);
+        }
+      CHECK(bad == 0);
+    }
 }
 
 TEST_CASE("tiles on Hopper: a ring's stage and parity from residues equal the step's, and stay 32-bit") {

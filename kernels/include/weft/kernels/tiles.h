@@ -368,15 +368,23 @@ acc load(const Workgroup& wg, const acc& c, const gl& src, const UOp& row0, cons
 // the tensor read as zeros. Returns the store effect.
 UOp load_transposed(const Workgroup& wg, const st& dst, const UOp& stage, const gl& src, const UOp& row0, const UOp& col0);
 
-// Stage `stage` of `dst` at (row0 + r, col0 + c) = c[r, c] cast to the tile's dtype, placed by
-// the tile's layout: plain LDS stores, one element a store (a lane's registers are different
-// rows of one column, not a contiguous vector). How an fp32 accumulator in the C layout becomes
+// A value's last step before a store: (value, row, col) -> the value to store, the row and
+// column being where it lands in the destination tile. Null: the value itself.
+using ElementEpilogue = std::function<UOp(const UOp& value, const UOp& row, const UOp& col)>;
+
+// Stage `stage` of `dst` at (row0 + r, col0 + c) = epilogue(c[r, c], row0 + r, col0 + c) cast to
+// the tile's dtype, placed by the tile's layout. On NVIDIA, a 2-byte tile whose layout keeps 8
+// consecutive columns as one aligned 16-byte row takes each 16 x 16 sub-tile with one
+// stmatrix.x4 (matrix_read_layout: stmatrix puts a lane's registers where ldmatrix, as stored,
+// reads them from), where col0 is a constant multiple of 8; elsewhere plain LDS stores, one
+// element a store (on CDNA a lane's registers are different rows of one column, not a
+// contiguous vector). How an fp32 accumulator in the C layout becomes
 // an A operand: the C layout (row = 4*(l/16)+e, col = l%16) is not the A layout (row = l%16, k
 // = 8*(l/16)+e on gfx950), so the values go through shared memory and come back with
 // load(wg, dst.after({effect}), stage, MatrixOperand::A, ...), which the pipeline puts after
 // a barrier. row0, col0 are wave-uniform, and the caller keeps the accumulator inside the tile
 // (row0 + c.rows <= dst.rows, col0 + c.cols <= dst.cols). Returns the store effect.
-UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0);
+UOp store(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0, const ElementEpilogue& epilogue = {});
 
 // The maximum (row_max) or sum (row_sum) of each row of c over its columns: first over the
 // lane's own sub-tiles, then across the lanes that hold the same rows, with xor shuffles on
