@@ -271,16 +271,6 @@ struct Staging {
   explicit Staging(DType output)
       : boxes_tile(tile::shared(warp_rows, 128 / output.itemsize(), output, tile::SharedSwizzle::swizzle_128b, S::consumers * (S::warpgroup / 32) * boxes)),
         cols(boxes_tile.cols) {}
-  // Element (row, col) of a box in the 128-byte swizzle, as TMA reads it (the box is
-  // 2 KiB-aligned): the layout catalog's swizzle_128b in closed form, 16-byte chunks of a
-  // 128-byte row XORed with the row's index in its group of 8 (tests/kernels/test_layouts.cpp
-  // checks the catalog against this form). Built with layout_index instead, a row's +8 became an
-  // XOR term rather than an add: the 32 stores of a chunk each kept an address of its own,
-  // hoisted out of the block loop, and ptxas spilled (88 bytes) where this form spills none.
-  UOp swizzled(const UOp& row, const UOp& col) const {
-    const int64_t chunk = 16 / boxes_tile.dtype.itemsize();
-    return row * cols + ((col / chunk) ^ (row % 8)) * chunk + col % chunk;
-  }
 };
 
 // Value v (0 .. cols / 2) of 64-row slab `slab` of a warpgroup accumulator, after `effects`:
