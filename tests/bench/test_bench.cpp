@@ -99,7 +99,8 @@ TEST_CASE("bench: an unknown suite or kernel is an error listing what exists") {
     const std::string m = e.what();
     CHECK(m.find("no suite or kernel named 'nope'") != std::string::npos);
     CHECK(m.find("gemm: hk_gemm hopper_gemm hopper_gemm_64b hopper_gemm_ping_pong hopper_gemm_ping_pong_wide hopper_gemm_direct hopper_gemm_cluster "
-                 "hopper_gemm_fp8 hopper_gemm_fp8_64b hopper_gemm_fp8_ping_pong hopper_gemm_fp8_ping_pong_wide mma_gemm") != std::string::npos);
+                 "hopper_gemm_budgets hopper_gemm_fp8 hopper_gemm_fp8_64b hopper_gemm_fp8_ping_pong hopper_gemm_fp8_ping_pong_wide "
+                 "hopper_gemm_fp8_budgets mma_gemm") != std::string::npos);
   }
   Options zero;
   zero.repetitions = 0;
