@@ -38,9 +38,8 @@ int64_t k_step(const HopperGemmShape& shape, DType input) { return shape.k_step_
 struct Ring {
   tile::st a, b;     // stages x block_m x k_step, stages x block_n x k_step
   tile::Ring sync;   // full[s]: the producer's arrival and the bytes; empty[s]: the readers' warps
-  // Ping-pong only (no barriers otherwise): one mbarrier per consumer, turn[c] completing a phase
-  // when the other consumer has issued a block's MMAs (wait_turn).
-  tile::mbarriers turn;
+  // Ping-pong only (no barriers otherwise): the consumers' turns at issuing a block's MMAs.
+  tile::TurnOrder turns;
   int64_t cluster;   // CTAs sharing B's box (HopperGemmSpec::cluster); each loads 1/cluster of it
   HopperGemmShape shape;
   int64_t b_box_rows() const { return shape.block_n / cluster; }
@@ -49,20 +48,20 @@ struct Ring {
 // full[s] expects one arrival (the producer's expect_bytes) plus the TMA bytes (in a cluster, B's
 // share from every CTA of it); empty[s] every warp of the consumers that read the stage (both, or
 // one in ping-pong), of every CTA of the cluster, since the stage's B box is refilled by all of
-// them; turn[c] the other consumer's 4 warps.
+// them; a turn is passed by the consumer's 4 warps.
 Ring make_ring(DType input, int64_t cluster, const HopperGemmShape& shape) {
   const tile::SharedSwizzle swizzle = shape.k_step_bytes == 128 ? tile::SharedSwizzle::swizzle_128b : tile::SharedSwizzle::swizzle_64b;
   const int64_t k = k_step(shape, input), readers = shape.ping_pong ? 1 : S::consumers;
   const tile::st a = tile::shared(shape.block_m, k, input, swizzle, shape.stages), b = tile::shared(shape.block_n, k, input, swizzle, shape.stages);
   const tile::Ring sync = tile::stage_ring(shape.stages, cluster * readers * S::warpgroup / 32);
-  return {a, b, sync, shape.ping_pong ? tile::mbarrier_array(S::consumers) : tile::mbarriers{}, cluster, shape};
+  return {a, b, sync, shape.ping_pong ? tile::turn_order(S::consumers, S::warpgroup / 32) : tile::TurnOrder{}, cluster, shape};
 }
 
 // A barrier (a cluster barrier, where the other CTAs' copies and arrivals will reach this CTA's
 // barriers) publishes the initialized mbarriers.
 UOp init_ring(const Ring& ring) {
   std::vector<UOp> inits = tile::init(ring.sync);
-  for (const UOp& i : tile::init(ring.turn, S::warpgroup / 32)) inits.push_back(i);
+  for (const UOp& i : tile::init(ring.turns)) inits.push_back(i);
   return ring.cluster > 1 ? cluster_sync({group(inits)}) : barrier({group(inits)});
 }
 
@@ -171,16 +170,10 @@ std::vector<UOp> release_stage(const Ring& ring, const UOp& stage, const UOp& af
 // ahead of the barrier. Cooperative consumers walk the K steps together, so they never are; in
 // ping-pong, consumer 1's first K step is a whole block ahead of consumer 0's (at 4096^3 its wait
 // passed on consumer 0's phase and the kernel hung). So the consumers take turns at issuing a
-// block's MMAs, as CUTLASS's ordered math barrier makes them: consumer c waits on turn[c] before
-// its block's K loop and, once it has issued the block's last MMAs, arrives on the other's. It
-// has then waited on every full barrier of its block, so each stage's barrier is at most one
-// phase behind the other consumer's next wait. Turn t of consumer c waits for phase t - 1 + c of
-// turn[c] (the other consumer's turn t - 1 + c completes it): parity (t + 1 - c) % 2, and consumer
-// 0's first turn waits for parity 1, which a fresh mbarrier reports complete.
-UOp wait_turn(const Ring& ring, const UOp& consumer, const UOp& turn, const UOp& after) {
-  return mbarrier_wait(ring.turn[consumer], ((turn + 1 - consumer) % 2).cast(dtypes::int32), {after});
-}
-UOp pass_turn(const Ring& ring, const UOp& consumer, const UOp& after) { return mbarrier_arrive_warp(ring.turn[1 - consumer], {after}); }
+// block's MMAs (tile::TurnOrder, CUTLASS's ordered math barrier): consumer c waits for its turn
+// before its block's K loop and passes it once it has issued the block's last MMAs. It has then
+// waited on every full barrier of its block, so each stage's barrier is at most one phase behind
+// the other consumer's next wait.
 
 // One block's K loop of a consumer: wait for the stage; for each of the step's K slices of 32
 // bytes (step_k / mma_k), an m64 x block_n MMA on each 64 rows of A the consumer computes (the
@@ -213,7 +206,7 @@ UOp consume_block(const tile::Workgroup& wg, const Ring& ring, const tile::acc& 
   const UOp capped = min(trip, ks.const_like(Wide(in_flight))) * min(tiles.steps, ks.const_like(Wide(in_flight))) + ks;
   const UOp loop = when(shape.ping_pong ? ks > 0 : capped >= in_flight, release_stage(ring, done, held)).end({ks});
   if (!shape.ping_pong) return tile::mma_wait(0, {loop});
-  const UOp drained = tile::mma_wait(0, {pass_turn(ring, consumer, loop)});
+  const UOp drained = tile::mma_wait(0, {tile::pass_turn(ring.turns, consumer, {loop})});
   return group(release_stage(ring, ring.sync.use(trip + 1, tiles.steps, ks.const_like(Wide(0)), -1).stage, drained));
 }
 
@@ -355,7 +348,7 @@ UOp consume(const tile::Workgroup& wg, const Ring& ring, const std::optional<Sta
   const tile::acc accumulator = tile::warpgroup_accumulator(wg, shape.consumer_rows(), shape.block_n);
   const auto [loop, trip] = consumer_trips(wg, tiles, consumer);
   const auto [row0, col0] = tiles.origin(wg, trip);
-  const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, shape.ping_pong ? wait_turn(ring, consumer, loop, ready) : ready);
+  const UOp finished = consume_block(wg, ring, accumulator, consumer, trip, tiles, shape.ping_pong ? tile::wait_turn(ring.turns, consumer, loop, {ready}) : ready);
   const BlockOrigin at{shape.ping_pong ? row0 : row0 + consumer * 64, col0, tile::wgmma_m64nNk16_accumulator(shape.block_n), shape.block_n / 2};
   if (!staging) return store_block_direct(wg, c, epilogue, tiles, accumulator, finished, at).end({loop});
   const UOp blocks = store_block(wg, c, epilogue, tiles, accumulator, *staging, consumer, finished, at).end({loop});

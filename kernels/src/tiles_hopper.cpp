@@ -114,6 +114,27 @@ std::vector<UOp> release(const Ring& ring, const UOp& stage, const std::vector<U
   return arrivals;
 }
 
+TurnOrder turn_order(int64_t parties, int64_t arrivals) {
+  if (parties < 2) throw Error("turn_order: " + std::to_string(parties) + " parties; turns need at least two");
+  if (arrivals < 1) throw Error("turn_order: " + std::to_string(arrivals) + " arrivals pass a turn; at least one");
+  return {mbarrier_array(parties), parties, arrivals};
+}
+
+std::vector<UOp> init(const TurnOrder& turns) { return init(turns.bars, turns.arrivals); }
+
+// Party p's turn t is the (t * parties + p)-th of all. bars[p] completes its phase k when party
+// p - 1 passes its turn k (p >= 1) or k + 1 (p = 0, after the last party): so party p >= 1 waits
+// for phase t (parity t % 2) and party 0 for phase t - 1 (parity (t + 1) % 2; for t = 0 the
+// phase before the first, which a fresh barrier reports complete).
+UOp wait_turn(const TurnOrder& turns, const UOp& party, const UOp& turn, const std::vector<UOp>& after) {
+  const UOp first = min(party, party.const_like(Wide(1)));  // 1 for every party but 0
+  return mbarrier_wait(turns.bars[party], ((turn + 1 - first) % 2).cast(dtypes::int32), after);
+}
+
+UOp pass_turn(const TurnOrder& turns, const UOp& party, const std::vector<UOp>& after) {
+  return mbarrier_arrive_warp(turns.bars[(party + 1) % turns.parties], after);
+}
+
 // ---- TMA ----
 
 WgmmaSwizzle tma_swizzle(const st& t) {

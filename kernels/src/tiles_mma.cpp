@@ -240,9 +240,12 @@ std::optional<Layout> matrix_read_layout(const Layout& to_offset, bool transpose
 
 namespace detail {
 
+// stmatrix is sm_90's (PTX ISA 7.8): "sm_90", "sm_90a" and newer.
+bool has_stmatrix(const std::string& arch) { return is_nvidia(arch) && std::atoi(arch.c_str() + 3) >= 90; }
+
 std::optional<UOp> store_matrix_rows(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0,
                                      const std::function<UOp(int64_t, int64_t, int64_t)>& value) {
-  if (!is_nvidia(wg.arch()) || dst.dtype.itemsize() != 2 || c.elements != 8) return std::nullopt;
+  if (!has_stmatrix(wg.arch()) || dst.dtype.itemsize() != 2 || c.elements != 8) return std::nullopt;
   // Each lane's row must be 8 consecutive, 16-byte aligned elements of the tile.
   if (!col0.is_const() || static_cast<int64_t>(col0.const_int()) % 8 != 0 || aligned_vector_width(dst.layout, "col", "offset", 8) != 8)
     return std::nullopt;

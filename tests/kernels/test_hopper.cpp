@@ -333,11 +333,13 @@ namespace {
 
 // One warp's stmatrix.x4: lane l writes its 8 values in[8l .. 8l + 7] at row l of a 256-element
 // shared buffer (row l is lane l's address: row l % 8 of matrix l / 8), which is then copied out.
-UOp stmatrix_kernel() {
+// Guarded: the stmatrix under when(n > 0), a warp-uniform condition (launched with n = 1).
+UOp stmatrix_kernel(bool guarded = false) {
   UOp lds = alloc_shared({256}, dtypes::uint16), in = placeholder({256}, dtypes::uint16, 1), out = placeholder({256}, dtypes::uint16, 0);
   UOp l = range(32, 0, AxisType::LOCAL);
   UOp written = lds[l * 8].vec(8).store_matrix(in[l * 8].vec(8).load());
-  return sink({"stmatrix_x4"}, {out[l * 8].vec(8).store(lds.after({barrier({written})})[l * 8].vec(8).load()).end({l})});
+  if (guarded) written = when(variable("n", 0, 1) > 0, {written});
+  return sink({guarded ? "stmatrix_x4_when" : "stmatrix_x4"}, {out[l * 8].vec(8).store(lds.after({barrier({written})})[l * 8].vec(8).load()).end({l})});
 }
 
 // Where stmatrix.x4 puts lane L's value v: element 2(L%4) + v%2 of row L/4 of matrix v/2, and
@@ -370,24 +372,31 @@ TEST_CASE("Hopper: stmatrix takes rows of 8 lanes of a 2-byte type into a LOCAL 
 #endif
   if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
   compiles_sm90(stmatrix_kernel(), {"stmatrix.sync.aligned.m8n8.x4.shared.b16"}, "sm_90");
+  // Under a warp-uniform when(), the whole warp branches around it.
+  const std::string src = compiles_sm90(stmatrix_kernel(true), {"stmatrix.sync.aligned.m8n8.x4.shared.b16"}, "sm_90");
+  CHECK(src.find("if (") < src.find("stmatrix.sync"));
 }
 
 TEST_CASE("Hopper: stmatrix puts each lane's values where ldmatrix reads them from, bit for bit [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
-  const auto k = rt::CompiledKernel::compile(*dev, stmatrix_kernel());
-  const std::vector<int32_t> drawn = weft::testing::random_ints(256, 0, 0xffff);
-  const std::vector<uint16_t> in(drawn.begin(), drawn.end());
-  const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::uint16, 256), weft::testing::put(*dev, dtypes::uint16, in)};
-  k.launch(*dev, args);
-  const std::vector<uint16_t> got = weft::testing::get<uint16_t>(*dev, args[0]);
-  int bad = 0;
-  for (int lane = 0; lane < 32; ++lane)
-    for (int v = 0; v < 8; ++v) {
-      const uint16_t want = in[static_cast<size_t>(8 * lane + v)], have = got[stmatrix_destination(lane, v)];
-      if (have != want && bad++ < 5) FAIL_CHECK("lane " << lane << " value " << v << ": " << have << " at " << stmatrix_destination(lane, v) << ", want " << want);
-    }
-  CHECK(bad == 0);
+  for (const bool guarded : {false, true}) {
+    CAPTURE(guarded);
+    const auto k = rt::CompiledKernel::compile(*dev, stmatrix_kernel(guarded));
+    const std::vector<int32_t> drawn = weft::testing::random_ints(256, 0, 0xffff);
+    const std::vector<uint16_t> in(drawn.begin(), drawn.end());
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::uint16, 256), weft::testing::put(*dev, dtypes::uint16, in)};
+    if (guarded) k.launch(*dev, args, {{"n", int64_t{1}}});
+    else k.launch(*dev, args);
+    const std::vector<uint16_t> got = weft::testing::get<uint16_t>(*dev, args[0]);
+    int bad = 0;
+    for (int lane = 0; lane < 32; ++lane)
+      for (int v = 0; v < 8; ++v) {
+        const uint16_t want = in[static_cast<size_t>(8 * lane + v)], have = got[stmatrix_destination(lane, v)];
+        if (have != want && bad++ < 5) FAIL_CHECK("lane " << lane << " value " << v << ": " << have << " at " << stmatrix_destination(lane, v) << ", want " << want);
+      }
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("Hopper: mbarrier init, arrive, expect_tx and try_wait.parity render and compile for sm_90a") {

@@ -232,8 +232,8 @@ namespace {
 // of a two-stage 32 x 64 shared tile with the epilogue value + (row * 64 + col) (one fp32 add,
 // rounded once to the tile's dtype), then stage 1's elements as they lie in shared memory, raw,
 // into `out`. Slots: 0 out, 1 in.
-UOp store_acc_kernel(DType dtype, SharedSwizzle swizzle) {
-  const Workgroup wg("sm_90", {index_constant(1)}, 1, 1, 32);
+UOp store_acc_kernel(DType dtype, SharedSwizzle swizzle, const std::string& arch = "sm_90") {
+  const Workgroup wg(arch, {index_constant(1)}, 1, 1, 32);
   const gl in = global(1, index_constant(32), index_constant(64), dtypes::float32);
   const st tile = shared(32, 64, dtype, swizzle, 2);
   const acc loaded = load(wg, accumulator(wg, 32, 64), in, index_constant(0), index_constant(0));
@@ -253,16 +253,19 @@ TEST_CASE("tiles on Hopper: store(st, acc) writes a 2-byte tile with one stmatri
   struct Case {
     DType dtype;
     SharedSwizzle swizzle;
+    int sm;
     int stmatrix;  // 2 x 4 sub-tiles, or none
   };
-  for (const Case& c : {Case{dtypes::bfloat16, SharedSwizzle::swizzle_128b, 8}, Case{dtypes::bfloat16, SharedSwizzle::unswizzled, 8},
-                        Case{dtypes::float32, SharedSwizzle::unswizzled, 0}}) {
+  // (sm_80 has no stmatrix: element by element there.)
+  for (const Case& c : {Case{dtypes::bfloat16, SharedSwizzle::swizzle_128b, 90, 8}, Case{dtypes::bfloat16, SharedSwizzle::unswizzled, 90, 8},
+                        Case{dtypes::float32, SharedSwizzle::unswizzled, 90, 0}, Case{dtypes::bfloat16, SharedSwizzle::swizzle_128b, 80, 0}}) {
     CAPTURE(c.dtype.name());
-    const lower::LoweredKernel k = lowered(store_acc_kernel(c.dtype, c.swizzle));
-    const std::string src = cuda::render_cuda(k, 90);
+    CAPTURE(c.sm);
+    const lower::LoweredKernel k = lowered(store_acc_kernel(c.dtype, c.swizzle, "sm_" + std::to_string(c.sm)));
+    const std::string src = cuda::render_cuda(k, c.sm);
     INFO(src);
     CHECK(occurrences(src, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == c.stmatrix);
-    CHECK(rt::nvrtc_compile(src, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
+    CHECK(rt::nvrtc_compile(src, k.name, cuda::nvrtc_arch(k, c.sm)).size() > 0);
   }
 }
 
@@ -296,6 +299,36 @@ TEST_CASE("tiles on Hopper: store(st, acc) puts every element where the tile's l
         }
       CHECK(bad == 0);
     }
+}
+
+// A model of the barriers: bars[p] counts its completed phases; a wait for parity q passes once
+// the phase of parity q has completed, i.e. where q differs from the count's parity (a fresh
+// barrier's phase before the first counts as complete, parity 1). Every party's turn, in the
+// global order, must pass exactly when the party before it has passed its turn before.
+TEST_CASE("tiles on Hopper: turn_order lets parties take turns in order, each wait passing once the party before has passed") {
+  for (int64_t parties : {2, 3, 4}) {
+    CAPTURE(parties);
+    const TurnOrder turns = turn_order(parties, 4);
+    const UOp party = range(index_constant(parties), 0, AxisType::LOOP), turn = range(index_constant(1000), 1, AxisType::LOOP);
+    const UOp waited = wait_turn(turns, party, turn, {}), passed = pass_turn(turns, party, {});
+    std::vector<int64_t> completed(static_cast<size_t>(parties), 0);
+    for (int64_t g = 0; g < 8 * parties; ++g) {
+      const int64_t p = g % parties, t = g / parties;
+      CAPTURE(g);
+      const auto at = [&](const UOp& x) { return lower::evaluate_index(substitute(x, {{party, index_constant(p)}, {turn, index_constant(t)}}), {}); };
+      const int64_t bar = at(waited.src(0).src(1)), parity = at(waited.src(1).cast(dtypes::index));
+      CHECK(bar == p);
+      const int64_t before = completed[static_cast<size_t>(bar)];
+      // Passes now, and (a parity alternating with each phase) not one phase earlier, before the
+      // party before it passed.
+      CHECK(parity != before % 2);
+      const int64_t next = at(passed.src(0).src(1));
+      CHECK(next == (p + 1) % parties);
+      ++completed[static_cast<size_t>(next)];  // the party's warps arrive: one phase
+    }
+  }
+  CHECK_THROWS_WITH_AS(turn_order(1, 4), doctest::Contains("turns need at least two"), Error);
+  CHECK_THROWS_WITH_AS(turn_order(2, 0), doctest::Contains("at least one"), Error);
 }
 
 TEST_CASE("tiles on Hopper: a ring's stage and parity from residues equal the step's, and stay 32-bit") {

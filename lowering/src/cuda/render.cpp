@@ -754,7 +754,7 @@ class Renderer {
       unsupported(e, "stmatrix's row address " + expr_string(idx.src(1), 60) + " is not known to be a multiple of 8 elements (16 bytes)");
     const std::string v = ref(e.src(1));
     const auto word = [&](int w) {
-      return "(unsigned)" + v + ".v[" + std::to_string(2 * w) + "] | ((unsigned)" + v + ".v[" + std::to_string(2 * w + 1) + "] << 16)";
+      return "weft_pack((unsigned short)" + v + ".v[" + std::to_string(2 * w) + "], (unsigned short)" + v + ".v[" + std::to_string(2 * w + 1) + "])";
     };
     o << indent_ << "asm volatile(\"stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\" :: \"r\"(" << shared_address(idx) << ")";
     for (int w = 0; w < 4; ++w) o << ", \"r\"(" << word(w) << ")";

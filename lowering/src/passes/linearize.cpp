@@ -258,10 +258,12 @@ class Linearizer {
   }
 
   // resolve_when leaves two kinds of WHEN: a branch around one synchronization or Hopper statement
-  // (an effect the renderer writes as `if (cond) statement`), and a region of whole loops and
-  // statements (a warp-specialized role), written as BranchBegin, its effects, BranchEnd.
+  // or stmatrix (an effect the renderer writes as `if (cond) statement`), and a region of whole
+  // loops and statements (a warp-specialized role), written as BranchBegin, its effects, BranchEnd.
   static bool around_one_statement(const UOp& when) {
-    return when.src().size() == 2 && (opsets::sync.contains(when.src(1).op()) || opsets::hopper.contains(when.src(1).op()));
+    if (when.src().size() != 2) return false;
+    const UOp& s = when.src(1);
+    return opsets::sync.contains(s.op()) || opsets::hopper.contains(s.op()) || is_matrix_write(s);
   }
 
   // A region branch opens (after the effects its region depends on that lie outside it, and its

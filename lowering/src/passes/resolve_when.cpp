@@ -13,7 +13,8 @@
 // ping-pong stagger, a Hopper GEMM's producer and consumer warpgroups). A Hopper statement's value
 // operands (addresses, parities) are guarded like any value of the region. Elsewhere these are an
 // error, as are async copies and inline statements, and values that need every lane (lane
-// operations, reductions across threads).
+// operations, reductions across threads). stmatrix, whose lanes write each other's values, is
+// treated as such a statement: one branch on a wave-uniform condition, an error elsewhere.
 //
 // The region holds the effects `when` lists and, inside each loop it holds, every effect of the
 // loop's body (when_region, graph_utils.h). Other effects the region reaches, through AFTER or a

@@ -373,7 +373,7 @@ UOp load_transposed(const Workgroup& wg, const st& dst, const UOp& stage, const 
 using ElementEpilogue = std::function<UOp(const UOp& value, const UOp& row, const UOp& col)>;
 
 // Stage `stage` of `dst` at (row0 + r, col0 + c) = epilogue(c[r, c], row0 + r, col0 + c) cast to
-// the tile's dtype, placed by the tile's layout. On NVIDIA, a 2-byte tile whose layout keeps 8
+// the tile's dtype, placed by the tile's layout. On sm_90 and newer, a 2-byte tile whose layout keeps 8
 // consecutive columns as one aligned 16-byte row takes each 16 x 16 sub-tile with one
 // stmatrix.x4 (matrix_read_layout: stmatrix puts a lane's registers where ldmatrix, as stored,
 // reads them from), where col0 is a constant multiple of 8; elsewhere plain LDS stores, one

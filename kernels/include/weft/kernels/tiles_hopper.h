@@ -99,6 +99,24 @@ UOp expect_bytes(const Ring& ring, const UOp& stage, int64_t bytes, const std::v
 UOp wait(const Ring& ring, const Ring::Use& use, const std::vector<UOp>& after);
 std::vector<UOp> release(const Ring& ring, const UOp& stage, const std::vector<UOp>& after, int64_t cluster = 1);
 
+// Parties (warpgroups) that take turns in a fixed order, 0, 1, .., parties - 1, 0, 1, ..: CUTLASS's
+// ordered sequence barrier. A ping-pong GEMM's consumers take turns at issuing a block's MMAs so
+// that no consumer waits on a ring stage two phases ahead of it (a wait names a phase by parity).
+// bars[p] completes a phase when party p - 1 (mod parties) passes a turn, with `arrivals`
+// arrivals (the passing party's warps, one each).
+struct TurnOrder {
+  mbarriers bars;
+  int64_t parties = 0, arrivals = 0;
+};
+TurnOrder turn_order(int64_t parties, int64_t arrivals);
+std::vector<UOp> init(const TurnOrder& turns);
+// Party `party` (warpgroup-uniform) waits for its turn number `turn` (its own count, from 0):
+// until the party before it has passed the turn before. Party 0's first turn waits for nothing
+// (parity 1 of a fresh barrier, complete at once).
+UOp wait_turn(const TurnOrder& turns, const UOp& party, const UOp& turn, const std::vector<UOp>& after);
+// Each warp of `party` arrives once on the next party's barrier, after `after`.
+UOp pass_turn(const TurnOrder& turns, const UOp& party, const std::vector<UOp>& after);
+
 // ---- TMA: shared tiles in a hardware swizzle ----
 
 // The swizzle of a tile TMA and wgmma take: swizzle_128b (rows of 128 bytes: 64 bf16, 128 fp8)
