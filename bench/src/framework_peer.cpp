@@ -116,6 +116,7 @@ std::string read_text(const std::filesystem::path& path) {
 }  // namespace
 
 FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
+  if (!o.framework_peers) throw Error("framework peers not run (--no-framework-peers)");
   std::string dir_template = (std::filesystem::temp_directory_path() / "weft-bench-XXXXXX").string();
   if (!mkdtemp(dir_template.data())) throw Error("framework peer: cannot make a temporary directory");
   const std::filesystem::path dir = dir_template;

@@ -19,6 +19,7 @@ struct Options {
   int warmup = 2;                            // launches before timing
   int repetitions = 10;                      // timed launches (the median is reported)
   uint64_t seed = 1;                         // inputs
+  bool framework_peers = true;               // PyTorch and Triton peers in python3 children; false: those lines are not run
   std::function<void(const std::string&)> progress;  // told what runs next; may be empty
 };
 
