@@ -239,6 +239,36 @@ UOp mma_ABt(const Workgroup& wg, const acc& c, const st& a, const UOp& a_stage, 
   return group({issued, wgmma_commit({issued})});
 }
 
+UOp mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const st& b, const UOp& b_stage, const UOp& accumulate, const std::vector<UOp>& after) {
+  warpgroup(wg);
+  const DType input = a.parts.empty() ? dtypes::void_ : a.parts[0].dtype().element();
+  const auto refuse = [&](const std::string& why) {
+    throw Error("mma_ABt (wgmma, A from registers): " + why + " (A " + shape_text(a.rows, a.cols) + " " + input.name() + " a warp, B " +
+                shape_text(b.rows, b.cols) + " " + b.dtype.name() + ", the warpgroup's accumulator " + shape_text(c.rows * Warpgroup::warps, c.cols) + ")");
+  };
+  if (input.itemsize() != 2) refuse("A from registers takes 2-byte inputs here (bf16, f16)");
+  if (!(input == b.dtype)) refuse("A and B are of one dtype");
+  if (!whole_warpgroup_accumulator(c)) refuse("the accumulator is a whole warpgroup_accumulator (wgmma writes a slab's registers in one run)");
+  if (b.rows != c.cols) refuse("B's rows are the accumulator's columns");
+  if (a.major != Major::row || a.sub_rows != 16 || a.sub_cols != 16) refuse("A is a row-major register tile of 16 x 16 sub-tiles (M x K)");
+  if (a.rows != c.rows) refuse("A holds the warp's 16 rows of each of the accumulator's slabs");
+  if (a.cols != b.cols) refuse("A and B have the same K");
+  if (!(a.layout == operand_layout(wg, input, MatrixOperand::A))) refuse("A's registers are not in wgmma's A fragment layout (mma.sync's m16n8k16 A, per warp)");
+  require_stage(b, b_stage, "mma_ABt (wgmma, A from registers)");
+  const MatrixLayoutArg b_layout = wgmma_layout(b);
+  const UOp fence = wgmma_fence(after, /*shared_writes=*/false);
+  std::vector<UOp> mmas;
+  for (int64_t kk = 0; kk < a.cols / 16; ++kk) {
+    // Slice kk starts 32 bytes further into each of B's rows (the descriptor's start moves).
+    const UOp b_at = b.buffer.after(after)[b_stage * b.size() + kk * 16];
+    const UOp scale_d = kk == 0 ? accumulate : UOp();  // later slices always accumulate
+    for (int64_t slab = 0; slab < c.rows / 16; ++slab)
+      mmas.push_back(wgmma_registers(c.element(slab, 0, 0), a.operand(slab, kk), b_at, c.cols, input, b_layout, {mmas.empty() ? fence : mmas.back()}, scale_d));
+  }
+  const UOp issued = group(mmas);
+  return group({issued, wgmma_commit({issued})});
+}
+
 UOp mma_wait(int64_t pending, const std::vector<UOp>& after) { return wgmma_wait(pending, after); }
 
 // ---- TMA stores ----

@@ -228,6 +228,85 @@ TEST_CASE("tiles on Hopper: the tile-operation GEMM against a host reference: id
 
 namespace {
 
+// C [64, n] (fp32) = A [64, k] * B [n, k]^T (bf16), one warpgroup, A from registers: each warp
+// loads its 16 rows of A straight from global memory as an mma.sync A register tile, B lands in
+// one TMA stage (k = 64: one 128-byte swizzle row), the MMAs overwrite the accumulator (scale-d
+// false) and each warp stores its 16 rows. Slots: 0 C, 1 A, 2 B.
+UOp registers_a_gemm(int64_t n, int64_t k) {
+  const Workgroup wg("sm_90", {index_constant(1)}, 1, Warpgroup::warps, 32);
+  const gl c = global(0, index_constant(64), index_constant(n), dtypes::float32);
+  const gl a = global(1, index_constant(64), index_constant(k), dtypes::bfloat16), b = global(2, index_constant(n), index_constant(k), dtypes::bfloat16);
+  const st bs = shared(n, k, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 1);
+  const Ring ring = stage_ring(1, Warpgroup::warps);
+  const UOp ready = barrier({group(init(ring))});
+  const Ring::Use use = ring.use(index_constant(0));
+  const UOp expect = expect_bytes(ring, use.stage, stage_bytes(bs), {ready});
+  const UOp fill_b = load(wg, bs, use.stage, b, index_constant(0), index_constant(0), ring.full[use.stage], {expect});
+  const tile::rt a_regs = load(wg, a, Major::row, 16, k, warp_row(wg, 0), index_constant(0), MatrixOperand::A);
+  const acc sum = warpgroup_accumulator(wg, 64, n);
+  const UOp overwrite = index_constant(0) > index_constant(0);
+  const UOp done = mma_wait(0, {mma_ABt(wg, sum, a_regs, bs, use.stage, overwrite, {wait(ring, use, {fill_b})})});
+  return sink({"registers_a_gemm"}, {store(wg, c, slab(sum.after({done}), 0), warp_row(wg, 0), index_constant(0))});
+}
+
+}  // namespace
+
+TEST_CASE("tiles on Hopper: mma_ABt with A from registers renders wgmma with A's four registers, compiles, and names what it needs") {
+  const Workgroup& wg = hopper_workgroup();
+  const acc c = warpgroup_accumulator(wg, 64, 128);
+  const st b = shared(128, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 1);
+  const gl a = global(1, index_constant(64), index_constant(64), dtypes::bfloat16);
+  const UOp zero = index_constant(0);
+  const tile::rt a_regs = load(wg, a, Major::row, 16, 64, zero, zero, MatrixOperand::A);
+  CHECK_NOTHROW(mma_ABt(wg, c, a_regs, b, zero, UOp(), {}));
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a, Major::row, 16, 64, zero, zero, MatrixOperand::B), b, zero, UOp(), {}),
+                       doctest::Contains("not in wgmma's A fragment layout"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a, Major::row, 32, 64, zero, zero, MatrixOperand::A), b, zero, UOp(), {}),
+                       doctest::Contains("the warp's 16 rows of each of the accumulator's slabs"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a, Major::row, 16, 32, zero, zero, MatrixOperand::A), b, zero, UOp(), {}),
+                       doctest::Contains("A and B have the same K"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, a_regs, shared(64, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 1), zero, UOp(), {}),
+                       doctest::Contains("B's rows are the accumulator's columns"), Error);
+  const gl a16 = global(1, index_constant(64), index_constant(64), dtypes::float16);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a16, Major::row, 16, 64, zero, zero, MatrixOperand::A), b, zero, UOp(), {}),
+                       doctest::Contains("A and B are of one dtype"), Error);
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  const lower::LoweredKernel k = lowered(registers_a_gemm(128, 64));
+  const std::string src = cuda::render_cuda(k, 90);
+  INFO(src);
+  // One m64n128k16 a 16-wide K slice, each with A's four registers and its own fence; one commit.
+  CHECK(occurrences(src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 4);
+  CHECK(occurrences(src, "wgmma.commit_group.sync.aligned") == 1);
+  CHECK(rt::nvrtc_compile(src, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
+}
+
+TEST_CASE("tiles on Hopper: mma_ABt with A from registers against a host reference: identity bit-exact, random [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  for (const int64_t n : {int64_t{64}, int64_t{128}, int64_t{256}})
+    for (const bool identity : {true, false}) {
+      CAPTURE(n);
+      CAPTURE(identity);
+      const int64_t m = 64, k = 64;
+      const auto kernel = rt::CompiledKernel::compile(*dev, registers_a_gemm(n, k));
+      std::vector<double> av, bv;
+      const std::vector<uint16_t> a = weft::testing::random_bf16(static_cast<size_t>(m * k), -2.0f, 2.0f, av);
+      std::vector<uint16_t> b = weft::testing::random_bf16(static_cast<size_t>(n * k), -2.0f, 2.0f, bv);
+      if (identity)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t kk = 0; kk < k; ++kk) {
+            bv[j * k + kk] = j == kk ? 1.0 : 0.0;
+            b[j * k + kk] = float_to_bf16(static_cast<float>(bv[j * k + kk]));
+          }
+      const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, static_cast<size_t>(m * n)),
+                                      weft::testing::put(*dev, dtypes::bfloat16, a), weft::testing::put(*dev, dtypes::bfloat16, b)};
+      kernel.launch(*dev, args);
+      weft::testing::check_product_abt(weft::testing::get<float>(*dev, args[0]), av, bv, m, n, k, identity);
+    }
+}
+
+namespace {
+
 // One warp: its 32 x 64 accumulator from `in` (fp32, row-major), then store(st, acc) into stage 1
 // of a two-stage 32 x 64 shared tile with the epilogue value + (row * 64 + col) (one fp32 add,
 // rounded once to the tile's dtype), then stage 1's elements as they lie in shared memory, raw,
