@@ -126,12 +126,20 @@ std::vector<UOp> init(const TurnOrder& turns) { return init(turns.bars, turns.ar
 // p - 1 passes its turn k (p >= 1) or k + 1 (p = 0, after the last party): so party p >= 1 waits
 // for phase t (parity t % 2) and party 0 for phase t - 1 (parity (t + 1) % 2; for t = 0 the
 // phase before the first, which a fresh barrier reports complete).
+namespace {
+void require_turns(const TurnOrder& turns, const std::string& op) {
+  if (turns.parties < 2) throw Error(op + ": a TurnOrder of " + std::to_string(turns.parties) + " parties; make it with turn_order(parties >= 2, ...)");
+}
+}  // namespace
+
 UOp wait_turn(const TurnOrder& turns, const UOp& party, const UOp& turn, const std::vector<UOp>& after) {
+  require_turns(turns, "wait_turn");
   const UOp first = min(party, party.const_like(Wide(1)));  // 1 for every party but 0
   return mbarrier_wait(turns.bars[party], ((turn + 1 - first) % 2).cast(dtypes::int32), after);
 }
 
 UOp pass_turn(const TurnOrder& turns, const UOp& party, const std::vector<UOp>& after) {
+  require_turns(turns, "pass_turn");
   return mbarrier_arrive_warp(turns.bars[(party + 1) % turns.parties], after);
 }
 
@@ -251,7 +259,11 @@ UOp mma_ABt(const Workgroup& wg, const acc& c, const rt& a, const st& b, const U
   if (!whole_warpgroup_accumulator(c)) refuse("the accumulator is a whole warpgroup_accumulator (wgmma writes a slab's registers in one run)");
   if (b.rows != c.cols) refuse("B's rows are the accumulator's columns");
   if (a.major != Major::row || a.sub_rows != 16 || a.sub_cols != 16) refuse("A is a row-major register tile of 16 x 16 sub-tiles (M x K)");
-  if (a.rows != c.rows) refuse("A holds the warp's 16 rows of each of the accumulator's slabs");
+  // One 64-row slab: a register tile does not say which rows it holds, and a warp's rows of two
+  // slabs (16w .. and 64 + 16w ..) are not what one load of 32 rows gives (32w ..), so a
+  // multi-slab A could be the wrong rows silently.
+  if (c.rows != 16) refuse("A from registers takes a 64-row accumulator (one slab): a register tile does not record which rows of a taller A it holds");
+  if (a.rows != c.rows) refuse("A holds the warp's 16 rows of the accumulator's slab");
   if (a.cols != b.cols) refuse("A and B have the same K");
   if (!(a.layout == operand_layout(wg, input, MatrixOperand::A))) refuse("A's registers are not in wgmma's A fragment layout (mma.sync's m16n8k16 A, per warp)");
   require_stage(b, b_stage, "mma_ABt (wgmma, A from registers)");

@@ -238,10 +238,14 @@ std::optional<Layout> matrix_read_layout(const Layout& to_offset, bool transpose
   });
 }
 
-namespace detail {
+namespace {
 
 // stmatrix is sm_90's (PTX ISA 7.8): "sm_90", "sm_90a" and newer.
 bool has_stmatrix(const std::string& arch) { return is_nvidia(arch) && std::atoi(arch.c_str() + 3) >= 90; }
+
+}  // namespace
+
+namespace detail {
 
 std::optional<UOp> store_matrix_rows(const Workgroup& wg, const st& dst, const UOp& stage, const acc& c, const UOp& row0, const UOp& col0,
                                      const std::function<UOp(int64_t, int64_t, int64_t)>& value) {

@@ -372,9 +372,15 @@ TEST_CASE("Hopper: stmatrix takes rows of 8 lanes of a 2-byte type into a LOCAL 
 #endif
   if (!rt::nvrtc_available()) WEFT_SKIP(kNoNvrtc);
   compiles_sm90(stmatrix_kernel(), {"stmatrix.sync.aligned.m8n8.x4.shared.b16"}, "sm_90");
+  // A signed 2-byte type packs as its bits (an int16 value is not sign-extended into the word).
+  UOp lds16 = alloc_shared({256}, dtypes::int16), g16 = placeholder({256}, dtypes::int16, 0);
+  const std::string signed_src =
+      compiles_sm90(sink({"stmatrix_int16"}, {lds16[l * 8].vec(8).store_matrix(g16[l * 8].vec(8).load()).end({l})}), {"stmatrix.sync"}, "sm_90");
+  CHECK(signed_src.find("weft_pack((unsigned short)") != std::string::npos);
   // Under a warp-uniform when(), the whole warp branches around it.
   const std::string src = compiles_sm90(stmatrix_kernel(true), {"stmatrix.sync.aligned.m8n8.x4.shared.b16"}, "sm_90");
-  CHECK(src.find("if (") < src.find("stmatrix.sync"));
+  const size_t at = src.find("stmatrix.sync"), line = src.rfind('\n', at), before = src.rfind('\n', line - 1);
+  CHECK(src.substr(before + 1, line - before - 1).find("if (") != std::string::npos);  // the line before it opens the branch
 }
 
 TEST_CASE("Hopper: stmatrix puts each lane's values where ldmatrix reads them from, bit for bit [cuda]") {

@@ -262,7 +262,9 @@ TEST_CASE("tiles on Hopper: mma_ABt with A from registers renders wgmma with A's
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a, Major::row, 16, 64, zero, zero, MatrixOperand::B), b, zero, UOp(), {}),
                        doctest::Contains("not in wgmma's A fragment layout"), Error);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a, Major::row, 32, 64, zero, zero, MatrixOperand::A), b, zero, UOp(), {}),
-                       doctest::Contains("the warp's 16 rows of each of the accumulator's slabs"), Error);
+                       doctest::Contains("the warp's 16 rows of the accumulator's slab"), Error);
+  CHECK_THROWS_WITH_AS(mma_ABt(wg, warpgroup_accumulator(wg, 128, 128), load(wg, a, Major::row, 32, 64, zero, zero, MatrixOperand::A), b, zero, UOp(), {}),
+                       doctest::Contains("takes a 64-row accumulator (one slab)"), Error);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a, Major::row, 16, 32, zero, zero, MatrixOperand::A), b, zero, UOp(), {}),
                        doctest::Contains("A and B have the same K"), Error);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, a_regs, shared(64, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 1), zero, UOp(), {}),
@@ -408,6 +410,8 @@ TEST_CASE("tiles on Hopper: turn_order lets parties take turns in order, each wa
   }
   CHECK_THROWS_WITH_AS(turn_order(1, 4), doctest::Contains("turns need at least two"), Error);
   CHECK_THROWS_WITH_AS(turn_order(2, 0), doctest::Contains("at least one"), Error);
+  CHECK_THROWS_WITH_AS(wait_turn(TurnOrder{}, index_constant(0), index_constant(0), {}), doctest::Contains("make it with turn_order(parties >= 2"), Error);
+  CHECK_THROWS_WITH_AS(pass_turn(TurnOrder{}, index_constant(0), {}), doctest::Contains("a TurnOrder of 0 parties"), Error);
 }
 
 TEST_CASE("tiles on Hopper: a ring's stage and parity from residues equal the step's, and stay 32-bit") {

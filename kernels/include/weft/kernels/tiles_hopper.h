@@ -178,10 +178,12 @@ UOp warp_row(const Workgroup& wg, int64_t h);
 // constant stage outside a tile.
 UOp mma_ABt(const Workgroup& wg, const acc& c, const st& a, const UOp& a_stage, const UOp& a_row0, const st& b, const UOp& b_stage,
             const UOp& accumulate, const std::vector<UOp>& after);
-// The same with A from registers: `a` is the calling warp's register tile of A, 16 rows of each
-// of the accumulator's 64-row slabs x K (warp w holds rows 16w .. 16w + 15 of each slab, as
-// wgmma's A fragment has it: per warp, mma.sync's m16n8k16 A layout, which load(rt, st) and
-// load(rt, gl) with MatrixOperand::A give on NVIDIA, and as_operand gives from an accumulator).
+// The same with A from registers, for a 64-row accumulator (one slab): `a` is the calling warp's
+// register tile of A, its 16 rows x K (warp w holds rows 16w .. 16w + 15, as wgmma's A fragment
+// has it: per warp, mma.sync's m16n8k16 A layout, which load(rt, st) and load(rt, gl) with
+// MatrixOperand::A at row0 + warp_row(wg, 0) give on NVIDIA, and as_operand gives from a 64-row
+// warpgroup accumulator). Taller accumulators are refused: a register tile does not record
+// which rows it holds, and a warp's rows of two slabs are not one load's consecutive rows.
 // 2-byte inputs (bf16, f16); one wgmma.mma_async with A's four registers per slab and K slice of
 // 16, B (c.cols x K) from stage `b_stage` of `b` through its descriptor. Returns the MMAs and the
 // commit as one group. Throws weft::Error naming the operation for a tile of another shape,
