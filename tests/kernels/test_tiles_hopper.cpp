@@ -282,6 +282,19 @@ TEST_CASE("tiles on Hopper: mma_ABt with A from registers renders wgmma with A's
   CHECK(rt::nvrtc_compile(src, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
 }
 
+// A product's accumulator as the next product's A, in registers (attention's P * V): the first
+// warpgroup accumulator (64 x 64) rounded to bf16 by as_operand is the second MMA's A.
+TEST_CASE("tiles on Hopper: an accumulator made an operand (as_operand) is mma_ABt's A from registers") {
+  const Workgroup& wg = hopper_workgroup();
+  const UOp zero = index_constant(0);
+  const acc first = warpgroup_accumulator(wg, 64, 64);
+  const tile::rt p = as_operand(wg, first, dtypes::bfloat16, MatrixOperand::A);
+  CHECK(p.rows == 16);
+  CHECK(p.cols == 64);
+  const st v = shared(128, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 1);
+  CHECK_NOTHROW(mma_ABt(wg, warpgroup_accumulator(wg, 64, 128), p, v, zero, UOp(), {}));
+}
+
 TEST_CASE("tiles on Hopper: mma_ABt with A from registers against a host reference: identity bit-exact, random [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
