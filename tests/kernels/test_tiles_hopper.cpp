@@ -190,14 +190,15 @@ TEST_CASE("tiles on Hopper: the errors name the operation and what it needs") {
 
 namespace {
 
-// The GEMM above on the GPU: C against the double-precision product of the bf16 inputs; with
-// `identity`, B[j][kk] = (j == kk) and C[i][j] = A[i][j] for j < k, bit for bit.
-void check_tile_gemm(rt::Device& dev, int64_t m, int64_t n, int64_t k, bool identity) {
+// A GEMM kernel C [m, n] (fp32, slot 0) = A [m, k] * B [n, k]^T (bf16, slots 1 and 2) on the GPU:
+// C against the double-precision product of the bf16 inputs; with `identity`, B[j][kk] =
+// (j == kk) and C[i][j] = A[i][j] for j < k, bit for bit.
+void check_abt_gemm(rt::Device& dev, const UOp& gemm, int64_t m, int64_t n, int64_t k, bool identity) {
   CAPTURE(m);
   CAPTURE(n);
   CAPTURE(k);
   CAPTURE(identity);
-  const auto kernel = rt::CompiledKernel::compile(dev, tile_wgmma_gemm(m, n, k));
+  const auto kernel = rt::CompiledKernel::compile(dev, gemm);
   std::vector<double> av, bv;
   const std::vector<uint16_t> a = weft::testing::random_bf16(static_cast<size_t>(m * k), -2.0f, 2.0f, av);
   std::vector<uint16_t> b = weft::testing::random_bf16(static_cast<size_t>(n * k), -2.0f, 2.0f, bv);
@@ -219,11 +220,11 @@ void check_tile_gemm(rt::Device& dev, int64_t m, int64_t n, int64_t k, bool iden
 TEST_CASE("tiles on Hopper: the tile-operation GEMM against a host reference: identity bit-exact, random, ragged [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
-  check_tile_gemm(*dev, 64, 128, 128, true);
-  check_tile_gemm(*dev, 128, 256, 512, false);  // 8 K steps: each stage's barriers through 4 phases
-  check_tile_gemm(*dev, 200, 300, 136, false);  // ragged: TMA's zero fill, the store's masks
-  check_tile_gemm(*dev, 1, 1, 8, false);
-  check_tile_gemm(*dev, 100, 72, 40, true);
+  check_abt_gemm(*dev, tile_wgmma_gemm(64, 128, 128), 64, 128, 128, true);
+  check_abt_gemm(*dev, tile_wgmma_gemm(128, 256, 512), 128, 256, 512, false);  // 8 K steps: each stage's barriers through 4 phases
+  check_abt_gemm(*dev, tile_wgmma_gemm(200, 300, 136), 200, 300, 136, false);  // ragged: TMA's zero fill, the store's masks
+  check_abt_gemm(*dev, tile_wgmma_gemm(1, 1, 8), 1, 1, 8, false);
+  check_abt_gemm(*dev, tile_wgmma_gemm(100, 72, 40), 100, 72, 40, true);
 }
 
 namespace {
@@ -299,25 +300,7 @@ TEST_CASE("tiles on Hopper: mma_ABt with A from registers against a host referen
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
   for (const int64_t n : {int64_t{64}, int64_t{128}, int64_t{256}})
-    for (const bool identity : {true, false}) {
-      CAPTURE(n);
-      CAPTURE(identity);
-      const int64_t m = 64, k = 64;
-      const auto kernel = rt::CompiledKernel::compile(*dev, registers_a_gemm(n, k));
-      std::vector<double> av, bv;
-      const std::vector<uint16_t> a = weft::testing::random_bf16(static_cast<size_t>(m * k), -2.0f, 2.0f, av);
-      std::vector<uint16_t> b = weft::testing::random_bf16(static_cast<size_t>(n * k), -2.0f, 2.0f, bv);
-      if (identity)
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t kk = 0; kk < k; ++kk) {
-            bv[j * k + kk] = j == kk ? 1.0 : 0.0;
-            b[j * k + kk] = float_to_bf16(static_cast<float>(bv[j * k + kk]));
-          }
-      const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::float32, static_cast<size_t>(m * n)),
-                                      weft::testing::put(*dev, dtypes::bfloat16, a), weft::testing::put(*dev, dtypes::bfloat16, b)};
-      kernel.launch(*dev, args);
-      weft::testing::check_product_abt(weft::testing::get<float>(*dev, args[0]), av, bv, m, n, k, identity);
-    }
+    for (const bool identity : {true, false}) check_abt_gemm(*dev, registers_a_gemm(n, 64), 64, n, 64, identity);
 }
 
 namespace {
