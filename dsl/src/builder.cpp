@@ -17,6 +17,14 @@ namespace {
   throw Error(std::string(what) + ": " + problem);
 }
 
+// Whether an INDEX addresses a LOCAL buffer itself (or an AFTER of one): what the cross-lane
+// shared-memory accesses (ldmatrix, stmatrix, the transposing read) take.
+bool into_local_buffer(const UOp& index) {
+  UOp base = index.src(0);
+  while (base.op() == Op::AFTER) base = base.src(0);
+  return base.op() == Op::PLACEHOLDER && base.arg_as<BufferArg>().space == AddrSpace::LOCAL;
+}
+
 std::string shape_text(const std::vector<int64_t>& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
@@ -175,9 +183,7 @@ UOp UOp::store_matrix(const UOp& value) const {
   (void)store(value);  // the checks of a store
   const DType d = dtype();
   if (d.lanes != 8 || d.element().itemsize() != 2) fail("STORE", "stmatrix takes 8 lanes of a 2-byte type, not " + d.name());
-  UOp base = src(0);
-  while (base.op() == Op::AFTER) base = base.src(0);
-  if (base.op() != Op::PLACEHOLDER || base.arg_as<BufferArg>().space != AddrSpace::LOCAL) fail("STORE", "stmatrix writes a LOCAL buffer (shared memory)");
+  if (!into_local_buffer(*this)) fail("STORE", "stmatrix writes a LOCAL buffer (shared memory)");
   return make(Op::STORE, dtypes::void_, {*this, value}, std::string(kMatrixWrite16));
 }
 
@@ -187,10 +193,7 @@ UOp UOp::cross_lane_read(int lanes, const char* arg, const std::string& what) co
   const DType d = dtype();
   if (d.lanes != lanes || d.element().itemsize() != 2)
     fail("LOAD", what + " takes " + std::to_string(lanes) + " lanes of a 2-byte type, not " + d.name());
-  UOp base = src(0);
-  while (base.op() == Op::AFTER) base = base.src(0);
-  if (base.op() != Op::PLACEHOLDER || base.arg_as<BufferArg>().space != AddrSpace::LOCAL)
-    fail("LOAD", what + " reads a LOCAL buffer (shared memory, LDS)");
+  if (!into_local_buffer(*this)) fail("LOAD", what + " reads a LOCAL buffer (shared memory, LDS)");
   return make(Op::LOAD, d, {*this}, std::string(arg));
 }
 

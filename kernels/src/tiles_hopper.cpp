@@ -122,16 +122,16 @@ TurnOrder turn_order(int64_t parties, int64_t arrivals) {
 
 std::vector<UOp> init(const TurnOrder& turns) { return init(turns.bars, turns.arrivals); }
 
-// Party p's turn t is the (t * parties + p)-th of all. bars[p] completes its phase k when party
-// p - 1 passes its turn k (p >= 1) or k + 1 (p = 0, after the last party): so party p >= 1 waits
-// for phase t (parity t % 2) and party 0 for phase t - 1 (parity (t + 1) % 2; for t = 0 the
-// phase before the first, which a fresh barrier reports complete).
 namespace {
 void require_turns(const TurnOrder& turns, const std::string& op) {
   if (turns.parties < 2) throw Error(op + ": a TurnOrder of " + std::to_string(turns.parties) + " parties; make it with turn_order(parties >= 2, ...)");
 }
 }  // namespace
 
+// Party p's turn t is the (t * parties + p)-th of all. bars[p] completes its phase k when party
+// p - 1 passes its turn k (p >= 1) or k + 1 (p = 0, after the last party): so party p >= 1 waits
+// for phase t (parity t % 2) and party 0 for phase t - 1 (parity (t + 1) % 2; for t = 0 the
+// phase before the first, which a fresh barrier reports complete).
 UOp wait_turn(const TurnOrder& turns, const UOp& party, const UOp& turn, const std::vector<UOp>& after) {
   require_turns(turns, "wait_turn");
   const UOp first = min(party, party.const_like(Wide(1)));  // 1 for every party but 0
