@@ -79,17 +79,16 @@ std::vector<T> get(rt::Device& dev, const rt::DeviceArray& a) {
   return out;
 }
 
-// Launches `k` with a float32 output in slot 0 (`out_elements`, poisoned first) and the float32
-// input `x` in slot 1, and returns the output.
 // A kernel's C = A * B^T (m x n, row-major) against the double-precision product of a (m x k)
-// and b (n x k), the values its inputs hold: bit for bit where `exact`, otherwise within 1e-5 of
-// the sum of the products' magnitudes (plus 1e-6). Reports the first five elements that differ.
+// and b (n x k), the values its inputs hold, plus `initial` (C's starting values) where given:
+// bit for bit where `exact`, otherwise within 1e-5 of the sum of the terms' magnitudes (plus
+// 1e-6). Reports the first five elements that differ.
 inline void check_product_abt(const std::vector<float>& got, const std::vector<double>& a, const std::vector<double>& b, int64_t m, int64_t n, int64_t k,
-                              bool exact) {
+                              bool exact, const std::vector<double>& initial = {}) {
   int bad = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      double ref = 0, mag = 0;
+      double ref = initial.empty() ? 0.0 : initial[static_cast<size_t>(i * n + j)], mag = std::fabs(ref);
       for (int64_t kk = 0; kk < k; ++kk) {
         ref += a[i * k + kk] * b[j * k + kk];
         mag += std::fabs(a[i * k + kk] * b[j * k + kk]);
@@ -101,6 +100,8 @@ inline void check_product_abt(const std::vector<float>& got, const std::vector<d
   CHECK(bad == 0);
 }
 
+// Launches `k` with a float32 output in slot 0 (`out_elements`, poisoned first) and the float32
+// input `x` in slot 1, and returns the output.
 inline std::vector<float> run_float_kernel(rt::Device& dev, const rt::CompiledKernel& k, const std::vector<float>& x,
                                            size_t out_elements) {
   const rt::DeviceArray args[] = {poisoned(dev, dtypes::float32, out_elements), put(dev, dtypes::float32, x)};

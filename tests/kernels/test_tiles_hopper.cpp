@@ -7,6 +7,7 @@
 // (tests/kernels/test_hopper_gemm.cpp).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "kernel_harness.h"
@@ -192,12 +193,14 @@ namespace {
 
 // A GEMM kernel C [m, n] (fp32, slot 0) = A [m, k] * B [n, k]^T (bf16, slots 1 and 2) on the GPU:
 // C against the double-precision product of the bf16 inputs; with `identity`, B[j][kk] =
-// (j == kk) and C[i][j] = A[i][j] for j < k, bit for bit.
-void check_abt_gemm(rt::Device& dev, const UOp& gemm, int64_t m, int64_t n, int64_t k, bool identity) {
+// (j == kk) and C[i][j] = A[i][j] for j < k, bit for bit. C is poisoned first, or, for a kernel
+// that adds to C (`accumulate`), holds random starting values the reference adds.
+void check_abt_gemm(rt::Device& dev, const UOp& gemm, int64_t m, int64_t n, int64_t k, bool identity, bool accumulate = false) {
   CAPTURE(m);
   CAPTURE(n);
   CAPTURE(k);
   CAPTURE(identity);
+  CAPTURE(accumulate);
   const auto kernel = rt::CompiledKernel::compile(dev, gemm);
   std::vector<double> av, bv;
   const std::vector<uint16_t> a = weft::testing::random_bf16(static_cast<size_t>(m * k), -2.0f, 2.0f, av);
@@ -208,11 +211,15 @@ void check_abt_gemm(rt::Device& dev, const UOp& gemm, int64_t m, int64_t n, int6
         bv[j * k + kk] = j == kk ? 1.0 : 0.0;
         b[j * k + kk] = float_to_bf16(static_cast<float>(bv[j * k + kk]));
       }
-  const rt::DeviceArray args[] = {weft::testing::poisoned(dev, dtypes::float32, static_cast<size_t>(m * n)), weft::testing::put(dev, dtypes::bfloat16, a),
-                                  weft::testing::put(dev, dtypes::bfloat16, b)};
+  std::vector<double> c0;
+  const std::vector<float> c_start = accumulate ? weft::testing::random_floats(static_cast<size_t>(m * n), -4.0f, 4.0f) : std::vector<float>{};
+  for (const float v : c_start) c0.push_back(v);
+  const rt::DeviceArray args[] = {accumulate ? weft::testing::put(dev, dtypes::float32, c_start)
+                                             : weft::testing::poisoned(dev, dtypes::float32, static_cast<size_t>(m * n)),
+                                  weft::testing::put(dev, dtypes::bfloat16, a), weft::testing::put(dev, dtypes::bfloat16, b)};
   kernel.launch(dev, args);
   const std::vector<float> got = weft::testing::get<float>(dev, args[0]);
-  weft::testing::check_product_abt(got, av, bv, m, n, k, identity);
+  weft::testing::check_product_abt(got, av, bv, m, n, k, identity, c0);
 }
 
 }  // namespace
@@ -231,9 +238,11 @@ namespace {
 
 // C [64, n] (fp32) = A [64, k] * B [n, k]^T (bf16), one warpgroup, A from registers: each warp
 // loads its 16 rows of A straight from global memory as an mma.sync A register tile, B lands in
-// one TMA stage (k = 64: one 128-byte swizzle row), the MMAs overwrite the accumulator (scale-d
-// false) and each warp stores its 16 rows. Slots: 0 C, 1 A, 2 B.
-UOp registers_a_gemm(int64_t n, int64_t k) {
+// one TMA stage (k = 64: one 128-byte swizzle row), and each warp stores its 16 rows. Without
+// `accumulate` the accumulator is first filled with NaN and the MMAs overwrite it (scale-d false:
+// a NaN left anywhere fails the check); with it, the accumulator starts as C's values (C is read,
+// then written) and the MMAs add to them. Slots: 0 C, 1 A, 2 B.
+UOp registers_a_gemm(int64_t n, int64_t k, bool accumulate = false) {
   const Workgroup wg("sm_90", {index_constant(1)}, 1, Warpgroup::warps, 32);
   const gl c = global(0, index_constant(64), index_constant(n), dtypes::float32);
   const gl a = global(1, index_constant(64), index_constant(k), dtypes::bfloat16), b = global(2, index_constant(n), index_constant(k), dtypes::bfloat16);
@@ -244,10 +253,12 @@ UOp registers_a_gemm(int64_t n, int64_t k) {
   const UOp expect = expect_bytes(ring, use.stage, stage_bytes(bs), {ready});
   const UOp fill_b = load(wg, bs, use.stage, b, index_constant(0), index_constant(0), ring.full[use.stage], {expect});
   const tile::rt a_regs = load(wg, a, Major::row, 16, k, warp_row(wg, 0), index_constant(0), MatrixOperand::A);
-  const acc sum = warpgroup_accumulator(wg, 64, n);
-  const UOp overwrite = index_constant(0) > index_constant(0);
-  const UOp done = mma_wait(0, {mma_ABt(wg, sum, a_regs, bs, use.stage, overwrite, {wait(ring, use, {fill_b})})});
-  return sink({"registers_a_gemm"}, {store(wg, c, slab(sum.after({done}), 0), warp_row(wg, 0), index_constant(0))});
+  const acc empty = warpgroup_accumulator(wg, 64, n);
+  const acc start = accumulate ? empty.after({load(wg, slab(empty, 0), c, warp_row(wg, 0), index_constant(0)).written()})
+                               : map(empty, [](const UOp&) { return constant(std::nan(""), dtypes::float32); });
+  const UOp scale_d = accumulate ? index_constant(0) <= index_constant(0) : index_constant(0) > index_constant(0);
+  const UOp done = mma_wait(0, {mma_ABt(wg, start, a_regs, bs, use.stage, scale_d, {wait(ring, use, {fill_b})})});
+  return sink({"registers_a_gemm"}, {store(wg, c, slab(start.after({done}), 0), warp_row(wg, 0), index_constant(0))});
 }
 
 }  // namespace
@@ -281,6 +292,10 @@ TEST_CASE("tiles on Hopper: mma_ABt with A from registers renders wgmma with A's
   CHECK(occurrences(src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 4);
   CHECK(occurrences(src, "wgmma.commit_group.sync.aligned") == 1);
   CHECK(rt::nvrtc_compile(src, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
+  // The accumulating form reads C into the accumulator, and its wgmma adds (scale-d 1).
+  const lower::LoweredKernel adds = lowered(registers_a_gemm(128, 64, true));
+  const std::string adds_src = cuda::render_cuda(adds, 90);
+  CHECK(rt::nvrtc_compile(adds_src, adds.name, cuda::nvrtc_arch(adds, 90)).size() > 0);
 }
 
 // A product's accumulator as the next product's A, in registers (attention's P * V): the first
@@ -296,11 +311,13 @@ TEST_CASE("tiles on Hopper: an accumulator made an operand (as_operand) is mma_A
   CHECK_NOTHROW(mma_ABt(wg, warpgroup_accumulator(wg, 64, 128), p, v, zero, UOp(), {}));
 }
 
-TEST_CASE("tiles on Hopper: mma_ABt with A from registers against a host reference: identity bit-exact, random [cuda]") {
+TEST_CASE("tiles on Hopper: mma_ABt with A from registers against a host reference: identity bit-exact, random, over a NaN-filled or a starting accumulator [cuda]") {
   WEFT_REQUIRE_CUDA();
   auto dev = rt::open_device("cuda");
   for (const int64_t n : {int64_t{64}, int64_t{128}, int64_t{256}})
     for (const bool identity : {true, false}) check_abt_gemm(*dev, registers_a_gemm(n, 64), 64, n, 64, identity);
+  // scale-d true: C's random starting values plus the product.
+  check_abt_gemm(*dev, registers_a_gemm(128, 64, true), 64, 128, 64, false, true);
 }
 
 namespace {
