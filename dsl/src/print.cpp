@@ -116,7 +116,9 @@ std::string arg_to_string(const Arg& arg) {
     std::string operator()(const RangeArg& r) const { return "id=" + std::to_string(r.id) + " axis=" + std::string(axis_name(r.axis)); }
     std::string operator()(const BufferArg& b) const { return "slot=" + std::to_string(b.slot) + " " + std::string(addrspace_name(b.space)); }
     std::string operator()(const VarArg& v) const { return v.name + " in [" + wide_to_string(v.min) + ", " + wide_to_string(v.max) + "]"; }
-    std::string operator()(const KernelInfo& k) const { return "name=" + k.name + (k.cluster > 1 ? " cluster=" + std::to_string(k.cluster) : ""); }
+    std::string operator()(const KernelInfo& k) const {
+      return "name=" + k.name + (k.cluster > 1 ? " cluster=" + std::to_string(k.cluster) : "") + (k.dependent_launch ? " dependent_launch" : "");
+    }
     std::string operator()(const WmmaArg& w) const {
       return std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k) + " " + w.input.name() + "->" +
              w.accum.name() + " threads=" + std::to_string(w.threads);

@@ -53,7 +53,9 @@ struct ArgHasher {
   uint64_t operator()(const RangeArg& r) const { return mix(mix(5, static_cast<uint64_t>(r.id)), static_cast<uint64_t>(r.axis)); }
   uint64_t operator()(const BufferArg& b) const { return mix(mix(6, static_cast<uint64_t>(b.slot)), static_cast<uint64_t>(b.space)); }
   uint64_t operator()(const VarArg& v) const { return mix(mix(mix(7, hash_string(v.name)), hash_wide(v.min)), hash_wide(v.max)); }
-  uint64_t operator()(const KernelInfo& k) const { return mix(mix(8, hash_string(k.name)), static_cast<uint64_t>(k.cluster)); }
+  uint64_t operator()(const KernelInfo& k) const {
+    return mix(mix(mix(8, hash_string(k.name)), static_cast<uint64_t>(k.cluster)), static_cast<uint64_t>(k.dependent_launch));
+  }
   uint64_t operator()(const WmmaArg& w) const {
     uint64_t h = mix(9, static_cast<uint64_t>(w.m));
     h = mix(h, static_cast<uint64_t>(w.n));

@@ -165,6 +165,7 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   LoweredKernel out;
   out.name = kernel.arg_as<KernelInfo>().name;
   out.cluster = kernel.arg_as<KernelInfo>().cluster;
+  out.dependent_launch = kernel.arg_as<KernelInfo>().dependent_launch;
   out.params = kernel_params(kernel);
   out.mesh = mesh_axes(kernel);
   out.device_splits = device_splits(kernel, out.mesh);

@@ -83,7 +83,7 @@ UOp align_count(const MoeShape& s) {
   const UOp n = count.after({bump})[we].load(we < E, i32(0)), base = ws.histogram(work);
   const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
   const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
-  return sink({"moe_align_count_e" + std::to_string(E)}, {group({zero, bump, group({chunk_row, span_row}).end({wi})}).end({g, l})});
+  return sink({"moe_align_count_e" + std::to_string(E), 1, true}, {group({zero, bump, group({chunk_row, span_row}).end({wi})}).end({g, l})});
 }
 
 UOp align_place(const MoeShape& s, std::string_view arch) {
@@ -222,7 +222,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp last = ticket.eq(i32(grid - 1));
   const UOp next_run = when(l.eq(idx(0)), {work[idx(ws.parity_index())].store(where(first_histogram, i32(1), i32(0)), last),
                                            work[idx(ws.counter_index())].store(i32(0), last)});
-  return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W)},
+  return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W), 1, true},  // a dependent launch, as route's
               {group({sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
 }
 

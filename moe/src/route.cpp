@@ -338,7 +338,9 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
                            std::to_string(k) + (counting ? "_counting" : "");
   std::vector<UOp> ranges{g, lane, wave};
   if (per_wave > 1) ranges.push_back(sub);
-  return sink({name}, {store.end(ranges)});
+  // A dependent launch (KernelInfo): the routing kernels run back to back, each a few microseconds,
+  // so the next one's launch and workgroup start overlap this one's end.
+  return sink({name, 1, true}, {store.end(ranges)});
 }
 
 }  // namespace

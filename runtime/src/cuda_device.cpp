@@ -25,6 +25,23 @@ using CUevent = void*;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76, kMultiprocessorCount = 16;  // CUdevice_attribute
 constexpr int kMaxDynamicSharedBytes = 8;                                  // CUfunction_attribute
 constexpr int kNotFound = 500;                                             // CUDA_ERROR_NOT_FOUND
+constexpr int kProgrammaticStreamSerialization = 6;                        // CUlaunchAttributeID
+
+// cuLaunchKernelEx's configuration, as cuda.h lays out CUlaunchAttribute (a 4-byte id, padding,
+// a 64-byte value union) and CUlaunchConfig.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  alignas(8) unsigned char value[64];
+};
+static_assert(sizeof(LaunchAttribute) == 72);
+struct LaunchConfig {
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  void* stream;
+  LaunchAttribute* attributes;
+  unsigned attribute_count;
+};
+static_assert(sizeof(LaunchConfig) == 56);
 
 struct CudaApi {
   CUresult (*cuInit)(unsigned);
@@ -50,6 +67,7 @@ struct CudaApi {
   CUresult (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*, const unsigned*, const unsigned*, int, int,
                                      int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
+  CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);  // absent before CUDA 12
   CUresult (*cuGetErrorString)(CUresult, const char**);
   CUresult (*cuEventCreate)(CUevent*, unsigned);
   CUresult (*cuEventRecord)(CUevent, void*);
@@ -100,6 +118,7 @@ const CudaApi& cuda_api() {
     resolve(lib, "cuFuncSetAttribute", a.cuFuncSetAttribute);
     a.cuTensorMapEncodeTiled = reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
     resolve(lib, "cuLaunchKernel", a.cuLaunchKernel);
+    a.cuLaunchKernelEx = reinterpret_cast<decltype(a.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
     resolve(lib, "cuGetErrorString", a.cuGetErrorString);
     resolve(lib, "cuEventCreate", a.cuEventCreate);
     resolve(lib, "cuEventRecord", a.cuEventRecord);
@@ -293,7 +312,7 @@ class CudaDevice : public Device {
     check(cuda_api().cuModuleLoadData(&handle, cubin.data()), "loading the cubin on " + name());
     return std::make_shared<CudaModule>(handle, arch_);
   }
-  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args) override {
+  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder order) override {
     auto* m = dynamic_cast<CudaModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint64_t> storage(args.size());
@@ -309,6 +328,16 @@ class CudaDevice : public Device {
       params[i] = &storage[i];
     }
     const CudaModule::Function& f = m->function(kernel);
+    // Programmatic stream serialization where the driver has it; a serialized launch is always
+    // correct for a kernel that waits for its predecessor (the wait finds it done).
+    if (order == LaunchOrder::programmatic && cuda_api().cuLaunchKernelEx) {
+      LaunchAttribute programmatic{};
+      programmatic.id = kProgrammaticStreamSerialization;
+      programmatic.value[0] = 1;  // programmaticStreamSerializationAllowed, an int: little-endian 1
+      const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z, static_cast<unsigned>(f.dynamic_shared_bytes), nullptr, &programmatic, 1};
+      check(cuda_api().cuLaunchKernelEx(&config, f.handle, params.data(), nullptr), "launching kernel " + kernel + " (programmatic dependent launch)");
+      return;
+    }
     check(cuda_api().cuLaunchKernel(f.handle, grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr,
                                     params.data(), nullptr),
           "launching kernel " + kernel);

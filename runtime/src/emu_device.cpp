@@ -88,7 +88,7 @@ class EmuDevice : public Device {
     return std::make_shared<EmuModule>(std::move(code));
   }
 
-  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args) override {
+  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder) override {
     auto* m = dynamic_cast<EmuModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     emu::LaunchOptions o;

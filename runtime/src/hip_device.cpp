@@ -191,7 +191,7 @@ class HipDevice : public Device {
     check(hip_api().hipModuleLoadData(&handle, code_object.data()), "loading the code object");
     return std::make_shared<HipModule>(std::move(code), handle);
   }
-  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args) override {
+  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder) override {
     auto* m = dynamic_cast<HipModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint8_t> kernarg = pack_args(m->code().kernel(kernel), args);

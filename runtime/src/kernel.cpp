@@ -277,7 +277,8 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
     by_slot[p.slot] = &a;
   }
   auto [grid, block] = launch_dims(ints);
-  device.launch(module, k.name, grid, block, args);
+  const bool programmatic = device.arch().starts_with("sm_") && cuda::waits_for_predecessor(k, std::stoi(device.arch().substr(3)));
+  device.launch(module, k.name, grid, block, args, programmatic ? LaunchOrder::programmatic : LaunchOrder::serialized);
 }
 
 }  // namespace weft::rt

@@ -149,11 +149,20 @@ class Renderer {
     // allocate fewer and drop the statement (C7508, "unable to determine register count at entry").
     const std::string blocks = sets_register_budget_ ? ", 1" : "";
     out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << blocks << ") " << cluster << k_.name << "(" << parameters << ") {\n";
-    out << locals << body.str() << "}\n";
+    out << locals << dependent_launch() << body.str() << "}\n";
     return out.str();
   }
 
  private:
+  // KernelInfo::dependent_launch on sm_90 and newer: first of all, wait until the kernel before
+  // has completed and its writes are visible; then let the kernel after start launching (its
+  // workgroups wait at their own entry, so they may take the multiprocessors' free slots now).
+  std::string dependent_launch() const {
+    if (!cuda::waits_for_predecessor(k_, sm_)) return "";
+    return "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+           "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
+  }
+
   int64_t threads() const {
     int64_t t = 1;
     for (const UOp& d : k_.launch.block) t *= static_cast<int64_t>(d.const_int());
@@ -995,6 +1004,8 @@ std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm) {
   }
   return "sm_" + std::to_string(sm);
 }
+
+bool waits_for_predecessor(const lower::LoweredKernel& kernel, int sm) { return kernel.dependent_launch && sm >= 90; }
 
 int64_t dynamic_shared_bytes(const lower::LoweredKernel& kernel) { return shared_layout(kernel).bytes; }
 

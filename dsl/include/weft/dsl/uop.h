@@ -57,6 +57,14 @@ struct KernelInfo {  // SINK
   // CTAs (workgroups) per thread-block cluster, consecutive along grid dimension 0 (NVIDIA sm_90;
   // 1: no cluster). A CTA's rank in its cluster is then its workgroup index modulo `cluster`.
   int64_t cluster = 1;
+  // Programmatic dependent launch (CUDA, sm_90 and newer): the kernel waits at entry until the
+  // kernel before it on the device has completed and its writes are visible (griddepcontrol.wait),
+  // then lets the kernel after it start launching (griddepcontrol.launch_dependents), and the
+  // runtime launches it with programmatic stream serialization. Everything the kernel does lies
+  // after the wait, so it computes what a serialized launch computes; what overlaps is its launch
+  // and its workgroups' start with the end of the kernel before. Elsewhere (AMD, the emulator,
+  // sm_80) the launch is serialized and the flag changes nothing.
+  bool dependent_launch = false;
   bool operator==(const KernelInfo&) const = default;
 };
 

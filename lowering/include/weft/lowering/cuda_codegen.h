@@ -19,6 +19,11 @@ std::string render_cuda(const lower::LoweredKernel& kernel, int sm);
 // first such node when `sm` is not 90.
 std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm);
 
+// Whether the kernel rendered for compute capability `sm` waits at entry for the kernel before it
+// (griddepcontrol.wait: KernelInfo::dependent_launch, on sm_90 and newer), and so is launched with
+// programmatic stream serialization (rt::LaunchOrder::programmatic).
+bool waits_for_predecessor(const lower::LoweredKernel& kernel, int sm);
+
 // Shared memory above the 48 KiB a kernel may declare statically is dynamic (`extern
 // __shared__`): the launch must opt in (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES) and pass
 // this many bytes. 0 when the kernel's LOCAL buffers fit in static shared memory. The rendered

@@ -60,6 +60,13 @@ class Event {
   virtual ~Event() = default;
 };
 
+// How a launch orders itself after the device's work before it. `serialized`: it starts once that
+// work has completed. `programmatic`: for a kernel that waits at entry until the kernel before it
+// has completed and its writes are visible (KernelInfo::dependent_launch), it may start launching
+// as soon as that kernel lets it (CUDA's programmatic dependent launch, sm_90 and newer). A device
+// without it launches serialized, which the kernel's wait then finds done.
+enum class LaunchOrder { serialized, programmatic };
+
 // A code object loaded on a device.
 class Module {
  public:
@@ -84,7 +91,8 @@ class Device {
   // Throws weft::Error if the code object is not for this device's target.
   virtual std::shared_ptr<Module> load(std::vector<uint8_t> code_object) = 0;
   // Arguments are checked against the kernel's metadata (count, buffer or scalar, size).
-  virtual void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args) = 0;
+  virtual void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args,
+                      LaunchOrder order) = 0;
   virtual void synchronize() = 0;
 
   // Timing: an event marks the point in the device's work where it is recorded (after the

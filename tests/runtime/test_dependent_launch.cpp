@@ -1,0 +1,95 @@
+// Programmatic dependent launch (KernelInfo::dependent_launch): the CUDA renderer waits for the
+// kernel before (griddepcontrol.wait) and then lets the next one launch, first thing in the body,
+// on sm_90 and newer only; the runtime launches such a kernel programmatically there; and a chain
+// of such kernels, each reading what the one before wrote, computes what serialized launches do.
+#include <doctest/doctest.h>
+
+#include "kernels/kernel_harness.h"
+#include "weft/dsl/builder.h"
+#include "weft/dsl/print.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/runtime/nvrtc.h"
+
+using namespace weft;
+
+namespace {
+
+// gather: sum[i] = total[i] + the sum of `reads` elements of `in` strided from i (slots: 0 sum,
+// 1 in, 2 total). accumulate: total[i] += sum[i] (slots: 0 total, 1 sum). Both int32 over n
+// elements, both dependent launches: each reads what the one before it wrote.
+UOp gather(int64_t n, int64_t reads) {
+  const UOp sum = placeholder({n}, dtypes::int32, 0), in = placeholder({n}, dtypes::int32, 1), total = placeholder({n}, dtypes::int32, 2);
+  const UOp g = range(n / 256, 0, AxisType::GLOBAL), l = range(256, 1, AxisType::LOCAL), j = range(reads, 2, AxisType::REDUCE);
+  const UOp i = g * 256 + l;
+  const UOp picked = in[(i + j * 4099) % n].load().reduce(Op::ADD, {j});
+  return sink({"gather", 1, true}, {sum[i].store(picked + total[i].load()).end({g, l})});
+}
+
+UOp accumulate(int64_t n) {
+  const UOp total = placeholder({n}, dtypes::int32, 0), sum = placeholder({n}, dtypes::int32, 1);
+  const UOp g = range(n / 256, 0, AxisType::GLOBAL), l = range(256, 1, AxisType::LOCAL);
+  const UOp i = g * 256 + l;
+  return sink({"accumulate", 1, true}, {total[i].store(total[i].load() + sum[i].load()).end({g, l})});
+}
+
+lower::LoweredKernel lowered_for_cuda(const UOp& kernel) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  return lower::lower(kernel, options);
+}
+
+}  // namespace
+
+TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders the wait and the trigger first on sm_90, nothing on sm_80") {
+  CHECK(graph_string(accumulate(256)).find("name=accumulate dependent_launch") != std::string::npos);
+  const UOp i = range(256, 1, AxisType::LOCAL), out = placeholder({256}, dtypes::int32, 0);
+  const UOp body = out[i].store(constant(Wide(1), dtypes::int32)).end({i});
+  CHECK_FALSE(sink({"k", 1, true}, {body}).same(sink({"k"}, {body})));  // hash-consing keeps them apart
+
+  const lower::LoweredKernel k = lowered_for_cuda(accumulate(1024));
+  CHECK(k.dependent_launch);
+  CHECK(cuda::waits_for_predecessor(k, 90));
+  CHECK_FALSE(cuda::waits_for_predecessor(k, 80));
+  const std::string hopper = cuda::render_cuda(k, 90), ampere = cuda::render_cuda(k, 80);
+  INFO(hopper);
+  const size_t wait = hopper.find("griddepcontrol.wait;"), trigger = hopper.find("griddepcontrol.launch_dependents;");
+  REQUIRE(wait != std::string::npos);
+  REQUIRE(trigger != std::string::npos);
+  CHECK(wait < trigger);
+  // Before any load: the wait orders everything the kernel reads after the kernel before.
+  CHECK(trigger < hopper.find("buf0 +"));
+  CHECK(ampere.find("griddepcontrol") == std::string::npos);
+  CHECK_FALSE(lowered_for_cuda(sink({"k"}, {body})).dependent_launch);
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  CHECK(rt::nvrtc_compile(hopper, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
+}
+
+// Rounds of gather then accumulate, back to back with no synchronization: total doubles plus the
+// gathered sum each round, so a kernel that read its input before the one before it finished
+// writing it would leave a different total (on a GPU the gather runs long enough for that).
+WEFT_DEVICE_TEST_CASE("dependent launch: a chain of dependent kernels, each reading the one before's output, matches the host") {
+  for (const std::string& target : testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    const bool emulated = target.starts_with("emu:");
+    const int64_t n = emulated ? 1024 : int64_t{1} << 20, reads = emulated ? 4 : 64, rounds = 6;
+    const auto in = testing::random_ints(static_cast<size_t>(n), 0, 15);
+    const auto first = rt::CompiledKernel::compile(*dev, gather(n, reads)), second = rt::CompiledKernel::compile(*dev, accumulate(n));
+    const rt::DeviceArray in_d = testing::put(*dev, dtypes::int32, in, "in"), sum = testing::poisoned(*dev, dtypes::int32, static_cast<size_t>(n), "sum");
+    const rt::DeviceArray total = testing::put(*dev, dtypes::int32, std::vector<int32_t>(static_cast<size_t>(n), 0), "total");
+    const rt::DeviceArray gather_args[] = {sum, in_d, total}, accumulate_args[] = {total, sum};
+    for (int64_t r = 0; r < rounds; ++r) {
+      first.launch(*dev, gather_args);
+      second.launch(*dev, accumulate_args);
+    }
+    const std::vector<int32_t> got = testing::get<int32_t>(*dev, total);
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t picked = 0, want = 0;
+      for (int64_t j = 0; j < reads; ++j) picked += in[static_cast<size_t>((i + j * 4099) % n)];
+      for (int64_t r = 0; r < rounds; ++r) want = 2 * want + picked;
+      if (got[static_cast<size_t>(i)] != want && bad++ < 5) FAIL_CHECK("total[" << i << "] = " << got[static_cast<size_t>(i)] << ", expected " << want);
+    }
+    CHECK(bad == 0);
+  }
+}
