@@ -539,6 +539,19 @@ void check_predecessors(std::string_view what, const std::vector<UOp>& after) {
 
 }  // namespace
 
+Prefetched prefetch(const std::vector<UOp>& values) {
+  std::vector<UOp> stores, registers;
+  for (const UOp& v : values) {
+    if (v.is_effect() || v.dtype() == dtypes::index || v.dtype().is_vector())
+      fail("prefetch", "takes scalar values of a concrete dtype, got " + std::string(op_name(v.op())) + " of " + v.dtype().name());
+    registers.push_back(placeholder({1}, v.dtype(), fresh_id(), AddrSpace::REG));
+    stores.push_back(registers.back()[constant(Wide(0))].store(v));
+  }
+  Prefetched out{group(stores), {}};
+  for (const UOp& r : registers) out.values.push_back(r.after({out.issued})[constant(Wide(0))].load());
+  return out;
+}
+
 UOp barrier(const std::vector<UOp>& after, BarrierFence fence) {
   check_predecessors("BARRIER", after);
   return UOp::make(Op::BARRIER, dtypes::void_, after, EffectArg{fresh_id(), static_cast<Wide>(fence), {}});

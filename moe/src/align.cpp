@@ -62,9 +62,9 @@ int64_t align_workspace(const MoeShape& shape) {
   return AlignWorkspace(shape.choices(), shape.experts).elements();
 }
 
-UOp AlignWorkspace::histogram(const UOp& workspace) const {
-  return where(workspace[idx(parity_index())].load().eq(i32(0)), idx(0), idx(histogram_elements()));
-}
+UOp AlignWorkspace::histogram_at(const UOp& parity) const { return where(parity.eq(i32(0)), idx(0), idx(histogram_elements())); }
+UOp AlignWorkspace::fill_parity(const UOp& workspace) const { return workspace[idx(fill_parity_index())].load(); }
+UOp AlignWorkspace::filled_parity(const UOp& workspace) const { return workspace[idx(filled_parity_index())].load(); }
 
 UOp align_count(const MoeShape& s) {
   s.validate();
@@ -80,10 +80,13 @@ UOp align_count(const MoeShape& s) {
   const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)});
   // The chunk's row, whole; its counts added into its span's row (which starts at zero).
   const UOp wi = range(ceil_div(E, kThreads), 3, AxisType::LOOP), we = l + wi * kThreads;
-  const UOp n = count.after({bump})[we].load(we < E, i32(0)), base = ws.histogram(work);
+  const UOp parity = ws.fill_parity(work), base = ws.histogram_at(parity);
+  const UOp n = count.after({bump})[we].load(we < E, i32(0));
   const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
   const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
-  return sink({"moe_align_count_e" + std::to_string(E), 1, true}, {group({zero, bump, group({chunk_row, span_row}).end({wi})}).end({g, l})});
+  const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_place
+  return sink({"moe_align_count_e" + std::to_string(E), 1, true},
+              {group({zero, bump, group({chunk_row, span_row}).end({wi}), record}).end({g, l})});
 }
 
 UOp align_place(const MoeShape& s, std::string_view arch) {
@@ -106,6 +109,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   auto loop = [&](int64_t n, AxisType axis = AxisType::LOOP) { return range(n, next_range++, axis); };
   const UOp lane = l % W, wave = l / W;
 
+  // This thread's choice's weight, loaded first (before the first barrier), so that its round
+  // trip overlaps the histogram's instead of holding up the row's write at the end.
+  const UOp c = g * kThreads + l, live = c < s.choices();
+  const Prefetched weight = prefetch({weights[c].load(live, constant(0.0, dtypes::float32))});
+
   // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
   // counts of this chunk.
   const UOp span = g / kChunksPerSpan;
@@ -113,7 +121,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
   const int64_t inner = std::min<int64_t>(spans, 16);
   const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
-  const UOp base = ws.histogram(work);
+  const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
   const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
   const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
   const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
@@ -126,10 +134,8 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
   const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
 
-  // The workspace for the next run: the other histogram zeroed, spread over the grid's threads;
-  // the last workgroup to take a ticket (every thread of every workgroup has read the parity by
-  // then: their reads of this histogram needed it) flips the parity and resets the counter (at
-  // the end of the kernel).
+  // The workspace for the next run: the other histogram zeroed, spread over the grid's threads
+  // (the fill parity names it: next_run below).
   const int64_t H = ws.histogram_elements();
   const UOp hj = loop(ceil_div(H, grid * kThreads)), hq = g * kThreads + l + hj * (grid * kThreads);
   const UOp first_histogram = base.eq(idx(0));
@@ -162,7 +168,6 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // This chunk: a choice's rank among the chunk's earlier choices of its expert = its rank in
   // its wave (the lanes below it holding the same id: a match mask from one ballot per id bit)
   // plus the counts of that id in the waves before (each id's last lane of a wave stores it).
-  const UOp c = g * kThreads + l, live = c < s.choices();
   const UOp id = ids[c].load(live, i32(-1));
   const UOp known = live & (id >= 0) & (id < E);
   const UOp key = where(known, id, i32(E));
@@ -187,7 +192,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp di = dest.cast(dtypes::index);
   const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live),
                            row_token[di].store((c / k).cast(dtypes::int32), known),
-                           row_weight[di].store(weights[c].load(known, constant(0.0, dtypes::float32)), known)});
+                           row_weight[di].store(weight.values[0], known)});
 
   // Padding rows, spread over every thread of the grid (`stride` of them): those of expert e are
   // [offsets[e] + count, offsets[e+1]), fewer than B, so thread q takes row j = q % B of expert
@@ -215,15 +220,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp totals = group({counts[xe].store(total_ready[xe_in].load(), first & (xe < E)),
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})
                          .end({xi});
-  // The ticket last of all, after a barrier, so that no warp waits for the atomic's round trip
-  // but the one that takes it.
-  const UOp work_done = barrier({sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals});
-  const UOp ticket = atomic(AtomicOp::Add, work.after({work_done})[idx(ws.counter_index())], i32(1));
-  const UOp last = ticket.eq(i32(grid - 1));
-  const UOp next_run = when(l.eq(idx(0)), {work[idx(ws.parity_index())].store(where(first_histogram, i32(1), i32(0)), last),
-                                           work[idx(ws.counter_index())].store(i32(0), last)});
+  // The next run fills the histogram this one zeroed. One writer, and no kernel reads the fill
+  // parity while this one runs (AlignWorkspace), so no workgroup waits for the others.
+  const UOp next_run = work[idx(ws.fill_parity_index())].store(where(first_histogram, i32(1), i32(0)), first & l.eq(idx(0)));
   return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W), 1, true},  // a dependent launch, as route's
-              {group({sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
+              {group({weight.issued, sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
 }
 
 }  // namespace weft::moe

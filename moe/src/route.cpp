@@ -249,20 +249,33 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   // that each load instruction of a wave reads whole lines: slot i is vector i / vw, element i % vw.
   const auto slot_offset = [&](int64_t i) { return vw > 1 ? (i / vw) * W * vw + i % vw : i * W; };  // e - e of slot 0
   const UOp low_id = u32(0xffff) - (vw > 1 ? lane * vw : lane).cast(dtypes::uint32);  // bf16_key's 0xffff - id of slot 0
+  const auto expert = [&](int64_t i) { return (vw > 1 ? lane * vw : lane) + slot_offset(i); };
   for (int64_t i = 0; i < slots; ++i) {
-    const UOp e = (vw > 1 ? lane * vw : lane) + slot_offset(i), present = e < E;
-    if (i % vw == 0) {
-      const UOp at = logits[t * E + e];
-      const UOp zero = constant(0.0, c.logits);
-      if (vw == 1) {
-        loaded = {at.load(live & present, zero)};
-      } else {
-        const UOp v = at.vec(vw).load(live & present, vectorize(std::vector<UOp>(static_cast<size_t>(vw), zero)));
-        loaded.clear();
-        for (int64_t j = 0; j < vw; ++j) loaded.push_back(v.gep(j));
-      }
+    if (i % vw) continue;
+    const UOp at = logits[t * E + expert(i)];
+    const UOp zero = constant(0.0, c.logits), present = expert(i) < E;
+    if (vw == 1) {
+      loaded.push_back(at.load(live & present, zero));
+      continue;
     }
-    const UOp raw = loaded[static_cast<size_t>(i % vw)];
+    const UOp v = at.vec(vw).load(live & present, vectorize(std::vector<UOp>(static_cast<size_t>(vw), zero)));
+    for (int64_t j = 0; j < vw; ++j) loaded.push_back(v.gep(j));
+  }
+  // The lane's logits all in flight at once (prefetch), not loaded run by run as the sorts below
+  // first use them; and align's fill parity, which only the atomics at the end use.
+  std::vector<UOp> effects;
+  const AlignWorkspace ws(T * k, E);
+  UOp work, fill;
+  if (counting) {
+    work = placeholder({ws.elements()}, dtypes::int32, grouped ? 4 : 3);  // after the kernel's other buffers
+    const Prefetched parity = prefetch({ws.fill_parity(work)});
+    effects.push_back(parity.issued);
+    fill = parity.values[0];
+  }
+  const Prefetched row = prefetch(loaded);
+  effects.push_back(row.issued);
+  for (int64_t i = 0; i < slots; ++i) {
+    const UOp e = expert(i), present = e < E, raw = row.values[static_cast<size_t>(i)];
     if (narrow) {
       key.push_back(where(present, bf16_key(raw, low_id - u32(static_cast<uint64_t>(slot_offset(i)))), none));
       continue;
@@ -321,11 +334,11 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     }
   }
   const UOp writes = live & (lane < k);
-  std::vector<UOp> effects{ids[t * k + lane].store(out_id, writes), weights[t * k + lane].store(out_w, writes)};
+  effects.push_back(ids[t * k + lane].store(out_id, writes));
+  effects.push_back(weights[t * k + lane].store(out_w, writes));
   if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
-    const AlignWorkspace ws(T * k, E);
-    const UOp work = placeholder({ws.elements()}, dtypes::int32, grouped ? 4 : 3);  // after the kernel's other buffers
-    const UOp base = ws.histogram(work);
+    const UOp base = ws.histogram_at(fill);
+    effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
     // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
     // lane that writes no choice adds 0 for expert 0 of choice 0's rows.
     const UOp choice = where(writes, t * k + lane, idx(0)), counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);

@@ -475,4 +475,24 @@ TEST_CASE("resolve_devices: a reduction over a DEVICE range, and one DEVICE rang
   CHECK_THROWS_WITH_AS(lower(both), doctest::Contains("along two axes; a mesh axis splits one axis of a tensor"), Error);
 }
 
+TEST_CASE("linearize: a prefetched load is written where its issued effect stands, ahead of the work listed after it") {
+  const UOp a = placeholder({64}, dtypes::int32, 2), b = placeholder({64}, dtypes::float32, 1);
+  const UOp first = placeholder({64}, dtypes::float32, 0), last = placeholder({64}, dtypes::int32, 3);
+  const UOp i = range(64, 0, AxisType::LOOP);
+  // The position of the first LOAD of `dtype` in the program.
+  const auto first_load = [](const LoweredKernel& lk, DType dtype) {
+    for (size_t n = 0; n < lk.program.size(); ++n)
+      if (lk.program[n].op.op() == Op::LOAD && lk.program[n].op.dtype() == dtype) return n;
+    return lk.program.size();
+  };
+  // Without prefetch, a[i] is loaded where it is first used: after b[i]'s work.
+  const LoweredKernel plain = lower(sink({"plain"}, {group({first[i].store(b[i].load() + 1.0f), last[i].store(a[i].load())}).end({i})}));
+  CHECK(first_load(plain, dtypes::float32) < first_load(plain, dtypes::int32));
+  const Prefetched early = prefetch({a[i].load()});
+  const LoweredKernel ahead = lower(sink({"ahead"}, {group({early.issued, first[i].store(b[i].load() + 1.0f), last[i].store(early.values[0])}).end({i})}));
+  CHECK(first_load(ahead, dtypes::int32) < first_load(ahead, dtypes::float32));
+  CHECK_THROWS_WITH_AS(prefetch({a[i].vec(4).load()}), doctest::Contains("prefetch: takes scalar values of a concrete dtype, got LOAD of int32.vec4"), Error);
+  CHECK_THROWS_WITH_AS(prefetch({i * 2}), doctest::Contains("got MUL of index"), Error);
+}
+
 }  // namespace weft::lower

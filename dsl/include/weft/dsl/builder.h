@@ -55,6 +55,18 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
 // arrival (AMD: a bare s_barrier, no release/acquire fences and so no implied s_waitcnt); the
 // kernel then orders memory itself with wait_counts (HipKittens' explicit synchronization).
 UOp barrier(const std::vector<UOp>& after = {}, BarrierFence fence = BarrierFence::Workgroup);
+
+// Values computed up front. The linearizer writes a value where it is first used; a load whose
+// round trip should overlap earlier work (a parity the kernel's last stores need, a weight read
+// at the end, the next vectors of a row) is instead written into a register of its own by the
+// returned `issued` effect, and `values` read it back. List `issued` before the effects whose
+// work it should overlap (a GROUP runs its effects in order). Each value is a scalar of a
+// concrete dtype (not an index: cast it); throws weft::Error naming the value otherwise.
+struct Prefetched {
+  UOp issued;
+  std::vector<UOp> values;
+};
+Prefetched prefetch(const std::vector<UOp>& values);
 // Counts of outstanding memory operations of the issuing wave to wait for; an empty counter is
 // not waited on. vm: vector memory (AMD vmcnt 0..63: global loads and stores, LDS DMA; NVIDIA:
 // cp.async groups still in flight, `cp.async.wait_group vm`); lgkm: LDS and scalar memory (AMD

@@ -20,8 +20,7 @@
 //     its choices, then every row past offsets[E]; a thread a block gets its expert (a binary
 //     search over the offsets); workgroup 0 writes counts and offsets. Rows of choices and
 //     padding rows are disjoint, so no write races, and no row depends on the order of atomics.
-//     It also zeroes the workspace's other histogram, and the last workgroup to have read this
-//     one flips the parity (AlignWorkspace).
+//     It also zeroes the workspace's other histogram and names it the next run's (AlignWorkspace).
 // The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
 // outside gets dest_row -1 and no row.
 #pragma once
@@ -38,25 +37,31 @@ namespace weft::moe {
 inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place (and of align_count) takes
 inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the histogram counts
 
-// align's int32 workspace: two histograms, then the parity that names the one this run fills,
-// then align_place's ticket counter. A histogram has a row of E counts per span of 4096 choices,
-// then a row per chunk of 256 (align_place's workgroup). route_counting (or align_count) adds
-// into histogram[parity], whose counts start at zero; align_place reads it, zeroes the other
-// for the next run, and its last workgroup (the one whose ticket completes the count) flips the
-// parity and resets the counter. allocate_plan zeroes it all; the kernels leave it ready.
+// align's int32 workspace: two histograms, then two parities. A histogram has a row of E counts
+// per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup). The *fill
+// parity* names the histogram the next run fills; its counts are zeros. A run's counting kernel
+// (route_counting or align_count) adds into histogram[fill parity] and records that parity as the
+// *filled parity*; align_place reads histogram[filled parity], zeroes the other histogram, and
+// sets the fill parity to it. Every workgroup of the counting kernel writes the same filled
+// parity, and no kernel reads a parity while another writes it: each kernel runs after the one
+// before it has completed (stream order, or its wait at entry in a dependent launch), so no
+// workgroup needs to know it is the last. allocate_plan zeroes it all; the kernels leave it ready.
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
   int64_t spans = 0, chunks = 0, experts = 0;
   int64_t span_row(int64_t span) const { return span * experts; }                 // within a histogram
   int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * experts; }
   int64_t histogram_elements() const { return (spans + chunks) * experts; }
-  // The index of this run's histogram in `workspace` (an int32 buffer of elements()): 0 or
-  // histogram_elements(), as the parity says (a select between constants, so that indices keep a
-  // known range).
-  UOp histogram(const UOp& workspace) const;
-  int64_t parity_index() const { return 2 * histogram_elements(); }
-  int64_t counter_index() const { return parity_index() + 1; }
-  int64_t elements() const { return counter_index() + 1; }
+  int64_t fill_parity_index() const { return 2 * histogram_elements(); }
+  int64_t filled_parity_index() const { return fill_parity_index() + 1; }
+  int64_t elements() const { return filled_parity_index() + 1; }
+  // Where in `workspace` (an int32 buffer of elements()) the histogram a parity names starts: 0 or
+  // histogram_elements() (a select between constants, so that indices keep a known range).
+  // `parity` is the parity's value, loaded.
+  UOp histogram_at(const UOp& parity) const;
+  // The counting kernels' parity (the fill parity) and align_place's (the filled parity), loaded.
+  UOp fill_parity(const UOp& workspace) const;
+  UOp filled_parity(const UOp& workspace) const;
 };
 // Elements of align's workspace for a shape: AlignWorkspace(T*k, E).elements().
 int64_t align_workspace(const MoeShape& shape);
@@ -84,8 +89,8 @@ struct AlignKernels {
 AlignKernels compile_align(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr);
 // Launches both kernels on `buffers` (expert_ids and weights in, the rest out).
 void launch_align(rt::Device& device, const AlignKernels& kernels, const PlanBuffers& buffers);
-// Whether align's workspace is ready for the next run (AlignWorkspace): parity 0 or 1, the ticket
-// counter 0, and the histogram the parity names all zeros. A failed check names the first fault.
+// Whether align's workspace is ready for the next run (AlignWorkspace): the fill parity 0 or 1 and
+// the histogram it names all zeros. A failed check names the first fault.
 gemm::Check check_workspace_ready(rt::Device& device, const MoeShape& shape, const PlanBuffers& buffers);
 // Launches align_place alone: after route_counting, which filled the workspace's histogram.
 void launch_align_place(rt::Device& device, const AlignKernels& kernels, const PlanBuffers& buffers);
