@@ -345,6 +345,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     const UOp one = where(writes, constant(Wide(1), dtypes::int32), constant(Wide(0), dtypes::int32));
     effects.push_back(atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one));                            // its span's row
     effects.push_back(atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one));  // its chunk's row
+    effects.push_back(atomic(AtomicOp::Add, work[base + idx(ws.total_row()) + counted], one));                                  // the total row
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

@@ -64,8 +64,9 @@ struct RouteConfig {
 UOp route(const RouteConfig& config, std::string_view arch);
 // route, and each choice also counted into align's workspace (the last slot: 3 for softmax, whose
 // kernel has no bias, 4 for sigmoid; AlignWorkspace(T*k, E),
-// as allocate_plan and align_place leave it): one atomic add per choice into its span's row of
-// the histogram the parity names, so align_count need not run (router.h).
+// as allocate_plan and align_place leave it): atomic adds of each choice into its span's row, its
+// chunk's row and the total row of the histogram the fill parity names, so align_count need not
+// run (router.h).
 UOp route_counting(const RouteConfig& config, std::string_view arch);
 
 // The host reference, in double precision, with the rules above.
