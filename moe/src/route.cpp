@@ -118,10 +118,22 @@ void sort_descending(std::vector<UOp>& keys, const UOp& none) {
   keys.resize(used);
 }
 
+// The a.size() largest of two runs of keys sorted largest first (of one power-of-two length),
+// largest first: max(a[i], b[n-1-i]) holds them as a bitonic sequence, which a half-cleaner
+// cascade sorts.
+std::vector<UOp> merge_largest(const std::vector<UOp>& a, const std::vector<UOp>& b) {
+  const size_t n = a.size();
+  std::vector<UOp> c(n);
+  for (size_t i = 0; i < n; ++i) c[i] = max(a[i], b[n - 1 - i]);
+  for (size_t h = n / 2; h >= 1; h /= 2)
+    for (size_t i = 0; i < n; ++i)
+      if ((i & h) == 0) compare_exchange(c[i], c[i + h]);
+  return c;
+}
+
 // The `keep` largest keys, largest first. Runs of `run` keys (keep rounded up to a power of two)
-// are sorted, then pairs of sorted runs merge into their `run` largest: max(a[i], b[run-1-i])
-// holds them as a bitonic sequence, which a half-cleaner cascade sorts. A lane that ranks 32 keys
-// for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
+// are sorted, then pairs of sorted runs merge into their `run` largest (merge_largest). A lane
+// that ranks 32 keys for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
 std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& none) {
   size_t run = 1;
   while (run < keep) run *= 2;
@@ -133,14 +145,7 @@ std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& no
   }
   while (runs.size() > 1) {
     std::vector<std::vector<UOp>> merged;
-    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-      std::vector<UOp> c(run);
-      for (size_t i = 0; i < run; ++i) c[i] = max(runs[r][i], runs[r + 1][run - 1 - i]);
-      for (size_t h = run / 2; h >= 1; h /= 2)
-        for (size_t i = 0; i < run; ++i)
-          if ((i & h) == 0) compare_exchange(c[i], c[i + h]);
-      merged.push_back(std::move(c));
-    }
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) merged.push_back(merge_largest(runs[r], runs[r + 1]));
     if (runs.size() % 2) merged.push_back(std::move(runs.back()));
     runs = std::move(merged);
   }
@@ -294,14 +299,33 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], none);
   }
 
-  // k rounds: the wave's best key wins and leaves the race. Each lane keeps its best keys sorted
-  // (at most k of them can win), so its best is its first, and the winning lane (keys are
-  // distinct) shifts its list up by one; after round j only the first k - j - 1 keys of a lane
-  // can still win. Lane j keeps round j's winner: it writes choice j.
+  // Each lane keeps its best keys sorted (at most k of them can win). Lane j then takes the
+  // token's j-th best key: it writes choice j.
   key = largest_first(std::move(key), static_cast<size_t>(std::min(slots, k)), none);
   UOp own = none, first = none;
   std::vector<UOp> value;  // grouped: every winner's sigmoid, in every lane
-  for (int64_t j = 0; j < k; ++j) {
+  if (!grouped) {
+    // Softmax: a butterfly over the token's lanes, each step merging a lane's best keys with its
+    // partner's (padded to a power of two >= k with key 0) into the best of both, so that after
+    // log2(W) steps every lane holds the token's best, largest first. Keys are distinct, so this
+    // is the k rounds below, with log2(W) dependent exchanges instead of k * log2(W).
+    size_t run = 1;
+    while (run < static_cast<size_t>(k)) run *= 2;
+    key.resize(run, none);
+    for (int64_t m = 1; m < W; m *= 2) {
+      std::vector<UOp> partner;
+      for (const UOp& x : key) partner.push_back(shuffle_xor(x, m, W));
+      key = merge_largest(key, partner);
+    }
+    first = key[0];
+    own = key[0];
+    for (int64_t j = 1; j < k; ++j) own = where(lane.eq(idx(j)), key[static_cast<size_t>(j)], own);
+  }
+  // Sigmoid (grouped): k rounds, each carrying the winner's sigmoid from the lane that holds it.
+  // The wave's best key wins and leaves the race: the winning lane (keys are distinct) shifts its
+  // list up by one; after round j only the first k - j - 1 keys of a lane can still win. Lane j
+  // keeps round j's winner.
+  for (int64_t j = 0; grouped && j < k; ++j) {
     const UOp win = wave_reduce(key[0], Op::MAX, W);
     const UOp popped = key[0].eq(win);
     const size_t keep = static_cast<size_t>(std::min<int64_t>(slots, k - j - 1));
@@ -309,12 +333,10 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     key.resize(keep);
     own = j == 0 ? win : where(lane.eq(idx(j)), win, own);
     if (j == 0) first = win;
-    if (grouped) {  // the winner's sigmoid, from the lane that holds it
-      const UOp id = key_id(win, narrow), slot = id / static_cast<int>(W);
-      UOp s = sig[0];
-      for (int64_t i = 1; i < slots; ++i) s = where(slot.eq(constant(Wide(i), dtypes::int32)), sig[static_cast<size_t>(i)], s);
-      value.push_back(shuffle(s, id & static_cast<int>(W - 1), W));
-    }
+    const UOp id = key_id(win, narrow), slot = id / static_cast<int>(W);  // the winner's sigmoid
+    UOp s = sig[0];
+    for (int64_t i = 1; i < slots; ++i) s = where(slot.eq(constant(Wide(i), dtypes::int32)), sig[static_cast<size_t>(i)], s);
+    value.push_back(shuffle(s, id & static_cast<int>(W - 1), W));
   }
 
   const UOp out_id = key_id(own, narrow);
