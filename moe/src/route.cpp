@@ -153,6 +153,23 @@ std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& no
   return runs[0];
 }
 
+// The token's k best keys, largest first, in every one of its W lanes, from each lane's best
+// (sorted, largest first): a butterfly over the lanes, each step merging a lane's list with its
+// partner's (padded to a power of two >= k with key 0, which sorts last) into the best of both.
+// Keys are distinct, so these are the keys k rounds of a wave max would pick, in log2(W)
+// dependent exchanges instead of k * log2(W).
+std::vector<UOp> token_best(std::vector<UOp> keys, int64_t k, int64_t W, const UOp& none) {
+  size_t run = 1;
+  while (run < static_cast<size_t>(k)) run *= 2;
+  keys.resize(run, none);
+  for (int64_t m = 1; m < W; m *= 2) {
+    std::vector<UOp> partner;
+    for (const UOp& x : keys) partner.push_back(shuffle_xor(x, m, W));
+    keys = merge_largest(keys, partner);
+  }
+  return keys;
+}
+
 UOp sigmoid(const UOp& x) {
   const UOp s = recip(f32(1.0) + exp2(-x * kLog2e));
   return where(x.ne(x), f32(0.0), s);  // NaN counts as -inf
@@ -304,22 +321,10 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   key = largest_first(std::move(key), static_cast<size_t>(std::min(slots, k)), none);
   UOp own = none, first = none;
   std::vector<UOp> value;  // grouped: every winner's sigmoid, in every lane
-  if (!grouped) {
-    // Softmax: a butterfly over the token's lanes, each step merging a lane's best keys with its
-    // partner's (padded to a power of two >= k with key 0) into the best of both, so that after
-    // log2(W) steps every lane holds the token's best, largest first. Keys are distinct, so this
-    // is the k rounds below, with log2(W) dependent exchanges instead of k * log2(W).
-    size_t run = 1;
-    while (run < static_cast<size_t>(k)) run *= 2;
-    key.resize(run, none);
-    for (int64_t m = 1; m < W; m *= 2) {
-      std::vector<UOp> partner;
-      for (const UOp& x : key) partner.push_back(shuffle_xor(x, m, W));
-      key = merge_largest(key, partner);
-    }
-    first = key[0];
-    own = key[0];
-    for (int64_t j = 1; j < k; ++j) own = where(lane.eq(idx(j)), key[static_cast<size_t>(j)], own);
+  if (!grouped) {  // softmax: every lane gets the token's best keys (token_best)
+    const std::vector<UOp> best = token_best(std::move(key), k, W, none);
+    first = own = best[0];
+    for (int64_t j = 1; j < k; ++j) own = where(lane.eq(idx(j)), best[static_cast<size_t>(j)], own);
   }
   // Sigmoid (grouped): k rounds, each carrying the winner's sigmoid from the lane that holds it.
   // The wave's best key wins and leaves the race: the winning lane (keys are distinct) shifts its
