@@ -86,7 +86,7 @@ UOp align_count(const MoeShape& s) {
   const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n),
                                                       atomic(AtomicOp::Add, work[base + idx(ws.total_row()) + we], n)});  // and the total row
   const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_place
-  return sink({"moe_align_count_e" + std::to_string(E), 1, true},
+  return sink({.name = "moe_align_count_e" + std::to_string(E), .dependent_launch = true},
               {group({zero, bump, group({chunk_row, span_row}).end({wi}), record}).end({g, l})});
 }
 
@@ -124,7 +124,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
   const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
   const UOp tot = work[base + idx(ws.total_row()) + e].load(has_e, i32(0));
-  const UOp bef = work[base + sp * E + e].load(has_e & (sp < span), i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp bef = work[base + sp * E + e].load(has_e & (sp < span) & (sp < spans), i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
   // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
   const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
   const UOp in_span = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (pi < g % kChunksPerSpan) & (chunk < ws.chunks), i32(0)).reduce(Op::ADD, {pi});
@@ -223,7 +223,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // The next run fills the histogram this one zeroed. One writer, and no kernel reads the fill
   // parity while this one runs (AlignWorkspace), so no workgroup waits for the others.
   const UOp next_run = work[idx(ws.fill_parity_index())].store(where(first_histogram, i32(1), i32(0)), first & l.eq(idx(0)));
-  return sink({"moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W), 1, true},  // a dependent launch, as route's
+  return sink({.name = "moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W), .dependent_launch = true},  // as route's
               {group({weight.issued, sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
 }
 

@@ -1,5 +1,6 @@
 // The route kernel (route.h): a token's logits in the registers of W lanes, sorted (score, ~id)
-// keys per lane, k rounds of a max over the lanes.
+// keys per lane, then the token's best over its lanes: a butterfly of merges (softmax) or k
+// rounds of a wave max (sigmoid, which carries each winner's sigmoid).
 #include "weft/moe/route.h"
 
 #include <algorithm>
@@ -76,8 +77,8 @@ UOp key_id(const UOp& key, bool narrow) {
 
 // Lanes a token's experts are spread over. One wave per token keeps a sigmoid group's lanes
 // together (kept_groups); softmax takes enough lanes that each holds at most 32 experts (a lane
-// keeps only its k best sorted, which costs less than a wider wave max in each of k rounds), and
-// at least k, which write the choices.
+// keeps only its k best sorted, which costs less than more lanes to merge), and at least k, which
+// write the choices.
 // Logits a lane loads at once (its `slots` experts in whole vectors): the largest power of two up
 // to 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
 // inside or wholly past the row.
@@ -363,7 +364,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   const UOp writes = live & (lane < k);
   effects.push_back(ids[t * k + lane].store(out_id, writes));
   effects.push_back(weights[t * k + lane].store(out_w, writes));
-  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
+  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span row, chunk row and the total row
     const UOp base = ws.histogram_at(fill);
     effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
     // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
@@ -381,7 +382,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   if (per_wave > 1) ranges.push_back(sub);
   // A dependent launch (KernelInfo): the routing kernels run back to back, each a few microseconds,
   // so the next one's launch and workgroup start overlap this one's end.
-  return sink({name, 1, true}, {store.end(ranges)});
+  return sink({.name = name, .dependent_launch = true}, {store.end(ranges)});
 }
 
 }  // namespace

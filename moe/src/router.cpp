@@ -30,13 +30,19 @@ gemm::RunResult run_router(rt::Device& device, const RouteConfig& config, int64_
   gemm::RunResult r;
   const Router router = compile_router(device, config, block_rows, cache);
   r.compile = router.route.times();
-  const RouteData d = draw_route_inputs(config, inputs, seed);
+  RouteData d = draw_route_inputs(config, inputs, seed);
   const rt::OwnedArray logits(device, rt::upload(device, config.logits, d.logits_bytes, "logits"));
   const rt::OwnedArray bias(device, rt::upload(device, dtypes::float32, d.bias_bytes, "correction_bias"));
   const PlanBuffers plan = allocate_plan(device, router.shape);
-  // Twice on the same buffers: the second run's counts go to the workspace's other histogram,
-  // which the first run's align_place zeroed (a stale count would show in the plan).
+  // Twice on the same buffers, the second time on other logits: its counts go to the workspace's
+  // other histogram, which the first run's align_place zeroed, and align_place must read that
+  // one (a stale count, or the first run's histogram, would show in the plan).
   for (int run = 0; run < 2; ++run) {
+    if (run == 1) {
+      d = draw_route_inputs(config, inputs, seed + 1);
+      device.copy_to_device(logits.get().buffer, d.logits_bytes);
+      device.copy_to_device(bias.get().buffer, d.bias_bytes);
+    }
     const auto t = std::chrono::steady_clock::now();
     launch_router(device, router, logits, &bias.get(), plan);
     device.synchronize();

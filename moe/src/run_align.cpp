@@ -116,8 +116,10 @@ gemm::Check check_workspace_ready(rt::Device& device, const MoeShape& s, const P
     ++c.count;
     if (!ok && c.bad++ == 0) c.first_bad = "align's workspace after a run: " + what;
   };
-  const int32_t parity = work[static_cast<size_t>(w.fill_parity_index())];
+  const int32_t parity = work[static_cast<size_t>(w.fill_parity_index())], filled = work[static_cast<size_t>(w.filled_parity_index())];
   expect(parity == 0 || parity == 1, "fill parity " + std::to_string(parity) + ", expected 0 or 1");
+  expect(filled == 1 - parity, "filled parity " + std::to_string(filled) + ", expected " + std::to_string(1 - parity) +
+                                   " (the run's histogram; the fill parity names the other)");
   if (parity != 0 && parity != 1) return c;
   const int64_t next = parity * w.histogram_elements();
   for (int64_t i = 0; i < w.histogram_elements(); ++i)
@@ -135,18 +137,19 @@ gemm::RunResult run_align(rt::Device& device, const MoeShape& s, uint64_t seed, 
   const AlignKernels kernels = compile_align(device, s, cache);
   r.compile = kernels.place.times();
   std::mt19937_64 gen(seed);
-  const std::vector<int32_t> ids = draw_choices(s, inputs, gen);
-  std::vector<float> weights(ids.size());
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  for (float& w : weights) w = unit(gen);
   const PlanBuffers b = allocate_plan(device, s);
-  device.copy_to_device(b.expert_ids.get().buffer, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
-  device.copy_to_device(b.weights.get().buffer, {reinterpret_cast<const uint8_t*>(weights.data()), weights.size() * 4});
-  const auto reference_start = std::chrono::steady_clock::now();
-  const RoutingPlan want = plan_reference(s, ids, weights);
-  r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
-  // Twice on the same buffers: the second run fills the other histogram (AlignWorkspace).
+  // Twice on the same buffers, each run on choices of its own: the second fills the other
+  // histogram, and align_place must read that one (AlignWorkspace).
   for (int run = 0; run < 2; ++run) {
+    const std::vector<int32_t> ids = draw_choices(s, inputs, gen);
+    std::vector<float> weights(ids.size());
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    for (float& w : weights) w = unit(gen);
+    device.copy_to_device(b.expert_ids.get().buffer, {reinterpret_cast<const uint8_t*>(ids.data()), ids.size() * 4});
+    device.copy_to_device(b.weights.get().buffer, {reinterpret_cast<const uint8_t*>(weights.data()), weights.size() * 4});
+    const auto reference_start = std::chrono::steady_clock::now();
+    const RoutingPlan want = plan_reference(s, ids, weights);
+    if (run == 0) r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
     const auto t = std::chrono::steady_clock::now();
     launch_align(device, kernels, b);
     device.synchronize();

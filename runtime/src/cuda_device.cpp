@@ -4,7 +4,9 @@
 // order, each at its own size.
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <map>
 #include <unordered_set>
@@ -34,14 +36,15 @@ struct LaunchAttribute {
   char pad[4];
   alignas(8) unsigned char value[64];
 };
-static_assert(sizeof(LaunchAttribute) == 72);
+static_assert(sizeof(LaunchAttribute) == 72 && offsetof(LaunchAttribute, value) == 8);
 struct LaunchConfig {
   unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
   void* stream;
   LaunchAttribute* attributes;
   unsigned attribute_count;
 };
-static_assert(sizeof(LaunchConfig) == 56);
+static_assert(sizeof(LaunchConfig) == 56 && offsetof(LaunchConfig, stream) == 32 && offsetof(LaunchConfig, attributes) == 40 &&
+              offsetof(LaunchConfig, attribute_count) == 48);
 
 struct CudaApi {
   CUresult (*cuInit)(unsigned);
@@ -333,8 +336,9 @@ class CudaDevice : public Device {
     if (order == LaunchOrder::programmatic && cuda_api().cuLaunchKernelEx) {
       LaunchAttribute programmatic{};
       programmatic.id = kProgrammaticStreamSerialization;
-      programmatic.value[0] = 1;  // programmaticStreamSerializationAllowed, an int: little-endian 1
-      const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z, static_cast<unsigned>(f.dynamic_shared_bytes), nullptr, &programmatic, 1};
+      const int allowed = 1;  // the value union's programmaticStreamSerializationAllowed, an int
+      std::memcpy(programmatic.value, &allowed, sizeof allowed);
+      const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr, &programmatic, 1};
       check(cuda_api().cuLaunchKernelEx(&config, f.handle, params.data(), nullptr), "launching kernel " + kernel + " (programmatic dependent launch)");
       return;
     }

@@ -40,7 +40,7 @@ KernelStages inspect(const UOp& authored, std::string_view target, InspectDepth 
   s.program = lower::program_string(lowered);
   if (depth == InspectDepth::Lowering) return s;
   if (target.starts_with("sm_")) {
-    s.cuda_source = cuda::render_cuda(lowered, std::stoi(std::string(target.substr(3))));
+    s.cuda_source = cuda::render_cuda(lowered, cuda::sm_number(target));
     return s;
   }
 #ifdef WEFT_HAVE_LLVM

@@ -129,7 +129,7 @@ void print_stage(const std::string& kernel, const std::string& what, const std::
 void BackendDump::print(const lower::LoweredKernel& k, const std::string& target, const std::vector<uint8_t>& code_object,
                         bool compiled, std::string& ir_before, std::string& ir_after) const {
   if (target.starts_with("sm_")) {
-    if (cuda_source && !compiled) print_stage(k.name, "CUDA C++ for " + target, cuda::render_cuda(k, std::stoi(target.substr(3))));
+    if (cuda_source && !compiled) print_stage(k.name, "CUDA C++ for " + target, cuda::render_cuda(k, cuda::sm_number(target)));
     return;
   }
 #ifdef WEFT_HAVE_LLVM
@@ -161,12 +161,12 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   if (target.starts_with("sm_")) {
     build = [&] {
       auto t0 = std::chrono::steady_clock::now();
-      k.cuda_source_ = cuda::render_cuda(k.lowered_, std::stoi(target.substr(3)));
+      k.cuda_source_ = cuda::render_cuda(k.lowered_, cuda::sm_number(target));
       k.times_.render = seconds_since(t0);
       if (dump.cuda_source) print_stage(k.lowered_.name, "CUDA C++ for " + target, k.cuda_source_);  // before NVRTC can fail
       t0 = std::chrono::steady_clock::now();
       // sm_90a where the kernel uses Hopper's arch-specific instructions (cuda_codegen.h).
-      std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, cuda::nvrtc_arch(k.lowered_, std::stoi(target.substr(3))));
+      std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, cuda::nvrtc_arch(k.lowered_, cuda::sm_number(target)));
       k.times_.codegen = seconds_since(t0);
       compiled = true;
       return cubin;
@@ -193,6 +193,11 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   k.module_ = device.load(k.code_object_);
   k.times_.load = seconds_since(t);
   return k;
+}
+
+LaunchOrder launch_order(const lower::LoweredKernel& kernel, std::string_view arch) {
+  const bool programmatic = arch.starts_with("sm_") && cuda::waits_for_predecessor(kernel, cuda::sm_number(arch));
+  return programmatic ? LaunchOrder::programmatic : LaunchOrder::serialized;
 }
 
 std::pair<Dim3, Dim3> CompiledKernel::launch_dims(const std::map<std::string, int64_t>& variables) const {
@@ -277,8 +282,7 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
     by_slot[p.slot] = &a;
   }
   auto [grid, block] = launch_dims(ints);
-  const bool programmatic = device.arch().starts_with("sm_") && cuda::waits_for_predecessor(k, std::stoi(device.arch().substr(3)));
-  device.launch(module, k.name, grid, block, args, programmatic ? LaunchOrder::programmatic : LaunchOrder::serialized);
+  device.launch(module, k.name, grid, block, args, launch_order(k, device.arch()));
 }
 
 }  // namespace weft::rt

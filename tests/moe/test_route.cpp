@@ -58,6 +58,9 @@ WEFT_DEVICE_TEST_CASE("route, softmax top-k: E 8..512, k 1..8, float32 and bfloa
   check_route_runs(softmax(4, 512, 8, dtypes::bfloat16), RouteInputs::Random);  // 32-bit keys, 8 or 16 a lane
   check_route_runs(softmax(11, 128, 6, dtypes::bfloat16), RouteInputs::Random);  // k not a power of two: lists padded to 8
   check_route_runs(softmax(6, 32, 3, dtypes::float32), RouteInputs::Random);     // 4 lanes, lists of 4
+  check_route_runs(softmax(5, 64, 4, dtypes::bfloat16), RouteInputs::Random);
+  check_route_runs(softmax(5, 160, 5, dtypes::float32), RouteInputs::Random);
+  check_route_runs(softmax(3, 40, 7, dtypes::bfloat16), RouteInputs::Random);
 }
 
 WEFT_DEVICE_TEST_CASE("route, softmax top-k: exact ties (signed zeros too) go to the lower id, NaN logits rank last and weigh 0") {

@@ -22,14 +22,14 @@ UOp gather(int64_t n, int64_t reads) {
   const UOp g = range(n / 256, 0, AxisType::GLOBAL), l = range(256, 1, AxisType::LOCAL), j = range(reads, 2, AxisType::REDUCE);
   const UOp i = g * 256 + l;
   const UOp picked = in[(i + j * 4099) % n].load().reduce(Op::ADD, {j});
-  return sink({"gather", 1, true}, {sum[i].store(picked + total[i].load()).end({g, l})});
+  return sink({.name = "gather", .dependent_launch = true}, {sum[i].store(picked + total[i].load()).end({g, l})});
 }
 
 UOp accumulate(int64_t n) {
   const UOp total = placeholder({n}, dtypes::int32, 0), sum = placeholder({n}, dtypes::int32, 1);
   const UOp g = range(n / 256, 0, AxisType::GLOBAL), l = range(256, 1, AxisType::LOCAL);
   const UOp i = g * 256 + l;
-  return sink({"accumulate", 1, true}, {total[i].store(total[i].load() + sum[i].load()).end({g, l})});
+  return sink({.name = "accumulate", .dependent_launch = true}, {total[i].store(total[i].load() + sum[i].load()).end({g, l})});
 }
 
 lower::LoweredKernel lowered_for_cuda(const UOp& kernel) {
@@ -44,7 +44,7 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   CHECK(graph_string(accumulate(256)).find("name=accumulate dependent_launch") != std::string::npos);
   const UOp i = range(256, 1, AxisType::LOCAL), out = placeholder({256}, dtypes::int32, 0);
   const UOp body = out[i].store(constant(Wide(1), dtypes::int32)).end({i});
-  CHECK_FALSE(sink({"k", 1, true}, {body}).same(sink({"k"}, {body})));  // hash-consing keeps them apart
+  CHECK_FALSE(sink({.name = "k", .dependent_launch = true}, {body}).same(sink({"k"}, {body})));  // hash-consing keeps them apart
 
   const lower::LoweredKernel k = lowered_for_cuda(accumulate(1024));
   CHECK(k.dependent_launch);
@@ -57,9 +57,18 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   REQUIRE(trigger != std::string::npos);
   CHECK(wait < trigger);
   // Before any load: the wait orders everything the kernel reads after the kernel before.
-  CHECK(trigger < hopper.find("buf0 +"));
+  const size_t first_access = hopper.find("buf0 +");
+  REQUIRE(first_access != std::string::npos);
+  CHECK(trigger < first_access);
   CHECK(ampere.find("griddepcontrol") == std::string::npos);
   CHECK_FALSE(lowered_for_cuda(sink({"k"}, {body})).dependent_launch);
+  // The launch: programmatic on sm_90 and newer only, and only for a dependent launch.
+  CHECK(rt::launch_order(k, "sm_90") == rt::LaunchOrder::programmatic);
+  CHECK(rt::launch_order(k, "sm_100") == rt::LaunchOrder::programmatic);
+  CHECK(rt::launch_order(k, "sm_80") == rt::LaunchOrder::serialized);
+  CHECK(rt::launch_order(k, "gfx950") == rt::LaunchOrder::serialized);
+  CHECK(rt::launch_order(lowered_for_cuda(sink({"k"}, {body})), "sm_90") == rt::LaunchOrder::serialized);
+  CHECK_THROWS_WITH_AS(rt::launch_order(k, "sm_9x"), doctest::Contains("'sm_9x' is not an NVIDIA target"), Error);
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
   CHECK(rt::nvrtc_compile(hopper, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
 }

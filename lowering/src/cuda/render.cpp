@@ -6,6 +6,7 @@
 // semantics say (one rounding per op).
 #include "weft/lowering/cuda_codegen.h"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -1003,6 +1004,15 @@ std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm) {
     return "sm_90a";
   }
   return "sm_" + std::to_string(sm);
+}
+
+int sm_number(std::string_view arch) {
+  const std::string_view digits = arch.starts_with("sm_") ? arch.substr(3) : std::string_view();
+  int sm = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), sm);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
+    throw Error("CUDA: '" + std::string(arch) + "' is not an NVIDIA target (sm_ and the compute capability's digits, e.g. sm_90)");
+  return sm;
 }
 
 bool waits_for_predecessor(const lower::LoweredKernel& kernel, int sm) { return kernel.dependent_launch && sm >= 90; }

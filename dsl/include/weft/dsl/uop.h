@@ -58,7 +58,7 @@ struct KernelInfo {  // SINK
   // 1: no cluster). A CTA's rank in its cluster is then its workgroup index modulo `cluster`.
   int64_t cluster = 1;
   // Programmatic dependent launch (CUDA, sm_90 and newer): the kernel waits at entry until the
-  // kernel before it on the device has completed and its writes are visible (griddepcontrol.wait),
+  // kernel before it in the stream has completed and its writes are visible (griddepcontrol.wait),
   // then lets the kernel after it start launching (griddepcontrol.launch_dependents), and the
   // runtime launches it with programmatic stream serialization. Everything the kernel does lies
   // after the wait, so it computes what a serialized launch computes; what overlaps is its launch

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "weft/lowering/pipeline.h"
 
@@ -18,6 +19,10 @@ std::string render_cuda(const lower::LoweredKernel& kernel, int sm);
 // transactions, wgmma), which only sm_90a has; "sm_XY" otherwise. Throws weft::Error naming the
 // first such node when `sm` is not 90.
 std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm);
+
+// The compute capability an NVIDIA target names: "sm_90" -> 90. Throws weft::Error for a name that
+// is not "sm_" and digits.
+int sm_number(std::string_view arch);
 
 // Whether the kernel rendered for compute capability `sm` waits at entry for the kernel before it
 // (griddepcontrol.wait: KernelInfo::dependent_launch, on sm_90 and newer), and so is launched with

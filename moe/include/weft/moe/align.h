@@ -43,10 +43,12 @@ inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the 
 // parity* names the histogram the next run fills; its counts are zeros. A run's counting kernel
 // (route_counting or align_count) adds into histogram[fill parity] and records that parity as the
 // *filled parity*; align_place reads histogram[filled parity], zeroes the other histogram, and
-// sets the fill parity to it. Every workgroup of the counting kernel writes the same filled
-// parity, and no kernel reads a parity while another writes it: each kernel runs after the one
-// before it has completed (stream order, or its wait at entry in a dependent launch), so no
-// workgroup needs to know it is the last. allocate_plan zeroes it all; the kernels leave it ready.
+// sets the fill parity to it. One thread of each kernel writes its parity, and no kernel reads a
+// parity while another writes it: each kernel runs after the one before it in the stream has
+// completed (stream order, or its wait at entry in a dependent launch), so no workgroup needs to
+// know it is the last. allocate_plan zeroes it all; the kernels leave it ready. A run counts
+// once and places once: two counting kernels before one align_place would add both runs' choices
+// into one histogram.
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
   int64_t spans = 0, chunks = 0, experts = 0;
@@ -91,8 +93,9 @@ struct AlignKernels {
 AlignKernels compile_align(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache = nullptr);
 // Launches both kernels on `buffers` (expert_ids and weights in, the rest out).
 void launch_align(rt::Device& device, const AlignKernels& kernels, const PlanBuffers& buffers);
-// Whether align's workspace is ready for the next run (AlignWorkspace): the fill parity 0 or 1 and
-// the histogram it names all zeros. A failed check names the first fault.
+// Whether align's workspace is ready for the next run (AlignWorkspace), after a run: the fill
+// parity 0 or 1, the filled parity (the run's) the other, and the histogram the fill parity names
+// all zeros. A failed check names the first fault.
 gemm::Check check_workspace_ready(rt::Device& device, const MoeShape& shape, const PlanBuffers& buffers);
 // Launches align_place alone: after route_counting, which filled the workspace's histogram.
 void launch_align_place(rt::Device& device, const AlignKernels& kernels, const PlanBuffers& buffers);

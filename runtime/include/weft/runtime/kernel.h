@@ -72,6 +72,11 @@ struct CompileTimes {
   bool cached = false;  // the code object came from the compile cache (no render/LLVM/link)
 };
 
+// How a kernel lowered as `kernel` is launched on a device of `arch`: programmatic where its CUDA
+// code waits for its predecessor (cuda::waits_for_predecessor: KernelInfo::dependent_launch on
+// sm_90 and newer), serialized otherwise.
+LaunchOrder launch_order(const lower::LoweredKernel& kernel, std::string_view arch);
+
 class CompiledKernel {
  public:
   // Throws weft::Error naming the pass, node or target that fails; a device this build cannot
