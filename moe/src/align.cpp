@@ -83,8 +83,7 @@ UOp align_count(const MoeShape& s) {
   const UOp parity = ws.fill_parity(work), base = ws.histogram_at(parity);
   const UOp n = count.after({bump})[we].load(we < E, i32(0));
   const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
-  const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n),
-                                                      atomic(AtomicOp::Add, work[base + idx(ws.total_row()) + we], n)});  // and the total row
+  const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
   const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_place
   return sink({.name = "moe_align_count_e" + std::to_string(E), .dependent_launch = true},
               {group({zero, bump, group({chunk_row, span_row}).end({wi}), record}).end({g, l})});
@@ -115,16 +114,17 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp c = g * kThreads + l, live = c < s.choices();
   const Prefetched weight = prefetch({weights[c].load(live, constant(0.0, dtypes::float32))});
 
-  // Each expert's count (the total row), its count in the spans before this chunk's (their
-  // rows: only those are read), and (zeroed) the waves' counts of this chunk.
+  // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
+  // counts of this chunk.
   const UOp span = g / kChunksPerSpan;
   const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
   // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
   const int64_t inner = std::min<int64_t>(spans, 16);
   const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
   const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
-  const UOp tot = work[base + idx(ws.total_row()) + e].load(has_e, i32(0));
-  const UOp bef = work[base + sp * E + e].load(has_e & (sp < span) & (sp < spans), i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
+  const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
   // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
   const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
   const UOp in_span = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (pi < g % kChunksPerSpan) & (chunk < ws.chunks), i32(0)).reduce(Op::ADD, {pi});

@@ -1,6 +1,5 @@
 // The route kernel (route.h): a token's logits in the registers of W lanes, sorted (score, ~id)
-// keys per lane, then the token's best over its lanes: a butterfly of merges (softmax) or k
-// rounds of a wave max (sigmoid, which carries each winner's sigmoid).
+// keys per lane, k rounds of a max over the lanes.
 #include "weft/moe/route.h"
 
 #include <algorithm>
@@ -77,8 +76,8 @@ UOp key_id(const UOp& key, bool narrow) {
 
 // Lanes a token's experts are spread over. One wave per token keeps a sigmoid group's lanes
 // together (kept_groups); softmax takes enough lanes that each holds at most 32 experts (a lane
-// keeps only its k best sorted, which costs less than more lanes to merge), and at least k, which
-// write the choices.
+// keeps only its k best sorted, which costs less than a wider wave max in each of k rounds), and
+// at least k, which write the choices.
 // Logits a lane loads at once (its `slots` experts in whole vectors): the largest power of two up
 // to 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
 // inside or wholly past the row.
@@ -119,22 +118,10 @@ void sort_descending(std::vector<UOp>& keys, const UOp& none) {
   keys.resize(used);
 }
 
-// The a.size() largest of two runs of keys sorted largest first (of one power-of-two length),
-// largest first: max(a[i], b[n-1-i]) holds them as a bitonic sequence, which a half-cleaner
-// cascade sorts.
-std::vector<UOp> merge_largest(const std::vector<UOp>& a, const std::vector<UOp>& b) {
-  const size_t n = a.size();
-  std::vector<UOp> c(n);
-  for (size_t i = 0; i < n; ++i) c[i] = max(a[i], b[n - 1 - i]);
-  for (size_t h = n / 2; h >= 1; h /= 2)
-    for (size_t i = 0; i < n; ++i)
-      if ((i & h) == 0) compare_exchange(c[i], c[i + h]);
-  return c;
-}
-
 // The `keep` largest keys, largest first. Runs of `run` keys (keep rounded up to a power of two)
-// are sorted, then pairs of sorted runs merge into their `run` largest (merge_largest). A lane
-// that ranks 32 keys for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
+// are sorted, then pairs of sorted runs merge into their `run` largest: max(a[i], b[run-1-i])
+// holds them as a bitonic sequence, which a half-cleaner cascade sorts. A lane that ranks 32 keys
+// for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
 std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& none) {
   size_t run = 1;
   while (run < keep) run *= 2;
@@ -146,29 +133,19 @@ std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& no
   }
   while (runs.size() > 1) {
     std::vector<std::vector<UOp>> merged;
-    for (size_t r = 0; r + 1 < runs.size(); r += 2) merged.push_back(merge_largest(runs[r], runs[r + 1]));
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      std::vector<UOp> c(run);
+      for (size_t i = 0; i < run; ++i) c[i] = max(runs[r][i], runs[r + 1][run - 1 - i]);
+      for (size_t h = run / 2; h >= 1; h /= 2)
+        for (size_t i = 0; i < run; ++i)
+          if ((i & h) == 0) compare_exchange(c[i], c[i + h]);
+      merged.push_back(std::move(c));
+    }
     if (runs.size() % 2) merged.push_back(std::move(runs.back()));
     runs = std::move(merged);
   }
   runs[0].resize(keep);
   return runs[0];
-}
-
-// The token's k best keys, largest first, in every one of its W lanes, from each lane's best
-// (sorted, largest first): a butterfly over the lanes, each step merging a lane's list with its
-// partner's (padded to a power of two >= k with key 0, which sorts last) into the best of both.
-// Keys are distinct, so these are the keys k rounds of a wave max would pick, in log2(W)
-// dependent exchanges instead of k * log2(W).
-std::vector<UOp> token_best(std::vector<UOp> keys, int64_t k, int64_t W, const UOp& none) {
-  size_t run = 1;
-  while (run < static_cast<size_t>(k)) run *= 2;
-  keys.resize(run, none);
-  for (int64_t m = 1; m < W; m *= 2) {
-    std::vector<UOp> partner;
-    for (const UOp& x : keys) partner.push_back(shuffle_xor(x, m, W));
-    keys = merge_largest(keys, partner);
-  }
-  return keys;
 }
 
 UOp sigmoid(const UOp& x) {
@@ -317,21 +294,14 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], none);
   }
 
-  // Each lane keeps its best keys sorted (at most k of them can win). Lane j then takes the
-  // token's j-th best key: it writes choice j.
+  // k rounds: the wave's best key wins and leaves the race. Each lane keeps its best keys sorted
+  // (at most k of them can win), so its best is its first, and the winning lane (keys are
+  // distinct) shifts its list up by one; after round j only the first k - j - 1 keys of a lane
+  // can still win. Lane j keeps round j's winner: it writes choice j.
   key = largest_first(std::move(key), static_cast<size_t>(std::min(slots, k)), none);
   UOp own = none, first = none;
   std::vector<UOp> value;  // grouped: every winner's sigmoid, in every lane
-  if (!grouped) {  // softmax: every lane gets the token's best keys (token_best)
-    const std::vector<UOp> best = token_best(std::move(key), k, W, none);
-    first = own = best[0];
-    for (int64_t j = 1; j < k; ++j) own = where(lane.eq(idx(j)), best[static_cast<size_t>(j)], own);
-  }
-  // Sigmoid (grouped): k rounds, each carrying the winner's sigmoid from the lane that holds it.
-  // The wave's best key wins and leaves the race: the winning lane (keys are distinct) shifts its
-  // list up by one; after round j only the first k - j - 1 keys of a lane can still win. Lane j
-  // keeps round j's winner.
-  for (int64_t j = 0; grouped && j < k; ++j) {
+  for (int64_t j = 0; j < k; ++j) {
     const UOp win = wave_reduce(key[0], Op::MAX, W);
     const UOp popped = key[0].eq(win);
     const size_t keep = static_cast<size_t>(std::min<int64_t>(slots, k - j - 1));
@@ -339,10 +309,12 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     key.resize(keep);
     own = j == 0 ? win : where(lane.eq(idx(j)), win, own);
     if (j == 0) first = win;
-    const UOp id = key_id(win, narrow), slot = id / static_cast<int>(W);  // the winner's sigmoid
-    UOp s = sig[0];
-    for (int64_t i = 1; i < slots; ++i) s = where(slot.eq(constant(Wide(i), dtypes::int32)), sig[static_cast<size_t>(i)], s);
-    value.push_back(shuffle(s, id & static_cast<int>(W - 1), W));
+    if (grouped) {  // the winner's sigmoid, from the lane that holds it
+      const UOp id = key_id(win, narrow), slot = id / static_cast<int>(W);
+      UOp s = sig[0];
+      for (int64_t i = 1; i < slots; ++i) s = where(slot.eq(constant(Wide(i), dtypes::int32)), sig[static_cast<size_t>(i)], s);
+      value.push_back(shuffle(s, id & static_cast<int>(W - 1), W));
+    }
   }
 
   const UOp out_id = key_id(own, narrow);
@@ -364,7 +336,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   const UOp writes = live & (lane < k);
   effects.push_back(ids[t * k + lane].store(out_id, writes));
   effects.push_back(weights[t * k + lane].store(out_w, writes));
-  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span row, chunk row and the total row
+  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
     const UOp base = ws.histogram_at(fill);
     effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
     // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
@@ -373,7 +345,6 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     const UOp one = where(writes, constant(Wide(1), dtypes::int32), constant(Wide(0), dtypes::int32));
     effects.push_back(atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one));                            // its span's row
     effects.push_back(atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one));  // its chunk's row
-    effects.push_back(atomic(AtomicOp::Add, work[base + idx(ws.total_row()) + counted], one));                                  // the total row
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

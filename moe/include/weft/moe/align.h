@@ -6,12 +6,12 @@
 // Two kernels, launched in order by launch_align:
 //   align_count: one workgroup of 256 threads per chunk of 256 choices counts each expert's
 //     choices in the chunk (shared-memory atomics: counts do not depend on order), writes the
-//     chunk's row of the workspace's histogram and adds it into its span's row and the total
-//     row (AlignWorkspace). The router skips it: route_counting adds each choice into the three
-//     rows as it chooses (route.h).
-//   align_place: one workgroup per chunk. It reads each expert's count from the total row, sums
-//     the rows of the spans before the chunk's and of its span's earlier chunks (15 at most), and
-//     scans the padded counts into the offsets (a wave scan). A choice's
+//     chunk's row of the workspace's histogram and adds it into its span's row (AlignWorkspace).
+//     The router skips it: route_counting adds each choice into both rows as it chooses
+//     (route.h).
+//   align_place: one workgroup per chunk. It sums the span rows of each expert's column (its
+//     count, and its count in the spans before the chunk's) and the rows of its span's earlier
+//     chunks (15 at most), and scans the padded counts into the offsets (a wave scan). A choice's
 //     row is offsets[e] + the choices of e before its chunk + its rank among the chunk's earlier
 //     choices of e: its rank in its wave (the lanes below it with the same id, found with one
 //     ballot per bit of the id) plus the counts of e in the chunk's earlier waves. It writes
@@ -38,8 +38,7 @@ inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of ali
 inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the histogram counts
 
 // align's int32 workspace: two histograms, then two parities. A histogram has a row of E counts
-// per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup), then the
-// total row (every choice's). The *fill
+// per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup). The *fill
 // parity* names the histogram the next run fills; its counts are zeros. A run's counting kernel
 // (route_counting or align_count) adds into histogram[fill parity] and records that parity as the
 // *filled parity*; align_place reads histogram[filled parity], zeroes the other histogram, and
@@ -54,8 +53,7 @@ struct AlignWorkspace {
   int64_t spans = 0, chunks = 0, experts = 0;
   int64_t span_row(int64_t span) const { return span * experts; }                 // within a histogram
   int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * experts; }
-  int64_t total_row() const { return (spans + chunks) * experts; }
-  int64_t histogram_elements() const { return (spans + chunks + 1) * experts; }
+  int64_t histogram_elements() const { return (spans + chunks) * experts; }
   int64_t fill_parity_index() const { return 2 * histogram_elements(); }
   int64_t filled_parity_index() const { return fill_parity_index() + 1; }
   int64_t elements() const { return filled_parity_index() + 1; }

@@ -26,11 +26,9 @@
 // at least k), each lane's experts consecutive and loaded as 16-byte vectors where they allow. A
 // score's key is its order-preserving bits above ~expert id (64 bits; 32 for bf16 softmax logits,
 // whose 16 order bits suffice), so ties go to the lower id. Each lane keeps its k best keys sorted
-// (sorted runs merged by their best halves). Softmax then merges the lanes' lists by an xor
-// butterfly (each step keeps the best k of a lane's list and its partner's), after which every
-// lane holds the token's k best; lane j takes the j-th and computes its weight (a wave sum for
-// the denominator). Sigmoid takes k rounds of a wave max (xor butterfly) of the lanes' first
-// keys, the winning lane shifts its list, and lane j keeps round j's winner. Grouped scoring
+// (sorted runs merged by their best halves); each of the k rounds takes a wave max (xor
+// butterfly) of the lanes' first keys, the winning lane shifts its list, and lane j keeps round
+// j's winner and computes its weight (softmax: a wave sum for the denominator). Grouped scoring
 // first folds each group's top-2 with an xor butterfly over the group's lanes and ranks the
 // groups' scores in each lane.
 #pragma once
@@ -66,9 +64,9 @@ struct RouteConfig {
 UOp route(const RouteConfig& config, std::string_view arch);
 // route, and each choice also counted into align's workspace (the last slot: 3 for softmax, whose
 // kernel has no bias, 4 for sigmoid; AlignWorkspace(T*k, E),
-// as allocate_plan and align_place leave it): atomic adds of each choice into its span's row, its
-// chunk's row and the total row of the histogram the fill parity names, so align_count need not
-// run (router.h).
+// as allocate_plan and align_place leave it): atomic adds of each choice into its span's row and
+// its chunk's row of the histogram the fill parity names, so align_count need not run
+// (router.h).
 UOp route_counting(const RouteConfig& config, std::string_view arch);
 
 // The host reference, in double precision, with the rules above.
