@@ -6,7 +6,8 @@
 //   grouped_gemm  Ys = Xs * W[e]^T over every expert's rows, one launch (moe_grouped_gemm_lines.cpp)
 //                                                     vs a loop of cuBLAS GEMMs and PyTorch's grouped matmul
 // dispatch and combine are memory-bound: the unit is TB/s of bytes read and written, and the ceiling is the
-// device's copy rate measured in the same job (PyTorch's device-to-device copy_ of 1 GiB).
+// device's copy rate measured in the same job (a device-to-device copy of 1 GiB, cuMemcpyDtoD: the copy
+// PyTorch's copy_ makes), with or without the framework peers.
 // weft's output is checked against a host reference in full (dispatch bit for bit, combine
 // within its fp32 rounding) and against the peer's first rows. On the emulator the shapes are
 // small, and there is no peer.
@@ -64,17 +65,6 @@ def result():
     return y[:keep]
 )PY";
 
-constexpr const char* kTorchCopy = R"PY(
-(n,) = args
-a = torch.empty(n, dtype=torch.uint8, device="cuda")
-b = torch.empty_like(a)
-NAME = "copy_ (device to device)"
-def step():
-    b.copy_(a)
-def result():
-    return torch.zeros(1)
-)PY";
-
 // route + align the PyTorch way: top-k, softmax, and a stable sort by expert for the rows.
 // args T E k block; input logits (T x E bf16). Output: every choice's destination row.
 constexpr const char* kTorchRouteAlign = R"PY(
@@ -110,17 +100,15 @@ Result moe_line(const std::string& kernel, const MoeCase& c, rt::Device& device)
   return r;
 }
 
-// The device's copy rate in TB/s (bytes read + written), from PyTorch in this job; 0 where
-// PyTorch cannot run (said on the progress line).
-double copy_rate(const Options& o) {
-  const int64_t bytes = int64_t{1} << 30;
-  try {
-    const FrameworkRun run = run_framework({kTorchCopy, {}, {bytes}, 1}, o);
-    return 2.0 * static_cast<double>(bytes) / run.timing.median() / 1e12;
-  } catch (const Error& e) {
-    tell(o, std::string("moe: no copy-rate ceiling: ") + e.what());
-    return 0;
-  }
+// The device's copy rate in TB/s (bytes read + written): a device-to-device copy of 1 GiB
+// (Device::copy_on_device, cuMemcpyDtoD on CUDA, the copy PyTorch's copy_ makes), timed as the
+// kernels are.
+double copy_rate(rt::Device& device, const Options& o) {
+  const size_t bytes = size_t{1} << 30;
+  const rt::OwnedArray src(device, rt::DeviceArray{device.allocate(bytes, "copy source"), dtypes::uint8, bytes});
+  const rt::OwnedArray dst(device, rt::DeviceArray{device.allocate(bytes, "copy destination"), dtypes::uint8, bytes});
+  const Timing t = time_on(device, [&] { device.copy_on_device(dst.get().buffer, src.get().buffer, bytes); }, o);
+  return 2.0 * static_cast<double>(bytes) / t.median() / 1e12;
 }
 
 // The launch of a compiled moe kernel with its variables (T, R) bound.
@@ -162,7 +150,7 @@ Lines permute_lines(rt::Device& device, const MoeCase& c, double ceiling, bool w
   out.combine.work = static_cast<double>(s.choices() + s.tokens) * row_bytes;
   for (Result* r : {&out.dispatch, &out.combine}) {
     r->ceiling = ceiling;
-    r->ceiling_source = "device-to-device copy rate measured in this job (PyTorch copy_, 1 GiB)";
+    r->ceiling_source = "device-to-device copy rate measured in this job (cuMemcpyDtoD of 1 GiB, timed as the kernels)";
   }
   tell(o, "moe dispatch " + out.dispatch.size + " on " + device.name());
   out.dispatch.weft = time_on(device, launcher(device, dispatch, {xs, x, row_token}, s), o);
@@ -260,7 +248,7 @@ std::vector<Result> run_moe(const Options& o) {
   const bool nvidia = device->arch().starts_with("sm_");
   const std::vector<MoeCase> cases = nvidia ? std::vector<MoeCase>{{"mixtral", {16384, 8, 2, 128}, 4096}, {"deepseek", {8192, 256, 8, 128}, 7168}}
                                             : std::vector<MoeCase>{{"small", {256, 8, 2, 128}, 256}};
-  const double ceiling = nvidia ? copy_rate(o) : 0;
+  const double ceiling = nvidia ? copy_rate(*device, o) : 0;
   std::vector<Result> out;
   if (o.kernel.empty() || o.kernel == "route+align") {
     const moe::RouteConfig route = nvidia ? moe::RouteConfig{16384, 256, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16}

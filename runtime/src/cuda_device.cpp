@@ -60,6 +60,7 @@ struct CudaApi {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
@@ -114,6 +115,7 @@ const CudaApi& cuda_api() {
     resolve(lib, "cuMemFree_v2", a.cuMemFree);
     resolve(lib, "cuMemcpyHtoD_v2", a.cuMemcpyHtoD);
     resolve(lib, "cuMemcpyDtoH_v2", a.cuMemcpyDtoH);
+    resolve(lib, "cuMemcpyDtoD_v2", a.cuMemcpyDtoD);
     resolve(lib, "cuModuleLoadData", a.cuModuleLoadData);
     resolve(lib, "cuModuleUnload", a.cuModuleUnload);
     resolve(lib, "cuModuleGetFunction", a.cuModuleGetFunction);
@@ -309,6 +311,12 @@ class CudaDevice : public Device {
   void copy_from_device(std::span<uint8_t> dst, const Buffer& src) override {
     if (dst.size() > src.bytes) throw Error("copy of " + std::to_string(dst.size()) + " bytes out of a " + std::to_string(src.bytes) + "-byte buffer");
     check(cuda_api().cuMemcpyDtoH(dst.data(), src.address, dst.size()), "copy from device");
+  }
+  void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) override {
+    if (bytes > src.bytes || bytes > dst.bytes)
+      throw Error("copy of " + std::to_string(bytes) + " bytes from a " + std::to_string(src.bytes) + "-byte buffer into a " + std::to_string(dst.bytes) +
+                  "-byte buffer");
+    check(cuda_api().cuMemcpyDtoD(dst.address, src.address, bytes), "copy on device");
   }
   std::shared_ptr<Module> load(std::vector<uint8_t> cubin) override {
     CUmodule handle = nullptr;

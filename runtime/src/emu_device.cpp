@@ -79,6 +79,11 @@ class EmuDevice : public Device {
     check_range(src, dst.size(), "copy from");
     std::memcpy(dst.data(), memory_.data(src.address), dst.size());
   }
+  void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) override {
+    check_range(src, bytes, "copy from");
+    check_range(dst, bytes, "copy to");
+    std::memmove(memory_.data(dst.address), memory_.data(src.address), bytes);
+  }
 
   std::shared_ptr<Module> load(std::vector<uint8_t> code_object) override {
     emu::CodeObject code = emu::CodeObject::load(std::move(code_object));

@@ -18,7 +18,7 @@ using hipError_t = int;
 using hipModule_t = void*;
 using hipFunction_t = void*;
 using hipEvent_t = void*;
-constexpr int kHipMemcpyHostToDevice = 1, kHipMemcpyDeviceToHost = 2;
+constexpr int kHipMemcpyHostToDevice = 1, kHipMemcpyDeviceToHost = 2, kHipMemcpyDeviceToDevice = 3;
 // hipModuleLaunchKernel's `extra` keys (HIP_LAUNCH_PARAM_*).
 void* const kLaunchParamBufferPointer = reinterpret_cast<void*>(1);
 void* const kLaunchParamBufferSize = reinterpret_cast<void*>(2);
@@ -182,6 +182,13 @@ class HipDevice : public Device {
   void copy_from_device(std::span<uint8_t> dst, const Buffer& src) override {
     if (dst.size() > src.bytes) throw Error("copy of " + std::to_string(dst.size()) + " bytes out of a " + std::to_string(src.bytes) + "-byte buffer");
     check(hip_api().hipMemcpy(dst.data(), reinterpret_cast<void*>(src.address), dst.size(), kHipMemcpyDeviceToHost), "copy from device");
+  }
+  void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) override {
+    if (bytes > src.bytes || bytes > dst.bytes)
+      throw Error("copy of " + std::to_string(bytes) + " bytes from a " + std::to_string(src.bytes) + "-byte buffer into a " + std::to_string(dst.bytes) +
+                  "-byte buffer");
+    check(hip_api().hipMemcpy(reinterpret_cast<void*>(dst.address), reinterpret_cast<void*>(src.address), bytes, kHipMemcpyDeviceToDevice),
+          "copy on device");
   }
   std::shared_ptr<Module> load(std::vector<uint8_t> code_object) override {
     emu::CodeObject code = emu::CodeObject::load(code_object);

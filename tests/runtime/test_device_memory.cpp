@@ -113,3 +113,20 @@ WEFT_DEVICE_TEST_CASE("events: the time between two events brackets the launches
     CHECK(error_of([&] { dev->elapsed_seconds(*start, *foreign); }).find("another device") != std::string::npos);
   }
 }
+
+WEFT_DEVICE_TEST_CASE("Device::copy_on_device copies the first bytes of one buffer into another, and refuses a copy past either's end") {
+  for (const std::string& target : testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    const auto x = testing::random_floats(4096);
+    const rt::OwnedArray src(*dev, testing::put(*dev, dtypes::float32, x, "src"));
+    const rt::OwnedArray dst(*dev, testing::poisoned(*dev, dtypes::float32, 4096, "dst"));
+    const rt::OwnedArray small(*dev, testing::poisoned(*dev, dtypes::float32, 16, "small"));
+    dev->copy_on_device(dst.get().buffer, src.get().buffer, 1000 * 4);  // a part: the rest stays poisoned
+    const auto y = testing::get<float>(*dev, dst.get());
+    for (size_t q = 0; q < 1000; ++q) REQUIRE(std::memcmp(&y[q], &x[q], 4) == 0);
+    for (size_t q = 1000; q < y.size(); ++q) REQUIRE(std::memcmp(&y[q], "\xCD\xCD\xCD\xCD", 4) == 0);
+    CHECK(error_of([&] { dev->copy_on_device(small.get().buffer, src.get().buffer, 4096 * 4); }).find("16384 bytes") != std::string::npos);
+    CHECK(error_of([&] { dev->copy_on_device(dst.get().buffer, small.get().buffer, 17 * 4); }).find("68 bytes") != std::string::npos);
+  }
+}

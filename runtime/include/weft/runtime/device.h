@@ -88,6 +88,10 @@ class Device {
   virtual void free(const Buffer& buffer) = 0;
   virtual void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) = 0;
   virtual void copy_from_device(std::span<uint8_t> dst, const Buffer& src) = 0;
+  // The first `bytes` of `src` into `dst`, both this device's, in the device's order of work
+  // (after the launches before it, before those after it: an event pair times it). Throws
+  // weft::Error where either buffer is shorter.
+  virtual void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) = 0;
   // Throws weft::Error if the code object is not for this device's target.
   virtual std::shared_ptr<Module> load(std::vector<uint8_t> code_object) = 0;
   // Arguments are checked against the kernel's metadata (count, buffer or scalar, size).
