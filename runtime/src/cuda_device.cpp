@@ -313,9 +313,7 @@ class CudaDevice : public Device {
     check(cuda_api().cuMemcpyDtoH(dst.data(), src.address, dst.size()), "copy from device");
   }
   void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) override {
-    if (bytes > src.bytes || bytes > dst.bytes)
-      throw Error("copy of " + std::to_string(bytes) + " bytes from a " + std::to_string(src.bytes) + "-byte buffer into a " + std::to_string(dst.bytes) +
-                  "-byte buffer");
+    check_copy_on_device(dst, src, bytes);
     check(cuda_api().cuMemcpyDtoD(dst.address, src.address, bytes), "copy on device");
   }
   std::shared_ptr<Module> load(std::vector<uint8_t> cubin) override {

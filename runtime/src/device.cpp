@@ -10,6 +10,12 @@
 
 namespace weft::rt {
 
+void check_copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) {
+  if (bytes > src.bytes || bytes > dst.bytes)
+    throw Error("copy of " + std::to_string(bytes) + " bytes from a " + std::to_string(src.bytes) + "-byte buffer into a " + std::to_string(dst.bytes) +
+                "-byte buffer");
+}
+
 Arg Arg::f32(float v) { return {Kind::F32, std::bit_cast<uint32_t>(v)}; }
 
 double time_on_device(Device& device, const std::function<void()>& work) {

@@ -14,6 +14,10 @@ std::unique_ptr<Device> open_emulator(std::string_view target, const EmulatorOpt
 std::unique_ptr<Device> open_hip(int index);
 std::unique_ptr<Device> open_cuda(int index);
 
+// Throws weft::Error where a device-to-device copy of `bytes` reads or writes past either buffer
+// (Device::copy_on_device, shared by the GPU devices).
+void check_copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes);
+
 // Packs runtime arguments as the kernel's metadata lays them out (shared by every AMD device).
 std::vector<uint8_t> pack_args(const emu::Kernel& kernel, std::span<const Arg> args);
 

@@ -184,9 +184,7 @@ class HipDevice : public Device {
     check(hip_api().hipMemcpy(dst.data(), reinterpret_cast<void*>(src.address), dst.size(), kHipMemcpyDeviceToHost), "copy from device");
   }
   void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) override {
-    if (bytes > src.bytes || bytes > dst.bytes)
-      throw Error("copy of " + std::to_string(bytes) + " bytes from a " + std::to_string(src.bytes) + "-byte buffer into a " + std::to_string(dst.bytes) +
-                  "-byte buffer");
+    check_copy_on_device(dst, src, bytes);
     check(hip_api().hipMemcpy(reinterpret_cast<void*>(dst.address), reinterpret_cast<void*>(src.address), bytes, kHipMemcpyDeviceToDevice),
           "copy on device");
   }

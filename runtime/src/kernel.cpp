@@ -155,6 +155,7 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   options.wave_size = target.starts_with("sm_") ? 32 : 64;
   k.lowered_ = lower::lower(kernel, options);
   k.resource_slots_ = lower::buffer_resource_slots(k.lowered_);
+  k.order_ = launch_order(k.lowered_, target);
   k.times_.lower = seconds_since(t);
   bool compiled = false;
   std::function<std::vector<uint8_t>()> build;
@@ -282,7 +283,7 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
     by_slot[p.slot] = &a;
   }
   auto [grid, block] = launch_dims(ints);
-  device.launch(module, k.name, grid, block, args, launch_order(k, device.arch()));
+  device.launch(module, k.name, grid, block, args, order_);
 }
 
 }  // namespace weft::rt

@@ -263,7 +263,7 @@ UOp registers_a_gemm(int64_t n, int64_t k, bool accumulate = false) {
 
 }  // namespace
 
-TEST_CASE("tiles on Hopper: mma_ABt with A from registers renders wgmma with A's four registers, compiles, and names what it needs") {
+TEST_CASE("tiles on Hopper: mma_ABt with A from registers names what it needs") {
   const Workgroup& wg = hopper_workgroup();
   const acc c = warpgroup_accumulator(wg, 64, 128);
   const st b = shared(128, 64, dtypes::bfloat16, SharedSwizzle::swizzle_128b, 1);
@@ -284,6 +284,9 @@ TEST_CASE("tiles on Hopper: mma_ABt with A from registers renders wgmma with A's
   const gl a16 = global(1, index_constant(64), index_constant(64), dtypes::float16);
   CHECK_THROWS_WITH_AS(mma_ABt(wg, c, load(wg, a16, Major::row, 16, 64, zero, zero, MatrixOperand::A), b, zero, UOp(), {}),
                        doctest::Contains("A and B are of one dtype"), Error);
+}
+
+TEST_CASE("tiles on Hopper: mma_ABt with A from registers renders wgmma with A's four registers, overwriting or accumulating, and compiles for sm_90a") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
   const lower::LoweredKernel k = lowered(registers_a_gemm(128, 64));
   const std::string src = cuda::render_cuda(k, 90);

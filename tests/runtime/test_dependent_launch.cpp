@@ -69,8 +69,12 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   CHECK(rt::launch_order(k, "gfx950") == rt::LaunchOrder::serialized);
   CHECK(rt::launch_order(lowered_for_cuda(sink({"k"}, {body})), "sm_90") == rt::LaunchOrder::serialized);
   CHECK_THROWS_WITH_AS(rt::launch_order(k, "sm_9x"), doctest::Contains("'sm_9x' is not an NVIDIA target"), Error);
+}
+
+TEST_CASE("dependent launch: the kernel with its wait and trigger compiles with NVRTC for sm_90") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
-  CHECK(rt::nvrtc_compile(hopper, k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
+  const lower::LoweredKernel k = lowered_for_cuda(accumulate(1024));
+  CHECK(rt::nvrtc_compile(cuda::render_cuda(k, 90), k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
 }
 
 // Rounds of gather then accumulate, back to back with no synchronization: total doubles plus the

@@ -108,6 +108,7 @@ class CompiledKernel {
 
   lower::LoweredKernel lowered_;
   std::vector<int64_t> resource_slots_;  // lower::buffer_resource_slots
+  LaunchOrder order_ = LaunchOrder::serialized;  // launch_order for the device it was compiled for
   std::vector<uint8_t> code_object_;
   std::string cuda_source_;
   std::shared_ptr<Module> module_;
