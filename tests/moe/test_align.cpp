@@ -51,6 +51,8 @@ TEST_CASE("align: bad shapes are errors naming the field") {
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 9, 128}, "gfx950"), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 96}, "sm_90"), doctest::Contains("block_rows must be a power of two"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 128}, "gfx90a"), doctest::Contains("no wave width for target 'gfx90a'"), Error);
+  CHECK_THROWS_WITH_AS(moe::align_scan({4, 8, 2, 128}, "gfx90a"), doctest::Contains("no wave width for target 'gfx90a'"), Error);
+  CHECK_THROWS_WITH_AS(moe::align_scan({4, 0, 2, 128}, "sm_90"), doctest::Contains("experts"), Error);
   CHECK(moe::align_workspace({300, 64, 2, 128}) == 2 * (1 + 3) * 64 + 2);  // two histograms of 1 span row and 3 chunk rows; the two parities
   CHECK(moe::align_workspace({2049, 64, 2, 128}) == 2 * (2 + 17) * 64 + 2);
 }

@@ -43,6 +43,7 @@ TEST_CASE("CUDA: the align kernels compile with NVRTC for sm_90") {
   for (const moe::MoeShape& s : {moe::MoeShape{1, 8, 1, 128}, moe::MoeShape{300, 256, 8, 256}}) {
     CAPTURE(s.experts);
     compiles_for_sm90(moe::align_count(s));
+    compiles_for_sm90(moe::align_scan(s, "sm_90"));
     compiles_for_sm90(moe::align_place(s, "sm_90"));
   }
 }
