@@ -156,7 +156,7 @@ std::vector<Result> grouped_gemm_lines(rt::Device& device, const std::string& na
   t.peer_timing = {};
   t.check = {};
   try {
-    tell(o, "moe grouped_gemm: PyTorch in a python3 child");
+    tell_framework(o, "moe grouped_gemm: PyTorch in a python3 child");
     const std::vector<int32_t> ends(in.plan.offsets.begin() + 1, in.plan.offsets.end());
     const int64_t keep = std::min<int64_t>(kPeerRows, in.plan.counts[0]);
     FrameworkRun run = run_framework({kTorchGroupedMm, {{"xs", in.xs}, {"w", in.w}, {"ends", bytes_of(ends)}}, {rows, n, k, s.experts, keep},

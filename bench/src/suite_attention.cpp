@@ -135,7 +135,7 @@ std::vector<Result> attention_lines(rt::Device& device, const AttentionCase& c, 
     Result line = r;
     line.peer = backend == 0 ? "PyTorch SDPA cuDNN" : "PyTorch SDPA flash";
     try {
-      tell(o, "attention: PyTorch SDPA (" + std::string(backend == 0 ? "cuDNN" : "flash") + ") in a python3 child");
+      tell_framework(o, "attention: PyTorch SDPA (" + std::string(backend == 0 ? "cuDNN" : "flash") + ") in a python3 child");
       const FrameworkRun run = run_framework({kTorchSdpa, {{"q", qb}, {"k", kb}, {"v", vb}},
                                               {c.heads, c.seq, c.d, c.causal ? 1 : 0, keep, backend},
                                               static_cast<size_t>(2 * keep * c.d)}, o);
@@ -146,7 +146,7 @@ std::vector<Result> attention_lines(rt::Device& device, const AttentionCase& c, 
         line.check = compare(compared, run.output, std::ldexp(1.0, -7),
                              "host (first and last rows of the first and last heads) and " + run.name + " (the first head's first rows and the last head's last)");
     } catch (const Error& e) {
-      tell(o, std::string("attention: no PyTorch peer: ") + e.what());
+      tell_framework(o, std::string("attention: no PyTorch peer: ") + e.what());
     }
     lines.push_back(std::move(line));
   }

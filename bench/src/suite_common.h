@@ -15,6 +15,9 @@ std::unique_ptr<rt::Device> open(const Options& options, const std::string& fall
 // options.sizes (each as M, N, K), or `defaults` when none were given.
 std::vector<std::vector<int64_t>> sizes_or(const Options& options, std::vector<std::vector<int64_t>> defaults);
 void tell(const Options& options, const std::string& what);
+// A progress line about a framework peer (a python3 child): none under --no-framework-peers,
+// where those peers do not run.
+void tell_framework(const Options& options, const std::string& what);
 
 // hk_gemm (fp32 output) on `device`, checked against Eigen's float GEMM on the host, which is
 // also timed as the peer when `with_peer`. The gemm suite's line on AMD devices.

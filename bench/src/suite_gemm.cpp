@@ -184,7 +184,7 @@ std::vector<Result> hopper_lines(rt::Device& device, int64_t m, int64_t n, int64
   const double bf16_rounding = std::ldexp(1.0, -8);
   r.check = compare(weft_c, as_doubles(dtypes::bfloat16, rt::download(device, c_peer)), kTolerance + bf16_rounding, "cuBLAS (bf16)");
   if (kernel_name != "hopper_gemm") return {r};
-  tell(o, "gemm hopper_gemm: PyTorch's torch.matmul and a Triton matmul in python3 children");
+  tell_framework(o, "gemm hopper_gemm: PyTorch's torch.matmul and a Triton matmul in python3 children");
   return {r, torch_line(r, in, weft_c, m, n, k, o, true), triton_line(r, in, weft_c, m, n, k, o)};
 }
 
@@ -257,7 +257,7 @@ std::vector<Result> mma_lines(rt::Device& device, int64_t m, int64_t n, int64_t 
   device.synchronize();
   const std::vector<double> weft_c = as_doubles(dtypes::float32, rt::download(device, c));
   r.check = compare(weft_c, as_doubles(dtypes::float32, rt::download(device, c_peer)), kTolerance, "cuBLAS");
-  tell(o, "gemm mma_gemm: PyTorch's torch.matmul in a python3 child");
+  tell_framework(o, "gemm mma_gemm: PyTorch's torch.matmul in a python3 child");
   return {r, torch_line(r, in, weft_c, m, n, k, o)};
 }
 

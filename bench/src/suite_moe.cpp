@@ -182,14 +182,14 @@ Lines permute_lines(rt::Device& device, const MoeCase& c, double ceiling, bool w
   out.combine.peer = "PyTorch index_select + weighted sum";
   const int64_t keep = std::min(kPeerRows, s.tokens);
   try {
-    tell(o, "moe dispatch: PyTorch in a python3 child");
+    tell_framework(o, "moe dispatch: PyTorch in a python3 child");
     FrameworkRun run = run_framework({kTorchDispatch, {{"x", x_bytes}, {"row_token", bytes_of(plan.row_token)}}, {s.tokens, d, R, keep},
                                       static_cast<size_t>(keep * d)}, o);
     out.dispatch.peer = run.name;
     out.dispatch.peer_device = device.name() + ", python3 child";
     out.dispatch.peer_timing = run.timing;
     if (out.dispatch.check.ok) out.dispatch.check = compare(first_rows(xs_bytes, d, keep), run.output, 0, "host (all rows) and PyTorch (first rows), bit for bit");
-    tell(o, "moe combine: PyTorch in a python3 child");
+    tell_framework(o, "moe combine: PyTorch in a python3 child");
     run = run_framework({kTorchCombine, {{"ys", xs_bytes}, {"dest_row", bytes_of(plan.dest_row)}, {"weights", bytes_of(plan.weights)}},
                          {s.tokens, s.top_k, d, R, keep}, static_cast<size_t>(keep * d)}, o);
     out.combine.peer = run.name;
@@ -198,7 +198,7 @@ Lines permute_lines(rt::Device& device, const MoeCase& c, double ceiling, bool w
     if (out.combine.check.ok)
       out.combine.check = compare(first_rows(y_bytes, d, keep), run.output, std::ldexp(1.0, -7), "host (all rows) and PyTorch (first rows)");
   } catch (const Error& e) {
-    tell(o, std::string("moe: no PyTorch peer: ") + e.what());
+    tell_framework(o, std::string("moe: no PyTorch peer: ") + e.what());
   }
   return out;
 }
@@ -229,13 +229,13 @@ Result router_line(rt::Device& device, const moe::RouteConfig& config, int64_t b
   if (!with_peer) return r;
   r.peer = "PyTorch topk + softmax + stable sort";
   try {
-    tell(o, "moe route+align: PyTorch in a python3 child");
+    tell_framework(o, "moe route+align: PyTorch in a python3 child");
     const FrameworkRun run = run_framework({kTorchRouteAlign, {{"logits", logits_bytes}}, {config.tokens, config.experts, config.top_k, block_rows}, 1}, o);
     r.peer = run.name;
     r.peer_device = device.name() + ", python3 child";
     r.peer_timing = run.timing;
   } catch (const Error& e) {
-    tell(o, std::string("moe: no PyTorch peer: ") + e.what());
+    tell_framework(o, std::string("moe: no PyTorch peer: ") + e.what());
   }
   return r;
 }

@@ -24,6 +24,10 @@ void tell(const Options& options, const std::string& what) {
   if (options.progress) options.progress(what);
 }
 
+void tell_framework(const Options& options, const std::string& what) {
+  if (options.framework_peers) tell(options, what);
+}
+
 const std::vector<Suite>& suites() {
   static const std::vector<Suite> all = {gemm_suite(), attention_suite(), moe_suite(), emulator_suite(), compile_suite()};
   return all;
