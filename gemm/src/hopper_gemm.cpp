@@ -444,7 +444,11 @@ UOp hopper_gemm(const HopperGemmSpec& spec) {
   // In a cluster, no CTA exits while the others' consumers may still arrive on its barriers.
   const UOp roles = group(roles_effects);
   const UOp body = spec.cluster > 1 ? group({roles, cluster_sync({roles})}) : roles;
-  return sink({shape.ping_pong ? "hopper_gemm_ping_pong" : "hopper_gemm", spec.cluster}, {body.end(wg.hardware_ranges())});
+  // The grouped form runs inside an MoE layer's chain of kernels: a dependent launch, as the
+  // layer's other kernels (KernelInfo). The dense GEMM is launched alone and timed against
+  // cuBLAS's serialized launches, so it stays serialized.
+  return sink({.name = shape.ping_pong ? "hopper_gemm_ping_pong" : "hopper_gemm", .cluster = spec.cluster, .dependent_launch = grouped},
+              {body.end(wg.hardware_ranges())});
 }
 
 int64_t hopper_gemm_ctas(const rt::Device& device, const HopperGemmSpec& spec, int64_t m, int64_t n) {

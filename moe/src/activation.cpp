@@ -36,7 +36,7 @@ UOp silu_mul_kernel(int64_t f) {
   const UOp dst = a[{row, at.column}].vec(t.vector);
   const UOp value = t.vector == 1 ? out[0] : vectorize(out);
   const UOp store = !at.inside.is_null() ? dst.store(value, at.inside) : dst.store(value);
-  return sink({"moe_silu_mul_f" + std::to_string(f)}, {store.end({row, at.lane, at.step})});
+  return sink({.name = "moe_silu_mul_f" + std::to_string(f), .dependent_launch = true}, {store.end({row, at.lane, at.step})});
 }
 
 SiluMul::SiluMul(rt::Device& device, const MoeShape& shape, int64_t f, rt::CompileCache* cache) : shape_(shape), f_(f) {

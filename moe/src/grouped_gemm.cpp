@@ -78,7 +78,7 @@ UOp grouped_gemm(std::string_view arch, int64_t block_rows, GroupedPrecision pre
   }
   // An unused block sees an output of no rows: every store is masked.
   const gl out{ys.buffer, used.where(ys.rows, constant(Wide(0))), ys.cols, ys.first_row};
-  return sink({"grouped_gemm"}, {store(wg, out, sum, wave_row0, wave_col0)});
+  return sink({.name = "grouped_gemm", .dependent_launch = true}, {store(wg, out, sum, wave_row0, wave_col0)});
 }
 
 GroupedGemm::GroupedGemm(rt::Device& device, const MoeShape& shape, rt::CompileCache* cache, GroupedPrecision precision)

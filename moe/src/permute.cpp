@@ -56,7 +56,7 @@ UOp weighted_gather_sum(const WeightedGather& g) {
   const UOp at = out[{token, a.column}].vec(t.vector);
   const UOp value = t.vector == 1 ? acc[0] : vectorize(acc);
   const UOp store = !a.inside.is_null() ? at.store(value, a.inside) : at.store(value);
-  return sink({g.name}, {store.end({token, a.lane, a.step})});
+  return sink({.name = g.name, .dependent_launch = true}, {store.end({token, a.lane, a.step})});
 }
 
 }  // namespace detail
@@ -74,7 +74,7 @@ UOp dispatch_kernel(int64_t d, DType dtype) {
   const UOp v = x[{token_of(row_token, row, tokens), a.column}].vec(t.vector).load(valid, splat(constant(0.0, dtype), t.vector));
   const UOp at = xs[{row, a.column}].vec(t.vector);
   const UOp store = !a.inside.is_null() ? at.store(v, a.inside) : at.store(v);
-  return sink({"moe_dispatch_" + dtype.name() + "_d" + std::to_string(d)}, {store.end({row, a.lane, a.step})});
+  return sink({.name = "moe_dispatch_" + dtype.name() + "_d" + std::to_string(d), .dependent_launch = true}, {store.end({row, a.lane, a.step})});
 }
 
 UOp dispatch_fp8_kernel(int64_t d, DType dtype, DType fp8) {
@@ -108,7 +108,7 @@ UOp dispatch_fp8_kernel(int64_t d, DType dtype, DType fp8) {
   const UOp value = t.vector == 1 ? q[0] : vectorize(q);
   const UOp store = !a.inside.is_null() ? at.store(value, a.inside) : at.store(value);
   const UOp scale_store = scales[row].store(scale, a.lane.eq(constant(Wide(0))));
-  return sink({"moe_dispatch_" + fp8.name() + "_" + dtype.name() + "_d" + std::to_string(d)},
+  return sink({.name = "moe_dispatch_" + fp8.name() + "_" + dtype.name() + "_d" + std::to_string(d), .dependent_launch = true},
               {group({store.end({a.lane, a.step}), scale_store.end({a.lane})}).end({row})});
 }
 

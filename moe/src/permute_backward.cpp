@@ -32,7 +32,7 @@ UOp dispatch_backward_atomic_kernel(int64_t d, DType input) {
   std::vector<UOp> adds;
   for (int64_t i = 0; i < t.vector; ++i)
     adds.push_back(atomic(AtomicOp::Add, dx[{token, a.column + i}], (t.vector == 1 ? v : v.gep(i)).cast(dtypes::float32)));
-  return sink({"moe_dispatch_backward_atomic_" + input.name() + "_d" + std::to_string(d)},
+  return sink({.name = "moe_dispatch_backward_atomic_" + input.name() + "_d" + std::to_string(d), .dependent_launch = true},
               {when(valid, {group(adds)}).end({row, a.lane, a.step})});
 }
 
@@ -46,7 +46,7 @@ UOp zero_kernel(int64_t d) {
   const UOp at = out[{token, a.column}].vec(t.vector);
   const UOp zeros = splat(constant(0.0, dtypes::float32), t.vector);
   const UOp store = !a.inside.is_null() ? at.store(zeros, a.inside) : at.store(zeros);
-  return sink({"moe_zero_float32_d" + std::to_string(d)}, {store.end({token, a.lane, a.step})});
+  return sink({.name = "moe_zero_float32_d" + std::to_string(d), .dependent_launch = true}, {store.end({token, a.lane, a.step})});
 }
 
 UOp combine_backward_kernel(int64_t d, int64_t top_k, DType dtype) {
@@ -86,7 +86,7 @@ UOp combine_backward_kernel(int64_t d, int64_t top_k, DType dtype) {
   // Written where the plan agrees that choice's row is this one (for k = 1 the only check).
   const UOp agrees = as_index(dest_row[token * top_k + j].load(routed, constant(Wide(-1), dtypes::int32))).eq(row);
   const UOp weight_store = dw[token * top_k + j].store(total, routed & agrees & a.lane.eq(constant(Wide(0))));
-  return sink({"moe_combine_backward_" + dtype.name() + "_k" + std::to_string(top_k) + "_d" + std::to_string(d)},
+  return sink({.name = "moe_combine_backward_" + dtype.name() + "_k" + std::to_string(top_k) + "_d" + std::to_string(d), .dependent_launch = true},
               {group({row_store.end({a.lane, a.step}), weight_store.end({a.lane})}).end({row})});
 }
 

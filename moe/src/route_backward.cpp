@@ -95,7 +95,7 @@ UOp route_backward_kernel(int64_t experts, int64_t top_k, const RouteBackwardCon
   const UOp at = dlogits[{token, a.column}];
   const UOp store = !a.inside.is_null() ? at.store(value, a.inside) : at.store(value);
   const char* scoring = config.scoring == Scoring::SoftmaxTopK ? "softmax" : config.normalize ? "sigmoid_normalized" : "sigmoid";
-  return sink({std::string("moe_route_backward_") + scoring + "_e" + std::to_string(experts) + "_k" + std::to_string(top_k)},
+  return sink({.name = std::string("moe_route_backward_") + scoring + "_e" + std::to_string(experts) + "_k" + std::to_string(top_k), .dependent_launch = true},
               {store.end({token, a.lane, a.step})});
 }
 

@@ -5,7 +5,11 @@
 #include "skip.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/moe/align.h"
+#include "weft/moe/activation.h"
+#include "weft/moe/grouped_gemm.h"
+#include "weft/moe/permute.h"
 #include "weft/moe/route.h"
+#include "weft/moe/route_backward.h"
 #include "weft/runtime/nvrtc.h"
 
 using namespace weft;
@@ -45,5 +49,37 @@ TEST_CASE("CUDA: the align kernels compile with NVRTC for sm_90") {
     compiles_for_sm90(moe::align_count(s));
     compiles_for_sm90(moe::align_scan(s, "sm_90"));
     compiles_for_sm90(moe::align_place(s, "sm_90"));
+  }
+}
+
+TEST_CASE("every MoE kernel is a dependent launch: on sm_90 it waits for the kernel before it first, on sm_80 it does not") {
+  using moe::Scoring;
+  const moe::MoeShape s{300, 64, 8, 128};
+  const moe::RouteConfig route{300, 64, 8, Scoring::SoftmaxTopK, dtypes::bfloat16};
+  const std::vector<std::pair<std::string, UOp>> kernels{
+      {"route", moe::route(route, "sm_90")},
+      {"route_counting", moe::route_counting(route, "sm_90")},
+      {"align_count", moe::align_count(s)},
+      {"align_scan", moe::align_scan(s, "sm_90")},
+      {"align_place", moe::align_place(s, "sm_90")},
+      {"dispatch", moe::dispatch_kernel(256, dtypes::bfloat16)},
+      {"dispatch fp8", moe::dispatch_fp8_kernel(256, dtypes::bfloat16)},
+      {"combine", moe::combine_kernel(256, 8, dtypes::bfloat16, dtypes::bfloat16)},
+      {"dispatch backward", moe::dispatch_backward_kernel(256, 8, dtypes::bfloat16, dtypes::float32)},
+      {"dispatch backward atomic", moe::dispatch_backward_atomic_kernel(256, dtypes::bfloat16)},
+      {"zero", moe::zero_kernel(256)},
+      {"combine backward", moe::combine_backward_kernel(256, 8, dtypes::bfloat16)},
+      {"route backward", moe::route_backward_kernel(64, 8, {})},
+      {"silu_mul", moe::silu_mul_kernel(256)},
+      {"grouped GEMM", moe::grouped_gemm("sm_90a", 128)},
+  };
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  for (const auto& [name, kernel] : kernels) {
+    CAPTURE(name);
+    const lower::LoweredKernel lowered = lower::lower(kernel, options);
+    CHECK(lowered.dependent_launch);
+    CHECK(cuda::waits_for_predecessor(lowered, 90));
+    CHECK_FALSE(cuda::waits_for_predecessor(lowered, 80));
   }
 }
