@@ -11,7 +11,7 @@ namespace weft::moe {
 namespace {
 
 constexpr int64_t kThreads = kAlignChunk;  // one choice a thread
-constexpr int64_t kMaxRowsPerThread = 8;  // align_place's grid grows so that no thread pads more rows
+constexpr int64_t kMaxRowsPerThread = 8;  // align_scan's grid grows so that no thread pads more rows
 
 UOp i32(int64_t v) { return constant(Wide(v), dtypes::int32); }
 UOp idx(int64_t v) { return constant(Wide(v)); }
@@ -82,7 +82,7 @@ UOp align_count(const MoeShape& s) {
   const UOp n = count.after({bump})[we].load(we < E, i32(0));
   const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
   const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
-  const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_place
+  const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_scan and align_place
   return sink({.name = "moe_align_count_e" + std::to_string(E), .dependent_launch = true},
               {group({zero, bump, group({chunk_row, span_row}).end({wi}), record}).end({g, l})});
 }
@@ -93,7 +93,9 @@ UOp align_scan(const MoeShape& s, std::string_view arch) {
   const int64_t E = s.experts, B = s.block_rows;
   const int64_t rows = s.max_rows(), blocks = s.max_blocks();
   const AlignWorkspace ws(s.choices(), E);
-  const int64_t grid = std::max(ws.spans, ceil_div(std::max(E * B, rows), kThreads * kMaxRowsPerThread));
+  // The padding rows set the grid (max_rows >= E * B, and >= T*k, so that it is at least twice
+  // the spans: 80 workgroups at T = 16384, E = 256, k = 8); the first `spans` also rewrite a span.
+  const int64_t grid = std::max(ws.spans, ceil_div(rows, kThreads * kMaxRowsPerThread));
   const UOp counts = placeholder({E}, dtypes::int32, 0), offsets = placeholder({E + 1}, dtypes::int32, 1);
   const UOp row_token = placeholder({rows}, dtypes::int32, 2), row_weight = placeholder({rows}, dtypes::float32, 3);
   const UOp block_expert = placeholder({blocks}, dtypes::int32, 4), work = placeholder({ws.elements()}, dtypes::int32, 5);
@@ -107,12 +109,13 @@ UOp align_scan(const MoeShape& s, std::string_view arch) {
   const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
   const UOp chunk_rows = base + idx(ws.chunk_row(0));
 
-  // Workgroup g < spans rewrites its span's chunk rows. Their counts are read first (prefetch), so
-  // that their round trip overlaps the span rows' and the scan; thread l takes experts l, l + 256.
+  // Workgroup g < spans rewrites its span's chunk rows. Their counts (but the last chunk's, which
+  // no later chunk adds) are read first (prefetch), so that their round trip overlaps the span
+  // rows' and the scan; thread l takes experts l, l + 256.
   const UOp own_span = g < ws.spans;
   std::vector<UOp> chunk_counts;
   for (int64_t ei = 0; ei < ceil_div(E, kThreads); ++ei)
-    for (int64_t i = 0; i < kChunksPerSpan; ++i) {
+    for (int64_t i = 0; i + 1 < kChunksPerSpan; ++i) {
       const UOp e = l + ei * kThreads, chunk = g * kChunksPerSpan + i;
       chunk_counts.push_back(work[chunk_rows + chunk * E + e].load(own_span & (e < E) & (chunk < ws.chunks), i32(0)));
     }
@@ -157,13 +160,14 @@ UOp align_scan(const MoeShape& s, std::string_view arch) {
   // choices in the spans before + its choices in the span's chunks before (align_place adds a
   // choice's rank in its chunk).
   std::vector<UOp> firsts;
-  for (int64_t ei = 0, n = 0; ei < ceil_div(E, kThreads); ++ei) {
+  size_t n = 0;  // the next of chunk_count's values
+  for (int64_t ei = 0; ei < ceil_div(E, kThreads); ++ei) {
     const UOp e = l + ei * kThreads, e_in = where(e < E, e, idx(0));
     UOp first = off_ready[e_in].load() + earlier_ready[e_in].load();
-    for (int64_t i = 0; i < kChunksPerSpan; ++i, ++n) {
+    for (int64_t i = 0; i < kChunksPerSpan; ++i) {
       const UOp chunk = g * kChunksPerSpan + i;
       firsts.push_back(work[chunk_rows + chunk * E + e].store(first, own_span & (e < E) & (chunk < ws.chunks)));
-      first = first + chunk_count.values[static_cast<size_t>(n)];
+      if (i + 1 < kChunksPerSpan) first = first + chunk_count.values[static_cast<size_t>(n++)];
     }
   }
 
@@ -251,9 +255,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp wb = loop(waves, AxisType::REDUCE);
   const UOp in_earlier_waves = where(wb < wave, wave_count.after({put_count})[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
   const UOp dest = first_row + in_earlier_waves + popcount(same & below).cast(dtypes::int32);
-  const UOp di = dest.cast(dtypes::index);
-  const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live), row_token[di].store((c / k).cast(dtypes::int32), known),
-                           row_weight[di].store(weight, known)});
+  // (A row inside the plan, always, where align_scan ran once on this count; the guard keeps a
+  // misuse, such as a second align_scan over rewritten chunk rows, from writing out of bounds.)
+  const UOp placed = known & (dest >= 0) & (dest < rows), di = where(placed, dest, i32(0)).cast(dtypes::index);
+  const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live), row_token[di].store((c / k).cast(dtypes::int32), placed),
+                           row_weight[di].store(weight, placed)});
   // The next run fills the histogram this one zeroed. One writer, and no kernel reads the fill
   // parity while this one runs (AlignWorkspace), so no workgroup waits for the others.
   const UOp next_run = work[idx(ws.fill_parity_index())].store(where(first_histogram, i32(1), i32(0)), g.eq(idx(0)) & l.eq(idx(0)));

@@ -1,4 +1,4 @@
-// align's host side (align.h): the plan's device buffers, the two launches in order, and
+// align's host side (align.h): the plan's device buffers, the three launches in order, and
 // run_align's bit-exact comparison with plan_reference.
 #include <algorithm>
 #include <chrono>

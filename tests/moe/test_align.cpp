@@ -37,6 +37,8 @@ WEFT_DEVICE_TEST_CASE("align: stable plans, bit for bit, for uniform choices") {
   check_align_runs({45, 64, 8, 128}, AlignInputs::Uniform);  // 360 choices: two chunks, the second ragged
   check_align_runs({300, 256, 2, 256}, AlignInputs::Uniform);
   check_align_runs({1100, 64, 8, 128}, AlignInputs::Uniform);  // 8800 choices: three spans, chunks past the first of a span
+  check_align_runs({600, 512, 8, 128}, AlignInputs::Uniform);   // two experts a thread in align_scan, over two spans
+  check_align_runs({1100, 384, 8, 256}, AlignInputs::Uniform);  // E not a multiple of the workgroup: the second expert of some threads past E
 }
 
 WEFT_DEVICE_TEST_CASE("align: one expert takes every token, or most experts take none") {

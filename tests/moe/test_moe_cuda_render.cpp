@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "skip.h"
+#include "weft/gemm/hopper_gemm.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/moe/align.h"
 #include "weft/moe/activation.h"
@@ -44,7 +45,7 @@ TEST_CASE("CUDA: the route kernels (both scorings, float32 and bfloat16 logits, 
 
 TEST_CASE("CUDA: the align kernels compile with NVRTC for sm_90") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
-  for (const moe::MoeShape& s : {moe::MoeShape{1, 8, 1, 128}, moe::MoeShape{300, 256, 8, 256}}) {
+  for (const moe::MoeShape& s : {moe::MoeShape{1, 8, 1, 128}, moe::MoeShape{300, 256, 8, 256}, moe::MoeShape{600, 512, 8, 128}}) {
     CAPTURE(s.experts);
     compiles_for_sm90(moe::align_count(s));
     compiles_for_sm90(moe::align_scan(s, "sm_90"));
@@ -71,7 +72,8 @@ TEST_CASE("every MoE kernel is a dependent launch: on sm_90 it waits for the ker
       {"combine backward", moe::combine_backward_kernel(256, 8, dtypes::bfloat16)},
       {"route backward", moe::route_backward_kernel(64, 8, {})},
       {"silu_mul", moe::silu_mul_kernel(256)},
-      {"grouped GEMM", moe::grouped_gemm("sm_90a", 128)},
+      {"grouped GEMM (mma.sync)", moe::grouped_gemm("sm_80", 128)},
+      {"grouped GEMM (hopper_gemm's grouped form)", moe::grouped_gemm("sm_90", 128)},
   };
   lower::LowerOptions options;
   options.wave_size = 32;
@@ -82,4 +84,6 @@ TEST_CASE("every MoE kernel is a dependent launch: on sm_90 it waits for the ker
     CHECK(cuda::waits_for_predecessor(lowered, 90));
     CHECK_FALSE(cuda::waits_for_predecessor(lowered, 80));
   }
+  // The dense hopper_gemm is timed alone against cuBLAS: serialized.
+  CHECK_FALSE(lower::lower(gemm::hopper_gemm(gemm::HopperGemmSpec{}), options).dependent_launch);
 }

@@ -9,7 +9,8 @@
 //     chunk's row of the workspace's histogram and adds it into its span's row (AlignWorkspace).
 //     The router skips it: route_counting adds each choice into both rows as it chooses
 //     (route.h).
-//   align_scan: one workgroup per span (and more where the padding rows need them). Each sums
+//   align_scan: max_rows / 2048 workgroups (at least one a span; 80 at T = 16384, E = 256,
+//     k = 8), workgroup s < spans rewriting span s. Each sums
 //     the span rows of every expert's column (its count, and its count in the spans before the
 //     workgroup's) and scans the padded counts into the offsets (a wave scan). Its span's chunk
 //     rows then become, in place, each expert's first row in each chunk: offsets[e] + the
@@ -45,14 +46,15 @@ inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the 
 // per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup). The *fill
 // parity* names the histogram the next run fills; its counts are zeros. A run's counting kernel
 // (route_counting or align_count) adds into histogram[fill parity] and records that parity as the
-// *filled parity*; align_place reads histogram[filled parity], zeroes the other histogram, and
-// sets the fill parity to it. One thread of each kernel writes its parity, and no kernel reads a
+// *filled parity*; align_scan and align_place read histogram[filled parity], and align_place
+// zeroes the other histogram and sets the fill parity to it. One thread of each kernel writes its parity, and no kernel reads a
 // parity while another writes it: each kernel runs after the one before it in the stream has
 // completed (stream order, or its wait at entry in a dependent launch), so no workgroup needs to
 // know it is the last. allocate_plan zeroes it all; the kernels leave it ready. A run counts
-// once and places once: two counting kernels before one align_place would add both runs' choices
-// into one histogram. (align_scan reads the filled histogram too, and leaves its chunk rows
-// holding first rows, not counts: align_place zeroes them in the next run.)
+// once, scans once and places once: two counting kernels before one align_scan would add both
+// runs' choices into one histogram, and align_scan leaves the chunk rows holding first rows, not
+// counts, so a second align_scan on them would place wrongly (align_place then writes no row
+// outside the plan; the next run's align_place zeroes them).
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
   int64_t spans = 0, chunks = 0, experts = 0;
@@ -66,7 +68,8 @@ struct AlignWorkspace {
   // histogram_elements() (a select between constants, so that indices keep a known range).
   // `parity` is the parity's value, loaded.
   UOp histogram_at(const UOp& parity) const;
-  // The counting kernels' parity (the fill parity) and align_place's (the filled parity), loaded.
+  // The counting kernels' parity (the fill parity) and align_scan's and align_place's (the
+  // filled parity), loaded.
   UOp fill_parity(const UOp& workspace) const;
   UOp filled_parity(const UOp& workspace) const;
 };
@@ -111,7 +114,7 @@ void launch_align_from_counts(rt::Device& device, const AlignKernels& kernels, c
 // experts (most experts get no token).
 enum class AlignInputs { Uniform, OneExpert, FewExperts };
 
-// Random choices from `seed`, poisoned outputs, both launches, and a bit-exact comparison of
+// Random choices from `seed`, poisoned outputs, the three launches, and a bit-exact comparison of
 // every buffer with plan_reference; all twice on the same buffers (the second run uses the
 // workspace's other histogram), with check_workspace_ready after each.
 gemm::RunResult run_align(rt::Device& device, const MoeShape& shape, uint64_t seed, rt::CompileCache* cache = nullptr,
