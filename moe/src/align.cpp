@@ -11,11 +11,13 @@ namespace weft::moe {
 namespace {
 
 constexpr int64_t kThreads = kAlignChunk;  // one choice a thread
-constexpr int64_t kMaxRowsPerThread = 8;  // align_scan's grid grows so that no thread pads more rows
+constexpr int64_t kMaxRowsPerThread = 8;  // align_place's grid grows so that no thread pads more rows
 
 UOp i32(int64_t v) { return constant(Wide(v), dtypes::int32); }
 UOp idx(int64_t v) { return constant(Wide(v)); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t chunks(const MoeShape& s) { return ceil_div(s.choices(), kAlignChunk); }
+int64_t count_spans(const MoeShape& s) { return ceil_div(s.choices(), kAlignSpan); }
 constexpr int64_t kChunksPerSpan = kAlignSpan / kAlignChunk;
 static_assert(kAlignSpan % kAlignChunk == 0);
 
@@ -82,55 +84,62 @@ UOp align_count(const MoeShape& s) {
   const UOp n = count.after({bump})[we].load(we < E, i32(0));
   const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
   const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
-  const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_scan and align_place
+  const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_place
   return sink({.name = "moe_align_count_e" + std::to_string(E), .dependent_launch = true},
               {group({zero, bump, group({chunk_row, span_row}).end({wi}), record}).end({g, l})});
 }
 
-UOp align_scan(const MoeShape& s, std::string_view arch) {
+UOp align_place(const MoeShape& s, std::string_view arch) {
   s.validate();
   const int64_t W = wave_width(arch), waves = kThreads / W;
-  const int64_t E = s.experts, B = s.block_rows;
+  const int64_t E = s.experts, spans = count_spans(s), B = s.block_rows, k = s.top_k;
   const int64_t rows = s.max_rows(), blocks = s.max_blocks();
-  const AlignWorkspace ws(s.choices(), E);
-  // The padding rows set the grid (max_rows >= E * B, and >= T*k, so that it is at least twice
-  // the spans: 80 workgroups at T = 16384, E = 256, k = 8); the first `spans` also rewrite a span.
-  const int64_t grid = std::max(ws.spans, ceil_div(rows, kThreads * kMaxRowsPerThread));
+  const int64_t grid = std::max(chunks(s), ceil_div(rows, kThreads * kMaxRowsPerThread));
   const UOp counts = placeholder({E}, dtypes::int32, 0), offsets = placeholder({E + 1}, dtypes::int32, 1);
-  const UOp row_token = placeholder({rows}, dtypes::int32, 2), row_weight = placeholder({rows}, dtypes::float32, 3);
-  const UOp block_expert = placeholder({blocks}, dtypes::int32, 4), work = placeholder({ws.elements()}, dtypes::int32, 5);
+  const UOp dest_row = placeholder({s.choices()}, dtypes::int32, 2), row_token = placeholder({rows}, dtypes::int32, 3);
+  const UOp row_weight = placeholder({rows}, dtypes::float32, 4), block_expert = placeholder({blocks}, dtypes::int32, 5);
+  const AlignWorkspace ws(s.choices(), E);
+  const UOp work = placeholder({ws.elements()}, dtypes::int32, 6), ids = placeholder({s.choices()}, dtypes::int32, 7);
+  const UOp weights = placeholder({s.choices()}, dtypes::float32, 8);
   const UOp g = range(grid, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
   const UOp total = alloc_shared({E}, dtypes::int32, 0), earlier = alloc_shared({E}, dtypes::int32, 1);
   const UOp padded = alloc_shared({E}, dtypes::int32, 2), off = alloc_shared({E + 1}, dtypes::int32, 3);
-  const UOp wave_total = alloc_shared({waves}, dtypes::int32, 4);
+  const UOp wave_total = alloc_shared({waves}, dtypes::int32, 4), wave_count = alloc_shared({waves * E}, dtypes::int32, 5);
   int64_t next_range = 2;
   auto loop = [&](int64_t n, AxisType axis = AxisType::LOOP) { return range(n, next_range++, axis); };
   const UOp lane = l % W, wave = l / W;
-  const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
-  const UOp chunk_rows = base + idx(ws.chunk_row(0));
 
-  // Workgroup g < spans rewrites its span's chunk rows. Their counts (but the last chunk's, which
-  // no later chunk adds) are read first (prefetch), so that their round trip overlaps the span
-  // rows' and the scan; thread l takes experts l, l + 256.
-  const UOp own_span = g < ws.spans;
-  std::vector<UOp> chunk_counts;
-  for (int64_t ei = 0; ei < ceil_div(E, kThreads); ++ei)
-    for (int64_t i = 0; i + 1 < kChunksPerSpan; ++i) {
-      const UOp e = l + ei * kThreads, chunk = g * kChunksPerSpan + i;
-      chunk_counts.push_back(work[chunk_rows + chunk * E + e].load(own_span & (e < E) & (chunk < ws.chunks), i32(0)));
-    }
-  const Prefetched chunk_count = prefetch(chunk_counts);
+  // This thread's choice's weight, loaded first (before the first barrier), so that its round
+  // trip overlaps the histogram's instead of holding up the row's write at the end.
+  const UOp c = g * kThreads + l, live = c < s.choices();
+  const Prefetched weight = prefetch({weights[c].load(live, constant(0.0, dtypes::float32))});
 
-  // Each expert's count, and its count in the spans before this workgroup's.
+  // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
+  // counts of this chunk.
+  const UOp span = g / kChunksPerSpan;
   const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
   // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
-  const int64_t inner = std::min<int64_t>(ws.spans, 16);
-  const UOp sp_hi = loop(ceil_div(ws.spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
-  const UOp h = work[base + sp * E + e].load(has_e & (sp < ws.spans), i32(0));
+  const int64_t inner = std::min<int64_t>(spans, 16);
+  const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
+  const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
+  const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
   const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
-  const UOp bef = where(sp < g, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
-  const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef, has_e), padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
+  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
+  // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
+  const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
+  const UOp in_span = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (pi < g % kChunksPerSpan) & (chunk < ws.chunks), i32(0)).reduce(Op::ADD, {pi});
+  const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef + in_span, has_e),
+                          padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                        .end({ei});
+  const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
+  const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
+
+  // The workspace for the next run: the other histogram zeroed, spread over the grid's threads
+  // (the fill parity names it: next_run below).
+  const int64_t H = ws.histogram_elements();
+  const UOp hj = loop(ceil_div(H, grid * kThreads)), hq = g * kThreads + l + hj * (grid * kThreads);
+  const UOp first_histogram = base.eq(idx(0));
+  const UOp clear = work[where(first_histogram, idx(H), idx(0)) + hq].store(i32(0), hq < H).end({hj});
 
   // offsets[e] = the padded counts of the experts before e: thread l sums experts
   // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
@@ -156,20 +165,34 @@ UOp align_scan(const MoeShape& s, std::string_view arch) {
   }
   const UOp off_ready = off.after(offs), total_ready = total.after({sums}), earlier_ready = earlier.after({sums});
 
-  // The span's chunk rows, in place: each expert's first row in each chunk, offsets[e] + its
-  // choices in the spans before + its choices in the span's chunks before (align_place adds a
-  // choice's rank in its chunk).
-  std::vector<UOp> firsts;
-  size_t n = 0;  // the next of chunk_count's values
-  for (int64_t ei = 0; ei < ceil_div(E, kThreads); ++ei) {
-    const UOp e = l + ei * kThreads, e_in = where(e < E, e, idx(0));
-    UOp first = off_ready[e_in].load() + earlier_ready[e_in].load();
-    for (int64_t i = 0; i < kChunksPerSpan; ++i) {
-      const UOp chunk = g * kChunksPerSpan + i;
-      firsts.push_back(work[chunk_rows + chunk * E + e].store(first, own_span & (e < E) & (chunk < ws.chunks)));
-      if (i + 1 < kChunksPerSpan) first = first + chunk_count.values[static_cast<size_t>(n++)];
-    }
+  // This chunk: a choice's rank among the chunk's earlier choices of its expert = its rank in
+  // its wave (the lanes below it holding the same id: a match mask from one ballot per id bit)
+  // plus the counts of that id in the waves before (each id's last lane of a wave stores it).
+  const UOp id = ids[c].load(live, i32(-1));
+  const UOp known = live & (id >= 0) & (id < E);
+  const UOp key = where(known, id, i32(E));
+  // (Masks of 32 bits where the wave has 32 lanes: half the instructions of 64-bit ones.)
+  const DType mask_type = W == 64 ? dtypes::uint64 : dtypes::uint32;
+  const auto mask = [&](uint64_t v) { return constant(Wide(v), mask_type); };
+  UOp same = mask(W == 64 ? ~uint64_t{0} : (uint64_t{1} << W) - 1);  // the wave's lanes (a ballot's bits)
+  for (int64_t bit = 0; (int64_t{1} << bit) <= E; ++bit) {
+    const UOp set = ((key >> bit) & 1).ne(i32(0));
+    const UOp votes = W == 64 ? ballot(set, W) : ballot(set, W).cast(mask_type);
+    same = same & where(set, votes, ~votes);
   }
+  const UOp lane_bits = lane.cast(mask_type);
+  const UOp below = (mask(1) << lane_bits) - mask(1);
+  const UOp last_of_id = (same & ~((mask(2) << lane_bits) - mask(1))).eq(mask(0));  // 2 << 31 wraps to 0: lane 31 is last
+  const UOp ie = where(known, id, i32(0)).cast(dtypes::index);
+  const UOp put_count = wave_count.after({zero})[wave * E + ie].store(popcount(same).cast(dtypes::int32), known & last_of_id);
+  const UOp wb = loop(waves, AxisType::REDUCE);
+  const UOp in_earlier_waves = where(wb < wave, wave_count.after({put_count})[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
+  const UOp rank = in_earlier_waves + popcount(same & below).cast(dtypes::int32);
+  const UOp dest = off_ready[ie].load() + earlier_ready[ie].load() + rank;
+  const UOp di = dest.cast(dtypes::index);
+  const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live),
+                           row_token[di].store((c / k).cast(dtypes::int32), known),
+                           row_weight[di].store(weight.values[0], known)});
 
   // Padding rows, spread over every thread of the grid (`stride` of them): those of expert e are
   // [offsets[e] + count, offsets[e+1]), fewer than B, so thread q takes row j = q % B of expert
@@ -186,10 +209,10 @@ UOp align_scan(const MoeShape& s, std::string_view arch) {
   const UOp in_tail = tr < rows, tri = where(in_tail, tr, i32(0)).cast(dtypes::index);
   const UOp tail_pads = group({row_token[tri].store(i32(-1), in_tail), row_weight[tri].store(constant(0.0, dtypes::float32), in_tail)}).end({tj});
 
-  // Blocks: their expert, or -1 past offsets[E].
-  const UOp bj = loop(ceil_div(blocks, stride)), b = q0 + bj * stride;
+  // Blocks: their expert, or -1 past offsets[E] (grid * 256 >= max_rows / 8 >= max_blocks).
+  const UOp b = g * kThreads + l;
   const UOp eb = expert_of_row(off_ready, (b * B).cast(dtypes::int32), E);
-  const UOp mark = block_expert[b].store(where(eb.eq(i32(E)), i32(-1), eb), b < blocks).end({bj});
+  const UOp mark = block_expert[b].store(where(eb.eq(i32(E)), i32(-1), eb), b < blocks);
 
   // Workgroup 0: counts and offsets.
   const UOp xi = loop(ceil_div(E + 1, kThreads)), xe = l + xi * kThreads, first = g.eq(idx(0));
@@ -197,74 +220,11 @@ UOp align_scan(const MoeShape& s, std::string_view arch) {
   const UOp totals = group({counts[xe].store(total_ready[xe_in].load(), first & (xe < E)),
                             offsets[xe].store(off_ready[where(xe <= E, xe, idx(E))].load(), first & (xe <= E))})
                          .end({xi});
-  return sink({.name = "moe_align_scan_e" + std::to_string(E) + "_w" + std::to_string(W), .dependent_launch = true},  // as route's
-              {group({chunk_count.issued, sums, put_total, group(firsts), expert_pads, tail_pads, mark, totals}).end({g, l})});
-}
-
-UOp align_place(const MoeShape& s, std::string_view arch) {
-  s.validate();
-  const int64_t W = wave_width(arch), waves = kThreads / W;
-  const int64_t E = s.experts, k = s.top_k, rows = s.max_rows();
-  const AlignWorkspace ws(s.choices(), E);
-  const UOp dest_row = placeholder({s.choices()}, dtypes::int32, 0), row_token = placeholder({rows}, dtypes::int32, 1);
-  const UOp row_weight = placeholder({rows}, dtypes::float32, 2), work = placeholder({ws.elements()}, dtypes::int32, 3);
-  const UOp ids = placeholder({s.choices()}, dtypes::int32, 4), weights = placeholder({s.choices()}, dtypes::float32, 5);
-  const UOp g = range(ws.chunks, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
-  const UOp wave_count = alloc_shared({waves * E}, dtypes::int32, 0);
-  int64_t next_range = 2;
-  auto loop = [&](int64_t n, AxisType axis = AxisType::LOOP) { return range(n, next_range++, axis); };
-  const UOp lane = l % W, wave = l / W;
-
-  // This thread's choice, and its expert's first row in this chunk (align_scan's row), loaded
-  // first: their round trips overlap the ranking below. The weight is only stored at the end.
-  const UOp c = g * kThreads + l, live = c < s.choices();
-  const UOp id = ids[c].load(live, i32(-1));
-  const UOp known = live & (id >= 0) & (id < E);
-  const UOp ie = where(known, id, i32(0)).cast(dtypes::index);
-  const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
-  const Prefetched loaded = prefetch({weights[c].load(live, constant(0.0, dtypes::float32)),
-                                      work[base + idx(ws.chunk_row(0)) + g * E + ie].load(known, i32(0))});
-  const UOp weight = loaded.values[0], first_row = loaded.values[1];
-
-  // The workspace for the next run: the other histogram zeroed, spread over the grid's threads
-  // (the fill parity names it: next_run below).
-  const int64_t H = ws.histogram_elements(), stride = ws.chunks * kThreads;
-  const UOp hj = loop(ceil_div(H, stride)), hq = c + hj * stride;
-  const UOp first_histogram = base.eq(idx(0));
-  const UOp clear = work[where(first_histogram, idx(H), idx(0)) + hq].store(i32(0), hq < H).end({hj});
-
-  // A choice's rank among the chunk's earlier choices of its expert = its rank in its wave (the
-  // lanes below it holding the same id: a match mask from one ballot per id bit) plus the counts
-  // of that id in the waves before (each id's last lane of a wave stores it).
-  const UOp zi = loop(ceil_div(waves * E, kThreads)), ze = l + zi * kThreads;
-  const UOp zero = wave_count[ze].store(i32(0), ze < waves * E).end({zi});
-  const UOp key = where(known, id, i32(E));
-  // (Masks of 32 bits where the wave has 32 lanes: half the instructions of 64-bit ones.)
-  const DType mask_type = W == 64 ? dtypes::uint64 : dtypes::uint32;
-  const auto mask = [&](uint64_t v) { return constant(Wide(v), mask_type); };
-  UOp same = mask(W == 64 ? ~uint64_t{0} : (uint64_t{1} << W) - 1);  // the wave's lanes (a ballot's bits)
-  for (int64_t bit = 0; (int64_t{1} << bit) <= E; ++bit) {
-    const UOp set = ((key >> bit) & 1).ne(i32(0));
-    const UOp votes = W == 64 ? ballot(set, W) : ballot(set, W).cast(mask_type);
-    same = same & where(set, votes, ~votes);
-  }
-  const UOp lane_bits = lane.cast(mask_type);
-  const UOp below = (mask(1) << lane_bits) - mask(1);
-  const UOp last_of_id = (same & ~((mask(2) << lane_bits) - mask(1))).eq(mask(0));  // 2 << 31 wraps to 0: lane 31 is last
-  const UOp put_count = wave_count.after({zero})[wave * E + ie].store(popcount(same).cast(dtypes::int32), known & last_of_id);
-  const UOp wb = loop(waves, AxisType::REDUCE);
-  const UOp in_earlier_waves = where(wb < wave, wave_count.after({put_count})[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
-  const UOp dest = first_row + in_earlier_waves + popcount(same & below).cast(dtypes::int32);
-  // (A row inside the plan, always, where align_scan ran once on this count; the guard keeps a
-  // misuse, such as a second align_scan over rewritten chunk rows, from writing out of bounds.)
-  const UOp placed = known & (dest >= 0) & (dest < rows), di = where(placed, dest, i32(0)).cast(dtypes::index);
-  const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live), row_token[di].store((c / k).cast(dtypes::int32), placed),
-                           row_weight[di].store(weight, placed)});
   // The next run fills the histogram this one zeroed. One writer, and no kernel reads the fill
   // parity while this one runs (AlignWorkspace), so no workgroup waits for the others.
-  const UOp next_run = work[idx(ws.fill_parity_index())].store(where(first_histogram, i32(1), i32(0)), g.eq(idx(0)) & l.eq(idx(0)));
+  const UOp next_run = work[idx(ws.fill_parity_index())].store(where(first_histogram, i32(1), i32(0)), first & l.eq(idx(0)));
   return sink({.name = "moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W), .dependent_launch = true},  // as route's
-              {group({loaded.issued, zero, clear, place, next_run}).end({g, l})});
+              {group({weight.issued, sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
 }
 
 }  // namespace weft::moe

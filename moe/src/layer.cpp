@@ -74,7 +74,7 @@ MoeLayer::MoeLayer(rt::Device& device, const MoeLayerConfig& config, rt::Compile
 rt::CompileTimes MoeLayer::compile_times() const {
   rt::CompileTimes t;
   t.cached = true;
-  for (const rt::CompiledKernel* k : {&router_.route, &router_.align.count, &router_.align.scan, &router_.align.place, &dispatch_.kernel(), &activation_.kernel(),
+  for (const rt::CompiledKernel* k : {&router_.route, &router_.align.count, &router_.align.place, &dispatch_.kernel(), &activation_.kernel(),
                                       &combine_.kernel()})
     add(t, k->times());
   for (const rt::CompiledKernel* k : gemm_.compiled()) add(t, k->times());

@@ -338,7 +338,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   effects.push_back(weights[t * k + lane].store(out_w, writes));
   if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
     const UOp base = ws.histogram_at(fill);
-    effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_scan and align_place
+    effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
     // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
     // lane that writes no choice adds 0 for expert 0 of choice 0's rows.
     const UOp choice = where(writes, t * k + lane, idx(0)), counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);

@@ -22,7 +22,7 @@ void launch_router(rt::Device& device, const Router& router, const rt::DeviceArr
   if (grouped) args.push_back(*bias);
   args.push_back(plan.workspace);
   router.route.launch(device, args);
-  launch_align_from_counts(device, router.align, plan);
+  launch_align_place(device, router.align, plan);
 }
 
 gemm::RunResult run_router(rt::Device& device, const RouteConfig& config, int64_t block_rows, uint64_t seed, rt::CompileCache* cache,

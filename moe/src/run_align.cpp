@@ -1,4 +1,4 @@
-// align's host side (align.h): the plan's device buffers, the three launches in order, and
+// align's host side (align.h): the plan's device buffers, the two launches in order, and
 // run_align's bit-exact comparison with plan_reference.
 #include <algorithm>
 #include <chrono>
@@ -81,20 +81,17 @@ RoutingPlan download_plan(rt::Device& device, const MoeShape& s, const PlanBuffe
 }
 
 AlignKernels compile_align(rt::Device& device, const MoeShape& s, rt::CompileCache* cache) {
-  return {s, rt::CompiledKernel::compile(device, align_count(s), cache), rt::CompiledKernel::compile(device, align_scan(s, device.arch()), cache),
-          rt::CompiledKernel::compile(device, align_place(s, device.arch()), cache)};
+  return {s, rt::CompiledKernel::compile(device, align_count(s), cache), rt::CompiledKernel::compile(device, align_place(s, device.arch()), cache)};
 }
 
 void launch_align(rt::Device& device, const AlignKernels& k, const PlanBuffers& b) {
   const rt::DeviceArray count_args[] = {b.workspace, b.expert_ids};
   k.count.launch(device, count_args);
-  launch_align_from_counts(device, k, b);
+  launch_align_place(device, k, b);
 }
 
-void launch_align_from_counts(rt::Device& device, const AlignKernels& k, const PlanBuffers& b) {
-  const rt::DeviceArray scan_args[] = {b.counts, b.offsets, b.row_token, b.row_weight, b.block_expert, b.workspace};
-  k.scan.launch(device, scan_args);
-  const rt::DeviceArray place_args[] = {b.dest_row, b.row_token, b.row_weight, b.workspace, b.expert_ids, b.weights};
+void launch_align_place(rt::Device& device, const AlignKernels& k, const PlanBuffers& b) {
+  const rt::DeviceArray place_args[] = {b.counts, b.offsets, b.dest_row, b.row_token, b.row_weight, b.block_expert, b.workspace, b.expert_ids, b.weights};
   k.place.launch(device, place_args);
 }
 

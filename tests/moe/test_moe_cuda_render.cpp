@@ -48,7 +48,6 @@ TEST_CASE("CUDA: the align kernels compile with NVRTC for sm_90") {
   for (const moe::MoeShape& s : {moe::MoeShape{1, 8, 1, 128}, moe::MoeShape{300, 256, 8, 256}, moe::MoeShape{600, 512, 8, 128}}) {
     CAPTURE(s.experts);
     compiles_for_sm90(moe::align_count(s));
-    compiles_for_sm90(moe::align_scan(s, "sm_90"));
     compiles_for_sm90(moe::align_place(s, "sm_90"));
   }
 }
@@ -61,7 +60,6 @@ TEST_CASE("every MoE kernel is a dependent launch: on sm_90 it waits for the ker
       {"route", moe::route(route, "sm_90")},
       {"route_counting", moe::route_counting(route, "sm_90")},
       {"align_count", moe::align_count(s)},
-      {"align_scan", moe::align_scan(s, "sm_90")},
       {"align_place", moe::align_place(s, "sm_90")},
       {"dispatch", moe::dispatch_kernel(256, dtypes::bfloat16)},
       {"dispatch fp8", moe::dispatch_fp8_kernel(256, dtypes::bfloat16)},

@@ -13,7 +13,7 @@
 // and the activation compute in fp32 and round once to bf16, and combine sums in fp32 and rounds
 // once. W1's rows [0, F) of each expert make the gate, rows [F, 2F) the up projection.
 //
-// MoeLayer compiles its kernels once (route, align's three, of which it launches two, dispatch, one grouped GEMM for both
+// MoeLayer compiles its kernels once (route, align's two, dispatch, one grouped GEMM for both
 // projections — N and K are bound at launch —, the activation, combine) and forward() launches
 // the eight of them back to back with no host synchronization: every buffer is sized for the
 // worst case (R rows), so nothing waits for the plan's counts.
