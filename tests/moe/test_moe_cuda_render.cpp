@@ -81,6 +81,9 @@ TEST_CASE("every MoE kernel is a dependent launch: on sm_90 it waits for the ker
     CHECK(lowered.dependent_launch);
     CHECK(cuda::waits_for_predecessor(lowered, 90));
     CHECK_FALSE(cuda::waits_for_predecessor(lowered, 80));
+    CHECK(cuda::render_cuda(lowered, 90).find("griddepcontrol.wait;") != std::string::npos);
+    if (name.find("hopper_gemm") == std::string::npos)  // (Hopper-only instructions do not render for sm_80)
+      CHECK(cuda::render_cuda(lowered, 80).find("griddepcontrol") == std::string::npos);
   }
   // The dense hopper_gemm is timed alone against cuBLAS: serialized.
   CHECK_FALSE(lower::lower(gemm::hopper_gemm(gemm::HopperGemmSpec{}), options).dependent_launch);

@@ -15,7 +15,8 @@
 //
 // MoeLayer compiles its kernels once (route, align's two, dispatch, one grouped GEMM for both
 // projections — N and K are bound at launch —, the activation, combine) and forward() launches
-// the eight of them back to back with no host synchronization: every buffer is sized for the
+// seven (route_counting, align_place, dispatch, the two products, the activation, combine) back
+// to back with no host synchronization: every buffer is sized for the
 // worst case (R rows), so nothing waits for the plan's counts.
 //
 // Padding rows (row_token -1): dispatch writes zeros, the gate/up GEMM computes them (zeros), the
