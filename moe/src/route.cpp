@@ -118,10 +118,22 @@ void sort_descending(std::vector<UOp>& keys, const UOp& none) {
   keys.resize(used);
 }
 
+// The a.size() largest of two runs of keys sorted largest first (of one power-of-two length),
+// largest first: max(a[i], b[n-1-i]) holds them as a bitonic sequence, which a half-cleaner
+// cascade sorts.
+std::vector<UOp> merge_largest(const std::vector<UOp>& a, const std::vector<UOp>& b) {
+  const size_t n = a.size();
+  std::vector<UOp> c(n);
+  for (size_t i = 0; i < n; ++i) c[i] = max(a[i], b[n - 1 - i]);
+  for (size_t h = n / 2; h >= 1; h /= 2)
+    for (size_t i = 0; i < n; ++i)
+      if ((i & h) == 0) compare_exchange(c[i], c[i + h]);
+  return c;
+}
+
 // The `keep` largest keys, largest first. Runs of `run` keys (keep rounded up to a power of two)
-// are sorted, then pairs of sorted runs merge into their `run` largest: max(a[i], b[run-1-i])
-// holds them as a bitonic sequence, which a half-cleaner cascade sorts. A lane that ranks 32 keys
-// for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
+// are sorted, then pairs of sorted runs merge into their `run` largest (merge_largest). A lane
+// that ranks 32 keys for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
 std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& none) {
   size_t run = 1;
   while (run < keep) run *= 2;
@@ -133,14 +145,7 @@ std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& no
   }
   while (runs.size() > 1) {
     std::vector<std::vector<UOp>> merged;
-    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-      std::vector<UOp> c(run);
-      for (size_t i = 0; i < run; ++i) c[i] = max(runs[r][i], runs[r + 1][run - 1 - i]);
-      for (size_t h = run / 2; h >= 1; h /= 2)
-        for (size_t i = 0; i < run; ++i)
-          if ((i & h) == 0) compare_exchange(c[i], c[i + h]);
-      merged.push_back(std::move(c));
-    }
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) merged.push_back(merge_largest(runs[r], runs[r + 1]));
     if (runs.size() % 2) merged.push_back(std::move(runs.back()));
     runs = std::move(merged);
   }

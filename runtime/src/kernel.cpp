@@ -162,12 +162,13 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   if (target.starts_with("sm_")) {
     build = [&] {
       auto t0 = std::chrono::steady_clock::now();
-      k.cuda_source_ = cuda::render_cuda(k.lowered_, cuda::sm_number(target));
+      const int sm = cuda::sm_number(target);
+      k.cuda_source_ = cuda::render_cuda(k.lowered_, sm);
       k.times_.render = seconds_since(t0);
       if (dump.cuda_source) print_stage(k.lowered_.name, "CUDA C++ for " + target, k.cuda_source_);  // before NVRTC can fail
       t0 = std::chrono::steady_clock::now();
       // sm_90a where the kernel uses Hopper's arch-specific instructions (cuda_codegen.h).
-      std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, cuda::nvrtc_arch(k.lowered_, cuda::sm_number(target)));
+      std::vector<uint8_t> cubin = nvrtc_compile(k.cuda_source_, k.lowered_.name, cuda::nvrtc_arch(k.lowered_, sm));
       k.times_.codegen = seconds_since(t0);
       compiled = true;
       return cubin;
