@@ -195,8 +195,10 @@ TensorMap encode(const TensorMapArg& t, const std::string& kernel) {
 
 class CudaModule : public Module {
  public:
-  CudaModule(CUmodule handle, std::string arch) : handle_(handle), arch_(std::move(arch)) {}
-  ~CudaModule() override { cuda_api().cuModuleUnload(handle_); }
+  CudaModule(CUmodule handle, CUcontext context, std::string arch) : handle_(handle), context_(context), arch_(std::move(arch)) {}
+  ~CudaModule() override {
+    if (cuda_api().cuCtxSetCurrent(context_) == 0) cuda_api().cuModuleUnload(handle_);
+  }
   CudaModule(const CudaModule&) = delete;
   CudaModule& operator=(const CudaModule&) = delete;
   std::vector<std::string> kernels() const override {
@@ -237,6 +239,7 @@ class CudaModule : public Module {
   }
 
   CUmodule handle_;
+  CUcontext context_;  // the device's, current whenever the module is used (its device makes it so)
   std::string arch_;
   std::map<std::string, Function> functions_;
 };
@@ -244,10 +247,12 @@ class CudaModule : public Module {
 // A CUDA event on the default stream.
 class CudaEvent : public Event {
  public:
-  explicit CudaEvent(const void* device) : device_(device) {
+  CudaEvent(const void* device, CUcontext context) : device_(device), context_(context) {
     check(cuda_api().cuEventCreate(&event_, 0), "creating an event");
   }
-  ~CudaEvent() override { cuda_api().cuEventDestroy(event_); }
+  ~CudaEvent() override {
+    if (cuda_api().cuCtxSetCurrent(context_) == 0) cuda_api().cuEventDestroy(event_);
+  }
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
   CUevent get() const { return event_; }
@@ -255,6 +260,7 @@ class CudaEvent : public Event {
 
  private:
   const void* device_;
+  CUcontext context_;
   CUevent event_ = nullptr;
 };
 
@@ -279,49 +285,58 @@ class CudaDevice : public Device {
     check(api.cuDeviceGetAttribute(&sms, kMultiprocessorCount, device_), "reading the multiprocessor count");
     multiprocessors_ = sms;
     check(api.cuDevicePrimaryCtxRetain(&context_, device_), "creating the context");
-    check(api.cuCtxSetCurrent(context_), "making the context current");
+    make_current();
   }
   ~CudaDevice() override {
-    for (CUdeviceptr p : allocations_) cuda_api().cuMemFree(p);
+    if (cuda_api().cuCtxSetCurrent(context_) == 0)
+      for (CUdeviceptr p : allocations_) cuda_api().cuMemFree(p);
     cuda_api().cuDevicePrimaryCtxRelease(device_);
   }
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
 
   std::optional<int64_t> compute_units() const override { return multiprocessors_; }
+  int ordinal() const { return index_; }
 
   std::string name() const override { return "cuda:" + std::to_string(index_) + " (" + product_ + ", " + arch_ + ")"; }
   std::string arch() const override { return arch_; }
 
   Buffer allocate(size_t bytes, std::string label) override {
+    make_current();
     CUdeviceptr p = 0;
     check(cuda_api().cuMemAlloc(&p, bytes ? bytes : 1), "allocating " + std::to_string(bytes) + " bytes for " + label);
     allocations_.insert(p);
     return {p, bytes};
   }
   void free(const Buffer& buffer) override {
+    make_current();
     if (allocations_.erase(buffer.address) == 0)
       throw Error("device " + name() + ": free of a buffer it does not hold (at 0x" + hex(buffer.address) + "; freed already?)");
     check(cuda_api().cuMemFree(buffer.address), "freeing a buffer");
   }
   void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) override {
+    make_current();
     if (src.size() > dst.bytes) throw Error("copy of " + std::to_string(src.size()) + " bytes into a " + std::to_string(dst.bytes) + "-byte buffer");
     check(cuda_api().cuMemcpyHtoD(dst.address, src.data(), src.size()), "copy to device");
   }
   void copy_from_device(std::span<uint8_t> dst, const Buffer& src) override {
+    make_current();
     if (dst.size() > src.bytes) throw Error("copy of " + std::to_string(dst.size()) + " bytes out of a " + std::to_string(src.bytes) + "-byte buffer");
     check(cuda_api().cuMemcpyDtoH(dst.data(), src.address, dst.size()), "copy from device");
   }
   void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) override {
+    make_current();
     check_copy_on_device(dst, src, bytes);
     check(cuda_api().cuMemcpyDtoD(dst.address, src.address, bytes), "copy on device");
   }
   std::shared_ptr<Module> load(std::vector<uint8_t> cubin) override {
+    make_current();
     CUmodule handle = nullptr;
     check(cuda_api().cuModuleLoadData(&handle, cubin.data()), "loading the cubin on " + name());
-    return std::make_shared<CudaModule>(handle, arch_);
+    return std::make_shared<CudaModule>(handle, context_, arch_);
   }
   void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder order) override {
+    make_current();
     auto* m = dynamic_cast<CudaModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint64_t> storage(args.size());
@@ -352,10 +367,14 @@ class CudaDevice : public Device {
                                     params.data(), nullptr),
           "launching kernel " + kernel);
   }
-  void synchronize() override { check(cuda_api().cuCtxSynchronize(), "synchronize (a kernel failed while running)"); }
+  void synchronize() override {
+    make_current();
+    check(cuda_api().cuCtxSynchronize(), "synchronize (a kernel failed while running)");
+  }
 
   std::shared_ptr<Event> record_event() override {
-    auto e = std::make_shared<CudaEvent>(this);
+    make_current();
+    auto e = std::make_shared<CudaEvent>(this, context_);
     check(cuda_api().cuEventRecord(e->get(), nullptr), "recording an event");
     return e;
   }
@@ -363,6 +382,7 @@ class CudaDevice : public Device {
     const auto* a = dynamic_cast<const CudaEvent*>(&start);
     const auto* b = dynamic_cast<const CudaEvent*>(&end);
     if (!a || !b || a->device() != this || b->device() != this) throw Error("device " + name() + ": an event recorded on another device");
+    make_current();
     check(cuda_api().cuEventSynchronize(b->get()), "waiting for an event (a kernel failed while running)");
     float ms = 0;
     check(cuda_api().cuEventElapsedTime(&ms, a->get(), b->get()), "reading the time between two events");
@@ -370,6 +390,12 @@ class CudaDevice : public Device {
   }
 
  private:
+  // The driver's current context is per thread, and a mesh holds several devices: every call
+  // makes its own device's context current first (a pointer swap in the driver).
+  void make_current() const {
+    if (const CUresult r = cuda_api().cuCtxSetCurrent(context_); r != 0) check(r, "making the context of cuda:" + std::to_string(index_) + " current");
+  }
+
   int index_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
@@ -381,5 +407,11 @@ class CudaDevice : public Device {
 }  // namespace
 
 std::unique_ptr<Device> open_cuda(int index) { return std::make_unique<CudaDevice>(index); }
+
+std::optional<int> cuda_ordinal(const Device& device) {
+  const auto* cuda = dynamic_cast<const CudaDevice*>(&device);
+  if (!cuda) return std::nullopt;
+  return cuda->ordinal();
+}
 
 }  // namespace weft::rt

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "weft/emulator/code_object.h"
@@ -13,6 +14,9 @@ namespace weft::rt {
 std::unique_ptr<Device> open_emulator(std::string_view target, const EmulatorOptions& options);
 std::unique_ptr<Device> open_hip(int index);
 std::unique_ptr<Device> open_cuda(int index);
+
+// The CUDA device ordinal of a device opened by open_cuda, nothing for any other device.
+std::optional<int> cuda_ordinal(const Device& device);
 
 // Throws weft::Error where a device-to-device copy of `bytes` reads or writes past either buffer
 // (Device::copy_on_device, shared by the GPU devices).

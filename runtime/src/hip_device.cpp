@@ -155,7 +155,8 @@ class HipDevice : public Device {
     arch_ = arch_of(product_);
   }
   ~HipDevice() override {
-    for (void* p : allocations_) hip_api().hipFree(p);
+    if (hip_api().hipSetDevice(index_) == 0)
+      for (void* p : allocations_) hip_api().hipFree(p);
   }
   HipDevice(const HipDevice&) = delete;
   HipDevice& operator=(const HipDevice&) = delete;
@@ -164,31 +165,37 @@ class HipDevice : public Device {
   std::string arch() const override { return arch_; }
 
   Buffer allocate(size_t bytes, std::string label) override {
+    select();
     void* p = nullptr;
     check(hip_api().hipMalloc(&p, bytes), "allocating " + std::to_string(bytes) + " bytes for " + label);
     allocations_.insert(p);
     return {reinterpret_cast<uint64_t>(p), bytes};
   }
   void free(const Buffer& buffer) override {
+    select();
     void* p = reinterpret_cast<void*>(buffer.address);
     if (allocations_.erase(p) == 0)
       throw Error("device " + name() + ": free of a buffer it does not hold (at " + std::to_string(buffer.address) + "; freed already?)");
     check(hip_api().hipFree(p), "freeing a buffer");
   }
   void copy_to_device(const Buffer& dst, std::span<const uint8_t> src) override {
+    select();
     if (src.size() > dst.bytes) throw Error("copy of " + std::to_string(src.size()) + " bytes into a " + std::to_string(dst.bytes) + "-byte buffer");
     check(hip_api().hipMemcpy(reinterpret_cast<void*>(dst.address), src.data(), src.size(), kHipMemcpyHostToDevice), "copy to device");
   }
   void copy_from_device(std::span<uint8_t> dst, const Buffer& src) override {
+    select();
     if (dst.size() > src.bytes) throw Error("copy of " + std::to_string(dst.size()) + " bytes out of a " + std::to_string(src.bytes) + "-byte buffer");
     check(hip_api().hipMemcpy(dst.data(), reinterpret_cast<void*>(src.address), dst.size(), kHipMemcpyDeviceToHost), "copy from device");
   }
   void copy_on_device(const Buffer& dst, const Buffer& src, size_t bytes) override {
+    select();
     check_copy_on_device(dst, src, bytes);
     check(hip_api().hipMemcpy(reinterpret_cast<void*>(dst.address), reinterpret_cast<void*>(src.address), bytes, kHipMemcpyDeviceToDevice),
           "copy on device");
   }
   std::shared_ptr<Module> load(std::vector<uint8_t> code_object) override {
+    select();
     emu::CodeObject code = emu::CodeObject::load(code_object);
     if (emu::arch_name(code.arch()) != arch_)
       throw Error(std::string("the code object is for ") + emu::arch_name(code.arch()) + ", the device " + name() + " runs " + arch_);
@@ -197,6 +204,7 @@ class HipDevice : public Device {
     return std::make_shared<HipModule>(std::move(code), handle);
   }
   void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder) override {
+    select();
     auto* m = dynamic_cast<HipModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint8_t> kernarg = pack_args(m->code().kernel(kernel), args);
@@ -206,9 +214,13 @@ class HipDevice : public Device {
                                           extra),
           "launching " + kernel);
   }
-  void synchronize() override { check(hip_api().hipDeviceSynchronize(), "synchronize"); }
+  void synchronize() override {
+    select();
+    check(hip_api().hipDeviceSynchronize(), "synchronize");
+  }
 
   std::shared_ptr<Event> record_event() override {
+    select();
     auto e = std::make_shared<HipEvent>(this);
     check(hip_api().hipEventRecord(e->get(), nullptr), "recording an event");
     return e;
@@ -217,6 +229,7 @@ class HipDevice : public Device {
     const auto* a = dynamic_cast<const HipEvent*>(&start);
     const auto* b = dynamic_cast<const HipEvent*>(&end);
     if (!a || !b || a->device() != this || b->device() != this) throw Error("device " + name() + ": an event recorded on another device");
+    select();
     check(hip_api().hipEventSynchronize(b->get()), "waiting for an event (a kernel failed while running)");
     float ms = 0;
     check(hip_api().hipEventElapsedTime(&ms, a->get(), b->get()), "reading the time between two events");
@@ -224,6 +237,12 @@ class HipDevice : public Device {
   }
 
  private:
+  // The runtime's current GPU is per thread, and a mesh holds several devices: every call
+  // selects its own GPU first.
+  void select() const {
+    if (const hipError_t r = hip_api().hipSetDevice(index_); r != 0) check(r, "selecting GPU hip:" + std::to_string(index_));
+  }
+
   int index_;
   std::string product_, arch_;
   std::unordered_set<void*> allocations_;

@@ -80,11 +80,6 @@ Mesh::Mesh(std::vector<std::unique_ptr<Device>> devices, std::vector<int64_t> sh
   for (const auto& d : devices_)
     if (d->arch() != devices_.front()->arch())
       throw Error("mesh: devices " + devices_.front()->name() + " and " + d->name() + " have different targets; a mesh kernel compiles once");
-  // The CUDA and HIP devices make their GPU current once, when opened: work meant for one of
-  // several would run on the last one opened. Until they switch per call, a mesh of GPUs is one.
-  if (devices_.size() > 1 && !devices_.front()->name().starts_with("emu"))
-    throw Error("mesh: a mesh of several GPUs (" + devices_.front()->name() + ", ...) is not supported yet: each GPU device keeps the "
-                "context it made current when opened, so all their work would run on the last one; use emulated devices (emu:gfx950 x N)");
 }
 
 Mesh Mesh::open(std::string_view spec) {

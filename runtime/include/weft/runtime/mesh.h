@@ -32,8 +32,8 @@ class Mesh {
   // "emu:gfx950 x 4", "emu:gfx942 x 2x2": that many emulated devices, each with its own memory
   // (the environment's emulator options apply to all); "cuda:0,1" or "hip:0,1,2,3 x 2x2": those
   // GPUs, a 1-D mesh unless a shape follows; "cuda x 2": GPUs 0 and 1. Throws weft::Error naming
-  // what is wrong with the spec, or the device that cannot be opened. A mesh of several GPUs is
-  // an error for now (the GPU devices do not yet switch their context per call).
+  // what is wrong with the spec, or the device that cannot be opened. Each GPU device makes its
+  // own GPU current in every call, so the devices of a mesh may be used in any order.
   static Mesh open(std::string_view spec);
   Mesh(std::vector<std::unique_ptr<Device>> devices, std::vector<int64_t> shape);
 
