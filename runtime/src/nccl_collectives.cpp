@@ -38,6 +38,7 @@ const NcclApi* nccl_api(std::string& why_not) {
   static std::string failure;
   static const NcclApi* api = []() -> const NcclApi* {
     const char* named = std::getenv("WEFT_NCCL");
+    if (named && !*named) named = nullptr;  // set but empty: as unset
     void* lib = named ? dlopen(named, RTLD_NOW | RTLD_LOCAL) : dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!lib && !named) lib = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
