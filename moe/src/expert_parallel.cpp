@@ -2,6 +2,7 @@
 // the experts on theirs, two all-to-alls through host memory between them.
 #include "weft/moe/expert_parallel.h"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -32,8 +33,8 @@ rt::OwnedArray owned(rt::Device& device, DType dtype, const std::vector<T>& v, s
 
 }  // namespace
 
-// One (token, choice) routed to a device's expert: where its row lives (its token's device and
-// index there, the choice) and the expert's index on its own device.
+// One (token, choice) routed to a device's expert: its token's device and index there, the
+// choice, and the expert's index on its own device.
 struct ExpertParallelMoe::Choice {
   int64_t home, token, j;
   int32_t local_expert;
@@ -54,10 +55,16 @@ ExpertParallelMoe::ExpertParallelMoe(rt::Mesh& mesh, const MoeLayerConfig& confi
     rt::Device& dev = mesh.device(d);
     devices_.push_back(&dev);
     routes_.push_back(rt::CompiledKernel::compile(dev, route(home_route, dev.arch()), cache));
+    dispatches_.push_back(std::make_unique<Dispatch>(dev, home_shape_, config_.hidden, dtypes::bfloat16, cache));
     experts_.push_back(std::make_unique<MoeLayer>(dev, expert_config_, cache));
     combines_.push_back(std::make_unique<Combine>(dev, home_shape_, config_.hidden, dtypes::bfloat16, dtypes::bfloat16, cache));
   }
+  comm_ = rt::Collectives::open(mesh);
 }
+
+ExpertParallelMoe::~ExpertParallelMoe() = default;
+
+std::string ExpertParallelMoe::collectives() const { return comm_->backend(); }
 
 void ExpertParallelMoe::check_arrays(const rt::Mesh& mesh, const rt::ShardedArray& x, const rt::ShardedArray& logits,
                                      const rt::ShardedArray& w1, const rt::ShardedArray& w2, const rt::ShardedArray& y) const {
@@ -77,9 +84,10 @@ void ExpertParallelMoe::check_arrays(const rt::Mesh& mesh, const rt::ShardedArra
   expect(y, "Y [T, D]", dtypes::bfloat16, {T, D});
 }
 
-// Route on each token's device; its weights stay there, its choices come back grouped by the
-// device of their expert, with the tokens' rows of X.
-ExpertParallelMoe::Routed ExpertParallelMoe::route_tokens(rt::Mesh& mesh, const rt::ShardedArray& x, const rt::ShardedArray& logits) const {
+// Route on each token's device. Its weights stay there; its choices (read back: the
+// all-to-alls' sizes depend on them) are grouped by the device of their expert, in (token,
+// choice) order within each group.
+ExpertParallelMoe::Routed ExpertParallelMoe::route_tokens(rt::Mesh& mesh, const rt::ShardedArray& logits) const {
   const int64_t k = config_.route.top_k, E = config_.route.experts, Th = home_shape_.tokens, El = expert_config_.route.experts;
   Routed r;
   r.by_device.resize(mesh.size());
@@ -91,7 +99,6 @@ ExpertParallelMoe::Routed ExpertParallelMoe::route_tokens(rt::Mesh& mesh, const 
     routes_[h].launch(dev, args);
     dev.synchronize();
     const std::vector<int32_t> chosen = fetch<int32_t>(dev, ids);
-    r.x.push_back(rt::download(dev, x.shards[h]));
     for (int64_t t = 0; t < Th; ++t)
       for (int64_t j = 0; j < k; ++j) {
         const int32_t e = chosen[static_cast<size_t>(t * k + j)];
@@ -104,56 +111,81 @@ ExpertParallelMoe::Routed ExpertParallelMoe::route_tokens(rt::Mesh& mesh, const 
   return r;
 }
 
-// The experts of device o over the rows routed to them: a k = 1 layer whose logits pick each row's
-// expert (padding rows: zeros on expert 0). Returns its Y, one row per choice in `mine`'s order.
-std::vector<uint8_t> ExpertParallelMoe::run_experts(rt::Mesh& mesh, size_t o, const Routed& routed, const rt::ShardedArray& w1,
-                                                    const rt::ShardedArray& w2) const {
-  rt::Device& dev = mesh.device(o);
-  const std::vector<Choice>& mine = routed.by_device[o];
+// Where each device's rows go and come from, from the routed choices. Device h sends its rows
+// grouped by expert device o (the groups in order of o, each in (token, choice) order), and
+// receives the results back in the same order: so the choice's result lands at the position its
+// row left from, which is combine's dest_row.
+ExpertParallelMoe::Exchange ExpertParallelMoe::exchange(const Routed& routed) const {
+  const size_t P = devices_.size();
+  const int64_t k = config_.route.top_k, D = config_.hidden;
+  Exchange x;
+  x.counts.assign(P, std::vector<int64_t>(P, 0));
+  x.row_token.assign(P, std::vector<int32_t>(static_cast<size_t>(home_shape_.max_rows()), -1));
+  x.dest_row.assign(P, std::vector<int32_t>(static_cast<size_t>(home_shape_.choices()), -1));
+  x.counts_back.assign(P, std::vector<int64_t>(P, 0));
+  std::vector<int32_t> sent(P, 0);
+  for (size_t o = 0; o < P; ++o)
+    for (const Choice& c : routed.by_device[o]) {
+      const auto h = static_cast<size_t>(c.home);
+      x.row_token[h][static_cast<size_t>(sent[h])] = static_cast<int32_t>(c.token);
+      x.dest_row[h][static_cast<size_t>(c.token * k + c.j)] = sent[h]++;
+      x.counts[h][o] += D;
+    }
+  for (size_t h = 0; h < P; ++h)
+    for (size_t o = 0; o < P; ++o) x.counts_back[o][h] = x.counts[h][o];
+  return x;
+}
+
+// The experts' input on device o: each row received picks its expert (logit 0 against -100, so
+// the weight of its one choice is exactly 1); the rows past them (padding) pick expert 0.
+std::vector<float> ExpertParallelMoe::picks(const Routed& routed, size_t o) const {
   const int64_t rows = expert_config_.route.tokens, El = expert_config_.route.experts;
-  const auto row_bytes = static_cast<size_t>(config_.hidden * 2);
-  std::vector<uint8_t> xs(static_cast<size_t>(rows) * row_bytes, 0);
-  std::vector<float> picks(static_cast<size_t>(rows * El), kUnchosen);
-  for (int64_t n = 0; n < rows; ++n) picks[static_cast<size_t>(n * El)] = 0.0f;  // padding: expert 0
+  std::vector<float> logits(static_cast<size_t>(rows * El), kUnchosen);
+  for (int64_t n = 0; n < rows; ++n) logits[static_cast<size_t>(n * El)] = 0.0f;
+  const std::vector<Choice>& mine = routed.by_device[o];
   for (size_t n = 0; n < mine.size(); ++n) {
-    std::memcpy(&xs[n * row_bytes], &routed.x[static_cast<size_t>(mine[n].home)][static_cast<size_t>(mine[n].token) * row_bytes], row_bytes);
-    picks[n * static_cast<size_t>(El)] = kUnchosen;
-    picks[n * static_cast<size_t>(El) + static_cast<size_t>(mine[n].local_expert)] = 0.0f;
+    logits[n * static_cast<size_t>(El)] = kUnchosen;
+    logits[n * static_cast<size_t>(El) + static_cast<size_t>(mine[n].local_expert)] = 0.0f;
   }
-  const rt::OwnedArray x_o = owned(dev, dtypes::bfloat16, xs, "X (expert stage)");
-  const rt::OwnedArray logits_o = owned(dev, dtypes::float32, picks, "logits (expert stage)");
-  const rt::OwnedArray y_o = poisoned(dev, dtypes::bfloat16, rows * config_.hidden, "Y (expert stage)");
-  const MoeLayerBuffers buffers = allocate_layer(dev, expert_config_);
-  experts_[o]->forward(dev, x_o, logits_o, nullptr, w1.shards[o], w2.shards[o], y_o, buffers);
-  dev.synchronize();
-  return rt::download(dev, y_o);
+  return logits;
 }
 
 void ExpertParallelMoe::forward(rt::Mesh& mesh, const rt::ShardedArray& x, const rt::ShardedArray& logits, const rt::ShardedArray& w1,
                                 const rt::ShardedArray& w2, const rt::ShardedArray& y) const {
   check_arrays(mesh, x, logits, w1, w2, y);
-  const int64_t k = config_.route.top_k, Th = home_shape_.tokens;
-  const auto row_bytes = static_cast<size_t>(config_.hidden * 2);
-  const Routed routed = route_tokens(mesh, x, logits);  // and the first all-to-all's rows
+  const size_t P = mesh.size();
+  const int64_t D = config_.hidden, home_rows = home_shape_.max_rows(), expert_rows = expert_config_.route.tokens;
+  const Routed routed = route_tokens(mesh, logits);
+  const Exchange plan = exchange(routed);
 
-  // The experts, and the second all-to-all: each result to its token's device, at row t*k + j.
-  std::vector<std::vector<uint8_t>> returned(mesh.size(), std::vector<uint8_t>(static_cast<size_t>(home_shape_.max_rows()) * row_bytes, 0xCD));
-  for (size_t o = 0; o < mesh.size(); ++o) {
-    const std::vector<uint8_t> results = run_experts(mesh, o, routed, w1, w2);
-    const std::vector<Choice>& mine = routed.by_device[o];
-    for (size_t n = 0; n < mine.size(); ++n)
-      std::memcpy(&returned[static_cast<size_t>(mine[n].home)][static_cast<size_t>(mine[n].token * k + mine[n].j) * row_bytes], &results[n * row_bytes],
-                  row_bytes);
-  }
-
-  // Combine on each token's device, the k choices of token t at rows t*k .. t*k + k-1.
-  std::vector<int32_t> in_order(static_cast<size_t>(Th * k));
-  for (size_t n = 0; n < in_order.size(); ++n) in_order[n] = static_cast<int32_t>(n);
-  for (size_t h = 0; h < mesh.size(); ++h) {
+  // Each token device's rows in send order (dispatch with the exchange's row_token), to the
+  // expert devices; the experts; their results back; combine.
+  std::vector<rt::OwnedArray> row_token, sent, received, results, returned, dest_row;
+  for (size_t h = 0; h < P; ++h) {
     rt::Device& dev = mesh.device(h);
-    const rt::OwnedArray ys = owned(dev, dtypes::bfloat16, returned[h], "Ys (returned)");
-    const rt::OwnedArray dest = owned(dev, dtypes::int32, in_order, "dest_row");
-    combines_[h]->launch(dev, ys, dest, routed.weights[h], y.shards[h]);
+    row_token.push_back(owned(dev, dtypes::int32, plan.row_token[h], "row_token (send order)"));
+    sent.push_back(poisoned(dev, dtypes::bfloat16, home_rows * D, "X rows (sent)"));
+    dispatches_[h]->launch(dev, x.shards[h], row_token.back(), sent.back());
+    // The expert stage's rows past those received are padding: zeros, as a layer's padding is.
+    received.push_back(owned(dev, dtypes::bfloat16, std::vector<uint16_t>(static_cast<size_t>(expert_rows * D), 0), "X rows (received)"));
+    results.push_back(poisoned(dev, dtypes::bfloat16, expert_rows * D, "Y rows (expert stage)"));
+    returned.push_back(poisoned(dev, dtypes::bfloat16, home_rows * D, "Y rows (returned)"));
+    dest_row.push_back(owned(dev, dtypes::int32, plan.dest_row[h], "dest_row (receive order)"));
+  }
+  const auto arrays = [](const std::vector<rt::OwnedArray>& v) { return std::vector<rt::DeviceArray>(v.begin(), v.end()); };
+  comm_->all_to_all(arrays(sent), arrays(received), plan.counts);
+  std::vector<rt::OwnedArray> expert_logits;
+  for (size_t o = 0; o < P; ++o) {
+    rt::Device& dev = mesh.device(o);
+    expert_logits.push_back(owned(dev, dtypes::float32, picks(routed, o), "logits (expert stage)"));
+    const MoeLayerBuffers buffers = allocate_layer(dev, expert_config_);
+    experts_[o]->forward(dev, received[o], expert_logits.back(), nullptr, w1.shards[o], w2.shards[o], results[o], buffers);
+    dev.synchronize();  // before the layer's buffers are freed
+  }
+  comm_->all_to_all(arrays(results), arrays(returned), plan.counts_back);
+  for (size_t h = 0; h < P; ++h) {
+    rt::Device& dev = mesh.device(h);
+    combines_[h]->launch(dev, returned[h], dest_row[h], routed.weights[h], y.shards[h]);
     dev.synchronize();
   }
 }

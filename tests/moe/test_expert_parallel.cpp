@@ -1,5 +1,5 @@
-// The expert-parallel MoE layer (moe/expert_parallel.h) on a mesh of 4 emulated devices: tokens
-// and experts split over the devices, two all-to-alls, and Y equal bit for bit to MoeLayer's on
+// The expert-parallel MoE layer (moe/expert_parallel.h) on a mesh of 4 emulated devices (and over
+// the GPUs at hand): tokens and experts split over the devices, two all-to-alls, and Y equal bit for bit to MoeLayer's on
 // one device, which is itself checked against the double-precision reference of the layer
 // (run_moe_layer with MoeLayerRunOptions::expert_parallel); a changed expert weight changes Y;
 // the configs and arrays it refuses.
@@ -57,6 +57,20 @@ TEST_CASE("expert-parallel MoE over 4 emulated devices equals the layer on one d
   CHECK(r.check.passed());
 }
 
+// Over the GPUs at hand, the all-to-alls through NCCL where it loads (one lent GPU: a mesh of
+// one, whose all-to-alls are NCCL sends to itself).
+TEST_CASE("expert-parallel MoE over the GPUs at hand equals the layer on one GPU bit for bit [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  rt::Mesh mesh = rt::Mesh::open("cuda");
+  const moe::MoeLayerConfig c = layer_config(32 * static_cast<int64_t>(mesh.size()), 8 * static_cast<int64_t>(mesh.size()), 2, 64, 64);
+  MESSAGE("all-to-alls: " << moe::ExpertParallelMoe(mesh, c).collectives());
+  const uint64_t seed = testing::rng()();
+  CAPTURE(seed);
+  const gemm::RunResult r = moe::run_moe_layer(mesh.device(0), c, seed, nullptr, {.expert_parallel = &mesh});
+  INFO(r.check.first_bad);
+  CHECK(r.check.passed());
+}
+
 TEST_CASE("expert-parallel MoE: the comparison can fail, and what it refuses") {
   require_emulators();
   const std::string target = testing::emulators().front();
@@ -73,6 +87,7 @@ TEST_CASE("expert-parallel MoE: the comparison can fail, and what it refuses") {
   const std::vector<uint8_t> logits = float_bytes(logit_values);
   const rt::Sharding split{{0}};
   const moe::ExpertParallelMoe ep(mesh, c);
+  CHECK(ep.collectives().starts_with("host (NCCL not used: device emu:"));
   const rt::ShardedArray xs = rt::distribute(mesh, dtypes::bfloat16, {T, D}, x, split, "X");
   const rt::ShardedArray ls = rt::distribute(mesh, dtypes::float32, {T, E}, logits, split, "logits");
   const rt::ShardedArray w2s = rt::distribute(mesh, dtypes::bfloat16, {E, D, F}, w2, split, "W2");
