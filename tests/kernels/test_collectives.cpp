@@ -1,12 +1,15 @@
 // Collectives over a mesh (runtime/collectives.h): all-to-all(v), all-gather and reduce-scatter
 // with fresh random payloads and counts (zeros among them), every receive buffer poisoned and
 // its untouched tail checked still poisoned; the host backend on meshes of emulated devices, NCCL
-// on the GPUs at hand; the errors of mismatched arguments.
+// on the GPUs at hand; the errors of mismatched arguments; and the sharded matmuls they serve
+// (K split then reduce-scatter, weights all-gathered) on emulated devices.
 #include <doctest/doctest.h>
 
 #include <cstring>
 
 #include "kernel_harness.h"
+#include "weft/dsl/builder.h"
+#include "weft/runtime/mesh.h"
 #include "weft/runtime/collectives.h"
 
 namespace weft {
@@ -135,6 +138,43 @@ void check_reduce_scatter(rt::Mesh& mesh, rt::Collectives& comm) {
   }
 }
 
+// C[M, N] = A[M, K] . B[K, N] on one device's shards, no DEVICE range: over a mesh each device
+// multiplies its own shards.
+UOp local_matmul(int64_t M, int64_t N, int64_t K) {
+  const UOp c = placeholder({M, N}, dtypes::float32, 0), a = placeholder({M, K}, dtypes::float32, 1), b = placeholder({K, N}, dtypes::float32, 2);
+  const UOp i = range(M, 0, AxisType::GLOBAL), j = range(N, 1, AxisType::LOCAL), k = range(K, 2, AxisType::REDUCE);
+  return sink({"local_matmul"}, {c[{i, j}].store((a[{i, k}].load() * b[{k, j}].load()).reduce(Op::ADD, {k})).end({i, j})});
+}
+
+// n small integers as floats: their products and sums are exact in float32, in any order.
+std::vector<float> small_integers(size_t n) {
+  std::uniform_int_distribution<int> d(-4, 4);
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(d(rng()));
+  return v;
+}
+
+std::vector<float> host_matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t M, int64_t N, int64_t K) {
+  std::vector<float> c(static_cast<size_t>(M * N), 0.0f);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) c[static_cast<size_t>(i * N + j)] += a[static_cast<size_t>(i * K + k)] * b[static_cast<size_t>(k * N + j)];
+  return c;
+}
+
+template <class T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+std::vector<float> floats_of(const std::vector<uint8_t>& b) {
+  std::vector<float> v(b.size() / sizeof(float));
+  std::memcpy(v.data(), b.data(), b.size());
+  return v;
+}
+
 void check_all(rt::Mesh& mesh, rt::Collectives& comm) {
   INFO("backend " << comm.backend() << " on " << mesh.name());
   for (int round = 0; round < 3; ++round) check_all_to_all(mesh, comm);
@@ -189,6 +229,41 @@ TEST_CASE("collectives: mismatched buffers, counts and dtypes are errors that na
   CHECK_THROWS_WITH_AS(rt::Collectives::open(mesh, rt::CollectiveBackend::Nccl),
                        doctest::Contains("no NCCL for mesh emu:gfx950 x 2: device emu:gfx950"), Error);
   CHECK_THROWS_WITH_AS(rt::Collectives::open(mesh, rt::CollectiveBackend::Nccl), doctest::Contains("is not a CUDA GPU"), Error);
+}
+
+// The two sharded matmuls the collectives exist for, over 4 emulated devices, bit for bit against
+// the host's product (small integers: exact in any order of addition).
+TEST_CASE("a matmul sharded over 4 emulated devices: K split and the partial products reduce-scattered; weights all-gathered") {
+  if (testing::emulators().empty()) WEFT_SKIP("built without LLVM 22 (WEFT_LLVM=OFF): no AMDGPU code generator for the emulators");
+  constexpr int64_t P = 4, M = 16, N = 8, K = 32;
+  constexpr int64_t R = rt::Sharding::kReplicated;
+  rt::Mesh mesh = rt::Mesh::open(testing::emulators().front() + " x 4");
+  auto comm = rt::Collectives::open(mesh);
+  const std::vector<float> a = small_integers(M * K), b = small_integers(K * N), c = host_matmul(a, b, M, N, K);
+  const std::vector<uint8_t> poison(static_cast<size_t>(P * M * N * 4), kPoison);
+  const auto shards = [](const rt::ShardedArray& s) { return std::vector<rt::DeviceArray>(s.shards.begin(), s.shards.end()); };
+  {  // A's columns and B's rows split: device p's A_p . B_p is a partial C; the sum of block p of every partial is C's rows of block p
+    const rt::ShardedArray as = rt::distribute(mesh, dtypes::float32, {M, K}, bytes_of(a), {{1}}, "A");
+    const rt::ShardedArray bs = rt::distribute(mesh, dtypes::float32, {K, N}, bytes_of(b), {{0}}, "B");
+    const rt::ShardedArray partial = rt::distribute(mesh, dtypes::float32, {P * M, N}, poison, {{0}}, "partial C");
+    const rt::ShardedArray cs = rt::distribute(mesh, dtypes::float32, {M, N}, std::vector<uint8_t>(static_cast<size_t>(M * N * 4), kPoison), {{0}}, "C");
+    const rt::ShardedArray args[] = {partial, as, bs};
+    rt::MeshKernel::compile(mesh, local_matmul(M, N, K / P)).launch(mesh, args);
+    comm->reduce_scatter(shards(partial), shards(cs));
+    CHECK(floats_of(rt::gather(mesh, cs)) == c);
+    for (const rt::ShardedArray* s : {&as, &bs, &partial, &cs}) rt::release(mesh, *s);
+  }
+  {  // X's rows split, W's rows split and all-gathered whole onto every device: Y_p = X_p . W
+    const rt::ShardedArray xs = rt::distribute(mesh, dtypes::float32, {M, K}, bytes_of(a), {{0}}, "X");
+    const rt::ShardedArray ws = rt::distribute(mesh, dtypes::float32, {K, N}, bytes_of(b), {{0}}, "W rows");
+    const rt::ShardedArray whole = rt::distribute(mesh, dtypes::float32, {K, N}, std::vector<uint8_t>(static_cast<size_t>(K * N * 4), kPoison), {{R}}, "W");
+    const rt::ShardedArray ys = rt::distribute(mesh, dtypes::float32, {M, N}, std::vector<uint8_t>(static_cast<size_t>(M * N * 4), kPoison), {{0}}, "Y");
+    comm->all_gather(shards(ws), shards(whole));
+    const rt::ShardedArray args[] = {ys, xs, whole};
+    rt::MeshKernel::compile(mesh, local_matmul(M / P, N, K)).launch(mesh, args);
+    CHECK(floats_of(rt::gather(mesh, ys)) == c);
+    for (const rt::ShardedArray* s : {&xs, &ws, &whole, &ys}) rt::release(mesh, *s);
+  }
 }
 
 // NCCL over every GPU here (one lent GPU: a communicator of one, its sends to itself).
