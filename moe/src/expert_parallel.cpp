@@ -1,5 +1,5 @@
-// The expert-parallel MoE layer (expert_parallel.h): route and combine on each token's device,
-// the experts on theirs, two all-to-alls through host memory between them.
+// The expert-parallel MoE layer (expert_parallel.h): route, dispatch and combine on each token's
+// device, the experts on theirs, two all-to-alls (rt::Collectives) between them.
 #include "weft/moe/expert_parallel.h"
 
 #include <cstdint>

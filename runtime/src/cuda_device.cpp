@@ -206,6 +206,7 @@ class CudaModule : public Module {
     for (const auto& [name, f] : functions_) names.push_back(name);
     return names;
   }
+  CUcontext context() const { return context_; }
   struct Function {
     CUfunction handle = nullptr;
     unsigned dynamic_shared_bytes = 0;  // passed at every launch
@@ -338,7 +339,7 @@ class CudaDevice : public Device {
   void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder order) override {
     make_current();
     auto* m = dynamic_cast<CudaModule*>(&module);
-    if (!m) throw Error("device " + name() + ": the module was loaded on another device");
+    if (!m || m->context() != context_) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint64_t> storage(args.size());
     std::vector<TensorMap> maps(args.size());  // tensor maps by value (cuLaunchKernel copies them)
     std::vector<void*> params(args.size());
@@ -391,7 +392,11 @@ class CudaDevice : public Device {
 
  private:
   // The driver's current context is per thread, and a mesh holds several devices: every call
-  // makes its own device's context current first (a pointer swap in the driver).
+  // makes its own device's context current first (a pointer swap in the driver). Everything runs
+  // on the primary context's legacy default stream, which is also the stream NCCL's collectives
+  // are given (nccl_collectives.cpp: stream 0 of the same primary context), so kernels, copies and
+  // collectives on one GPU run in the order they were issued. A private context or stream here
+  // would have to be handed to NCCL too.
   void make_current() const {
     if (const CUresult r = cuda_api().cuCtxSetCurrent(context_); r != 0) check(r, "making the context of cuda:" + std::to_string(index_) + " current");
   }

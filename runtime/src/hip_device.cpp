@@ -100,8 +100,11 @@ std::string arch_of(const std::string& name) {
 
 class HipModule : public Module {
  public:
-  HipModule(emu::CodeObject code, hipModule_t handle) : code_(std::move(code)), handle_(handle) {}
-  ~HipModule() override { hip_api().hipModuleUnload(handle_); }
+  HipModule(emu::CodeObject code, hipModule_t handle, int device) : code_(std::move(code)), handle_(handle), device_(device) {}
+  ~HipModule() override {
+    if (hip_api().hipSetDevice(device_) == 0) hip_api().hipModuleUnload(handle_);
+  }
+  int device() const { return device_; }
   HipModule(const HipModule&) = delete;
   HipModule& operator=(const HipModule&) = delete;
   std::vector<std::string> kernels() const override {
@@ -122,14 +125,17 @@ class HipModule : public Module {
  private:
   emu::CodeObject code_;  // its metadata lays out the kernel arguments
   hipModule_t handle_;
+  int device_;  // the GPU it was loaded on
   std::map<std::string, hipFunction_t> functions_;
 };
 
 // A HIP event on the null stream.
 class HipEvent : public Event {
  public:
-  explicit HipEvent(const void* device) : device_(device) { check(hip_api().hipEventCreate(&event_), "creating an event"); }
-  ~HipEvent() override { hip_api().hipEventDestroy(event_); }
+  HipEvent(const void* device, int index) : device_(device), index_(index) { check(hip_api().hipEventCreate(&event_), "creating an event"); }
+  ~HipEvent() override {
+    if (hip_api().hipSetDevice(index_) == 0) hip_api().hipEventDestroy(event_);
+  }
   HipEvent(const HipEvent&) = delete;
   HipEvent& operator=(const HipEvent&) = delete;
   hipEvent_t get() const { return event_; }
@@ -137,6 +143,7 @@ class HipEvent : public Event {
 
  private:
   const void* device_;
+  int index_;  // its GPU
   hipEvent_t event_ = nullptr;
 };
 
@@ -201,12 +208,12 @@ class HipDevice : public Device {
       throw Error(std::string("the code object is for ") + emu::arch_name(code.arch()) + ", the device " + name() + " runs " + arch_);
     hipModule_t handle = nullptr;
     check(hip_api().hipModuleLoadData(&handle, code_object.data()), "loading the code object");
-    return std::make_shared<HipModule>(std::move(code), handle);
+    return std::make_shared<HipModule>(std::move(code), handle, index_);
   }
   void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder) override {
     select();
     auto* m = dynamic_cast<HipModule*>(&module);
-    if (!m) throw Error("device " + name() + ": the module was loaded on another device");
+    if (!m || m->device() != index_) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint8_t> kernarg = pack_args(m->code().kernel(kernel), args);
     size_t size = kernarg.size();
     void* extra[] = {kLaunchParamBufferPointer, kernarg.data(), kLaunchParamBufferSize, &size, kLaunchParamEnd};
@@ -221,7 +228,7 @@ class HipDevice : public Device {
 
   std::shared_ptr<Event> record_event() override {
     select();
-    auto e = std::make_shared<HipEvent>(this);
+    auto e = std::make_shared<HipEvent>(this, index_);
     check(hip_api().hipEventRecord(e->get(), nullptr), "recording an event");
     return e;
   }

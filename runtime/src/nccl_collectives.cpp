@@ -1,6 +1,8 @@
 // The NCCL backend of Collectives: libnccl.so.2 loaded with dlopen (PyTorch's wheels ship it; so
 // weft builds and runs where it is absent), one communicator per GPU of the mesh from
-// ncclCommInitAll, each collective one NCCL group over all of them on the default streams.
+// ncclCommInitAll, each collective one NCCL group over all of them on the GPUs' legacy default
+// streams (stream 0 of each primary context: the stream weft's CUDA devices launch and copy on,
+// cuda_device.cpp, so a collective runs after the kernels issued before it).
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -40,11 +42,14 @@ const NcclApi* nccl_api(std::string& why_not) {
     const char* named = std::getenv("WEFT_NCCL");
     if (named && !*named) named = nullptr;  // set but empty: as unset
     void* lib = named ? dlopen(named, RTLD_NOW | RTLD_LOCAL) : dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!lib && !named) lib = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-      failure = std::string(named ? named : "libnccl.so.2") + " did not load (" + dlerror() +
-                "); set WEFT_NCCL to the library's path (PyTorch's wheels ship it as nvidia/nccl/lib/libnccl.so.2)";
-      return nullptr;
+      const std::string why = dlerror();  // the first file's failure, before the fallback's replaces it
+      if (!named) lib = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
+      if (!lib) {
+        failure = std::string(named ? named : "libnccl.so.2") + " did not load (" + why +
+                  "); set WEFT_NCCL to the library's path (PyTorch's wheels ship it as nvidia/nccl/lib/libnccl.so.2)";
+        return nullptr;
+      }
     }
     static NcclApi a{};
     bool complete = true;
@@ -72,10 +77,10 @@ const NcclApi* nccl_api(std::string& why_not) {
 class NcclCollectives : public Collectives {
  public:
   NcclCollectives(Mesh& mesh, const NcclApi& api, const std::vector<int>& ordinals) : Collectives(mesh), api_(api) {
+    int version = 0;
+    check(api_.ncclGetVersion(&version), "reading its version");  // (before the communicators: nothing to free if it fails)
     comms_.resize(ordinals.size());
     check(api_.ncclCommInitAll(comms_.data(), static_cast<int>(ordinals.size()), ordinals.data()), "creating the communicators");
-    int version = 0;
-    check(api_.ncclGetVersion(&version), "reading its version");
     version_ = std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." + std::to_string(version % 100);
   }
   ~NcclCollectives() override {

@@ -20,6 +20,7 @@
 #include "skip.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/runtime/kernel.h"
+#include "weft/runtime/mesh.h"
 
 namespace weft::testing {
 
@@ -136,6 +137,15 @@ inline const std::string& cuda_missing() {
   return reason;
 }
 inline bool cuda_present() { return cuda_missing().empty(); }
+
+// Every NVIDIA GPU here, as a 1-D mesh ("cuda x N" for the largest N of 8, 4, 2 that opens).
+inline rt::Mesh all_gpus() {
+  for (const char* spec : {"cuda x 8", "cuda x 4", "cuda x 2"}) try {
+      return rt::Mesh::open(spec);
+    } catch (const Error&) {
+    }
+  return rt::Mesh::open("cuda");
+}
 
 // The device families a target-independent kernel test runs on, one test case each.
 enum class Family { Emulators, Cuda };

@@ -57,13 +57,14 @@ TEST_CASE("expert-parallel MoE over 4 emulated devices equals the layer on one d
   CHECK(r.check.passed());
 }
 
-// Over the GPUs at hand, the all-to-alls through NCCL where it loads (one lent GPU: a mesh of
-// one, whose all-to-alls are NCCL sends to itself).
+// Over every GPU here, the all-to-alls through NCCL where it loads, through host memory where it
+// does not (the message says which; one lent GPU: a mesh of one, whose all-to-alls are sends to
+// itself).
 TEST_CASE("expert-parallel MoE over the GPUs at hand equals the layer on one GPU bit for bit [cuda]") {
   WEFT_REQUIRE_CUDA();
-  rt::Mesh mesh = rt::Mesh::open("cuda");
+  rt::Mesh mesh = testing::all_gpus();
   const moe::MoeLayerConfig c = layer_config(32 * static_cast<int64_t>(mesh.size()), 8 * static_cast<int64_t>(mesh.size()), 2, 64, 64);
-  MESSAGE("all-to-alls: " << moe::ExpertParallelMoe(mesh, c).collectives());
+  MESSAGE("all-to-alls over " << mesh.name() << ": " << rt::Collectives::open(mesh)->backend());
   const uint64_t seed = testing::rng()();
   CAPTURE(seed);
   const gemm::RunResult r = moe::run_moe_layer(mesh.device(0), c, seed, nullptr, {.expert_parallel = &mesh});

@@ -15,6 +15,8 @@
 //         host memory, and the call returns when every result is in place.
 // Either way a kernel launched after a collective sees its results. The element order of a
 // reduction is NCCL's own (ring or tree); the host one adds the devices' values in mesh order.
+// A send buffer and a receive buffer must not overlap. The mesh must outlive the Collectives and
+// stay where it is (it is held by address).
 #pragma once
 
 #include <cstdint>
