@@ -232,7 +232,7 @@ TEST_CASE("collectives: mismatched buffers, counts and dtypes are errors that na
 
 // The two sharded matmuls the collectives exist for, over 4 emulated devices, bit for bit against
 // the host's product (small integers: exact in any order of addition).
-TEST_CASE("a matmul sharded over 4 emulated devices: K split and the partial products reduce-scattered; weights all-gathered") {
+TEST_CASE("a matmul sharded over 4 emulated devices: K split and the partial products reduce-scattered, and weights all-gathered") {
   if (testing::emulators().empty()) WEFT_SKIP("built without LLVM 22 (WEFT_LLVM=OFF): no AMDGPU code generator for the emulators");
   constexpr int64_t P = 4, M = 16, N = 8, K = 32;
   constexpr int64_t R = rt::Sharding::kReplicated;
