@@ -191,9 +191,27 @@ TEST_CASE("CUDA: lane operations, thread reductions, WARP ranges, atomics, masks
       custom("membar.cta;"),
       out[t].store(customi("add.s32 {out}, {0}, {1};", dtypes::int32, {x, x})),
   };
-  compiles_for_warps(sink({"cross_thread"}, {group(effects).end({lane, w})}),
-                     {"__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__any_sync", "atomicAdd_system",
-                      "atomicMax_block", "atomicCAS", "atom.relaxed.gpu.add.noftz.bf16x2", "membar.cta;", "add.s32"});
+  const std::string src = compiles_for_warps(sink({"cross_thread"}, {group(effects).end({lane, w})}),
+                                             {"__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__any_sync",
+                                              "atomicAdd_system", "atomicMax_block", "atomicCAS", "atom.relaxed.gpu.add.noftz.bf16x2",
+                                              "membar.cta;", "add.s32"});
+  // A block of whole warps: every lane operation names all 32 lanes, no __activemask() each.
+  CHECK(src.find("__activemask") == std::string::npos);
+  CHECK(src.find("__shfl_xor_sync(0xffffffffu,") != std::string::npos);
+}
+
+TEST_CASE("CUDA: a lane operation's mask is every lane of a whole-warp block, the lanes there are of a smaller one, __activemask() otherwise") {
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
+  const auto rendered = [](int64_t threads) {
+    UOp in = placeholder({threads}, dtypes::int32, 1), out = placeholder({threads}, dtypes::int32, 0);
+    UOp t = range(threads, 0, AxisType::LOCAL);
+    UOp x = in[t].load();
+    return compiles_for_warps(sink({"lanes"}, {out[t].store(shuffle_xor(x, 1, 8) + ballot(x > 0, 32).cast(dtypes::int32)).end({t})}), {"__shfl_xor_sync"});
+  };
+  CHECK(rendered(64).find("__shfl_xor_sync(0xffffffffu,") != std::string::npos);
+  CHECK(rendered(16).find("__shfl_xor_sync(65535u,") != std::string::npos);
+  CHECK(rendered(16).find("__ballot_sync(65535u,") != std::string::npos);
+  CHECK(rendered(48).find("__shfl_xor_sync(__activemask(),") != std::string::npos);
 }
 
 TEST_CASE("CUDA: an unsupported node is an error naming it") {

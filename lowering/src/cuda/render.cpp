@@ -482,6 +482,17 @@ class Renderer {
 
   // ---- across the lanes of a warp (every lane active: weft never branches around them) ----
 
+  // The lanes a warp operation names. Every lane of a warp reaches it (resolve_when refuses a lane
+  // operation inside a region, and nothing else branches around one), so where the block is whole
+  // warps the mask is a constant, not an __activemask() per operation; a block of fewer than 32
+  // threads names the lanes it has, and a block with a partial last warp asks.
+  std::string lane_mask() const {
+    const int64_t t = threads();
+    if (t % 32 == 0) return "0xffffffffu";
+    if (t < 32) return std::to_string((uint64_t{1} << t) - 1) + "u";
+    return "__activemask()";
+  }
+
   // The type __shfl_*_sync moves a value of dtype `d` as.
   static std::string shuffle_carrier(DType d) {
     if (d.bits() == 64) return d.is_float() ? "double" : "unsigned long long";
@@ -498,22 +509,22 @@ class Renderer {
     check_warp(u, a.width);
     static const char* const fn[] = {"__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_sync"};
     const DType d = u.dtype();
-    return "(" + type(d) + ")" + fn[static_cast<int>(a.op)] + "(__activemask(), (" + shuffle_carrier(d) + ")" + ref(u.src(0)) + ", " +
+    return "(" + type(d) + ")" + fn[static_cast<int>(a.op)] + "(" + lane_mask() + ", (" + shuffle_carrier(d) + ")" + ref(u.src(0)) + ", " +
            ref(u.src(1)) + ", " + std::to_string(a.width) + ")";
   }
 
   std::string broadcast(const UOp& u) {
     const DType d = u.dtype();
-    const std::string lane = u.src().size() > 1 ? ref(u.src(1)) : "__ffs(__activemask()) - 1";
-    return "(" + type(d) + ")__shfl_sync(__activemask(), (" + shuffle_carrier(d) + ")" + ref(u.src(0)) + ", " + lane + ")";
+    const std::string lane = u.src().size() > 1 ? ref(u.src(1)) : "__ffs(" + lane_mask() + ") - 1";
+    return "(" + type(d) + ")__shfl_sync(" + lane_mask() + ", (" + shuffle_carrier(d) + ")" + ref(u.src(0)) + ", " + lane + ")";
   }
 
   std::string vote(const UOp& u) {
     const auto& a = u.arg_as<LaneArg>();
     if (a.width != 32) unsupported(u, "a vote over " + std::to_string(a.width) + " lanes; NVIDIA warps have 32");
     const std::string p = ref(u.src(0));
-    if (a.op == LaneOp::Ballot) return "(unsigned long long)__ballot_sync(__activemask(), " + p + ")";
-    return std::string(a.op == LaneOp::Any ? "__any_sync" : "__all_sync") + "(__activemask(), " + p + ") != 0";
+    if (a.op == LaneOp::Ballot) return "(unsigned long long)__ballot_sync(" + lane_mask() + ", " + p + ")";
+    return std::string(a.op == LaneOp::Any ? "__any_sync" : "__all_sync") + "(" + lane_mask() + ", " + p + ") != 0";
   }
 
   std::string cast(const UOp& u, std::ostringstream& o) {
