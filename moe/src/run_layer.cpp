@@ -140,11 +140,12 @@ gemm::Check same_bits(const std::string& name, const std::vector<uint8_t>& got, 
 
 // The layer expert-parallel over `mesh` on the same inputs: its Y's bytes.
 std::vector<uint8_t> expert_parallel_y(rt::Mesh& mesh, const MoeLayerConfig& config, const MoeLayerHost& host, const std::vector<double>& w1,
-                                      const std::vector<uint8_t>& logits, rt::CompileCache* cache) {
+                                      const std::vector<uint8_t>& logits, rt::CompileCache* cache, std::string* collectives) {
   const int64_t T = config.route.tokens, E = config.route.experts, D = config.hidden, F = config.ffn;
   const DType bf16 = dtypes::bfloat16;
   const rt::Sharding split{{0}};
   const ExpertParallelMoe ep(mesh, config, cache);
+  if (collectives) *collectives = ep.collectives();
   struct Arrays {  // released however the forward ends
     rt::Mesh& mesh;
     std::vector<rt::ShardedArray> held;
@@ -234,7 +235,8 @@ gemm::RunResult run_moe_layer(rt::Device& device, const MoeLayerConfig& config, 
     if (options.identity) r.check = merge(r.check, check_rows("Y (the identity layer: must equal X)", got.y, all_tokens, exact(host.x, D)));
   }
   if (options.expert_parallel && r.check.passed()) {
-    const std::vector<uint8_t> ep_y = expert_parallel_y(*options.expert_parallel, config, host, w1_device, routing.logits_bytes, cache);
+    const std::vector<uint8_t> ep_y = expert_parallel_y(*options.expert_parallel, config, host, w1_device, routing.logits_bytes, cache,
+                                                           options.collectives);
     r.check = merge(r.check, same_bits("Y (expert-parallel, against one device's)", ep_y, rt::download(device, y), D));
   }
   r.reference_seconds = seconds_since(t);

@@ -140,7 +140,10 @@ gemm::RunResult run_moe_on_mesh(const std::string& kernel, rt::Mesh& mesh, const
   std::printf("%s %s=%s on %s, expert-parallel, against %s alone (seed %llu)\n", kernel.c_str(), k.size_form.c_str(), joined(s).c_str(),
               mesh.name().c_str(), mesh.device(0).name().c_str(), static_cast<unsigned long long>(seed));
   std::fflush(stdout);
-  return moe::run_moe_layer(mesh.device(0), layer_config(s), seed, &cache, {.expert_parallel = &mesh});
+  std::string collectives;
+  gemm::RunResult r = moe::run_moe_layer(mesh.device(0), layer_config(s), seed, &cache, {.expert_parallel = &mesh, .collectives = &collectives});
+  if (!collectives.empty()) std::printf("all-to-alls: %s\n", collectives.c_str());
+  return r;
 }
 
 }  // namespace weft::cli

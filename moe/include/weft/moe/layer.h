@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "weft/moe/activation.h"
@@ -118,6 +119,9 @@ struct MoeLayerRunOptions {
   // and require its Y to equal the single device's bit for bit. The single device should be
   // one of the mesh's (any device of the same target gives the same bits).
   rt::Mesh* expert_parallel = nullptr;
+  // Where given (with expert_parallel), set to the backend its all-to-alls ran on
+  // (rt::Collectives::backend: "nccl ..." or "host ...").
+  std::string* collectives = nullptr;
 };
 
 // The host entry: random logits (as run_route draws them), X in [-1, 1], W1 and W2 uniform in
