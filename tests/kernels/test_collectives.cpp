@@ -19,24 +19,9 @@ using testing::rng;
 
 constexpr uint8_t kPoison = 0xCD;
 
-template <class T>
-rt::DeviceArray upload(rt::Device& dev, DType dtype, const std::vector<T>& v, const std::string& label) {
-  std::vector<uint8_t> bytes(v.size() * sizeof(T));
-  std::memcpy(bytes.data(), v.data(), bytes.size());
-  return rt::upload(dev, dtype, bytes, label);
-}
-
-rt::DeviceArray poisoned(rt::Device& dev, DType dtype, size_t elements) {
-  return rt::upload(dev, dtype, std::vector<uint8_t>(elements * static_cast<size_t>(dtype.itemsize()), kPoison), "received");
-}
-
-template <class T>
-std::vector<T> fetch(rt::Device& dev, const rt::DeviceArray& a) {
-  const std::vector<uint8_t> bytes = rt::download(dev, a);
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
-}
+using testing::get;
+using testing::poisoned;
+using testing::put;
 
 int32_t poison_int32() {
   int32_t p;
@@ -69,7 +54,7 @@ void check_all_to_all(rt::Mesh& mesh, rt::Collectives& comm) {
     for (size_t q = 0; q < P; ++q)
       for (int64_t i = 0; i < counts[p][q]; ++i) sent[p].push_back(static_cast<int32_t>(rng()()));
     sent[p].push_back(7);  // never sent: past the counts
-    a.send.push_back(upload(mesh.device(p), dtypes::int32, sent[p], "sent"));
+    a.send.push_back(put(mesh.device(p), dtypes::int32, sent[p], "sent"));
   }
   for (size_t q = 0; q < P; ++q) {
     for (size_t p = 0; p < P; ++p) {
@@ -84,7 +69,7 @@ void check_all_to_all(rt::Mesh& mesh, rt::Collectives& comm) {
   comm.all_to_all(a.send, a.recv, counts);
   for (size_t q = 0; q < P; ++q) {
     INFO("device " << q);
-    CHECK(fetch<int32_t>(mesh.device(q), a.recv[q]) == expected[q]);
+    CHECK(get<int32_t>(mesh.device(q), a.recv[q]) == expected[q]);
   }
 }
 
@@ -96,13 +81,13 @@ void check_all_gather(rt::Mesh& mesh, rt::Collectives& comm) {
   for (size_t p = 0; p < P; ++p) {
     const std::vector<float> block = testing::random_floats(n);
     whole.insert(whole.end(), block.begin(), block.end());
-    a.send.push_back(upload(mesh.device(p), dtypes::float32, block, "block"));
+    a.send.push_back(put(mesh.device(p), dtypes::float32, block, "block"));
   }
   for (size_t q = 0; q < P; ++q) a.recv.push_back(poisoned(mesh.device(q), dtypes::float32, P * n));
   comm.all_gather(a.send, a.recv);
   for (size_t q = 0; q < P; ++q) {
     INFO("device " << q);
-    const std::vector<float> got = fetch<float>(mesh.device(q), a.recv[q]);
+    const std::vector<float> got = get<float>(mesh.device(q), a.recv[q]);
     CHECK(std::memcmp(got.data(), whole.data(), whole.size() * sizeof(float)) == 0);
   }
 }
@@ -124,8 +109,8 @@ void check_reduce_scatter(rt::Mesh& mesh, rt::Collectives& comm) {
       fpart[i] = static_cast<float>(small(rng()));
       fsum[i] += fpart[i];
     }
-    ints.send.push_back(upload(mesh.device(p), dtypes::int32, part, "partial"));
-    floats.send.push_back(upload(mesh.device(p), dtypes::float32, fpart, "partial"));
+    ints.send.push_back(put(mesh.device(p), dtypes::int32, part, "partial"));
+    floats.send.push_back(put(mesh.device(p), dtypes::float32, fpart, "partial"));
     ints.recv.push_back(poisoned(mesh.device(p), dtypes::int32, n));
     floats.recv.push_back(poisoned(mesh.device(p), dtypes::float32, n));
   }
@@ -133,8 +118,8 @@ void check_reduce_scatter(rt::Mesh& mesh, rt::Collectives& comm) {
   comm.reduce_scatter(floats.send, floats.recv);
   for (size_t q = 0; q < P; ++q) {
     INFO("device " << q);
-    CHECK(fetch<int32_t>(mesh.device(q), ints.recv[q]) == std::vector<int32_t>(sum.begin() + q * n, sum.begin() + (q + 1) * n));
-    CHECK(fetch<float>(mesh.device(q), floats.recv[q]) == std::vector<float>(fsum.begin() + q * n, fsum.begin() + (q + 1) * n));
+    CHECK(get<int32_t>(mesh.device(q), ints.recv[q]) == std::vector<int32_t>(sum.begin() + q * n, sum.begin() + (q + 1) * n));
+    CHECK(get<float>(mesh.device(q), floats.recv[q]) == std::vector<float>(fsum.begin() + q * n, fsum.begin() + (q + 1) * n));
   }
 }
 
@@ -148,10 +133,8 @@ UOp local_matmul(int64_t M, int64_t N, int64_t K) {
 
 // n small integers as floats: their products and sums are exact in float32, in any order.
 std::vector<float> small_integers(size_t n) {
-  std::uniform_int_distribution<int> d(-4, 4);
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(d(rng()));
-  return v;
+  const std::vector<int32_t> ints = testing::random_ints(n, -4, 4);
+  return std::vector<float>(ints.begin(), ints.end());
 }
 
 std::vector<float> host_matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t M, int64_t N, int64_t K) {
