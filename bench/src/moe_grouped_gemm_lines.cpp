@@ -28,11 +28,12 @@ constexpr int64_t kPeerRows = 64;
 // of the summation's difference (as the gemm suite allows).
 const double kTolerance = 1e-3 + std::ldexp(1.0, -8);
 
-// args: R N K E keep; inputs xs [R, K], w [E, N, K] (bf16), ends [E] (int32: each expert's
-// first row past its padded rows, the plan's offsets[1..E]).
+// args: R N K E keep D; inputs xs [R, K], w [D, N, K] (bf16: the D distinct experts' weights,
+// expert e's are w[e % D]), ends [E] (int32: each expert's first row past its padded rows, the
+// plan's offsets[1..E]).
 constexpr const char* kTorchGroupedMm = R"PY(
-R, N, K, E, keep = args
-xs, w = load("xs", torch.bfloat16, R, K), load("w", torch.bfloat16, E, N, K)
+R, N, K, E, keep, D = args
+xs, w = load("xs", torch.bfloat16, R, K), load("w", torch.bfloat16, D, N, K).repeat(E // D, 1, 1)
 ends = load("ends", torch.int32, E)
 wt = w.transpose(1, 2)
 ys = torch.zeros(R, N, dtype=torch.bfloat16, device="cuda")
@@ -51,14 +52,17 @@ def result():
     return ys[:keep]
 )PY";
 
-// The inputs of one run: a random plan, Xs with its padding rows zero, random weights.
+// The inputs of one run: a random plan, Xs with its padding rows zero, and random weights for
+// `distinct` experts; expert e's are those of e % distinct (DeepSeek-V3-like weights are 7.5 GB:
+// drawing them all on the host would take minutes and tell nothing more).
 struct GroupedInputs {
   moe::RoutingPlan plan;
-  std::vector<uint8_t> xs, w;
+  int64_t distinct = 0;
+  std::vector<uint8_t> xs, w;  // w: [distinct, n, k]
   std::vector<float> xs_values, w_values;
 };
 
-GroupedInputs grouped_inputs(const moe::MoeShape& s, int64_t n, int64_t k, uint64_t seed) {
+GroupedInputs grouped_inputs(const moe::MoeShape& s, int64_t n, int64_t k, int64_t distinct, uint64_t seed) {
   GroupedInputs in;
   std::mt19937_64 gen(seed);
   in.plan = moe::random_plan(s, gen);
@@ -68,8 +72,16 @@ GroupedInputs grouped_inputs(const moe::MoeShape& s, int64_t n, int64_t k, uint6
       std::memset(&in.xs[static_cast<size_t>(r * k * 2)], 0, static_cast<size_t>(k * 2));
       std::fill_n(&in.xs_values[static_cast<size_t>(r * k)], k, 0.0f);
     }
-  in.w = random_matrix(dtypes::bfloat16, s.experts * n, k, seed + 2, in.w_values);
+  in.distinct = distinct;
+  in.w = random_matrix(dtypes::bfloat16, distinct * n, k, seed + 2, in.w_values);
   return in;
+}
+
+// Every expert's weights [E, n, k], expert e's those of e % distinct, on the device.
+rt::OwnedArray upload_weights(rt::Device& device, const GroupedInputs& in, int64_t experts) {
+  std::vector<uint8_t> all(in.w.size() * static_cast<size_t>(experts / in.distinct));
+  for (size_t at = 0; at < all.size(); at += in.w.size()) std::memcpy(&all[at], in.w.data(), in.w.size());
+  return rt::OwnedArray(device, rt::upload(device, dtypes::bfloat16, all, "W"));
 }
 
 // The real rows (row_token >= 0) of a [R, n] bf16 result, as doubles, in row order.
@@ -92,7 +104,7 @@ Check host_check(const GroupedInputs& in, const std::vector<uint8_t>& ys, int64_
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
       for (int64_t i = 0; i < k; ++i)
-        sum += static_cast<double>(in.xs_values[static_cast<size_t>(r * k + i)]) * in.w_values[static_cast<size_t>((e * n + j) * k + i)];
+        sum += static_cast<double>(in.xs_values[static_cast<size_t>(r * k + i)]) * in.w_values[static_cast<size_t>(((e % in.distinct) * n + j) * k + i)];
       want.push_back(sum);
       got.push_back(got_all[static_cast<size_t>(r * n + j)]);
     }
@@ -102,8 +114,9 @@ Check host_check(const GroupedInputs& in, const std::vector<uint8_t>& ys, int64_
 
 }  // namespace
 
-std::vector<Result> grouped_gemm_lines(rt::Device& device, const std::string& name, const moe::MoeShape& s, int64_t n, int64_t k, bool nvidia,
-                                       const Options& o) {
+std::vector<Result> grouped_gemm_lines(rt::Device& device, const std::string& name, const moe::MoeShape& s, int64_t n, int64_t k,
+                                       int64_t distinct, bool nvidia, const Options& o) {
+  if (distinct < 1 || s.experts % distinct) throw Error("weft bench moe: distinct expert weights must divide E = " + std::to_string(s.experts));
   Result r;
   r.suite = "moe";
   r.kernel = "grouped_gemm";
@@ -118,10 +131,10 @@ std::vector<Result> grouped_gemm_lines(rt::Device& device, const std::string& na
     r.ceiling_source = "NVIDIA H100 and H200 SXM datasheets, dense BF16 (quoted; the same figure for both)";
   }
   tell(o, "moe grouped_gemm " + r.size + " on " + device.name());
-  const GroupedInputs in = grouped_inputs(s, n, k, o.seed + 3);
+  const GroupedInputs in = grouped_inputs(s, n, k, distinct, o.seed + 3);
   const int64_t rows = s.max_rows();
   const std::vector<uint8_t> poison(static_cast<size_t>(rows * n * 2), 0xCD);
-  const rt::OwnedArray xs(device, rt::upload(device, dtypes::bfloat16, in.xs, "Xs")), w(device, rt::upload(device, dtypes::bfloat16, in.w, "W"));
+  const rt::OwnedArray xs(device, rt::upload(device, dtypes::bfloat16, in.xs, "Xs")), w = upload_weights(device, in, s.experts);
   const rt::OwnedArray block_expert(device, rt::upload(device, dtypes::int32, bytes_of(in.plan.block_expert), "block_expert"));
   const rt::OwnedArray ys(device, rt::upload(device, dtypes::bfloat16, poison, "Ys (weft)"));
   const moe::GroupedGemm gemm(device, s);
@@ -159,7 +172,7 @@ std::vector<Result> grouped_gemm_lines(rt::Device& device, const std::string& na
     tell_framework(o, "moe grouped_gemm: PyTorch in a python3 child");
     const std::vector<int32_t> ends(in.plan.offsets.begin() + 1, in.plan.offsets.end());
     const int64_t keep = std::min<int64_t>(kPeerRows, in.plan.counts[0]);
-    FrameworkRun run = run_framework({kTorchGroupedMm, {{"xs", in.xs}, {"w", in.w}, {"ends", bytes_of(ends)}}, {rows, n, k, s.experts, keep},
+    FrameworkRun run = run_framework({kTorchGroupedMm, {{"xs", in.xs}, {"w", in.w}, {"ends", bytes_of(ends)}}, {rows, n, k, s.experts, keep, distinct},
                                       static_cast<size_t>(keep * n)},
                                      o);
     t.peer = run.name;

@@ -263,11 +263,16 @@ std::vector<Result> run_moe(const Options& o) {
   }
   if (o.kernel.empty() || o.kernel == "grouped_gemm") {
     // Mixtral-like routing with square D x D expert weights (the FFN's 14336 would need a
-    // gigabyte of host-drawn weights per projection); on the emulator 64 x 64 weights.
-    moe::MoeShape s = cases.front().shape;
-    s.block_rows = std::max(s.block_rows, moe::grouped_gemm_block_rows(device->arch()));
-    const int64_t d = nvidia ? cases.front().d : 64;
-    for (Result& r : grouped_gemm_lines(*device, cases.front().name, s, d, d, nvidia, o)) out.push_back(std::move(r));
+    // gigabyte of host-drawn weights per projection), every expert's drawn; DeepSeek-V3-like
+    // routing with its gate projection, N = 2048 (moe_intermediate_size) by K = D = 7168, 7.5 GB
+    // of weights, 8 experts' drawn and repeated. On the emulator 64 x 64 weights.
+    for (const MoeCase& c : cases) {
+      moe::MoeShape s = c.shape;
+      s.block_rows = std::max(s.block_rows, moe::grouped_gemm_block_rows(device->arch()));
+      const bool deepseek = c.name == "deepseek";
+      const int64_t n = nvidia ? (deepseek ? 2048 : c.d) : 64, k = nvidia ? c.d : 64;
+      for (Result& r : grouped_gemm_lines(*device, c.name, s, n, k, std::min<int64_t>(s.experts, 8), nvidia, o)) out.push_back(std::move(r));
+    }
   }
   return out;
 }
