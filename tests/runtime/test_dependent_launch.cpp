@@ -69,6 +69,11 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   CHECK(rt::launch_order(k, "gfx950") == rt::LaunchOrder::serialized);
   CHECK(rt::launch_order(lowered_for_cuda(sink({"k"}, {body})), "sm_90") == rt::LaunchOrder::serialized);
   CHECK_THROWS_WITH_AS(rt::launch_order(k, "sm_9x"), doctest::Contains("'sm_9x' is not an NVIDIA target"), Error);
+  // sm_90a names the same GPU as sm_90 (weft picks sm_90a for NVRTC where a kernel needs it).
+  CHECK(cuda::sm_number("sm_90a") == 90);
+  CHECK(rt::launch_order(k, "sm_90a") == rt::LaunchOrder::programmatic);
+  CHECK_THROWS_WITH_AS(cuda::sm_number("sm_a"), doctest::Contains("'sm_a' is not an NVIDIA target"), Error);
+  CHECK_THROWS_WITH_AS(cuda::sm_number("sm_90aa"), doctest::Contains("is not an NVIDIA target"), Error);
 }
 
 TEST_CASE("dependent launch: the kernel with its wait and trigger compiles with NVRTC for sm_90") {

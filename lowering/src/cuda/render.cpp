@@ -1018,11 +1018,14 @@ std::string nvrtc_arch(const lower::LoweredKernel& kernel, int sm) {
 }
 
 int sm_number(std::string_view arch) {
-  const std::string_view digits = arch.starts_with("sm_") ? arch.substr(3) : std::string_view();
+  std::string_view digits = arch.starts_with("sm_") ? arch.substr(3) : std::string_view();
+  // sm_90a (NVRTC's name for sm_90 with its architecture-specific instructions) is the same
+  // GPU: weft asks NVRTC for it itself where a kernel uses them (nvrtc_arch).
+  if (digits.ends_with('a')) digits.remove_suffix(1);
   int sm = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), sm);
   if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
-    throw Error("CUDA: '" + std::string(arch) + "' is not an NVIDIA target (sm_ and the compute capability's digits, e.g. sm_90)");
+    throw Error("CUDA: '" + std::string(arch) + "' is not an NVIDIA target (sm_ and the compute capability's digits, e.g. sm_90 or sm_90a)");
   return sm;
 }
 
