@@ -792,6 +792,14 @@ UOp set_max_registers(int64_t count, RegisterBudget change, const std::vector<UO
   return UOp::make(Op::SETMAXNREG, dtypes::void_, after, EffectArg{fresh_id(), change == RegisterBudget::Raise ? count : -count, {}});
 }
 
+UOp grid_barrier(const UOp& counter, const std::vector<UOp>& after) {
+  check_indexed("GRID_BARRIER", "the counter", counter, AddrSpace::GLOBAL, {dtypes::uint32});
+  check_predecessors("GRID_BARRIER", after);
+  std::vector<UOp> src{counter};
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::GRID_BARRIER, dtypes::void_, std::move(src), EffectArg{fresh_id(), 0, {}});
+}
+
 UOp cluster_sync(const std::vector<UOp>& after) {
   check_predecessors("CLUSTER_SYNC", after);
   return UOp::make(Op::CLUSTER_SYNC, dtypes::void_, after, EffectArg{fresh_id(), 0, {}});

@@ -73,7 +73,7 @@ const OpSet buffer_like = movement | OpSet{Op::PLACEHOLDER, Op::UNSHARD, Op::AFT
 const OpSet sync{Op::BARRIER, Op::PRIORITY, Op::WAIT, Op::ASYNC_COMMIT, Op::SCHED_BARRIER, Op::SCHED_GROUP_BARRIER};
 const OpSet hopper{Op::MBARRIER, Op::WGMMA, Op::WGMMA_FENCE, Op::WGMMA_COMMIT, Op::WGMMA_WAIT, Op::TMA_LOAD, Op::TMA_STORE,
                    Op::TMA_STORE_WAIT, Op::CLUSTER_SYNC, Op::SETMAXNREG};
-const OpSet effect = sync | hopper | OpSet{Op::STORE, Op::ASYNC_COPY, Op::END, Op::GROUP, Op::SINK, Op::WHEN, Op::ATOMIC, Op::CUSTOM};
+const OpSet effect = sync | hopper | OpSet{Op::STORE, Op::ASYNC_COPY, Op::END, Op::GROUP, Op::SINK, Op::WHEN, Op::ATOMIC, Op::CUSTOM, Op::GRID_BARRIER};
 const OpSet lanes{Op::SHUFFLE, Op::BROADCAST, Op::VOTE};
 }  // namespace opsets
 

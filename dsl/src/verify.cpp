@@ -52,6 +52,7 @@ class Checker {
       case Op::TMA_STORE_WAIT:
       case Op::CLUSTER_SYNC:
       case Op::SETMAXNREG: return check_site(u);
+      case Op::GRID_BARRIER: check_grid_counter(u); return check_site(u);
       case Op::WHEN: return check_when(u);
       case Op::ATOMIC: return check_atomic(u);
       case Op::SHUFFLE: expect_sources(u, 2); return;
@@ -136,7 +137,8 @@ class Checker {
       case Op::TMA_STORE: want(std::holds_alternative<TmaArg>(a) && !std::get<TmaArg>(a).multicast, "a site, a box and a swizzle (no multicast)"); break;
       case Op::WGMMA_FENCE:
       case Op::WGMMA_COMMIT:
-      case Op::CLUSTER_SYNC: want(std::holds_alternative<EffectArg>(a), "a site"); break;
+      case Op::CLUSTER_SYNC:
+      case Op::GRID_BARRIER: want(std::holds_alternative<EffectArg>(a), "a site"); break;
       case Op::WGMMA_WAIT:
       case Op::TMA_STORE_WAIT:
         want(std::holds_alternative<EffectArg>(a) && std::get<EffectArg>(a).value >= 0 && std::get<EffectArg>(a).value <= 7,
@@ -360,6 +362,15 @@ class Checker {
 
   // A position-sensitive statement without a site of its own would be merged with any identical
   // one (hash-consing), so a second barrier or priority change would silently vanish.
+  // GRID_BARRIER's first source: the INDEX of its uint32 counter in a GLOBAL buffer.
+  void check_grid_counter(const UOp& u) {
+    if (u.src().empty() || u.src(0).op() != Op::INDEX || !(u.src(0).dtype() == dtypes::uint32))
+      return report("its first source is the INDEX of a uint32 counter in a GLOBAL buffer");
+    const UOp& buffer = u.src(0).src(0);
+    if (buffer.op() == Op::PLACEHOLDER && std::holds_alternative<BufferArg>(buffer.arg()) && buffer.arg_as<BufferArg>().space != AddrSpace::GLOBAL)
+      report("its counter is in a " + std::string(addrspace_name(buffer.arg_as<BufferArg>().space)) + " buffer; every workgroup must see it: GLOBAL");
+  }
+
   void check_site(const UOp& u) {
     const auto site = effect_site(u.arg());
     if (site && *site != 0) return;

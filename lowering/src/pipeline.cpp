@@ -166,6 +166,8 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   out.name = kernel.arg_as<KernelInfo>().name;
   out.cluster = kernel.arg_as<KernelInfo>().cluster;
   out.dependent_launch = kernel.arg_as<KernelInfo>().dependent_launch;
+  const std::vector<UOp> nodes = toposort(kernel);
+  out.cooperative = std::any_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Op::GRID_BARRIER; });
   out.params = kernel_params(kernel);
   out.mesh = mesh_axes(kernel);
   out.device_splits = device_splits(kernel, out.mesh);

@@ -27,7 +27,8 @@ using CUevent = void*;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76, kMultiprocessorCount = 16;  // CUdevice_attribute
 constexpr int kMaxDynamicSharedBytes = 8;                                  // CUfunction_attribute
 constexpr int kNotFound = 500;                                             // CUDA_ERROR_NOT_FOUND
-constexpr int kProgrammaticStreamSerialization = 6;                        // CUlaunchAttributeID
+constexpr int kCooperative = 2, kProgrammaticStreamSerialization = 6;      // CUlaunchAttributeID
+constexpr int kCooperativeLaunchTooLarge = 720;                            // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
 
 // cuLaunchKernelEx's configuration, as cuda.h lays out CUlaunchAttribute (a 4-byte id, padding,
 // a 64-byte value union) and CUlaunchConfig.
@@ -336,7 +337,7 @@ class CudaDevice : public Device {
     check(cuda_api().cuModuleLoadData(&handle, cubin.data()), "loading the cubin on " + name());
     return std::make_shared<CudaModule>(handle, context_, arch_);
   }
-  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder order) override {
+  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchMode mode) override {
     make_current();
     auto* m = dynamic_cast<CudaModule*>(&module);
     if (!m || m->context() != context_) throw Error("device " + name() + ": the module was loaded on another device");
@@ -354,14 +355,27 @@ class CudaDevice : public Device {
     }
     const CudaModule::Function& f = m->function(kernel);
     // Programmatic stream serialization where the driver has it; a serialized launch is always
-    // correct for a kernel that waits for its predecessor (the wait finds it done).
-    if (order == LaunchOrder::programmatic && cuda_api().cuLaunchKernelEx) {
-      LaunchAttribute programmatic{};
-      programmatic.id = kProgrammaticStreamSerialization;
-      const int allowed = 1;  // the value union's programmaticStreamSerializationAllowed, an int
-      std::memcpy(programmatic.value, &allowed, sizeof allowed);
-      const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr, &programmatic, 1};
-      check(cuda_api().cuLaunchKernelEx(&config, f.handle, params.data(), nullptr), "launching kernel " + kernel + " (programmatic dependent launch)");
+    // correct for a kernel that waits for its predecessor (the wait finds it done). A cooperative
+    // launch has no fallback: a grid barrier whose workgroups are not all resident never ends.
+    const bool programmatic = mode.order == LaunchOrder::programmatic && cuda_api().cuLaunchKernelEx;
+    if (mode.cooperative && !cuda_api().cuLaunchKernelEx)
+      throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier, and this driver has no cuLaunchKernelEx for a cooperative launch (CUDA 12 or newer)");
+    if (programmatic || mode.cooperative) {
+      LaunchAttribute attributes[2]{};
+      unsigned count = 0;
+      const int on = 1;  // the value union's programmaticStreamSerializationAllowed and cooperative, ints
+      for (const auto& [wanted, id] : {std::pair{programmatic, kProgrammaticStreamSerialization}, std::pair{mode.cooperative, kCooperative}}) {
+        if (!wanted) continue;
+        attributes[count].id = id;
+        std::memcpy(attributes[count++].value, &on, sizeof on);
+      }
+      const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr, attributes, count};
+      const CUresult r = cuda_api().cuLaunchKernelEx(&config, f.handle, params.data(), nullptr);
+      if (r == kCooperativeLaunchTooLarge)
+        throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier, so its " + std::to_string(uint64_t{grid.x} * grid.y * grid.z) +
+                    " workgroups must all be resident at once, and this GPU cannot hold them (its multiprocessors times the workgroups each "
+                    "holds, cuOccupancyMaxActiveBlocksPerMultiprocessor); launch fewer");
+      check(r, "launching kernel " + kernel + (mode.cooperative ? " (cooperative)" : " (programmatic dependent launch)"));
       return;
     }
     check(cuda_api().cuLaunchKernel(f.handle, grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr,

@@ -93,9 +93,12 @@ class EmuDevice : public Device {
     return std::make_shared<EmuModule>(std::move(code));
   }
 
-  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder) override {
+  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchMode mode) override {
     auto* m = dynamic_cast<EmuModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
+    if (mode.cooperative)
+      throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier, which needs every workgroup resident at once; the emulator runs " +
+                  "workgroups one at a time, and AMD targets do not lower grid barriers yet (run it on a cuda device)");
     emu::LaunchOptions o;
     if (options_.max_wave_instructions) o.max_wave_instructions = *options_.max_wave_instructions;
     o.check_lds_reads = options_.check_lds_reads;

@@ -210,7 +210,8 @@ class HipDevice : public Device {
     check(hip_api().hipModuleLoadData(&handle, code_object.data()), "loading the code object");
     return std::make_shared<HipModule>(std::move(code), handle, index_);
   }
-  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchOrder) override {
+  void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchMode mode) override {
+    if (mode.cooperative) throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier; HIP devices do not launch cooperative kernels yet");
     select();
     auto* m = dynamic_cast<HipModule*>(&module);
     if (!m || m->device() != index_) throw Error("device " + name() + ": the module was loaded on another device");

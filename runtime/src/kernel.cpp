@@ -284,7 +284,7 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
     by_slot[p.slot] = &a;
   }
   auto [grid, block] = launch_dims(ints);
-  device.launch(module, k.name, grid, block, args, order_);
+  device.launch(module, k.name, grid, block, args, {order_, k.cooperative});
 }
 
 }  // namespace weft::rt

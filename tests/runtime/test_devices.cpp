@@ -79,19 +79,19 @@ TEST_CASE("emulator devices copy bit-exactly, load, launch and check their argum
     auto module = device->load(weft::testing::compile_ll(kAxpy, target));
     CHECK(module->kernels() == std::vector<std::string>{"axpy"});
     const Arg args[] = {Arg::buffer(bx), Arg::buffer(by), Arg::f32(a), Arg::i32(n)};
-    device->launch(*module, "axpy", {(n + 63) / 64, 1, 1}, {64, 1, 1}, args, LaunchOrder::serialized);
+    device->launch(*module, "axpy", {(n + 63) / 64, 1, 1}, {64, 1, 1}, args, LaunchMode{});
     device->synchronize();
     device->copy_from_device({reinterpret_cast<uint8_t*>(back.data()), n * 4}, by);
     for (int i = 0; i < n; ++i)
       REQUIRE(std::abs(back[static_cast<size_t>(i)] - (static_cast<double>(x[static_cast<size_t>(i)]) * a + y[static_cast<size_t>(i)])) <= 1e-5);
 
     const Arg wrong[] = {Arg::buffer(bx), Arg::buffer(by), Arg::i64(1), Arg::i32(n)};
-    CHECK(error_of([&] { device->launch(*module, "axpy", {1, 1, 1}, {64, 1, 1}, wrong, LaunchOrder::serialized); }).find("argument 3") !=
+    CHECK(error_of([&] { device->launch(*module, "axpy", {1, 1, 1}, {64, 1, 1}, wrong, LaunchMode{}); }).find("argument 3") !=
           std::string::npos);
     const Arg few[] = {Arg::buffer(bx)};
-    CHECK(error_of([&] { device->launch(*module, "axpy", {1, 1, 1}, {64, 1, 1}, few, LaunchOrder::serialized); }).find("takes 4 arguments, 1 given") !=
+    CHECK(error_of([&] { device->launch(*module, "axpy", {1, 1, 1}, {64, 1, 1}, few, LaunchMode{}); }).find("takes 4 arguments, 1 given") !=
           std::string::npos);
-    CHECK(error_of([&] { device->launch(*module, "nope", {1, 1, 1}, {64, 1, 1}, args, LaunchOrder::serialized); }).find("nope") != std::string::npos);
+    CHECK(error_of([&] { device->launch(*module, "nope", {1, 1, 1}, {64, 1, 1}, args, LaunchMode{}); }).find("nope") != std::string::npos);
     std::vector<float> big(n + 1);
     CHECK(error_of([&] { device->copy_to_device(bx, bytes_of(big)); }).find("bytes requested") != std::string::npos);
   }

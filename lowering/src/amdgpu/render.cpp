@@ -663,6 +663,9 @@ class Renderer {
       }
       case Op::WHEN: return branch(e);
       case Op::ASYNC_COPY: return async_copy(e);
+      case Op::GRID_BARRIER:
+        unsupported(e, "a grid barrier needs every workgroup resident at once; AMD targets have no cooperative launch in weft yet (the emulator runs "
+                       "workgroups one at a time): build the kernel for NVIDIA, or split it into two kernels at the barrier");
       default: unsupported(e, "no AMDGPU lowering for this effect");
     }
   }

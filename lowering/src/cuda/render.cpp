@@ -60,6 +60,25 @@ __device__ __forceinline__ unsigned weft_pack(unsigned short lo, unsigned short 
 struct __align__(64) weft_tensor_map { unsigned long long opaque[16]; };  // CUtensorMap's layout (cuda.h)
 )";
 
+// grid_barrier's arrival (builder.h), by the first thread of a block between two block barriers:
+// workgroup 0 adds 2^31 - (G - 1) to the counter and the others 1, so its top bit flips when the
+// last block arrives; each waits for the flip. The fence makes the block's writes, ordered before
+// this thread by the first block barrier, visible at GPU scope before the arrival (as cooperative
+// groups' grid sync); the acquiring loads order every read after the second barrier after them.
+const char* kGridArrival = R"(__device__ __forceinline__ void weft_grid_arrive_and_wait(unsigned* counter) {
+  if (threadIdx.x != 0 || threadIdx.y != 0 || threadIdx.z != 0) return;
+  const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+  const bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+  const unsigned add = first ? 0x80000000u - (blocks - 1u) : 1u;
+  unsigned old, now;
+  __threadfence();
+  asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(add) : "memory");
+  do {
+    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(counter) : "memory");
+  } while (((now ^ old) & 0x80000000u) == 0u);
+}
+)";
+
 int64_t elements(const UOp& placeholder) {
   int64_t n = 1;
   for (int64_t d : placeholder.static_shape()) n *= d;
@@ -141,6 +160,7 @@ class Renderer {
     // compute-sanitizer).
     out << "extern \"C\" __device__ unsigned long long weft_dynamic_shared_" << k_.name << " = " << dynamic_shared_bytes(k_) << "ull;\n";
     for (const std::string& h : fp8_helpers_) out << h;
+    if (k_.cooperative) out << kGridArrival;
     for (const std::string& t : vector_types_) out << t;
     // A cluster's CTAs are consecutive along x (KernelInfo::cluster); the launch's grid must be a
     // multiple of it (CompiledKernel::launch_dims checks).
@@ -660,29 +680,34 @@ class Renderer {
     return d;
   }
 
+  // A barrier of the block. A fenced one: the copies issued since the last barrier form one
+  // group, which it waits for. An unfenced one (BarrierFence::None) leaves copies to explicit
+  // waits; bar.sync still orders shared-memory accesses of the block, so it is __syncthreads().
+  // A kernel that commits its own groups (async_commit) waits for them itself (wait_counts:
+  // cp.async.wait_group N), so none of its barriers drains the copies: a pipeline's
+  // write-after-read barrier would otherwise wait for the prefetch it overlaps.
+  void block_barrier(bool fenced, std::ostringstream& o) {
+    if (fenced && has_async_ && !commits_groups_)
+      o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
+    // In a kernel with a conditional barrier (a wave group's stagger) the warps reach different
+    // barrier instructions: __syncthreads() is barrier.sync.aligned, which requires every thread
+    // of the block at the same instruction; the unaligned form pairs arrivals at any barrier 0
+    // (PTX ISA, barrier{.cta}: .aligned). So every barrier of such a kernel is the unaligned one.
+    o << indent_ << (staggered_ ? "asm volatile(\"barrier.sync 0;\" ::: \"memory\");\n" : "__syncthreads();\n");
+  }
+
   void effect(const UOp& e, std::ostringstream& o) {
     switch (e.op()) {
       case Op::CUSTOM: inline_ptx(e, o); return;
       case Op::STORE: return store(e, o);
       case Op::BARRIER: {
-        // A fenced barrier: the copies issued since the last barrier form one group, which it
-        // waits for. An unfenced one (BarrierFence::None) leaves copies to explicit waits;
-        // bar.sync still orders shared-memory accesses of the block, so it is __syncthreads().
-        // A kernel that commits its own groups (async_commit) waits for them itself
-        // (wait_counts: cp.async.wait_group N), so none of its barriers drains the copies: a
-        // pipeline's write-after-read barrier would otherwise wait for the prefetch it overlaps.
         const auto* a = std::get_if<EffectArg>(&e.arg());
-        const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
-        if (fenced && has_async_ && !commits_groups_)
-          o << indent_ << "asm volatile(\"cp.async.commit_group;\\n\\tcp.async.wait_group 0;\" ::: \"memory\");\n";
-        // In a kernel with a conditional barrier (a wave group's stagger) the warps reach
-        // different barrier instructions: __syncthreads() is barrier.sync.aligned, which requires
-        // every thread of the block at the same instruction; the unaligned form pairs arrivals at
-        // any barrier 0 (PTX ISA, barrier{.cta}: .aligned). So every barrier of such a kernel is
-        // the unaligned one.
-        o << indent_ << (staggered_ ? "asm volatile(\"barrier.sync 0;\" ::: \"memory\");\n" : "__syncthreads();\n");
-        return;
+        return block_barrier(!a || a->value != static_cast<Wide>(BarrierFence::None), o);
       }
+      case Op::GRID_BARRIER:
+        block_barrier(true, o);
+        o << indent_ << "weft_grid_arrive_and_wait((unsigned*)" << ref(e.src(0)) << ");\n";
+        return block_barrier(true, o);
       case Op::PRIORITY: o << indent_ << "// wave priority " << wide_to_string(e.arg_as<EffectArg>().value) << ": no NVIDIA equivalent\n"; return;
       case Op::WAIT: return wait_group(e, o);
       case Op::ASYNC_COMMIT:

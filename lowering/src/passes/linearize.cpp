@@ -215,7 +215,7 @@ class Linearizer {
       switch (e.op()) {
         case Op::SINK: case Op::GROUP: case Op::STORE: case Op::CUSTOM: case Op::ASYNC_COPY: case Op::ATOMIC: break;
         case Op::MBARRIER: case Op::WGMMA: case Op::WGMMA_FENCE: case Op::WGMMA_COMMIT: case Op::WGMMA_WAIT: case Op::TMA_LOAD:
-        case Op::TMA_STORE: case Op::TMA_STORE_WAIT: case Op::CLUSTER_SYNC: case Op::SETMAXNREG: break;
+        case Op::TMA_STORE: case Op::TMA_STORE_WAIT: case Op::CLUSTER_SYNC: case Op::SETMAXNREG: case Op::GRID_BARRIER: break;
         case Op::WHEN:
           if (!around_one_statement(e)) {
             f.step = 1;

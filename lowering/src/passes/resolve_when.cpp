@@ -44,10 +44,15 @@ class Guard {
  public:
   Guard(const UOp& when, OpenRanges& open) : cond_(when.src(0)), members_(when_region(when, open)) {
     // barrier.cluster is .aligned, and every thread of every CTA of the cluster must arrive.
-    for (const UOp& u : toposort(when))
+    // So must every thread of the grid reach a grid barrier.
+    for (const UOp& u : toposort(when)) {
       if (u.op() == Op::CLUSTER_SYNC && members_.count(u.node()))
         throw Error("resolve_when: CLUSTER_SYNC inside when(" + expr_string(cond_, 60) +
                     ", ...): every thread of every CTA of the cluster must reach a cluster barrier; move it out of the region");
+      if (u.op() == Op::GRID_BARRIER && members_.count(u.node()))
+        throw Error("resolve_when: GRID_BARRIER inside when(" + expr_string(cond_, 60) +
+                    ", ...): every thread of every workgroup must reach a grid barrier; move it out of the region");
+    }
   }
 
   // A region on a wave-uniform condition holding a Hopper statement stays one branch.

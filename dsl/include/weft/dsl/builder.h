@@ -55,6 +55,16 @@ UOp alloc_fragment(const std::vector<int64_t>& shape, DType dtype, const std::ve
 // arrival (AMD: a bare s_barrier, no release/acquire fences and so no implied s_waitcnt); the
 // kernel then orders memory itself with wait_counts (HipKittens' explicit synchronization).
 UOp barrier(const std::vector<UOp>& after = {}, BarrierFence fence = BarrierFence::Workgroup);
+// A barrier of the whole grid: every thread of every workgroup waits here until all have arrived;
+// memory written before it by any thread is visible after it to every thread. `counter` indexes a
+// uint32 element of a GLOBAL buffer, zero before the kernel's first launch: one thread of each
+// workgroup arrives on it (after a workgroup barrier) and waits for the last arrival, and the
+// barrier leaves it ready for the next one (it flips the top bit: workgroup 0 adds 2^31 - (G - 1),
+// the others 1), in this launch or a later one. Every thread must reach it, the same number of
+// times (not inside a when()). A kernel with one is cooperative (LoweredKernel::cooperative):
+// its workgroups must all be resident at once, which the launch checks (CUDA's cooperative
+// launch; the emulator and HIP refuse it).
+UOp grid_barrier(const UOp& counter, const std::vector<UOp>& after = {});
 
 // Values computed up front. The linearizer writes a value where it is first used; a load whose
 // round trip should overlap earlier work (a parity the kernel's last stores need, a weight read

@@ -18,6 +18,7 @@ namespace weft {
   /* memory and effects */                                                                 \
   X(INDEX) X(LOAD) X(STORE) X(ASYNC_COPY) X(END) X(AFTER) X(BARRIER) X(PRIORITY) X(GROUP)  \
   X(SINK) X(WHEN) X(ATOMIC) X(WAIT) X(ASYNC_COMMIT) X(SCHED_BARRIER) X(SCHED_GROUP_BARRIER)  \
+  X(GRID_BARRIER)                                                                          \
   /* Hopper (sm_90a): shared-memory barriers with transaction counts, warpgroup MMA */     \
   X(MBARRIER) X(WGMMA) X(WGMMA_FENCE) X(WGMMA_COMMIT) X(WGMMA_WAIT) X(TMA_LOAD)           \
   X(TMA_STORE) X(TMA_STORE_WAIT) X(CLUSTER_SYNC) X(SETMAXNREG)                             \

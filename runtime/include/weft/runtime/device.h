@@ -67,6 +67,15 @@ class Event {
 // without it launches serialized, which the kernel's wait then finds done.
 enum class LaunchOrder { serialized, programmatic };
 
+// How a launch runs: its order, and `cooperative`: every workgroup resident at once, which a
+// kernel with a grid barrier needs (grid_barrier, weft/dsl/builder.h). CUDA launches it
+// cooperatively, an error naming the kernel where the GPU cannot hold the grid; the emulator and
+// HIP devices refuse it.
+struct LaunchMode {
+  LaunchOrder order = LaunchOrder::serialized;
+  bool cooperative = false;
+};
+
 // A code object loaded on a device.
 class Module {
  public:
@@ -96,7 +105,7 @@ class Device {
   virtual std::shared_ptr<Module> load(std::vector<uint8_t> code_object) = 0;
   // Arguments are checked against the kernel's metadata (count, buffer or scalar, size).
   virtual void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args,
-                      LaunchOrder order) = 0;
+                      LaunchMode mode) = 0;
   virtual void synchronize() = 0;
 
   // Timing: an event marks the point in the device's work where it is recorded (after the

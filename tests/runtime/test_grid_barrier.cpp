@@ -1,0 +1,154 @@
+// Grid barriers (grid_barrier, builder.h): the CUDA renderer arrives once per block between two
+// block barriers and the kernel is launched cooperatively; a misuse is an error naming the rule
+// (a counter that is not a uint32 GLOBAL element, a barrier inside a when(), an AMD target); and
+// on a GPU, workgroups that read each other's writes across two grid barriers, launched twice on
+// one counter, compute what the host does, bit for bit.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "kernels/kernel_harness.h"
+#include "weft/dsl/builder.h"
+#include "weft/dsl/error.h"
+#include "weft/lowering/amdgpu_codegen.h"
+#include "weft/lowering/cuda_codegen.h"
+#include "weft/lowering/pipeline.h"
+#include "weft/runtime/nvrtc.h"
+
+using namespace weft;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+
+UOp idx(int64_t v) { return constant(Wide(v)); }
+UOp u32(int64_t v) { return constant(Wide(v), dtypes::uint32); }
+
+// Three phases over G workgroups of 256 threads, element i = g * 256 + l, n = G * 256:
+//   a[i] = in[i] * 3 + g;  grid barrier;  b[i] = a[n-1-i] + a[(i + 256) % n];  grid barrier;
+//   out[i] = b[n-1-i] ^ b[i].
+// Every read after a barrier is of another workgroup's writes. Slots: 0 out, 1 in, 2 a, 3 b,
+// 4 the barrier's counter.
+UOp exchange(int64_t groups) {
+  const int64_t n = groups * kThreads;
+  const UOp out = placeholder({n}, dtypes::uint32, 0), in = placeholder({n}, dtypes::uint32, 1);
+  const UOp a = placeholder({n}, dtypes::uint32, 2), b = placeholder({n}, dtypes::uint32, 3), counter = placeholder({1}, dtypes::uint32, 4);
+  const UOp g = range(groups, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL), i = g * kThreads + l;
+  const UOp mirror = idx(n - 1) - i, next = (i + kThreads) % n;
+  const UOp first = a[i].store(in[i].load() * u32(3) + g.cast(dtypes::uint32));
+  const UOp met = grid_barrier(counter[idx(0)], {first});
+  const UOp second = b[i].store(a.after({met})[mirror].load() + a.after({met})[next].load());
+  const UOp met_again = grid_barrier(counter[idx(0)], {second});
+  const UOp third = out[i].store(b.after({met_again})[mirror].load() ^ b.after({met_again})[i].load());
+  return sink({.name = "grid_exchange"}, {group({first, met, second, met_again, third}).end({g, l})});
+}
+
+std::vector<uint32_t> exchange_reference(const std::vector<uint32_t>& in, int64_t groups) {
+  const size_t n = in.size();
+  std::vector<uint32_t> a(n), b(n), out(n);
+  for (size_t i = 0; i < n; ++i) a[i] = in[i] * 3u + static_cast<uint32_t>(i / kThreads);
+  for (size_t i = 0; i < n; ++i) b[i] = a[n - 1 - i] + a[(i + kThreads) % n];
+  for (size_t i = 0; i < n; ++i) out[i] = b[n - 1 - i] ^ b[i];
+  (void)groups;
+  return out;
+}
+
+lower::LoweredKernel lowered_for_cuda(const UOp& kernel) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  return lower::lower(kernel, options);
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("grid barrier: a kernel with one is cooperative, and the CUDA source arrives once a block between block barriers") {
+  const lower::LoweredKernel k = lowered_for_cuda(exchange(8));
+  CHECK(k.cooperative);
+  CHECK_FALSE(lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})).cooperative);
+  const std::string source = cuda::render_cuda(k, 90);
+  CHECK(occurrences(source, "weft_grid_arrive_and_wait((unsigned*)") == 2);
+  CHECK(source.find("atom.add.release.gpu.u32") != std::string::npos);
+  CHECK(source.find("ld.acquire.gpu.u32") != std::string::npos);
+  // Each arrival between two block barriers: the block's writes before it, its reads after.
+  const size_t call = source.find("weft_grid_arrive_and_wait((unsigned*)");
+  CHECK(source.rfind("__syncthreads();", call) != std::string::npos);
+  CHECK(source.find("__syncthreads();", call) != std::string::npos);
+  // Kernels without one do not carry the helper.
+  CHECK(cuda::render_cuda(lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})), 90)
+            .find("weft_grid_arrive_and_wait") == std::string::npos);
+  if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
+  for (const int sm : {80, 90}) {
+    CAPTURE(sm);
+    CHECK(rt::nvrtc_compile(cuda::render_cuda(k, sm), k.name, cuda::nvrtc_arch(k, sm)).size() > 0);
+  }
+}
+
+TEST_CASE("grid barrier: a counter that is not a uint32 GLOBAL element, a barrier inside a when() and an AMD target are errors") {
+  const UOp g = range(4, 0, AxisType::GLOBAL), l = range(kThreads, 1, AxisType::LOCAL);
+  CHECK_THROWS_WITH_AS(grid_barrier(placeholder({1}, dtypes::int32, 0)[idx(0)]),
+                       doctest::Contains("GRID_BARRIER: the counter must index a GLOBAL buffer of uint32"), Error);
+  CHECK_THROWS_WITH_AS(grid_barrier(alloc_shared({1}, dtypes::uint32, 0)[idx(0)]),
+                       doctest::Contains("GRID_BARRIER: the counter must index a GLOBAL buffer of uint32"), Error);
+  // Every thread of every workgroup must reach it.
+  const UOp counter = placeholder({1}, dtypes::uint32, 0), out = placeholder({4 * kThreads}, dtypes::uint32, 1);
+  const UOp guarded = when(l < kThreads / 2, {grid_barrier(counter[idx(0)])});
+  const UOp after = out.after({guarded})[g * kThreads + l].store(u32(1));
+  CHECK_THROWS_WITH_AS(lowered_for_cuda(sink({"guarded"}, {group({guarded, after}).end({g, l})})),
+                       doctest::Contains("GRID_BARRIER inside when("), Error);
+#ifdef WEFT_HAVE_LLVM
+  // AMD: no cooperative launch; the code generator names the statement and what to do instead.
+  lower::LowerOptions wave64;
+  wave64.wave_size = 64;
+  const lower::LoweredKernel k = lower::lower(exchange(4), wave64);
+  for (const std::string target : {"gfx950", "gfx942"}) {
+    CAPTURE(target);
+    CHECK_THROWS_WITH_AS(amdgpu::compile_kernel(k, target), doctest::Contains("AMD targets have no cooperative launch in weft yet"), Error);
+  }
+#endif
+}
+
+// 4 workgroups a multiprocessor on an H100 or H200 (132 of them): every one resident at once.
+TEST_CASE("grid barrier: workgroups read each other's writes across two grid barriers, twice on one counter, bit for bit [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const int64_t groups = 4 * dev->compute_units().value_or(1), n = groups * kThreads;
+  const auto kernel = rt::CompiledKernel::compile(*dev, exchange(groups));
+  const rt::DeviceArray counter = testing::put(*dev, dtypes::uint32, std::vector<uint32_t>{0}, "counter");
+  const rt::DeviceArray a = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "a");
+  const rt::DeviceArray b = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "b");
+  for (int round = 0; round < 2; ++round) {
+    CAPTURE(round);
+    const std::vector<int32_t> drawn = testing::random_ints(static_cast<size_t>(n), 0, 1 << 30);
+    const std::vector<uint32_t> in(drawn.begin(), drawn.end());
+    const rt::DeviceArray in_d = testing::put(*dev, dtypes::uint32, in, "in");
+    const rt::DeviceArray out = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "out");
+    const rt::DeviceArray args[] = {out, in_d, a, b, counter};
+    kernel.launch(*dev, args);
+    const std::vector<uint32_t> got = testing::get<uint32_t>(*dev, out), want = exchange_reference(in, groups);
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (got[i] != want[i] && bad++ < 5) FAIL_CHECK("out[" << i << "] = " << got[i] << ", expected " << want[i]);
+    CHECK(bad == 0);
+    // The barriers leave the counter's low 31 bits at 0 (each flips the top bit): two a launch.
+    CHECK(testing::get<uint32_t>(*dev, counter)[0] == 0u);
+  }
+}
+
+TEST_CASE("grid barrier: a grid larger than the GPU holds at once is an error naming the kernel [cuda]") {
+  WEFT_REQUIRE_CUDA();
+  auto dev = rt::open_device("cuda");
+  const int64_t groups = 64 * dev->compute_units().value_or(1) + 1, n = groups * kThreads;  // 2048 threads a multiprocessor at most
+  const auto kernel = rt::CompiledKernel::compile(*dev, exchange(groups));
+  const rt::DeviceArray counter = testing::put(*dev, dtypes::uint32, std::vector<uint32_t>{0}, "counter");
+  const rt::DeviceArray in = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "in");
+  const rt::DeviceArray a = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "a"), b = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "b");
+  const rt::DeviceArray out = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "out");
+  const rt::DeviceArray args[] = {out, in, a, b, counter};
+  CHECK_THROWS_WITH_AS(kernel.launch(*dev, args), doctest::Contains("kernel grid_exchange has a grid barrier"), Error);
+}
