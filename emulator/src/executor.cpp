@@ -524,16 +524,18 @@ uint64_t budget_left(const Wave& w, const LaunchOptions& o) {
   return o.max_wave_instructions ? o.max_wave_instructions - std::min(w.executed, o.max_wave_instructions) : ~0ull;
 }
 
-// Runs one wave until it ends or reaches a barrier. The loop is the emulator's hot path: every
-// step has a handler (errors included) and the program ends in a sentinel, so there is nothing to
-// check but the wave's state; tracing and statistics are compiled in only where asked for.
+// Runs one wave until it ends, reaches a barrier or sleeps (s_sleep). The loop is the emulator's
+// hot path: every step has a handler (errors included) and the program ends in a sentinel, so
+// there is nothing to check but the wave's state; tracing and statistics are compiled in only
+// where asked for.
 template <bool Observed>
 uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog, const LaunchOptions& o, const Observers& obs) {
   uint64_t n = 0;
   Exec e{w, wg, mem, prog};
   const Step* steps = prog.steps.data();
   const uint64_t allowed = budget_left(w, o);  // one compare per step enforces the budget
-  while (!w.ended && !w.at_barrier) {
+  w.slept = false;
+  while (!w.ended && !w.at_barrier && !w.slept) {
     const Step& s = steps[w.pc];
     e.step = &s;
     if (n == allowed) {
@@ -549,20 +551,38 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
   return n;
 }
 
-uint64_t run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
-                       const Observers& obs) {
-  uint64_t n = 0;
+// What a workgroup's turn did: `done` once every wave has ended; `idle` where it only resumed
+// sleeping waves that slept again (no barrier released, no wave ended or went past its wait).
+struct Turn {
+  uint64_t instructions = 0;
+  bool done = false, idle = true;
+};
+
+// Runs a workgroup's waves, releasing each barrier once every live wave has reached it, until all
+// have ended. In a cooperative launch the turn ends where a wave sleeps (its next call resumes
+// it); otherwise s_sleep only pauses the wave.
+Turn run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
+                   const Observers& obs) {
+  Turn t;
   for (;;) {
-    bool any_waiting = false;
+    bool any_waiting = false, any_slept = false;
     for (Wave& w : ws) {
       if (w.ended) continue;
-      n += obs.any(o) ? run_wave<true>(w, wg, mem, prog, o, obs) : run_wave<false>(w, wg, mem, prog, o, obs);
+      const bool resumed = w.slept;
+      do {
+        t.instructions += obs.any(o) ? run_wave<true>(w, wg, mem, prog, o, obs) : run_wave<false>(w, wg, mem, prog, o, obs);
+      } while (w.slept && !o.cooperative);
+      t.idle = t.idle && resumed && w.slept;
       any_waiting |= w.at_barrier;
+      any_slept |= w.slept;
     }
+    if (any_slept) return t;
     if (!any_waiting) break;
     for (Wave& w : ws) w.at_barrier = false;  // every live wave has arrived: release the barrier
+    t.idle = false;
   }
-  return n;
+  t.done = true;
+  return t;
 }
 
 // Hazard mode: one wave's turn, each step checked by the sanitizer around it, until the wave
@@ -576,7 +596,8 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
   uint64_t n = 0, operations = 0;
   Exec e{w, wg, mem, prog};
   const uint64_t allowed = budget_left(w, o);
-  while (!w.ended && !w.at_barrier && operations < burst) {
+  w.slept = false;
+  while (!w.ended && !w.at_barrier && !w.slept && operations < burst) {
     const int index = w.pc;
     const Step& s = prog.steps[static_cast<size_t>(index)];
     e.step = &s;
@@ -603,14 +624,15 @@ uint64_t run_wave_checked(Wave& w, Workgroup& wg, GlobalMemory& mem, const Progr
 }
 
 // Hazard mode's schedule: the waves interleave a few instructions at a time, the next wave and
-// the length of its turn drawn from the schedule seed and the workgroup, so that a kernel that
-// relies on one wave running ahead of another (instead of on a barrier) shows it, replayably.
-uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
-                               const Observers& obs, Sanitizer& sanitizer, uint64_t linear_id) {
-  sanitizer.start_workgroup(wg, ws);
+// the length of its turn drawn from the schedule seed, the workgroup and the turn, so that a
+// kernel that relies on one wave running ahead of another (instead of on a barrier) shows it,
+// replayably. A turn runs until every wave has ended or, in a cooperative launch, until every
+// live wave waits at a barrier or has slept in it (run_workgroup's turns).
+Turn run_turn_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o, const Observers& obs,
+                      Sanitizer& sanitizer, uint64_t linear_id, uint64_t turn) {
   // SplitMix64: a draw costs a few multiplies, where a library engine and a modulo would cost
   // as much as the instructions of a turn.
-  uint64_t state = o.schedule_seed * 0x9E3779B97F4A7C15ull + linear_id;
+  uint64_t state = o.schedule_seed * 0x9E3779B97F4A7C15ull + linear_id + turn * 0xD1B54A32D192ED03ull;
   const auto draw = [&state] {
     uint64_t z = (state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -618,26 +640,44 @@ uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Progr
     return z ^ (z >> 31);
   };
   std::vector<Wave*> ready;
-  uint64_t n = 0;
+  std::vector<char> resumed(ws.size()), ran(ws.size(), 0);
+  for (size_t i = 0; i < ws.size(); ++i) resumed[i] = ws[i].slept;
+  Turn t;
   for (;;) {
     ready.clear();
-    bool any_waiting = false;
+    bool any_waiting = false, any_slept = false;
     for (Wave& w : ws) {
       if (w.ended) continue;
       if (w.at_barrier) any_waiting = true;
+      else if (w.slept && o.cooperative && ran[static_cast<size_t>(w.id)]) any_slept = true;  // slept in this turn: the turn ends
       else ready.push_back(&w);
     }
     if (ready.empty()) {
-      if (!any_waiting) break;
+      if (any_slept) break;
+      if (!any_waiting) {
+        t.done = true;
+        break;
+      }
       for (Wave& w : ws) w.at_barrier = false;
       sanitizer.barrier_released();
+      t.idle = false;
       continue;
     }
     const uint64_t r = draw();
     Wave& w = *ready[static_cast<size_t>(((r & 0xffffffffu) * ready.size()) >> 32)];
-    n += run_wave_checked(w, wg, mem, prog, o, obs, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 memory operations
+    ran[static_cast<size_t>(w.id)] = 1;
+    t.instructions += run_wave_checked(w, wg, mem, prog, o, obs, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 memory operations
   }
-  return n;
+  for (size_t i = 0; i < ws.size(); ++i)
+    if (ran[i] && !(resumed[i] && ws[i].slept)) t.idle = false;
+  return t;
+}
+
+// A workgroup in hazard mode, from its start to its end (run_turn_checked).
+uint64_t run_workgroup_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
+                               const Observers& obs, Sanitizer& sanitizer, uint64_t linear_id) {
+  sanitizer.start_workgroup(wg, ws);
+  return run_turn_checked(wg, ws, prog, mem, o, obs, sanitizer, linear_id, 0).instructions;
 }
 
 WorkgroupRecording start_recording(const Program& prog, const Workgroup& wg, size_t waves) {
@@ -660,6 +700,70 @@ void merge_hazards(std::vector<Hazard>& into, std::vector<Hazard> from) {
     if (const auto it = std::find_if(into.begin(), into.end(), same); it != into.end()) it->occurrences += h.occurrences;
     else into.push_back(std::move(h));
   }
+}
+
+// A workgroup of a cooperative launch: resident from the launch's start to its end.
+struct Resident {
+  Workgroup wg;
+  std::vector<Wave> waves;
+  std::optional<Sanitizer> sanitizer;
+  uint64_t turns = 0;
+  bool done = false;
+};
+
+// LaunchOptions::cooperative: every workgroup resident at once, taking turns on this thread (a
+// turn ends where a wave sleeps, waiting for the others: run_workgroup). Returns the instructions
+// executed; the first error ends the launch, as the pool's workers do.
+uint64_t run_cooperative(const std::string& kernel_name, const Kernel& k, const DispatchState& d, const Program& prog, GlobalMemory& memory, const LaunchOptions& o,
+                         const std::vector<uint8_t>& kernarg, uint32_t lds_bytes, std::map<std::string, uint64_t>& stats, std::vector<Hazard>& hazards,
+                         std::string& first_error) {
+  std::vector<Resident> residents(o.grid.count());
+  const size_t waves = static_cast<size_t>((o.block.count() + kLanes - 1) / kLanes);
+  uint64_t instructions = 0;
+  try {
+    for (uint64_t g = 0; g < residents.size(); ++g) {
+      Resident& r = residents[g];
+      r.wg.id[0] = static_cast<uint32_t>(g % o.grid.x);
+      r.wg.id[1] = static_cast<uint32_t>(g / o.grid.x % o.grid.y);
+      r.wg.id[2] = static_cast<uint32_t>(g / (uint64_t{o.grid.x} * o.grid.y));
+      r.wg.lds.assign(lds_bytes, 0);
+      if (o.check_lds_reads && !o.sanitize) r.wg.lds_written.assign(lds_bytes, 0);
+      r.wg.checked_lds = o.check_lds_reads || o.sanitize;
+      r.waves.resize(waves);
+      for (size_t i = 0; i < waves; ++i) init_wave(r.waves[i], k, d, r.wg, o, static_cast<int>(i), kernarg);
+      if (o.sanitize) {
+        r.wg.sanitizer = &r.sanitizer.emplace(prog);
+        r.sanitizer->start_workgroup(r.wg, r.waves);
+      }
+    }
+    const Observers obs{o.stats ? &stats : nullptr, nullptr};
+    for (int idle_rounds = 0;;) {
+      bool live = false, idle = true;
+      for (uint64_t g = 0; g < residents.size(); ++g) {
+        Resident& r = residents[g];
+        if (r.done) continue;
+        live = true;
+        const Turn t = r.sanitizer ? run_turn_checked(r.wg, r.waves, prog, memory, o, obs, *r.sanitizer, g, r.turns++)
+                                   : run_workgroup(r.wg, r.waves, prog, memory, o, obs);
+        instructions += t.instructions;
+        r.done = t.done;
+        idle = idle && t.idle;
+      }
+      if (!live) break;
+      idle_rounds = idle ? idle_rounds + 1 : 0;
+      if (idle_rounds >= LaunchOptions::kMaxIdleRounds)
+        throw Error("cooperative launch of " + kernel_name + ": for " + std::to_string(LaunchOptions::kMaxIdleRounds) +
+                    " turns in a row every workgroup only waited (s_sleep) for the others: a grid barrier that some workgroup never "
+                    "reaches, or a wait whose condition nothing will make true");
+    }
+  } catch (const OutOfBoundsError& ex) {  // in hazard mode, already a report
+    if (!o.sanitize) first_error = ex.what();
+  } catch (const std::exception& ex) {
+    first_error = ex.what();
+  }
+  for (Resident& r : residents)
+    if (r.sanitizer) merge_hazards(hazards, r.sanitizer->take_reports());
+  return instructions;
 }
 
 }  // namespace
@@ -711,6 +815,8 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   const auto start = std::chrono::steady_clock::now();
   std::vector<Hazard> hazards;
   std::optional<WorkgroupRecording> recorded;
+  if (o.cooperative && o.record_workgroup)
+    throw Error("launch of " + kernel_name + ": the timeline model records a workgroup of launches that are not cooperative only");
   auto worker = [&] {
     std::map<std::string, uint64_t> local_stats;
     Workgroup wg;
@@ -733,7 +839,7 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
       try {
         for (size_t i = 0; i < waves.size(); ++i) init_wave(waves[i], k, d, wg, o, static_cast<int>(i), kernarg);
         instructions += sanitizer ? run_workgroup_checked(wg, waves, prog, memory, o, obs, *sanitizer, g)
-                                  : run_workgroup(wg, waves, prog, memory, o, obs);
+                                  : run_workgroup(wg, waves, prog, memory, o, obs).instructions;
         if (recording) {
           std::lock_guard lock(stats_mutex);
           recorded = std::move(recording);
@@ -752,10 +858,14 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
     for (const auto& [name, n] : local_stats) per_opcode[name] += n;
     if (sanitizer) merge_hazards(hazards, sanitizer->take_reports());
   };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
+  if (o.cooperative) {
+    instructions = run_cooperative(kernel_name, k, d, prog, memory, o, kernarg, lds_bytes, per_opcode, hazards, first_error);
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+  }
   if (!first_error.empty()) {
     if (hazards.empty()) throw Error(first_error);
     throw Error(first_error + "\n" + HazardError(std::move(hazards), o.schedule_seed).what());

@@ -667,6 +667,9 @@ void register_memory_semantics(SemanticsTable& t) {
   t["ds_cmpst_rtn_b32"] = ds_atomic<Atomic::CmpSwap, true>;
   t["ds_cmpst_b64"] = ds_atomic<Atomic::CmpSwap, false, uint64_t>;
   t["ds_cmpst_rtn_b64"] = ds_atomic<Atomic::CmpSwap, true, uint64_t>;
+  // The caches' write-back and invalidation (what an agent-scope release and acquire emit): the
+  // emulator's memory is one coherent copy, so there is nothing to write back or drop.
+  for (const char* name : {"buffer_wbl2", "buffer_inv"}) t[name] = [](Exec&, const Inst&) {};
   t["buffer_load_ubyte"] = buffer_load<1, Ext::Zero>;
   t["buffer_load_sbyte"] = buffer_load<1, Ext::Sign>;
   t["buffer_load_ushort"] = buffer_load<2, Ext::Zero>;

@@ -260,6 +260,9 @@ void s_cmpk(Exec& e, const Inst& in) {
 // SOPP
 void nop(Exec&, const Inst&) {}
 void s_endpgm(Exec& e, const Inst&) { e.w.ended = true; }
+// The wave waits for other waves' memory writes (a spin loop): its turn ends, so that in a
+// cooperative launch other workgroups run (executor.cpp); otherwise it runs on at once.
+void s_sleep(Exec& e, const Inst&) { e.w.slept = true; }
 void s_barrier(Exec& e, const Inst&) { e.w.at_barrier = true; }
 void jump(Exec& e, const Inst& in) { e.branch_to(e.step->offset + 4 + 4 * static_cast<int64_t>(simm(in))); }
 void s_branch(Exec& e, const Inst& in) { jump(e, in); }
@@ -439,8 +442,9 @@ void register_scalar_semantics(SemanticsTable& t) {
   t["s_cmpk_ge_u32"] = s_cmpk<uint32_t, ge<uint32_t>, false>;
   t["s_cmpk_lt_u32"] = s_cmpk<uint32_t, lt<uint32_t>, false>;
   t["s_cmpk_le_u32"] = s_cmpk<uint32_t, le<uint32_t>, false>;
-  for (const char* name : {"s_nop", "s_waitcnt", "s_setprio", "s_sleep", "s_icache_inv", "s_incperflevel", "s_decperflevel"})
+  for (const char* name : {"s_nop", "s_waitcnt", "s_setprio", "s_icache_inv", "s_incperflevel", "s_decperflevel"})
     t[name] = nop;
+  t["s_sleep"] = s_sleep;
   t["s_sethalt"] = s_sethalt;
   t["s_sendmsg"] = s_sendmsg;
   t["s_sendmsghalt"] = s_sendmsghalt;

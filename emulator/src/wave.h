@@ -85,6 +85,7 @@ struct Wave {
   bool scc = false;
   int pc = 0;  // step index
   bool ended = false, at_barrier = false;
+  bool slept = false;  // it ran s_sleep: its turn ends (LaunchOptions::cooperative)
   int id = 0;  // wave index within the workgroup
   uint32_t mode = 0;      // the MODE hardware register (semantics_mode.cpp)
   uint64_t executed = 0;  // instructions executed, against LaunchOptions::max_wave_instructions

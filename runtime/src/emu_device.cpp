@@ -96,9 +96,6 @@ class EmuDevice : public Device {
   void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchMode mode) override {
     auto* m = dynamic_cast<EmuModule*>(&module);
     if (!m) throw Error("device " + name() + ": the module was loaded on another device");
-    if (mode.cooperative)
-      throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier, which needs every workgroup resident at once; the emulator runs " +
-                  "workgroups one at a time, and AMD targets do not lower grid barriers yet (run it on a cuda device)");
     emu::LaunchOptions o;
     if (options_.max_wave_instructions) o.max_wave_instructions = *options_.max_wave_instructions;
     o.check_lds_reads = options_.check_lds_reads;
@@ -107,6 +104,7 @@ class EmuDevice : public Device {
     o.host_threads = options_.host_threads;
     o.grid = {grid.x, grid.y, grid.z};
     o.block = {block.x, block.y, block.z};
+    o.cooperative = mode.cooperative;  // a grid barrier: every workgroup resident, in turns
     o.kernarg = pack_args(m->code().kernel(kernel), args);
     if (!options_.timeline_path.empty()) o.record_workgroup = 0;
     const emu::RunReport report = emu::run_kernel(m->code(), kernel, memory_, o);

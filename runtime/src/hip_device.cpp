@@ -211,7 +211,8 @@ class HipDevice : public Device {
     return std::make_shared<HipModule>(std::move(code), handle, index_);
   }
   void launch(Module& module, const std::string& kernel, Dim3 grid, Dim3 block, std::span<const Arg> args, LaunchMode mode) override {
-    if (mode.cooperative) throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier; HIP devices do not launch cooperative kernels yet");
+    if (mode.cooperative)
+      throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier; HIP devices do not launch cooperative kernels yet (the emulator and cuda do)");
     select();
     auto* m = dynamic_cast<HipModule*>(&module);
     if (!m || m->device() != index_) throw Error("device " + name() + ": the module was loaded on another device");

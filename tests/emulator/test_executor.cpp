@@ -279,6 +279,77 @@ TEST_CASE("a barrier completes when every live wave arrives, at whichever s_barr
   }
 }
 
+// Workgroups that wait for each other (LaunchOptions::cooperative): workgroup g sleeps until the
+// flag holds G - 1 - g, records what it saw and hands the flag on, so the chain runs from the
+// last workgroup to the first, which one at a time, in order, never would. And a launch whose
+// workgroups only ever wait is an error naming the kernel, not a hang.
+const char* kHandOff = R"(
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+declare void @llvm.amdgcn.s.sleep(i32)
+define amdgpu_kernel void @hand_off(ptr addrspace(1) %flag, ptr addrspace(1) %out, i32 %groups) {
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %first = icmp eq i32 %tid, 0
+  br i1 %first, label %spin, label %done
+spin:
+  call void @llvm.amdgcn.s.sleep(i32 1)
+  %seen = load atomic i32, ptr addrspace(1) %flag syncscope("agent") monotonic, align 4
+  %last = sub i32 %groups, 1
+  %turn = sub i32 %last, %g
+  %mine = icmp eq i32 %seen, %turn
+  br i1 %mine, label %go, label %spin
+go:
+  %slot = getelementptr i32, ptr addrspace(1) %out, i32 %g
+  store i32 %seen, ptr addrspace(1) %slot
+  %next = add i32 %seen, 1
+  store atomic i32 %next, ptr addrspace(1) %flag syncscope("agent") monotonic, align 4
+  br label %done
+done:
+  ret void
+}
+define amdgpu_kernel void @waits_forever(ptr addrspace(1) %flag) {
+  br label %spin
+spin:
+  call void @llvm.amdgcn.s.sleep(i32 1)
+  %v = load atomic i32, ptr addrspace(1) %flag syncscope("agent") monotonic, align 4
+  %zero = icmp eq i32 %v, 0
+  br i1 %zero, label %spin, label %done
+done:
+  ret void
+}
+)";
+
+TEST_CASE("a cooperative launch keeps every workgroup resident and runs them in turns; one where all only wait is an error") {
+  for (Arch arch : kArchs) {
+    INFO(std::string(arch_name(arch)));
+    const CodeObject code = CodeObject::load(weft::testing::compile_ll(kHandOff, arch_name(arch)));
+    constexpr uint32_t groups = 6;
+    GlobalMemory mem;
+    const uint64_t flag = upload(mem, std::vector<int32_t>{0}, "flag");
+    const uint64_t out = upload(mem, std::vector<int32_t>(groups, -7), "out");  // poisoned
+    LaunchOptions o;
+    o.grid = {groups, 1, 1};
+    o.block = {128, 1, 1};
+    o.kernarg = pack(flag, out, groups);
+    o.cooperative = true;
+    run_kernel(code, "hand_off", mem, o);
+    const int32_t* seen = reinterpret_cast<const int32_t*>(mem.data(out));
+    for (uint32_t g = 0; g < groups; ++g) CHECK(seen[g] == static_cast<int32_t>(groups - 1 - g));
+    CHECK(*reinterpret_cast<const int32_t*>(mem.data(flag)) == static_cast<int32_t>(groups));
+
+    GlobalMemory idle;
+    LaunchOptions forever;
+    forever.grid = {3, 1, 1};
+    forever.block = {64, 1, 1};
+    forever.kernarg = pack(upload(idle, std::vector<int32_t>{0}, "flag"));
+    forever.cooperative = true;
+    CHECK_THROWS_WITH_AS(run_kernel(code, "waits_forever", idle, forever),
+                         doctest::Contains("cooperative launch of waits_forever: for 1000 turns in a row every workgroup only waited"), weft::Error);
+  }
+}
+
 TEST_CASE("an out-of-bounds store is reported with kernel, PC, workgroup, wave, lane and the nearest buffer") {
   const CodeObject code = CodeObject::load(weft::testing::compile_ll(kKernels, "gfx950"));
   GlobalMemory mem;

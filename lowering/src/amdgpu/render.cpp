@@ -663,11 +663,59 @@ class Renderer {
       }
       case Op::WHEN: return branch(e);
       case Op::ASYNC_COPY: return async_copy(e);
-      case Op::GRID_BARRIER:
-        unsupported(e, "a grid barrier needs every workgroup resident at once; AMD targets have no cooperative launch in weft yet (the emulator runs "
-                       "workgroups one at a time): build the kernel for NVIDIA, or split it into two kernels at the barrier");
+      case Op::GRID_BARRIER: return grid_barrier(e);
       default: unsupported(e, "no AMDGPU lowering for this effect");
     }
+  }
+
+  // grid_barrier (builder.h): every thread releases its writes at agent scope and the workgroup
+  // meets; its first thread arrives on the counter (workgroup 0 adds 2^31 - (G - 1), the others
+  // 1: the top bit flips when the last arrives) and waits for the flip, sleeping between reads
+  // (s_sleep, which also hands the emulator's cooperative launch to the other workgroups); the
+  // workgroup meets again and every thread acquires at agent scope, so that its reads see the
+  // other workgroups' writes. G comes from the dispatch packet (grid and workgroup sizes).
+  void grid_barrier(const UOp& e) {
+    const llvm::SyncScope::ID agent = ctx_.getOrInsertSyncScopeID("agent");
+    llvm::Value* counter = get(e.src(0));
+    b_.CreateFence(llvm::AtomicOrdering::Release, agent);
+    intrinsic(llvm::Intrinsic::amdgcn_s_barrier, {});
+    llvm::Value* first_thread = b_.getTrue();
+    llvm::Value* first_group = b_.getTrue();
+    static const llvm::Intrinsic::ID group[] = {llvm::Intrinsic::amdgcn_workgroup_id_x, llvm::Intrinsic::amdgcn_workgroup_id_y,
+                                                llvm::Intrinsic::amdgcn_workgroup_id_z};
+    static const llvm::Intrinsic::ID item[] = {llvm::Intrinsic::amdgcn_workitem_id_x, llvm::Intrinsic::amdgcn_workitem_id_y,
+                                               llvm::Intrinsic::amdgcn_workitem_id_z};
+    for (int d = 0; d < 3; ++d) {
+      first_thread = b_.CreateAnd(first_thread, b_.CreateICmpEQ(b_.CreateIntrinsic(item[d], llvm::ArrayRef<llvm::Type*>{}, {}), b_.getInt32(0)));
+      first_group = b_.CreateAnd(first_group, b_.CreateICmpEQ(b_.CreateIntrinsic(group[d], llvm::ArrayRef<llvm::Type*>{}, {}), b_.getInt32(0)));
+    }
+    auto* arrive = llvm::BasicBlock::Create(ctx_, "grid.arrive", fn_);
+    auto* wait = llvm::BasicBlock::Create(ctx_, "grid.wait", fn_);
+    auto* met = llvm::BasicBlock::Create(ctx_, "grid.met", fn_);
+    b_.CreateCondBr(first_thread, arrive, met);
+    b_.SetInsertPoint(arrive);
+    // hsa_kernel_dispatch_packet_t: workgroup_size_x/y/z (uint16) at bytes 4, 6, 8, grid_size_x/y/z (uint32, work-items) at 12, 16, 20.
+    llvm::Value* packet = b_.CreateIntrinsic(llvm::Intrinsic::amdgcn_dispatch_ptr, llvm::ArrayRef<llvm::Type*>{}, {});
+    llvm::Value* groups = b_.getInt32(1);
+    for (int d = 0; d < 3; ++d) {
+      llvm::Value* size = b_.CreateZExt(b_.CreateLoad(b_.getInt16Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), packet, 4 + 2 * d)), b_.getInt32Ty());
+      llvm::Value* grid = b_.CreateLoad(b_.getInt32Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), packet, 12 + 4 * d));
+      groups = b_.CreateMul(groups, b_.CreateUDiv(b_.CreateAdd(grid, b_.CreateSub(size, b_.getInt32(1))), size));
+    }
+    llvm::Value* add = b_.CreateSelect(first_group, b_.CreateSub(b_.getInt32(0x80000000u), b_.CreateSub(groups, b_.getInt32(1))), b_.getInt32(1));
+    auto* arrival = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, add, llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic, agent);
+    arrival->setMetadata("amdgpu.no.fine.grained.memory", llvm::MDNode::get(ctx_, {}));
+    b_.CreateBr(wait);
+    b_.SetInsertPoint(wait);
+    intrinsic(llvm::Intrinsic::amdgcn_s_sleep, {b_.getInt32(1)});
+    auto* now = b_.CreateLoad(b_.getInt32Ty(), counter);
+    now->setAtomic(llvm::AtomicOrdering::Monotonic, agent);
+    now->setAlignment(llvm::Align(4));
+    llvm::Value* flipped = b_.CreateICmpNE(b_.CreateAnd(b_.CreateXor(now, arrival), b_.getInt32(0x80000000u)), b_.getInt32(0));
+    b_.CreateCondBr(flipped, met, wait);
+    b_.SetInsertPoint(met);
+    intrinsic(llvm::Intrinsic::amdgcn_s_barrier, {});
+    b_.CreateFence(llvm::AtomicOrdering::Acquire, agent);
   }
 
   void intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {

@@ -63,7 +63,7 @@ UOp barrier(const std::vector<UOp>& after = {}, BarrierFence fence = BarrierFenc
 // the others 1), in this launch or a later one. Every thread must reach it, the same number of
 // times (not inside a when()). A kernel with one is cooperative (LoweredKernel::cooperative):
 // its workgroups must all be resident at once, which the launch checks (CUDA's cooperative
-// launch; the emulator and HIP refuse it).
+// launch; the emulator keeps every workgroup resident and runs them in turns; HIP refuses it).
 UOp grid_barrier(const UOp& counter, const std::vector<UOp>& after = {});
 
 // Values computed up front. The linearizer writes a value where it is first used; a load whose

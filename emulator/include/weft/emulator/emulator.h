@@ -86,6 +86,13 @@ struct LaunchOptions {
   // what real kernels execute per wave (a 4096^3 tiled GEMM: well under 10^6).
   uint64_t max_wave_instructions = kDefaultMaxWaveInstructions;
   static constexpr uint64_t kDefaultMaxWaveInstructions = uint64_t{1} << 28;
+  // Every workgroup resident at once, as a cooperative launch makes them (a kernel with a grid
+  // barrier, whose workgroups wait for each other): one host thread runs them in turns, a turn
+  // ending where a wave waits with s_sleep (the barrier's spin), so that the others run on. A
+  // launch in which every workgroup has only waited for kMaxIdleRounds turns in a row is an error
+  // (a barrier some workgroup never reaches). Without it, s_sleep only pauses the wave.
+  bool cooperative = false;
+  static constexpr int kMaxIdleRounds = 1000;
 };
 
 // What one workgroup executed, for the timeline model: the kernel's instructions and, per wave,

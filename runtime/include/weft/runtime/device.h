@@ -69,8 +69,9 @@ enum class LaunchOrder { serialized, programmatic };
 
 // How a launch runs: its order, and `cooperative`: every workgroup resident at once, which a
 // kernel with a grid barrier needs (grid_barrier, weft/dsl/builder.h). CUDA launches it
-// cooperatively, an error naming the kernel where the GPU cannot hold the grid; the emulator and
-// HIP devices refuse it.
+// cooperatively, an error naming the kernel where the GPU cannot hold the grid; the emulator keeps
+// every workgroup resident and runs them in turns (emu::LaunchOptions::cooperative); HIP devices
+// refuse it.
 struct LaunchMode {
   LaunchOrder order = LaunchOrder::serialized;
   bool cooperative = false;
