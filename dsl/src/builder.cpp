@@ -794,6 +794,11 @@ UOp set_max_registers(int64_t count, RegisterBudget change, const std::vector<UO
 
 UOp grid_barrier(const UOp& counter, const std::vector<UOp>& after) {
   check_indexed("GRID_BARRIER", "the counter", counter, AddrSpace::GLOBAL, {dtypes::uint32});
+  // One counter for the whole grid: a workgroup arriving on a counter of its own would wait forever.
+  for (const UOp& u : toposort(counter))
+    if (u.op() == Op::RANGE || u.op() == Op::SPECIAL)
+      fail("GRID_BARRIER", "the counter must be one element for every thread of the grid; its index depends on " + expr_string(u, 60) +
+                               " (" + expr_string(counter, 80) + ")");
   check_predecessors("GRID_BARRIER", after);
   std::vector<UOp> src{counter};
   src.insert(src.end(), after.begin(), after.end());

@@ -360,24 +360,26 @@ class Checker {
         report("source " + std::to_string(i) + " is " + std::string(op_name(u.src(i).op())) + ", which is not an effect");
   }
 
-  // A position-sensitive statement without a site of its own would be merged with any identical
-  // one (hash-consing), so a second barrier or priority change would silently vanish.
-  // GRID_BARRIER's first source: the INDEX of its uint32 counter in a GLOBAL buffer.
+  // GRID_BARRIER's first source: the INDEX of its uint32 counter in a GLOBAL buffer (through views
+  // and AFTERs).
   void check_grid_counter(const UOp& u) {
     if (u.src().empty() || u.src(0).op() != Op::INDEX || !(u.src(0).dtype() == dtypes::uint32))
       return report("its first source is the INDEX of a uint32 counter in a GLOBAL buffer");
-    const UOp& buffer = u.src(0).src(0);
+    UOp buffer = u.src(0).src(0);
+    while (buffer.op() != Op::PLACEHOLDER && !buffer.src().empty()) buffer = buffer.src(0);
     if (buffer.op() == Op::PLACEHOLDER && std::holds_alternative<BufferArg>(buffer.arg()) && buffer.arg_as<BufferArg>().space != AddrSpace::GLOBAL)
       report("its counter is in a " + std::string(addrspace_name(buffer.arg_as<BufferArg>().space)) + " buffer; every workgroup must see it: GLOBAL");
   }
 
+  // A position-sensitive statement without a site of its own would be merged with any identical
+  // one (hash-consing), so a second barrier or priority change would silently vanish.
   void check_site(const UOp& u) {
     const auto site = effect_site(u.arg());
     if (site && *site != 0) return;
     if (u.op() == Op::BARRIER && !u.src().empty()) return;  // the pipeline's, shared by design
     report("has no site id: two identical " + std::string(op_name(u.op())) +
            " statements would be merged into one; build it with barrier(), wave_priority(), wait_counts(), async_commit(), sched_barrier(), "
-           "sched_group_barrier(), custom(), customi(), the mbarrier_*() or wgmma*() functions");
+           "sched_group_barrier(), custom(), customi(), grid_barrier(), the mbarrier_*() or wgmma*() functions");
   }
 
   // An effect listed twice in one GROUP or SINK is one node and runs once, not twice.

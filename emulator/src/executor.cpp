@@ -437,7 +437,7 @@ void init_wave(Wave& w, const Kernel& k, const DispatchState& d, const Workgroup
   std::memset(w.vreg(256), 0, static_cast<size_t>(std::min<uint32_t>(k.agpr_count, 256)) * kLanes * 4);
   w.scc = false;
   w.pc = 0;
-  w.ended = w.at_barrier = false;
+  w.ended = w.at_barrier = w.slept = false;
   w.id = wave_id;
   w.executed = 0;
   w.mode = initial_mode(kd.rsrc1);
@@ -551,37 +551,47 @@ uint64_t run_wave(Wave& w, Workgroup& wg, GlobalMemory& mem, const Program& prog
   return n;
 }
 
-// What a workgroup's turn did: `done` once every wave has ended; `idle` where it only resumed
-// sleeping waves that slept again (no barrier released, no wave ended or went past its wait).
+// What a workgroup's turn did: `done` once every wave has ended; `idle` where nothing another
+// workgroup could see or wait for happened (no global store or atomic, no barrier released, no
+// wave ended): its waves only waited.
 struct Turn {
   uint64_t instructions = 0;
   bool done = false, idle = true;
 };
 
+// The global stores and atomics a workgroup's waves have run, plus the waves that have ended.
+uint64_t progress(const std::vector<Wave>& ws) {
+  uint64_t p = 0;
+  for (const Wave& w : ws) p += w.stores + (w.ended ? 1 : 0);
+  return p;
+}
+
 // Runs a workgroup's waves, releasing each barrier once every live wave has reached it, until all
 // have ended. In a cooperative launch the turn ends where a wave sleeps (its next call resumes
-// it); otherwise s_sleep only pauses the wave.
+// it); otherwise s_sleep does not stop the wave.
 Turn run_workgroup(Workgroup& wg, std::vector<Wave>& ws, const Program& prog, GlobalMemory& mem, const LaunchOptions& o,
                    const Observers& obs) {
   Turn t;
+  const uint64_t before = progress(ws);
   for (;;) {
     bool any_waiting = false, any_slept = false;
     for (Wave& w : ws) {
       if (w.ended) continue;
-      const bool resumed = w.slept;
       do {
         t.instructions += obs.any(o) ? run_wave<true>(w, wg, mem, prog, o, obs) : run_wave<false>(w, wg, mem, prog, o, obs);
       } while (w.slept && !o.cooperative);
-      t.idle = t.idle && resumed && w.slept;
       any_waiting |= w.at_barrier;
       any_slept |= w.slept;
     }
-    if (any_slept) return t;
-    if (!any_waiting) break;
+    if (any_slept) break;
+    if (!any_waiting) {
+      t.done = true;
+      break;
+    }
     for (Wave& w : ws) w.at_barrier = false;  // every live wave has arrived: release the barrier
     t.idle = false;
   }
-  t.done = true;
+  t.idle = t.idle && progress(ws) == before;
   return t;
 }
 
@@ -640,8 +650,8 @@ Turn run_turn_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog,
     return z ^ (z >> 31);
   };
   std::vector<Wave*> ready;
-  std::vector<char> resumed(ws.size()), ran(ws.size(), 0);
-  for (size_t i = 0; i < ws.size(); ++i) resumed[i] = ws[i].slept;
+  std::vector<char> ran(ws.size(), 0);
+  const uint64_t before = progress(ws);
   Turn t;
   for (;;) {
     ready.clear();
@@ -668,8 +678,7 @@ Turn run_turn_checked(Workgroup& wg, std::vector<Wave>& ws, const Program& prog,
     ran[static_cast<size_t>(w.id)] = 1;
     t.instructions += run_wave_checked(w, wg, mem, prog, o, obs, sanitizer, 1 + ((r >> 32) & 15));  // a turn of 1 to 16 memory operations
   }
-  for (size_t i = 0; i < ws.size(); ++i)
-    if (ran[i] && !(resumed[i] && ws[i].slept)) t.idle = false;
+  t.idle = t.idle && progress(ws) == before;
   return t;
 }
 
@@ -816,7 +825,7 @@ RunReport run_kernel(const CodeObject& code, const std::string& kernel_name, Glo
   std::vector<Hazard> hazards;
   std::optional<WorkgroupRecording> recorded;
   if (o.cooperative && o.record_workgroup)
-    throw Error("launch of " + kernel_name + ": the timeline model records a workgroup of launches that are not cooperative only");
+    throw Error("launch of " + kernel_name + ": the timeline model cannot record a cooperative launch (a kernel with a grid barrier)");
   auto worker = [&] {
     std::map<std::string, uint64_t> local_stats;
     Workgroup wg;

@@ -158,6 +158,7 @@ void global_load_lds(Exec& e, const Inst& in) {
 
 template <uint32_t Bytes, uint32_t FromByte = 0>
 void flat_store(Exec& e, const Inst& in) {
+  ++e.w.stores;
   const uint32_t src = flat_data(in) + (flat_acc(in) ? 256 : 0);
   LanePointers lanes;
   find_lanes(e, lanes, Access::Write, [&](int l) { return lane_memory(e, in, l, Bytes, Access::Write); });
@@ -234,6 +235,7 @@ void set_lane_value(Wave& w, uint32_t r, int l, T v) {
 // data = {value} or, for cmpswap, {value, comparand}, each T wide.
 template <Atomic Op, class T = uint32_t>
 void flat_atomic(Exec& e, const Inst& in) {
+  ++e.w.stores;
   constexpr uint32_t words = sizeof(T) / 4;
   const uint32_t data = flat_data(in), dst = flat_vdst(in);
   const bool returns = flat_sc0(in);
@@ -482,6 +484,7 @@ void buffer_load(Exec& e, const Inst& in) {
 // Stores write the in-range elements and drop the rest; `FromByte` 2: the *_d16_hi stores.
 template <uint32_t Bytes, uint32_t FromByte = 0>
 void buffer_store(Exec& e, const Inst& in) {
+  ++e.w.stores;
   const BufferResource v = resource(e, in);
   const uint32_t src = mubuf_vdata(in) + (mubuf_acc(in) ? 256 : 0);
   for (uint64_t m = e.w.exec(); m; m &= m - 1) {
@@ -503,6 +506,7 @@ void buffer_store(Exec& e, const Inst& in) {
 // returning atomic returns 0, as an out-of-range load does.
 template <Atomic Op, class T = uint32_t>
 void buffer_atomic(Exec& e, const Inst& in) {
+  ++e.w.stores;
   constexpr uint32_t words = sizeof(T) / 4;
   const BufferResource v = resource(e, in);
   const uint32_t data = mubuf_vdata(in) + (mubuf_acc(in) ? 256 : 0);

@@ -86,6 +86,7 @@ struct Wave {
   int pc = 0;  // step index
   bool ended = false, at_barrier = false;
   bool slept = false;  // it ran s_sleep: its turn ends (LaunchOptions::cooperative)
+  uint64_t stores = 0;  // global stores and atomics it ran: a cooperative launch's sign of progress
   int id = 0;  // wave index within the workgroup
   uint32_t mode = 0;      // the MODE hardware register (semantics_mode.cpp)
   uint64_t executed = 0;  // instructions executed, against LaunchOptions::max_wave_instructions

@@ -282,12 +282,14 @@ TEST_CASE("a barrier completes when every live wave arrives, at whichever s_barr
 // Workgroups that wait for each other (LaunchOptions::cooperative): workgroup g sleeps until the
 // flag holds G - 1 - g, records what it saw and hands the flag on, so the chain runs from the
 // last workgroup to the first, which one at a time, in order, never would. And a launch whose
-// workgroups only ever wait is an error naming the kernel, not a hang.
+// workgroups only ever wait (one wave sleeping on a flag, the others at a barrier) is an error
+// naming the kernel, not a hang; in hazard mode too.
 const char* kHandOff = R"(
 target triple = "amdgcn-amd-amdhsa"
 declare i32 @llvm.amdgcn.workitem.id.x()
 declare i32 @llvm.amdgcn.workgroup.id.x()
 declare void @llvm.amdgcn.s.sleep(i32)
+declare void @llvm.amdgcn.s.barrier()
 define amdgpu_kernel void @hand_off(ptr addrspace(1) %flag, ptr addrspace(1) %out, i32 %groups) {
   %tid = call i32 @llvm.amdgcn.workitem.id.x()
   %g = call i32 @llvm.amdgcn.workgroup.id.x()
@@ -310,13 +312,16 @@ done:
   ret void
 }
 define amdgpu_kernel void @waits_forever(ptr addrspace(1) %flag) {
-  br label %spin
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %first = icmp eq i32 %tid, 0
+  br i1 %first, label %spin, label %met
 spin:
   call void @llvm.amdgcn.s.sleep(i32 1)
   %v = load atomic i32, ptr addrspace(1) %flag syncscope("agent") monotonic, align 4
   %zero = icmp eq i32 %v, 0
-  br i1 %zero, label %spin, label %done
-done:
+  br i1 %zero, label %spin, label %met
+met:
+  call void @llvm.amdgcn.s.barrier()
   ret void
 }
 )";
@@ -326,27 +331,36 @@ TEST_CASE("a cooperative launch keeps every workgroup resident and runs them in 
     INFO(std::string(arch_name(arch)));
     const CodeObject code = CodeObject::load(weft::testing::compile_ll(kHandOff, arch_name(arch)));
     constexpr uint32_t groups = 6;
-    GlobalMemory mem;
-    const uint64_t flag = upload(mem, std::vector<int32_t>{0}, "flag");
-    const uint64_t out = upload(mem, std::vector<int32_t>(groups, -7), "out");  // poisoned
-    LaunchOptions o;
-    o.grid = {groups, 1, 1};
-    o.block = {128, 1, 1};
-    o.kernarg = pack(flag, out, groups);
-    o.cooperative = true;
-    run_kernel(code, "hand_off", mem, o);
-    const int32_t* seen = reinterpret_cast<const int32_t*>(mem.data(out));
-    for (uint32_t g = 0; g < groups; ++g) CHECK(seen[g] == static_cast<int32_t>(groups - 1 - g));
-    CHECK(*reinterpret_cast<const int32_t*>(mem.data(flag)) == static_cast<int32_t>(groups));
+    for (const bool sanitize : {false, true}) {
+      CAPTURE(sanitize);
+      GlobalMemory mem;
+      const uint64_t flag = upload(mem, std::vector<int32_t>{0}, "flag");
+      const uint64_t out = upload(mem, std::vector<int32_t>(groups, -7), "out");  // poisoned
+      LaunchOptions o;
+      o.grid = {groups, 1, 1};
+      o.block = {128, 1, 1};
+      o.kernarg = pack(flag, out, groups);
+      o.cooperative = true;
+      o.sanitize = sanitize;
+      run_kernel(code, "hand_off", mem, o);
+      const int32_t* seen = reinterpret_cast<const int32_t*>(mem.data(out));
+      for (uint32_t g = 0; g < groups; ++g) CHECK(seen[g] == static_cast<int32_t>(groups - 1 - g));
+      CHECK(*reinterpret_cast<const int32_t*>(mem.data(flag)) == static_cast<int32_t>(groups));
+    }
 
+    // Waves 1 to 3 of each workgroup wait at a barrier while wave 0 sleeps on a flag nothing sets.
     GlobalMemory idle;
     LaunchOptions forever;
     forever.grid = {3, 1, 1};
-    forever.block = {64, 1, 1};
+    forever.block = {256, 1, 1};
     forever.kernarg = pack(upload(idle, std::vector<int32_t>{0}, "flag"));
     forever.cooperative = true;
-    CHECK_THROWS_WITH_AS(run_kernel(code, "waits_forever", idle, forever),
-                         doctest::Contains("cooperative launch of waits_forever: for 1000 turns in a row every workgroup only waited"), weft::Error);
+    for (const bool sanitize : {false, true}) {
+      CAPTURE(sanitize);
+      forever.sanitize = sanitize;
+      CHECK_THROWS_WITH_AS(run_kernel(code, "waits_forever", idle, forever),
+                           doctest::Contains("cooperative launch of waits_forever: for 1000 turns in a row every workgroup only waited"), weft::Error);
+    }
   }
 }
 

@@ -43,13 +43,12 @@ UOp exchange(int64_t groups) {
   return sink({.name = "grid_exchange"}, {group({first, met, second, met_again, third}).end({g, l})});
 }
 
-std::vector<uint32_t> exchange_reference(const std::vector<uint32_t>& in, int64_t groups) {
+std::vector<uint32_t> exchange_reference(const std::vector<uint32_t>& in) {
   const size_t n = in.size();
   std::vector<uint32_t> a(n), b(n), out(n);
   for (size_t i = 0; i < n; ++i) a[i] = in[i] * 3u + static_cast<uint32_t>(i / kThreads);
   for (size_t i = 0; i < n; ++i) b[i] = a[n - 1 - i] + a[(i + kThreads) % n];
   for (size_t i = 0; i < n; ++i) out[i] = b[n - 1 - i] ^ b[i];
-  (void)groups;
   return out;
 }
 
@@ -76,9 +75,12 @@ TEST_CASE("grid barrier: a kernel with one is cooperative, and the CUDA source a
   CHECK(source.find("atom.add.release.gpu.u32") != std::string::npos);
   CHECK(source.find("ld.acquire.gpu.u32") != std::string::npos);
   // Each arrival between two block barriers: the block's writes before it, its reads after.
-  const size_t call = source.find("weft_grid_arrive_and_wait((unsigned*)");
-  CHECK(source.rfind("__syncthreads();", call) != std::string::npos);
-  CHECK(source.find("__syncthreads();", call) != std::string::npos);
+  for (size_t call = source.find("weft_grid_arrive_and_wait((unsigned*)"); call != std::string::npos;
+       call = source.find("weft_grid_arrive_and_wait((unsigned*)", call + 1)) {
+    const size_t line = source.rfind('\n', call), before = source.rfind('\n', line - 1), after = source.find('\n', call);
+    CHECK(source.substr(before + 1, line - before - 1).find("__syncthreads();") != std::string::npos);
+    CHECK(source.substr(after + 1, source.find('\n', after + 1) - after - 1).find("__syncthreads();") != std::string::npos);
+  }
   // Kernels without one do not carry the helper.
   CHECK(cuda::render_cuda(lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})), 90)
             .find("weft_grid_arrive_and_wait") == std::string::npos);
@@ -95,6 +97,9 @@ TEST_CASE("grid barrier: a counter that is not a uint32 GLOBAL element and a bar
                        doctest::Contains("GRID_BARRIER: the counter must index a GLOBAL buffer of uint32"), Error);
   CHECK_THROWS_WITH_AS(grid_barrier(alloc_shared({1}, dtypes::uint32, 0)[idx(0)]),
                        doctest::Contains("GRID_BARRIER: the counter must index a GLOBAL buffer of uint32"), Error);
+  // One counter for the whole grid: one a workgroup would wait on forever.
+  CHECK_THROWS_WITH_AS(grid_barrier(placeholder({4}, dtypes::uint32, 0)[g]),
+                       doctest::Contains("GRID_BARRIER: the counter must be one element for every thread of the grid"), Error);
   // Every thread of every workgroup must reach it.
   const UOp counter = placeholder({1}, dtypes::uint32, 0), out = placeholder({4 * kThreads}, dtypes::uint32, 1);
   const UOp guarded = when(l < kThreads / 2, {grid_barrier(counter[idx(0)])});
@@ -123,7 +128,7 @@ WEFT_DEVICE_TEST_CASE("grid barrier: workgroups read each other's writes across 
       const rt::DeviceArray out = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "out");
       const rt::DeviceArray args[] = {out, in_d, a, b, counter};
       kernel.launch(*dev, args);
-      const std::vector<uint32_t> got = testing::get<uint32_t>(*dev, out), want = exchange_reference(in, groups);
+      const std::vector<uint32_t> got = testing::get<uint32_t>(*dev, out), want = exchange_reference(in);
       int bad = 0;
       for (size_t i = 0; i < want.size(); ++i)
         if (got[i] != want[i] && bad++ < 5) FAIL_CHECK("out[" << i << "] = " << got[i] << ", expected " << want[i]);

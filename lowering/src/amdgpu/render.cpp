@@ -643,11 +643,7 @@ class Renderer {
       case Op::BARRIER: {
         // Barriers the pipeline inserts have no arg (monostate): fenced.
         const auto* a = std::get_if<EffectArg>(&e.arg());
-        const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
-        if (fenced) b_.CreateFence(llvm::AtomicOrdering::Release, ctx_.getOrInsertSyncScopeID("workgroup"));
-        intrinsic(llvm::Intrinsic::amdgcn_s_barrier, {});
-        if (fenced) b_.CreateFence(llvm::AtomicOrdering::Acquire, ctx_.getOrInsertSyncScopeID("workgroup"));
-        return;
+        return workgroup_barrier(!a || a->value != static_cast<Wide>(BarrierFence::None));
       }
       case Op::PRIORITY: intrinsic(llvm::Intrinsic::amdgcn_s_setprio, {b_.getInt16(static_cast<uint16_t>(e.arg_as<EffectArg>().value))}); return;
       case Op::WAIT: return waitcnt(e);
@@ -668,17 +664,16 @@ class Renderer {
     }
   }
 
-  // grid_barrier (builder.h): every thread releases its writes at agent scope and the workgroup
-  // meets; its first thread arrives on the counter (workgroup 0 adds 2^31 - (G - 1), the others
-  // 1: the top bit flips when the last arrives) and waits for the flip, sleeping between reads
-  // (s_sleep, which also hands the emulator's cooperative launch to the other workgroups); the
-  // workgroup meets again and every thread acquires at agent scope, so that its reads see the
-  // other workgroups' writes. G comes from the dispatch packet (grid and workgroup sizes).
+  // grid_barrier (builder.h): the workgroup meets (a fenced barrier); its first thread releases
+  // the workgroup's writes at agent scope, arrives on the counter (workgroup 0 adds 2^31 - (G - 1),
+  // the others 1: the top bit flips when the last arrives) and waits for the flip, sleeping
+  // between reads (s_sleep, which also hands the emulator's cooperative launch to the other
+  // workgroups), then acquires at agent scope (invalidating the CU's cache for the workgroup's
+  // reads); the workgroup meets again. G comes from the dispatch packet (grid and workgroup sizes).
   void grid_barrier(const UOp& e) {
     const llvm::SyncScope::ID agent = ctx_.getOrInsertSyncScopeID("agent");
     llvm::Value* counter = get(e.src(0));
-    b_.CreateFence(llvm::AtomicOrdering::Release, agent);
-    intrinsic(llvm::Intrinsic::amdgcn_s_barrier, {});
+    workgroup_barrier(true);
     llvm::Value* first_thread = b_.getTrue();
     llvm::Value* first_group = b_.getTrue();
     static const llvm::Intrinsic::ID group[] = {llvm::Intrinsic::amdgcn_workgroup_id_x, llvm::Intrinsic::amdgcn_workgroup_id_y,
@@ -691,6 +686,7 @@ class Renderer {
     }
     auto* arrive = llvm::BasicBlock::Create(ctx_, "grid.arrive", fn_);
     auto* wait = llvm::BasicBlock::Create(ctx_, "grid.wait", fn_);
+    auto* passed = llvm::BasicBlock::Create(ctx_, "grid.passed", fn_);
     auto* met = llvm::BasicBlock::Create(ctx_, "grid.met", fn_);
     b_.CreateCondBr(first_thread, arrive, met);
     b_.SetInsertPoint(arrive);
@@ -703,6 +699,7 @@ class Renderer {
       groups = b_.CreateMul(groups, b_.CreateUDiv(b_.CreateAdd(grid, b_.CreateSub(size, b_.getInt32(1))), size));
     }
     llvm::Value* add = b_.CreateSelect(first_group, b_.CreateSub(b_.getInt32(0x80000000u), b_.CreateSub(groups, b_.getInt32(1))), b_.getInt32(1));
+    b_.CreateFence(llvm::AtomicOrdering::Release, agent);
     auto* arrival = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, add, llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic, agent);
     arrival->setMetadata("amdgpu.no.fine.grained.memory", llvm::MDNode::get(ctx_, {}));
     b_.CreateBr(wait);
@@ -712,10 +709,19 @@ class Renderer {
     now->setAtomic(llvm::AtomicOrdering::Monotonic, agent);
     now->setAlignment(llvm::Align(4));
     llvm::Value* flipped = b_.CreateICmpNE(b_.CreateAnd(b_.CreateXor(now, arrival), b_.getInt32(0x80000000u)), b_.getInt32(0));
-    b_.CreateCondBr(flipped, met, wait);
-    b_.SetInsertPoint(met);
-    intrinsic(llvm::Intrinsic::amdgcn_s_barrier, {});
+    b_.CreateCondBr(flipped, passed, wait);
+    b_.SetInsertPoint(passed);
     b_.CreateFence(llvm::AtomicOrdering::Acquire, agent);
+    b_.CreateBr(met);
+    b_.SetInsertPoint(met);
+    workgroup_barrier(true);
+  }
+
+  // A barrier of the workgroup; `fenced`: workgroup-scope release before it and acquire after.
+  void workgroup_barrier(bool fenced) {
+    if (fenced) b_.CreateFence(llvm::AtomicOrdering::Release, ctx_.getOrInsertSyncScopeID("workgroup"));
+    intrinsic(llvm::Intrinsic::amdgcn_s_barrier, {});
+    if (fenced) b_.CreateFence(llvm::AtomicOrdering::Acquire, ctx_.getOrInsertSyncScopeID("workgroup"));
   }
 
   void intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {

@@ -122,6 +122,7 @@ class Renderer {
       const UOp statement = s.statement();
       if (statement.op() == Op::ASYNC_COPY) has_async_ = true;
       if (statement.op() == Op::ASYNC_COMMIT) commits_groups_ = true;
+      if (statement.op() == Op::GRID_BARRIER) meets_grid_ = true;
       if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
       if (opsets::hopper.contains(statement.op())) uses_hopper_ = true;
       if (statement.op() == Op::SETMAXNREG) sets_register_budget_ = true;
@@ -160,7 +161,7 @@ class Renderer {
     // compute-sanitizer).
     out << "extern \"C\" __device__ unsigned long long weft_dynamic_shared_" << k_.name << " = " << dynamic_shared_bytes(k_) << "ull;\n";
     for (const std::string& h : fp8_helpers_) out << h;
-    if (k_.cooperative) out << kGridArrival;
+    if (meets_grid_) out << kGridArrival;
     for (const std::string& t : vector_types_) out << t;
     // A cluster's CTAs are consecutive along x (KernelInfo::cluster); the launch's grid must be a
     // multiple of it (CompiledKernel::launch_dims checks).
@@ -1010,6 +1011,7 @@ class Renderer {
   std::set<const Node*> wgmma_accumulators_;  // the REG buffers wgmma accumulates into
   std::map<int64_t, std::string> tensor_maps_;   // by buffer slot
   bool has_async_ = false;
+  bool meets_grid_ = false;  // a GRID_BARRIER: the arrival helper (kGridArrival)
   bool commits_groups_ = false;  // the kernel closes its cp.async groups itself (async_commit)
   bool staggered_ = false;  // a barrier under a condition: warps meet at different barriers
   std::string indent_;

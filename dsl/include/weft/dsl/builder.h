@@ -60,8 +60,9 @@ UOp barrier(const std::vector<UOp>& after = {}, BarrierFence fence = BarrierFenc
 // uint32 element of a GLOBAL buffer, zero before the kernel's first launch: one thread of each
 // workgroup arrives on it (after a workgroup barrier) and waits for the last arrival, and the
 // barrier leaves it ready for the next one (it flips the top bit: workgroup 0 adds 2^31 - (G - 1),
-// the others 1), in this launch or a later one. Every thread must reach it, the same number of
-// times (not inside a when()). A kernel with one is cooperative (LoweredKernel::cooperative):
+// the others 1), in this launch or a later one (zero it again after a launch that failed). The
+// counter is one element for the whole grid (its index names no range). Every thread must reach
+// it, the same number of times (not inside a when()). A kernel with one is cooperative (LoweredKernel::cooperative):
 // its workgroups must all be resident at once, which the launch checks (CUDA's cooperative
 // launch; the emulator keeps every workgroup resident and runs them in turns; HIP refuses it).
 UOp grid_barrier(const UOp& counter, const std::vector<UOp>& after = {});

@@ -74,7 +74,7 @@ extern const OpSet commutative;  // ADD MUL MAX MIN CMPNE CMPEQ AND OR XOR
 extern const OpSet comparison;   // CMPLT CMPNE CMPEQ (result is bool)
 extern const OpSet movement;     // RESHAPE PERMUTE SHRINK FLIP PAD EXPAND
 extern const OpSet buffer_like;  // nodes whose value is a buffer: PLACEHOLDER, views, UNSHARD, AFTER of one
-extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP SINK WHEN ATOMIC CUSTOM,
+extern const OpSet effect;       // STORE ASYNC_COPY END BARRIER PRIORITY GROUP SINK WHEN ATOMIC CUSTOM GRID_BARRIER,
                                  // and the synchronization statements below
 // Statements of synchronization and scheduling: BARRIER PRIORITY WAIT ASYNC_COMMIT
 // SCHED_BARRIER SCHED_GROUP_BARRIER. Each has a site; they read and write no value, so a

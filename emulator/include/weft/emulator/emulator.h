@@ -88,9 +88,10 @@ struct LaunchOptions {
   static constexpr uint64_t kDefaultMaxWaveInstructions = uint64_t{1} << 28;
   // Every workgroup resident at once, as a cooperative launch makes them (a kernel with a grid
   // barrier, whose workgroups wait for each other): one host thread runs them in turns, a turn
-  // ending where a wave waits with s_sleep (the barrier's spin), so that the others run on. A
-  // launch in which every workgroup has only waited for kMaxIdleRounds turns in a row is an error
-  // (a barrier some workgroup never reaches). Without it, s_sleep only pauses the wave.
+  // ending where a wave runs s_sleep (the barrier's spin), so that the others run on. A launch in
+  // which for kMaxIdleRounds turns in a row no workgroup ran a global store or atomic, released a
+  // barrier or ended a wave (all only waited) is an error: a barrier some workgroup never reaches.
+  // Without it, s_sleep does not stop the wave.
   bool cooperative = false;
   static constexpr int kMaxIdleRounds = 1000;
 };
