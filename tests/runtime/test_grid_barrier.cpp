@@ -9,6 +9,7 @@
 #include <random>
 
 #include "kernels/kernel_harness.h"
+#include "kernels/listing_text.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/error.h"
 #include "weft/lowering/cuda_codegen.h"
@@ -117,6 +118,18 @@ WEFT_DEVICE_TEST_CASE("grid barrier: workgroups read each other's writes across 
     const int64_t groups = target.starts_with("emu:") ? 24 : 4 * dev->compute_units().value_or(1), n = groups * kThreads;
     const auto kernel = rt::CompiledKernel::compile(*dev, exchange(groups));
     CHECK(kernel.lowered().cooperative);
+    if (target.starts_with("emu:")) {
+      // The emulator's memory is one coherent copy, so only the code shows the fences: the agent
+      // release (write-back) before the arrival, the acquire (invalidate) after the wait, twice.
+      const std::string listing = testing::listing_of(kernel);
+      INFO(listing);
+      for (const char* what : {"buffer_wbl2", "buffer_inv", "global_atomic_add", "s_sleep"}) {
+        CAPTURE(what);
+        size_t n = 0;
+        for (size_t at = listing.find(what); at != std::string::npos; at = listing.find(what, at + 1)) ++n;
+        CHECK(n == 2);
+      }
+    }
     const rt::DeviceArray counter = testing::put(*dev, dtypes::uint32, std::vector<uint32_t>{0}, "counter");
     const rt::DeviceArray a = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "a");
     const rt::DeviceArray b = testing::poisoned(*dev, dtypes::uint32, static_cast<size_t>(n), "b");
