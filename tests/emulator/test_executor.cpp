@@ -326,7 +326,7 @@ met:
 }
 )";
 
-TEST_CASE("a cooperative launch keeps every workgroup resident and runs them in turns; one where all only wait is an error") {
+TEST_CASE("a cooperative launch keeps every workgroup resident and runs them in turns, and one where all only wait is an error") {
   for (Arch arch : kArchs) {
     INFO(std::string(arch_name(arch)));
     const CodeObject code = CodeObject::load(weft::testing::compile_ll(kHandOff, arch_name(arch)));
