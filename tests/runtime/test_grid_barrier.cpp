@@ -10,6 +10,7 @@
 
 #include "kernels/kernel_harness.h"
 #include "kernels/listing_text.h"
+#include "occurrences.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/error.h"
 #include "weft/lowering/cuda_codegen.h"
@@ -59,12 +60,6 @@ lower::LoweredKernel lowered_for_cuda(const UOp& kernel) {
   return lower::lower(kernel, options);
 }
 
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("grid barrier: a kernel with one is cooperative, and the CUDA source arrives once a block between block barriers") {
@@ -72,7 +67,7 @@ TEST_CASE("grid barrier: a kernel with one is cooperative, and the CUDA source a
   CHECK(k.cooperative);
   CHECK_FALSE(lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})).cooperative);
   const std::string source = cuda::render_cuda(k, 90);
-  CHECK(occurrences(source, "weft_grid_arrive_and_wait((unsigned*)") == 2);
+  CHECK(testing::occurrences(source, "weft_grid_arrive_and_wait((unsigned*)") == 2);
   CHECK(source.find("atom.add.release.gpu.u32") != std::string::npos);
   CHECK(source.find("ld.acquire.gpu.u32") != std::string::npos);
   // Each arrival between two block barriers: the block's writes before it, its reads after.
@@ -125,9 +120,7 @@ WEFT_DEVICE_TEST_CASE("grid barrier: workgroups read each other's writes across 
       INFO(listing);
       for (const char* what : {"buffer_wbl2", "buffer_inv", "global_atomic_add", "s_sleep"}) {
         CAPTURE(what);
-        size_t n = 0;
-        for (size_t at = listing.find(what); at != std::string::npos; at = listing.find(what, at + 1)) ++n;
-        CHECK(n == 2);
+        CHECK(testing::occurrences(listing, what) == 2);
       }
     }
     const rt::DeviceArray counter = testing::put(*dev, dtypes::uint32, std::vector<uint32_t>{0}, "counter");
