@@ -10,6 +10,7 @@
 #include "weft/dsl/alu.h"
 #include "weft/dsl/print.h"
 #include "weft/dsl/verify.h"
+#include "weft/lowering/index_program.h"
 #include "weft/lowering/passes.h"
 #include "passes/graph_utils.h"
 
@@ -263,28 +264,7 @@ std::string program_string(const LoweredKernel& kernel) {
 }
 
 int64_t evaluate_index(const UOp& expr, const std::map<std::string, int64_t>& variables) {
-  std::map<const Node*, Wide> value;
-  for (const UOp& u : toposort(expr)) {
-    Wide v = 0;
-    if (u.op() == Op::CONST) {
-      v = u.const_int();
-    } else if (u.op() == Op::DEFINE_VAR) {
-      auto it = variables.find(u.arg_as<VarArg>().name);
-      if (it == variables.end()) throw Error("variable " + u.arg_as<VarArg>().name + " is not bound (it sizes " + expr_string(expr) + ")");
-      v = it->second;
-    } else if (opsets::alu.contains(u.op())) {
-      std::vector<Wide> args;
-      for (const UOp& s : u.src()) args.push_back(value.at(s.node()));
-      DType operand = opsets::comparison.contains(u.op()) ? u.src(0).dtype() : u.dtype();
-      auto r = exec_int(u.op(), operand, args);
-      if (!r) throw Error("cannot evaluate " + expr_string(expr) + " at launch: division by zero");
-      v = *r;
-    } else {
-      throw Error("cannot evaluate " + std::string(op_name(u.op())) + " in " + expr_string(expr) + " at launch");
-    }
-    value[u.node()] = v;
-  }
-  return static_cast<int64_t>(value.at(expr.node()));
+  return IndexProgram(expr).evaluate(variables);
 }
 
 }  // namespace weft::lower

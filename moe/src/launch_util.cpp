@@ -1,5 +1,6 @@
 #include "launch_util.h"
 
+#include <span>
 #include <vector>
 
 namespace weft::moe::detail {
@@ -27,8 +28,7 @@ void launch(rt::Device& device, const rt::CompiledKernel& compiled, std::initial
     else if (p.name == "R") scalars[p.name] = shape.max_rows();
     else throw Error("moe: internal: kernel " + compiled.lowered().name + " has a variable " + p.name + " no launch binds");
   }
-  const std::vector<rt::DeviceArray> args(buffers);
-  compiled.launch(device, args, scalars);
+  compiled.launch(device, std::span<const rt::DeviceArray>(buffers.begin(), buffers.size()), scalars);
 }
 
 }  // namespace weft::moe::detail

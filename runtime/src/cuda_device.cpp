@@ -9,6 +9,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <map>
+#include <tuple>
 #include <unordered_set>
 
 #include "devices.h"
@@ -187,10 +188,11 @@ TensorMap encode(const TensorMapArg& t, const std::string& kernel) {
   const unsigned element_strides[2] = {1, 1};
   constexpr int kInterleaveNone = 0, kSwizzleNone = 0, kSwizzle64B = 2, kSwizzle128B = 3, kL2Promotion128B = 2, kOobFillZeros = 0;
   const int swizzle = t.swizzle_bytes == 128 ? kSwizzle128B : t.swizzle_bytes == 64 ? kSwizzle64B : kSwizzleNone;
-  check(api.cuTensorMapEncodeTiled(&map, tensor_map_type(t.dtype), 2, reinterpret_cast<void*>(t.address), dims, strides, box, element_strides,
-                                   kInterleaveNone, swizzle, kL2Promotion128B, kOobFillZeros),
-        "encoding the tensor map of a " + std::to_string(t.rows) + " x " + std::to_string(t.cols) + " " + t.dtype.name() + " tensor (box " +
-            std::to_string(t.box_rows) + " x " + std::to_string(t.box_cols) + ") for kernel " + kernel);
+  if (const CUresult r = api.cuTensorMapEncodeTiled(&map, tensor_map_type(t.dtype), 2, reinterpret_cast<void*>(t.address), dims, strides, box,
+                                                     element_strides, kInterleaveNone, swizzle, kL2Promotion128B, kOobFillZeros);
+      r != 0)
+    check(r, "encoding the tensor map of a " + std::to_string(t.rows) + " x " + std::to_string(t.cols) + " " + t.dtype.name() + " tensor (box " +
+                 std::to_string(t.box_rows) + " x " + std::to_string(t.box_cols) + ") for kernel " + kernel);
   return map;
 }
 
@@ -342,12 +344,11 @@ class CudaDevice : public Device {
     auto* m = dynamic_cast<CudaModule*>(&module);
     if (!m || m->context() != context_) throw Error("device " + name() + ": the module was loaded on another device");
     std::vector<uint64_t> storage(args.size());
-    std::vector<TensorMap> maps(args.size());  // tensor maps by value (cuLaunchKernel copies them)
+    if (tensor_maps_.size() >= kMaxTensorMaps) tensor_maps_.clear();  // (never during a launch: params point into it)
     std::vector<void*> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].kind == Arg::Kind::TensorMap) {
-        maps[i] = encode(args[i].tensor_map, kernel);
-        params[i] = &maps[i];
+        params[i] = &tensor_map(args[i].tensor_map, kernel);  // the driver copies it
         continue;
       }
       storage[i] = args[i].bits;  // little-endian: a 4-byte parameter reads the low half
@@ -375,12 +376,14 @@ class CudaDevice : public Device {
         throw Error("device " + name() + ": kernel " + kernel + " has a grid barrier, so its " + std::to_string(uint64_t{grid.x} * grid.y * grid.z) +
                     " workgroups must all be resident at once, and this GPU cannot hold them (its multiprocessors times the workgroups each "
                     "holds, cuOccupancyMaxActiveBlocksPerMultiprocessor); launch fewer");
-      check(r, "launching kernel " + kernel + (mode.cooperative ? " (cooperative)" : " (programmatic dependent launch)"));
+      if (r != 0) check(r, "launching kernel " + kernel + (mode.cooperative ? " (cooperative)" : " (programmatic dependent launch)"));
       return;
     }
-    check(cuda_api().cuLaunchKernel(f.handle, grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr,
-                                    params.data(), nullptr),
-          "launching kernel " + kernel);
+    // (The error's text only on an error: a launch is on the host's critical path.)
+    if (const CUresult r = cuda_api().cuLaunchKernel(f.handle, grid.x, grid.y, grid.z, block.x, block.y, block.z, f.dynamic_shared_bytes, nullptr,
+                                                     params.data(), nullptr);
+        r != 0)
+      check(r, "launching kernel " + kernel);
   }
   void synchronize() override {
     make_current();
@@ -415,12 +418,22 @@ class CudaDevice : public Device {
     if (const CUresult r = cuda_api().cuCtxSetCurrent(context_); r != 0) check(r, "making the context of cuda:" + std::to_string(index_) + " current");
   }
 
+  // Tensor maps by what they describe: encoding is a pure function of it, and a GEMM launched in
+  // a loop would otherwise encode the same maps at every launch (host time before the launch).
+  TensorMap& tensor_map(const TensorMapArg& t, const std::string& kernel) {
+    const auto key = std::make_tuple(t.address, static_cast<int>(t.dtype.scalar), t.rows, t.cols, t.box_rows, t.box_cols, t.swizzle_bytes);
+    if (const auto it = tensor_maps_.find(key); it != tensor_maps_.end()) return it->second;
+    return tensor_maps_.emplace(key, encode(t, kernel)).first->second;
+  }
+  static constexpr size_t kMaxTensorMaps = 4096;
+
   int index_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   std::string product_, arch_;
   int64_t multiprocessors_ = 0;
   std::unordered_set<CUdeviceptr> allocations_;
+  std::map<std::tuple<uint64_t, int, uint64_t, uint64_t, uint32_t, uint32_t, int>, TensorMap> tensor_maps_;
 };
 
 }  // namespace

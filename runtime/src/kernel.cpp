@@ -155,6 +155,7 @@ CompiledKernel CompiledKernel::compile(Device& device, const UOp& authored, Comp
   options.wave_size = target.starts_with("sm_") ? 32 : 64;
   k.lowered_ = lower::lower(kernel, options);
   k.resource_slots_ = lower::buffer_resource_slots(k.lowered_);
+  k.prepare_launch_sizes();
   k.order_ = launch_order(k.lowered_, target);
   k.times_.lower = seconds_since(t);
   bool compiled = false;
@@ -202,22 +203,34 @@ LaunchOrder launch_order(const lower::LoweredKernel& kernel, std::string_view ar
   return programmatic ? LaunchOrder::programmatic : LaunchOrder::serialized;
 }
 
+void CompiledKernel::prepare_launch_sizes() {
+  for (size_t i = 0; i < 3; ++i) {
+    grid_[i] = lower::IndexProgram(lowered_.launch.grid[i]);
+    block_[i] = lower::IndexProgram(lowered_.launch.block[i]);
+  }
+  param_dims_.clear();
+  for (const lower::KernelParam& p : lowered_.params) {
+    std::vector<lower::IndexProgram>& dims = param_dims_.emplace_back();
+    for (const UOp& d : p.shape) dims.emplace_back(d);
+  }
+}
+
 std::pair<Dim3, Dim3> CompiledKernel::launch_dims(const std::map<std::string, int64_t>& variables) const {
-  auto dim = [&](const std::array<UOp, 3>& d, const char* what) {
+  auto dim = [&](const std::array<lower::IndexProgram, 3>& d, const char* what) {
     uint32_t v[3];
     for (size_t i = 0; i < 3; ++i) {
-      const int64_t n = lower::evaluate_index(d[i], variables);
+      const int64_t n = d[i].evaluate(variables);
       if (n < 1 || n > int64_t{1} << 31)
         throw Error("kernel " + lowered_.name + ": " + what + " dimension " + std::to_string(i) + " is " + std::to_string(n));
       v[i] = static_cast<uint32_t>(n);
     }
     return Dim3{v[0], v[1], v[2]};
   };
-  const Dim3 grid = dim(lowered_.launch.grid, "grid");
+  const Dim3 grid = dim(grid_, "grid");
   if (grid.x % static_cast<uint32_t>(lowered_.cluster) != 0)
     throw Error("kernel " + lowered_.name + ": grid dimension 0 is " + std::to_string(grid.x) + ", not a multiple of its cluster of " +
                 std::to_string(lowered_.cluster) + " CTAs");
-  return {grid, dim(lowered_.launch.block, "block")};
+  return {grid, dim(block_, "block")};
 }
 
 // On AMD devices a buffer read through a buffer resource (direct-to-LDS copies) takes 32-bit byte
@@ -242,14 +255,16 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
                                const std::map<std::string, ScalarValue>& scalars) const {
   const auto& k = lowered_;
   const std::map<std::string, int64_t> ints = integer_values(k, scalars);
-  std::vector<Arg> args;
-  size_t next_buffer = 0;
-  std::map<int64_t, const DeviceArray*> by_slot;  // the buffers tensor maps describe
   size_t buffer_params = 0;
   for (const auto& p : k.params) buffer_params += p.kind == lower::KernelParam::Kind::Buffer;
   if (buffers.size() != buffer_params)
     throw Error("kernel " + k.name + " takes " + std::to_string(buffer_params) + " buffers, given " + std::to_string(buffers.size()));
-  for (const auto& p : k.params) {
+  std::vector<Arg> args;
+  args.reserve(k.params.size());
+  size_t next_buffer = 0;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const lower::KernelParam& p = k.params[i];
+    const std::vector<lower::IndexProgram>& dims = param_dims_[i];
     if (p.kind == lower::KernelParam::Kind::Scalar) {
       const ScalarValue& v = scalars.at(p.name);
       if (p.dtype == dtypes::float32) args.push_back(Arg::f32(std::get<float>(v)));
@@ -257,13 +272,13 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
       else args.push_back(Arg::i64(std::get<int64_t>(v)));
       continue;
     }
-    if (p.kind == lower::KernelParam::Kind::TensorMap) {  // after every buffer (kernel_params)
-      const DeviceArray& a = *by_slot.at(p.slot);
+    if (p.kind == lower::KernelParam::Kind::TensorMap) {  // after every buffer (kernel_params), whose slots are 0..n-1
+      const DeviceArray& a = buffers[static_cast<size_t>(p.slot)];
       TensorMapArg t;
       t.address = a.buffer.address;
       t.dtype = p.dtype;
-      t.rows = static_cast<uint64_t>(lower::evaluate_index(p.shape[0], ints));
-      t.cols = static_cast<uint64_t>(lower::evaluate_index(p.shape[1], ints));
+      t.rows = static_cast<uint64_t>(dims[0].evaluate(ints));
+      t.cols = static_cast<uint64_t>(dims[1].evaluate(ints));
       t.box_rows = static_cast<uint32_t>(p.box.rows);
       t.box_cols = static_cast<uint32_t>(p.box.cols);
       t.swizzle_bytes = static_cast<int>(swizzle_row_bytes(p.box.swizzle));
@@ -275,13 +290,12 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
       throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + a.dtype.name() + ", the kernel's " +
                   param_text(p) + " is " + p.dtype.name());
     int64_t elements = 1;
-    for (const UOp& d : p.shape) elements *= lower::evaluate_index(d, ints);
+    for (const lower::IndexProgram& d : dims) elements *= d.evaluate(ints);
     if (a.elements != static_cast<size_t>(elements))
       throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + std::to_string(a.elements) +
                   " elements, the kernel's " + param_text(p) + " has " + std::to_string(elements));
     check_buffer_resource(device, p, a);
     args.push_back(Arg::buffer(a.buffer));
-    by_slot[p.slot] = &a;
   }
   auto [grid, block] = launch_dims(ints);
   device.launch(module, k.name, grid, block, args, {order_, k.cooperative});

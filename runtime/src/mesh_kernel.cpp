@@ -33,7 +33,8 @@ void MeshKernel::check_buffers(const Mesh& mesh, std::span<const ShardedArray> b
   for (const auto& [name, v] : scalars)
     if (const auto* i = std::get_if<int64_t>(&v)) ints[name] = *i;
   for (const auto& a : lowered().mesh) ints[a.variable] = 0;
-  for (const lower::KernelParam& p : lowered().params) {
+  for (size_t i = 0; i < lowered().params.size(); ++i) {
+    const lower::KernelParam& p = lowered().params[i];
     if (p.kind != lower::KernelParam::Kind::Buffer || p.slot >= static_cast<int64_t>(buffers.size())) continue;  // CompiledKernel counts them
     const ShardedArray& b = buffers[static_cast<size_t>(p.slot)];
     const std::string what = "kernel " + lowered().name + ": buffer argument " + std::to_string(p.slot);
@@ -45,7 +46,7 @@ void MeshKernel::check_buffers(const Mesh& mesh, std::span<const ShardedArray> b
       throw Error(what + " is sharded " + sharding_text(b.sharding) + ", the kernel indexes it sharded " + sharding_text(Sharding{it->second}) +
                   " (per mesh axis, the tensor axis split; reshard it first)");
     std::vector<int64_t> want;
-    for (const UOp& d : p.shape) want.push_back(lower::evaluate_index(d, ints));
+    for (const lower::IndexProgram& d : compiled_.param_dims_[i]) want.push_back(d.evaluate(ints));
     const std::vector<int64_t> got = shard_shape(mesh, b.shape, b.sharding);
     if (got != want)
       throw Error(what + " is a " + shape_text(b.shape) + " tensor sharded " + sharding_text(b.sharding) + ": shards of " + shape_text(got) +

@@ -136,7 +136,8 @@ inline constexpr uint64_t kMaxBufferResourceBytes = 0xFFFFFFFFu;
 std::string program_string(const LoweredKernel& kernel);
 
 // Evaluates an index expression of variables (a launch dimension, a buffer size) with their
-// bound values. Throws naming a variable that is not bound.
+// bound values, once (IndexProgram prepares one for many launches). Throws naming a variable
+// that is not bound.
 int64_t evaluate_index(const UOp& expr, const std::map<std::string, int64_t>& variables);
 
 }  // namespace weft::lower

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "weft/dsl/uop.h"
+#include "weft/lowering/index_program.h"
 #include "weft/lowering/pipeline.h"
 #include "weft/runtime/compile_cache.h"
 #include "weft/runtime/device.h"
@@ -105,8 +106,13 @@ class CompiledKernel {
   // launch() on `module`, loaded on `device`, with the device variables of a mesh launch among the scalars.
   void launch_on(Device& device, Module& module, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars) const;
   void check_buffer_resource(const Device& device, const lower::KernelParam& p, const DeviceArray& a) const;
+  void prepare_launch_sizes();
 
   lower::LoweredKernel lowered_;
+  // The launch's index expressions, prepared once so that a launch walks no graph: grid and
+  // block, and each parameter's dimensions (lowered_.params order; none for a scalar).
+  std::array<lower::IndexProgram, 3> grid_, block_;
+  std::vector<std::vector<lower::IndexProgram>> param_dims_;
   std::vector<int64_t> resource_slots_;  // lower::buffer_resource_slots
   LaunchOrder order_ = LaunchOrder::serialized;  // launch_order for the device it was compiled for
   std::vector<uint8_t> code_object_;
