@@ -249,6 +249,32 @@ TEST_CASE("check_async_reads: hk_gemm and the pipelined kernels pass") {
   CHECK_NOTHROW(lower::lower(staggered_one_shot(false)));
 }
 
+// A grid barrier holds two fenced workgroup barriers: it publishes the fills before it (the
+// check accepts the read with no wait of its own) and orders the stores before it (no barrier is
+// inserted after it).
+TEST_CASE("check_async_reads and insert_barriers: a grid barrier publishes the fills before it, with no barrier added") {
+  for (const auto& [arch, lanes] : {std::pair<const char*, int64_t>{"gfx950", 64}, {"sm_90", 32}}) {
+    CAPTURE(arch);
+    const CopyKernel k = copy_kernel(arch, 1, lanes);
+    const UOp zero = constant(Wide(0));
+    const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
+    const UOp met = grid_barrier(placeholder({1}, dtypes::uint32, 2)[zero], {filled});
+    const UOp read = copy_out(k.wg, k.tile.after({met}), zero, k.dst, zero, {});
+    const UOp kernel = sink({"grid_published"}, {group({filled, met, read}).end(k.wg.hardware_ranges())});
+    const lower::LoweredKernel lowered = lower::lower(lower::canonical_allocations(kernel), waves_of(lanes));
+    int64_t barriers = 0, grid_barriers = 0, fills = 0;
+    for (const lower::LinearOp& step : lowered.program) {
+      if (step.kind != lower::LinearOp::Kind::Effect) continue;
+      barriers += step.statement().op() == Op::BARRIER;
+      grid_barriers += step.statement().op() == Op::GRID_BARRIER;
+      fills += step.statement().op() == Op::ASYNC_COPY;
+    }
+    CHECK(fills >= 1);
+    CHECK(grid_barriers == 1);
+    CHECK(barriers == 0);
+  }
+}
+
 TEST_CASE("check_async_reads: staggered barriers pair each wave's n-th barrier") {
   const auto error_of = [](const UOp& kernel) -> std::string {
     try {
@@ -344,6 +370,19 @@ TEST_CASE("check_async_reads: a read without a wait, without a barrier, or after
     const std::string what = error_of(one_shot(OneShot::WaitTooLarge));
     names_stage_and_read(what);
     CHECK(what.find("leaves up to 1 in flight, but 0 fill(s) were issued after it") != std::string::npos);
+  }
+  SUBCASE("NVIDIA: a fenced barrier drains the copies of a kernel that commits no groups, and nothing in one that does") {
+    const auto fenced_read = [](bool commit) {
+      const CopyKernel k = copy_kernel("sm_90", 1, 32);
+      const UOp zero = constant(Wide(0));
+      const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
+      const UOp ready = barrier({commit ? group({filled, async_commit({filled})}) : filled});  // fenced, no wait
+      return sink({"fenced_read"}, {copy_out(k.wg, k.tile.after({ready}), zero, k.dst, zero, {}).end(k.wg.hardware_ranges())});
+    };
+    CHECK(error_of(fenced_read(false), 32) == "no error");
+    const std::string what = error_of(fenced_read(true), 32);
+    names_stage_and_read(what);
+    CHECK(what.find("with no wait after the fill that covers it") != std::string::npos);
   }
   SUBCASE("a loop whose wait leaves the stage it reads in flight") {
     // vm = 2: the prologue's fill of stage 0 has only the prefetch (1 instruction) after it.

@@ -14,9 +14,10 @@
 //              after its own. Only fills are counted (other memory instructions also count on
 //              CDNA; leaving them out can only make the check stricter);
 //   published  after a barrier that follows the wait: every wave has passed its own wait, so the
-//              stage is complete for all of them. A fenced barrier publishes every fill (it
-//              drains them: LLVM's workgroup release fence waits for vmcnt(0); the CUDA renderer
-//              writes cp.async.wait_group 0 before it).
+//              stage is complete for all of them. A fenced barrier (a GRID_BARRIER holds two)
+//              publishes every fill (it drains them: LLVM's workgroup release fence waits for
+//              vmcnt(0); the CUDA renderer writes cp.async.wait_group 0 before it), except on
+//              NVIDIA in a kernel that commits its own groups, whose barriers drain nothing.
 // A LOAD (or ATOMIC) of LOCAL elements that a pending fill writes is an error: not landed ("no
 // wait covers the fill") or landed but not published ("no barrier after the wait"). The barrier
 // is required even when the reading thread issued the fill itself (the tile layer's fills are
@@ -105,7 +106,14 @@ State join(const State& a, const State& b) {
 
 class Checker {
  public:
-  Checker(const std::vector<LinearOp>& program, bool counts_groups) : program_(program), groups_(counts_groups) {
+  Checker(const std::vector<LinearOp>& program, bool counts_groups)
+      : program_(program),
+        groups_(counts_groups),
+        // The CUDA renderer drains copies at a fenced barrier only in a kernel that commits no
+        // groups of its own (a kernel that does waits for them itself: cuda/render.cpp).
+        fence_drains_(!counts_groups || std::none_of(program.begin(), program.end(), [](const LinearOp& s) {
+                        return s.kind == LinearOp::Kind::Effect && s.statement().op() == Op::ASYNC_COMMIT;
+                      })) {
     std::vector<size_t> open;
     match_.assign(program.size(), 0);
     for (size_t i = 0; i < program.size(); ++i) {
@@ -276,16 +284,24 @@ class Checker {
       }
       case Op::BARRIER: {
         const auto* a = std::get_if<EffectArg>(&e.arg());
-        if (!a || a->value != static_cast<Wide>(BarrierFence::None)) {  // the fence drains the wave's fills and reads
-          for (WaveFill& f : p.fills)
-            if (f.wave == w && !f.landed_at) f.landed_at = at, f.landed_after = p.barriers[w];
-          complete_reads(p, w);
-        }
-        ++p.barriers[w];
-        return;
+        return wave_barrier(at, p, !a || a->value != static_cast<Wide>(BarrierFence::None));
       }
+      case Op::GRID_BARRIER:  // two fenced workgroup barriers around the grid's arrival
+        wave_barrier(at, p, true);
+        return wave_barrier(at, p, true);
       default: return;
     }
+  }
+
+  void wave_barrier(size_t at, Path& p, bool fenced) {
+    const size_t w = wave_;
+    if (fenced) {  // the fence completes the wave's reads, and drains its fills where it does (fence_drains_)
+      if (fence_drains_)
+        for (WaveFill& f : p.fills)
+          if (f.wave == w && !f.landed_at) f.landed_at = at, f.landed_after = p.barriers[w];
+      complete_reads(p, w);
+    }
+    ++p.barriers[w];
   }
 
   static void complete_reads(Path& p, size_t w) {
@@ -419,9 +435,13 @@ class Checker {
         ++batch_;
         const auto* a = std::get_if<EffectArg>(&e.arg());
         const bool fenced = !a || a->value != static_cast<Wide>(BarrierFence::None);
-        std::erase_if(s.fills, [&](const PendingFill& f) { return fenced || f.landed_at; });
+        std::erase_if(s.fills, [&](const PendingFill& f) { return (fenced && fence_drains_) || f.landed_at; });
         return;
       }
+      case Op::GRID_BARRIER:  // fenced workgroup barriers: the landed fills published, the others drained where fences drain
+        ++batch_;
+        std::erase_if(s.fills, [&](const PendingFill& f) { return fence_drains_ || f.landed_at; });
+        return;
       default: return;  // a WHEN (conditional synchronization) counts as absent
     }
   }
@@ -597,6 +617,7 @@ class Checker {
 
   const std::vector<LinearOp>& program_;
   const bool groups_;
+  const bool fence_drains_;  // a fenced barrier lands every fill
   std::vector<size_t> match_;
   std::vector<std::pair<UOp, Wide>> env_;
   std::vector<std::unordered_map<const Node*, UOp>> memos_ = std::vector<std::unordered_map<const Node*, UOp>>(1);  // per wave

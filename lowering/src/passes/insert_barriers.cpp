@@ -1,6 +1,6 @@
 // Pass 9: implicit barriers for shared (LOCAL) memory.
 // - Read after write: a LOCAL buffer read AFTER effects that store to LOCAL memory is read after
-//   a barrier that follows those stores. Buffers read after the same stores share one barrier
+//   a barrier that follows those stores (a BARRIER or GRID_BARRIER among them is one already). Buffers read after the same stores share one barrier
 //   (the BARRIER node is hash-consed over its sorted dependencies).
 // - Write after read: a loop whose body both stores to and loads from one LOCAL buffer ends its
 //   body with a barrier, so no thread overwrites the buffer for the next iteration while others
@@ -45,7 +45,8 @@ std::optional<UOp> read_after_write(const UOp& after) {
   std::vector<UOp> effects, others{after.src(0)};
   for (size_t i = 1; i < after.src().size(); ++i) {
     const UOp& d = after.src(i);
-    (d.is_effect() && d.op() != Op::BARRIER && stores_local(d) ? effects : others).push_back(d);
+    // (A grid barrier ends with a fenced workgroup barrier: it orders the stores before it.)
+    (d.is_effect() && d.op() != Op::BARRIER && d.op() != Op::GRID_BARRIER && stores_local(d) ? effects : others).push_back(d);
   }
   if (effects.empty()) return std::nullopt;
   others.push_back(barrier_after(std::move(effects)));
