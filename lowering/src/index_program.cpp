@@ -14,7 +14,7 @@ IndexProgram::IndexProgram(const UOp& expr) : text_(expr_string(expr)) {
   for (const UOp& u : toposort(expr)) {
     Step s;
     s.op = u.op();
-    if (u.op() == Op::CONST) {
+    if (u.op() == Op::CONST && !u.dtype().is_float()) {
       s.value = u.const_int();
     } else if (u.op() == Op::DEFINE_VAR) {
       s.variable = u.arg_as<VarArg>().name;

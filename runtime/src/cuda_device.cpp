@@ -421,7 +421,8 @@ class CudaDevice : public Device {
   // Tensor maps by what they describe: encoding is a pure function of it, and a GEMM launched in
   // a loop would otherwise encode the same maps at every launch (host time before the launch).
   TensorMap& tensor_map(const TensorMapArg& t, const std::string& kernel) {
-    const auto key = std::make_tuple(t.address, static_cast<int>(t.dtype.scalar), t.rows, t.cols, t.box_rows, t.box_cols, t.swizzle_bytes);
+    const auto key = std::make_tuple(t.address, static_cast<int>(t.dtype.scalar), static_cast<int>(t.dtype.lanes), t.rows, t.cols, t.box_rows,
+                                     t.box_cols, t.swizzle_bytes);
     if (const auto it = tensor_maps_.find(key); it != tensor_maps_.end()) return it->second;
     return tensor_maps_.emplace(key, encode(t, kernel)).first->second;
   }
@@ -433,7 +434,7 @@ class CudaDevice : public Device {
   std::string product_, arch_;
   int64_t multiprocessors_ = 0;
   std::unordered_set<CUdeviceptr> allocations_;
-  std::map<std::tuple<uint64_t, int, uint64_t, uint64_t, uint32_t, uint32_t, int>, TensorMap> tensor_maps_;
+  std::map<std::tuple<uint64_t, int, int, uint64_t, uint64_t, uint32_t, uint32_t, int>, TensorMap> tensor_maps_;  // (one host thread: as the rest)
 };
 
 }  // namespace

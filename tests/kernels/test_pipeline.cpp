@@ -273,6 +273,21 @@ TEST_CASE("check_async_reads and insert_barriers: a grid barrier publishes the f
     CHECK(grid_barriers == 1);
     CHECK(barriers == 0);
   }
+  SUBCASE("but not an NVIDIA kernel's committed copies, which its barriers do not drain") {
+    const CopyKernel k = copy_kernel("sm_90", 1, 32);
+    const UOp zero = constant(Wide(0));
+    const UOp filled = load(k.wg, k.tile, zero, k.src, zero, zero);
+    const UOp met = grid_barrier(placeholder({1}, dtypes::uint32, 2)[zero], {group({filled, async_commit({filled})})});
+    const UOp read = copy_out(k.wg, k.tile.after({met}), zero, k.dst, zero, {});
+    const UOp kernel = sink({"grid_committed"}, {group({filled, met, read}).end(k.wg.hardware_ranges())});
+    try {
+      lower::lower(lower::canonical_allocations(kernel), waves_of(32));
+      FAIL("no error");
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find("with no wait after the fill that covers it") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("check_async_reads: staggered barriers pair each wave's n-th barrier") {

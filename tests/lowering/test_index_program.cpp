@@ -72,4 +72,6 @@ TEST_CASE("index program: errors show at evaluation, naming what failed") {
   const UOp r = range(8, 0, AxisType::LOOP);
   const lower::IndexProgram ranged(r * 2);  // prepared without error
   CHECK_THROWS_WITH_AS(ranged.evaluate({}), doctest::Contains("cannot evaluate RANGE"), Error);
+  const lower::IndexProgram floating(constant(1.5, dtypes::float32));  // prepared without error
+  CHECK_THROWS_WITH_AS(floating.evaluate({}), doctest::Contains("cannot evaluate CONST"), Error);
 }

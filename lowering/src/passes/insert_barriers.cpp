@@ -1,6 +1,7 @@
 // Pass 9: implicit barriers for shared (LOCAL) memory.
 // - Read after write: a LOCAL buffer read AFTER effects that store to LOCAL memory is read after
-//   a barrier that follows those stores (a BARRIER or GRID_BARRIER among them is one already). Buffers read after the same stores share one barrier
+//   a barrier that follows those stores (a BARRIER or GRID_BARRIER among them is one
+//   already). Buffers read after the same stores share one barrier
 //   (the BARRIER node is hash-consed over its sorted dependencies).
 // - Write after read: a loop whose body both stores to and loads from one LOCAL buffer ends its
 //   body with a barrier, so no thread overwrites the buffer for the next iteration while others

@@ -21,8 +21,9 @@ class IndexProgram {
   explicit IndexProgram(const UOp& expr);
 
   // The value with the variables bound. Throws weft::Error naming a variable that is not bound, a
-  // division by zero, or an op that cannot be evaluated at launch (a load, a range); an
-  // expression's errors show here, at the launch that evaluates it, not when it is prepared.
+  // division by zero, or an op that cannot be evaluated at launch (a load, a range, a float); an
+  // expression's errors show here, at the launch that evaluates it, not when it is prepared (an
+  // op that cannot be evaluated is reported before an unbound variable).
   int64_t evaluate(const std::map<std::string, int64_t>& variables) const;
   bool is_constant() const { return steps_.empty(); }
 
