@@ -24,6 +24,13 @@
 
 namespace weft::testing {
 
+// A kernel lowered as for an NVIDIA target (32-lane waves), for tests of its CUDA source.
+inline lower::LoweredKernel lowered_for_cuda(const UOp& kernel) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  return lower::lower(kernel, options);
+}
+
 inline std::mt19937_64& rng() {
   static std::mt19937_64 gen = [] {
     uint64_t seed = std::random_device{}();

@@ -32,12 +32,6 @@ UOp accumulate(int64_t n) {
   return sink({.name = "accumulate", .dependent_launch = true}, {total[i].store(total[i].load() + sum[i].load()).end({g, l})});
 }
 
-lower::LoweredKernel lowered_for_cuda(const UOp& kernel) {
-  lower::LowerOptions options;
-  options.wave_size = 32;
-  return lower::lower(kernel, options);
-}
-
 }  // namespace
 
 TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders the wait and the trigger first on sm_90, nothing on sm_80") {
@@ -46,7 +40,7 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   const UOp body = out[i].store(constant(Wide(1), dtypes::int32)).end({i});
   CHECK_FALSE(sink({.name = "k", .dependent_launch = true}, {body}).same(sink({"k"}, {body})));  // hash-consing keeps them apart
 
-  const lower::LoweredKernel k = lowered_for_cuda(accumulate(1024));
+  const lower::LoweredKernel k = testing::lowered_for_cuda(accumulate(1024));
   CHECK(k.dependent_launch);
   CHECK(cuda::waits_for_predecessor(k, 90));
   CHECK_FALSE(cuda::waits_for_predecessor(k, 80));
@@ -61,13 +55,13 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   REQUIRE(first_access != std::string::npos);
   CHECK(trigger < first_access);
   CHECK(ampere.find("griddepcontrol") == std::string::npos);
-  CHECK_FALSE(lowered_for_cuda(sink({"k"}, {body})).dependent_launch);
+  CHECK_FALSE(testing::lowered_for_cuda(sink({"k"}, {body})).dependent_launch);
   // The launch: programmatic on sm_90 and newer only, and only for a dependent launch.
   CHECK(rt::launch_order(k, "sm_90") == rt::LaunchOrder::programmatic);
   CHECK(rt::launch_order(k, "sm_100") == rt::LaunchOrder::programmatic);
   CHECK(rt::launch_order(k, "sm_80") == rt::LaunchOrder::serialized);
   CHECK(rt::launch_order(k, "gfx950") == rt::LaunchOrder::serialized);
-  CHECK(rt::launch_order(lowered_for_cuda(sink({"k"}, {body})), "sm_90") == rt::LaunchOrder::serialized);
+  CHECK(rt::launch_order(testing::lowered_for_cuda(sink({"k"}, {body})), "sm_90") == rt::LaunchOrder::serialized);
   CHECK_THROWS_WITH_AS(rt::launch_order(k, "sm_9x"), doctest::Contains("'sm_9x' is not an NVIDIA target"), Error);
   // sm_90a names the same GPU as sm_90 (weft picks sm_90a for NVRTC where a kernel needs it).
   CHECK(cuda::sm_number("sm_90a") == 90);
@@ -78,7 +72,7 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
 
 TEST_CASE("dependent launch: the kernel with its wait and trigger compiles with NVRTC for sm_90") {
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
-  const lower::LoweredKernel k = lowered_for_cuda(accumulate(1024));
+  const lower::LoweredKernel k = testing::lowered_for_cuda(accumulate(1024));
   CHECK(rt::nvrtc_compile(cuda::render_cuda(k, 90), k.name, cuda::nvrtc_arch(k, 90)).size() > 0);
 }
 

@@ -54,18 +54,12 @@ std::vector<uint32_t> exchange_reference(const std::vector<uint32_t>& in) {
   return out;
 }
 
-lower::LoweredKernel lowered_for_cuda(const UOp& kernel) {
-  lower::LowerOptions options;
-  options.wave_size = 32;
-  return lower::lower(kernel, options);
-}
-
 }  // namespace
 
 TEST_CASE("grid barrier: a kernel with one is cooperative, and the CUDA source arrives once a block between block barriers") {
-  const lower::LoweredKernel k = lowered_for_cuda(exchange(8));
+  const lower::LoweredKernel k = testing::lowered_for_cuda(exchange(8));
   CHECK(k.cooperative);
-  CHECK_FALSE(lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})).cooperative);
+  CHECK_FALSE(testing::lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})).cooperative);
   const std::string source = cuda::render_cuda(k, 90);
   CHECK(testing::occurrences(source, "weft_grid_arrive_and_wait((unsigned*)") == 2);
   CHECK(source.find("atom.add.release.gpu.u32") != std::string::npos);
@@ -78,7 +72,7 @@ TEST_CASE("grid barrier: a kernel with one is cooperative, and the CUDA source a
     CHECK(source.substr(after + 1, source.find('\n', after + 1) - after - 1).find("__syncthreads();") != std::string::npos);
   }
   // Kernels without one do not carry the helper.
-  CHECK(cuda::render_cuda(lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})), 90)
+  CHECK(cuda::render_cuda(testing::lowered_for_cuda(sink({"plain"}, {placeholder({4}, dtypes::uint32, 0)[idx(0)].store(u32(1))})), 90)
             .find("weft_grid_arrive_and_wait") == std::string::npos);
   if (!rt::nvrtc_available()) WEFT_SKIP("NVRTC (libnvrtc.so) not found: the CUDA C++ cannot be compiled here");
   for (const int sm : {80, 90}) {
@@ -100,7 +94,7 @@ TEST_CASE("grid barrier: a counter that is not a uint32 GLOBAL element and a bar
   const UOp counter = placeholder({1}, dtypes::uint32, 0), out = placeholder({4 * kThreads}, dtypes::uint32, 1);
   const UOp guarded = when(l < kThreads / 2, {grid_barrier(counter[idx(0)])});
   const UOp after = out.after({guarded})[g * kThreads + l].store(u32(1));
-  CHECK_THROWS_WITH_AS(lowered_for_cuda(sink({"guarded"}, {group({guarded, after}).end({g, l})})),
+  CHECK_THROWS_WITH_AS(testing::lowered_for_cuda(sink({"guarded"}, {group({guarded, after}).end({g, l})})),
                        doctest::Contains("GRID_BARRIER inside when("), Error);
 }
 
