@@ -1,6 +1,6 @@
 // Programmatic dependent launch (KernelInfo::dependent_launch): the CUDA renderer waits for the
-// kernel before (griddepcontrol.wait) and then lets the next one launch, first thing in the body,
-// on sm_90 and newer only; the runtime launches such a kernel programmatically there; and a chain
+// kernel before (griddepcontrol.wait) first thing in the body and lets the next one launch
+// (griddepcontrol.launch_dependents) last thing, on sm_90 and newer only; the runtime launches such a kernel programmatically there; and a chain
 // of such kernels, each reading what the one before wrote, computes what serialized launches do.
 #include <doctest/doctest.h>
 
@@ -34,7 +34,7 @@ UOp accumulate(int64_t n) {
 
 }  // namespace
 
-TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders the wait and the trigger first on sm_90, nothing on sm_80") {
+TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders the wait first and the trigger last on sm_90, nothing on sm_80") {
   CHECK(graph_string(accumulate(256)).find("name=accumulate dependent_launch") != std::string::npos);
   const UOp i = range(256, 1, AxisType::LOCAL), out = placeholder({256}, dtypes::int32, 0);
   const UOp body = out[i].store(constant(Wide(1), dtypes::int32)).end({i});
@@ -50,10 +50,14 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   REQUIRE(wait != std::string::npos);
   REQUIRE(trigger != std::string::npos);
   CHECK(wait < trigger);
-  // Before any load: the wait orders everything the kernel reads after the kernel before.
-  const size_t first_access = hopper.find("buf0 +");
+  // The wait before any access: it orders everything the kernel reads after the kernel before.
+  // The trigger after the last one, the kernel's last statement: the next kernel's workgroups
+  // take no slots while this one still has workgroups to start.
+  const size_t first_access = hopper.find("buf0 +"), last_access = hopper.rfind("buf");
   REQUIRE(first_access != std::string::npos);
-  CHECK(trigger < first_access);
+  CHECK(wait < first_access);
+  CHECK(last_access < trigger);
+  CHECK(hopper.substr(trigger) == "griddepcontrol.launch_dependents;\" ::: \"memory\");\n}\n");
   CHECK(ampere.find("griddepcontrol") == std::string::npos);
   CHECK_FALSE(testing::lowered_for_cuda(sink({"k"}, {body})).dependent_launch);
   // The launch: programmatic on sm_90 and newer only, and only for a dependent launch.

@@ -171,18 +171,23 @@ class Renderer {
     // allocate fewer and drop the statement (C7508, "unable to determine register count at entry").
     const std::string blocks = sets_register_budget_ ? ", 1" : "";
     out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << blocks << ") " << cluster << k_.name << "(" << parameters << ") {\n";
-    out << locals << dependent_launch() << body.str() << "}\n";
+    out << locals << wait_for_predecessor() << body.str() << release_dependents() << "}\n";
     return out.str();
   }
 
  private:
   // KernelInfo::dependent_launch on sm_90 and newer: first of all, wait until the kernel before
-  // has completed and its writes are visible; then let the kernel after start launching (its
-  // workgroups wait at their own entry, so they may take the multiprocessors' free slots now).
-  std::string dependent_launch() const {
-    if (!cuda::waits_for_predecessor(k_, sm_)) return "";
-    return "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
-           "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
+  // has completed and its writes are visible.
+  std::string wait_for_predecessor() const {
+    return cuda::waits_for_predecessor(k_, sm_) ? "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n" : "";
+  }
+  // ... and, last of all, let the kernel after start launching (a thread that returned early
+  // counts as having done so). Not at entry: the next kernel's workgroups, once launched, sit
+  // waiting in the multiprocessors' slots, and a kernel of more workgroups than fit at once then
+  // finds fewer slots for its later ones (route+align on an H100: 23.6 us a call with the trigger
+  // at entry, 19.5 us with it here, same job; docs/PERF.md, session 34).
+  std::string release_dependents() const {
+    return cuda::waits_for_predecessor(k_, sm_) ? "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n" : "";
   }
 
   int64_t threads() const {

@@ -59,11 +59,11 @@ struct KernelInfo {  // SINK
   int64_t cluster = 1;
   // Programmatic dependent launch (CUDA, sm_90 and newer): the kernel waits at entry until the
   // kernel before it in the stream has completed and its writes are visible (griddepcontrol.wait),
-  // then lets the kernel after it start launching (griddepcontrol.launch_dependents), and the
-  // runtime launches it with programmatic stream serialization. Everything the kernel does lies
-  // after the wait, so it computes what a serialized launch computes; what overlaps is its launch
-  // and its workgroups' start with the end of the kernel before. Elsewhere (AMD, the emulator,
-  // sm_80) the launch is serialized and the flag changes nothing.
+  // lets the kernel after it start launching as its last statement (griddepcontrol.launch_dependents),
+  // and the runtime launches it with programmatic stream serialization. Everything the kernel does
+  // lies after the wait, so it computes what a serialized launch computes; what overlaps is its
+  // launch and its workgroups' start with the end of the kernel before. Elsewhere (AMD, the
+  // emulator, sm_80) the launch is serialized and the flag changes nothing.
   bool dependent_launch = false;
   bool operator==(const KernelInfo&) const = default;
 };
