@@ -434,7 +434,7 @@ class CudaDevice : public Device {
   std::string product_, arch_;
   int64_t multiprocessors_ = 0;
   std::unordered_set<CUdeviceptr> allocations_;
-  std::map<std::tuple<uint64_t, int, int, uint64_t, uint64_t, uint32_t, uint32_t, int>, TensorMap> tensor_maps_;  // (one host thread: as the rest)
+  std::map<std::tuple<uint64_t, int, int, uint64_t, uint64_t, uint32_t, uint32_t, int>, TensorMap> tensor_maps_;  // (one host thread at a time: Device)
 };
 
 }  // namespace

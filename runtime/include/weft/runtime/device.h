@@ -84,6 +84,10 @@ class Module {
   virtual std::vector<std::string> kernels() const = 0;
 };
 
+// One host thread at a time uses a Device, as one uses a CUDA stream: a device keeps state
+// between calls (its allocations, loaded kernels, the CUDA device's encoded tensor maps) without
+// locks, so that a launch costs no synchronization. Threads that share one must take turns (a
+// mutex of the caller's); open a device per thread for concurrent work.
 class Device {
  public:
   virtual ~Device() = default;
