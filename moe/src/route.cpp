@@ -21,6 +21,12 @@ constexpr int64_t kMaxExperts = 512, kMaxTopK = 8;
 UOp u32(uint64_t v) { return constant(Wide(v), dtypes::uint32); }
 UOp u64(uint64_t v) { return constant(Wide(v), dtypes::uint64); }
 UOp f32(double v) { return constant(v, dtypes::float32); }
+// `v` stored in a register and read back: a value computed where it stands, by every lane, that a
+// when() region can use without recomputing it under its guard.
+UOp held(const UOp& v) {
+  const UOp reg = placeholder({1}, v.dtype(), fresh_id(), AddrSpace::REG), zero = constant(Wide(0), dtypes::index);
+  return reg.after({reg[zero].store(v)})[zero].load();
+}
 UOp idx(int64_t v) { return constant(Wide(v)); }
 
 bool is_pow2(int64_t v) { return v >= 1 && (v & (v - 1)) == 0; }
@@ -344,12 +350,16 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
     const UOp base = ws.histogram_at(fill);
     effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
-    // Unguarded (a when() would have to recompute the id, whose wave max needs every lane): a
-    // lane that writes no choice adds 0 for expert 0 of choice 0's rows.
-    const UOp choice = where(writes, t * k + lane, idx(0)), counted = where(writes, out_id, constant(Wide(0), dtypes::int32)).cast(dtypes::index);
-    const UOp one = where(writes, constant(Wide(1), dtypes::int32), constant(Wide(0), dtypes::int32));
-    effects.push_back(atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one));                            // its span's row
-    effects.push_back(atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one));  // its chunk's row
+    // Only the lanes that write a choice add: a lane past k that added 0 to one shared counter,
+    // as this did until session 34, serialized every token's spare lanes on that address (118
+    // against 21 us a call with 16 lanes a token on an H100). The region's values are held in
+    // registers first: when() guards every load beneath what its effects use and refuses a lane
+    // operation there, while the id (a wave max) and the prefetched parity are computed here, by
+    // every lane, as the stores above use them.
+    const UOp counted = held(out_id).cast(dtypes::index), row_base = held(base.cast(dtypes::int32)).cast(dtypes::index);
+    const UOp choice = t * k + lane, one = constant(Wide(1), dtypes::int32);
+    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[row_base + (choice / kAlignSpan) * E + counted], one),  // its span's row
+                                    atomic(AtomicOp::Add, work[row_base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one)}));  // its chunk's row
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

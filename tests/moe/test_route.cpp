@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "kernels/kernel_harness.h"
+#include "weft/dsl/print.h"
+#include "weft/lowering/pipeline.h"
 #include "weft/moe/route.h"
 
 using namespace weft;
@@ -91,6 +93,33 @@ WEFT_DEVICE_TEST_CASE("route, sigmoid grouped top-k: ties and NaN logits") {
   check_route_runs(grouped(10, 256, 8, dtypes::bfloat16, 8, 4), RouteInputs::Quantized);
   check_route_runs(grouped(15, 64, 8, dtypes::float32, 4, 2), RouteInputs::WithNaN);
   check_route_runs(grouped(8, 8, 2, dtypes::float32, 2, 1), RouteInputs::WithNaN);
+}
+
+// route_counting gives a token W lanes, W >= k; only the k that write a choice add into align's
+// histograms. (Until session 34 the spare lanes added 0 to one shared counter, which serialized
+// them on that address: a kernel 10x slower with 16 lanes a token, and the same plan.)
+TEST_CASE("route_counting: only the lanes that write a choice add into the histograms") {
+  for (const int64_t wave : {int64_t{32}, int64_t{64}}) {
+    for (const RouteConfig& c : {RouteConfig{4096, 256, 2, Scoring::SoftmaxTopK, dtypes::bfloat16},
+                                 RouteConfig{4096, 256, 8, Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 8, 4}}) {
+      CAPTURE(wave);
+      CAPTURE(c.top_k);
+      lower::LowerOptions options;
+      options.wave_size = wave;
+      const lower::LoweredKernel k = lower::lower(moe::route_counting(c, wave == 32 ? "sm_90" : "gfx950"), options);
+      int64_t atomics = 0;
+      for (const lower::LinearOp& step : k.program) {
+        if (step.op.op() != Op::ATOMIC) continue;
+        ++atomics;
+        const UOp index = step.op.src(0);
+        INFO(graph_string(index));
+        REQUIRE(index.op() == Op::INDEX);
+        REQUIRE(index.src().size() > 2);  // a validity: the lane writes a choice
+        CHECK_FALSE(index.src(2).op() == Op::CONST);
+      }
+      CHECK(atomics == 2);  // its span's row and its chunk's row
+    }
+  }
 }
 
 TEST_CASE("route: the reference follows the NaN and tie rules of route.h") {
