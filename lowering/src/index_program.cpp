@@ -1,5 +1,6 @@
 #include "weft/lowering/index_program.h"
 
+#include <algorithm>
 #include <array>
 #include <span>
 
@@ -7,6 +8,12 @@
 #include "weft/dsl/print.h"
 
 namespace weft::lower {
+
+IndexProgram::IndexProgram(const UOp& expr, std::span<const std::string> variables) : IndexProgram(expr) {
+  for (Step& s : steps_)
+    if (s.op == Op::DEFINE_VAR)
+      if (const auto it = std::find(variables.begin(), variables.end(), s.variable); it != variables.end()) s.position = it - variables.begin();
+}
 
 IndexProgram::IndexProgram(const UOp& expr) : text_(expr_string(expr)) {
   std::map<const Node*, uint32_t> slot;
@@ -33,21 +40,23 @@ IndexProgram::IndexProgram(const UOp& expr) : text_(expr_string(expr)) {
   // No variables: one value, unless evaluating it fails (then it fails at every launch).
   std::vector<Wide> values(steps_.size());
   try {
-    constant_ = run({}, values.data());
+    constant_ = run([&](const Step& s) -> Wide { unbound(s); }, values.data());
     steps_.clear();
   } catch (const Error&) {
   }
 }
 
-Wide IndexProgram::run(const std::map<std::string, int64_t>& variables, Wide* values) const {
+void IndexProgram::unbound(const Step& s) const { throw Error("variable " + s.variable + " is not bound (it sizes " + text_ + ")"); }
+
+// `variable(step)`: the value of a DEFINE_VAR step (it throws where the variable is not bound).
+template <class Lookup>
+Wide IndexProgram::run(const Lookup& variable, Wide* values) const {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     if (s.op == Op::CONST) {
       values[i] = s.value;
     } else if (s.op == Op::DEFINE_VAR) {
-      const auto it = variables.find(s.variable);
-      if (it == variables.end()) throw Error("variable " + s.variable + " is not bound (it sizes " + text_ + ")");
-      values[i] = it->second;
+      values[i] = variable(s);
     } else {
       std::array<Wide, 3> args{};
       for (size_t j = 0; j < s.src.size(); ++j) args[j] = values[s.src[j]];
@@ -59,15 +68,31 @@ Wide IndexProgram::run(const std::map<std::string, int64_t>& variables, Wide* va
   return values[steps_.size() - 1];
 }
 
-int64_t IndexProgram::evaluate(const std::map<std::string, int64_t>& variables) const {
+template <class Lookup>
+int64_t IndexProgram::evaluate_with(const Lookup& variable) const {
   if (!error_.empty()) throw Error(error_);
   if (steps_.empty()) return static_cast<int64_t>(constant_);
   if (steps_.size() <= kInlineSteps) {
     std::array<Wide, kInlineSteps> values;
-    return static_cast<int64_t>(run(variables, values.data()));
+    return static_cast<int64_t>(run(variable, values.data()));
   }
   std::vector<Wide> values(steps_.size());
-  return static_cast<int64_t>(run(variables, values.data()));
+  return static_cast<int64_t>(run(variable, values.data()));
+}
+
+int64_t IndexProgram::evaluate(const std::map<std::string, int64_t>& variables) const {
+  return evaluate_with([&](const Step& s) -> Wide {
+    const auto it = variables.find(s.variable);
+    if (it == variables.end()) unbound(s);
+    return it->second;
+  });
+}
+
+int64_t IndexProgram::evaluate_in_order(std::span<const int64_t> values) const {
+  return evaluate_with([&](const Step& s) -> Wide {
+    if (s.position < 0 || static_cast<size_t>(s.position) >= values.size()) unbound(s);
+    return values[static_cast<size_t>(s.position)];
+  });
 }
 
 }  // namespace weft::lower

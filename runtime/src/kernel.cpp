@@ -32,10 +32,17 @@ std::string param_text(const lower::KernelParam& p) {
 }
 
 // The variables' values as integers (for sizes and launch dimensions), bounds checked.
-std::map<std::string, int64_t> integer_values(const lower::LoweredKernel& k, const std::map<std::string, ScalarValue>& scalars) {
-  std::map<std::string, int64_t> out;
+// The integer scalars' values in `names` order (the kernel's integer scalar parameters, in
+// parameter order), each checked against its parameter: given, an integer, within its bounds;
+// and no scalar given that the kernel does not take.
+std::vector<int64_t> integer_values(const lower::LoweredKernel& k, std::span<const std::string> names,
+                                    const std::map<std::string, ScalarValue>& scalars) {
+  std::vector<int64_t> out;
+  out.reserve(names.size());
+  size_t scalar_params = 0;
   for (const auto& p : k.params) {
     if (p.kind != lower::KernelParam::Kind::Scalar) continue;
+    ++scalar_params;
     auto it = scalars.find(p.name);
     if (it == scalars.end()) throw Error("kernel " + k.name + ": scalar argument " + param_text(p) + " is not given");
     if (p.dtype.is_float()) {
@@ -48,14 +55,15 @@ std::map<std::string, int64_t> integer_values(const lower::LoweredKernel& k, con
     if (v < bounds.min || v > bounds.max)
       throw Error("kernel " + k.name + ": scalar " + p.name + " = " + std::to_string(v) + " is outside its bounds [" +
                   wide_to_string(bounds.min) + ", " + wide_to_string(bounds.max) + "]");
-    out[p.name] = v;
+    out.push_back(v);
   }
-  for (const auto& [name, v] : scalars) {
-    (void)v;
-    bool known = false;
-    for (const auto& p : k.params) known |= p.kind == lower::KernelParam::Kind::Scalar && p.name == name;
-    if (!known) throw Error("kernel " + k.name + " has no scalar parameter named " + name);
-  }
+  if (scalars.size() != scalar_params)  // every parameter was found, so some name is not one
+    for (const auto& [name, v] : scalars) {
+      (void)v;
+      bool known = false;
+      for (const auto& p : k.params) known |= p.kind == lower::KernelParam::Kind::Scalar && p.name == name;
+      if (!known) throw Error("kernel " + k.name + " has no scalar parameter named " + name);
+    }
   return out;
 }
 
@@ -204,22 +212,34 @@ LaunchOrder launch_order(const lower::LoweredKernel& kernel, std::string_view ar
 }
 
 void CompiledKernel::prepare_launch_sizes() {
+  integer_names_.clear();
+  for (const lower::KernelParam& p : lowered_.params)
+    if (p.kind == lower::KernelParam::Kind::Scalar && !p.dtype.is_float()) integer_names_.push_back(p.name);
   for (size_t i = 0; i < 3; ++i) {
-    grid_[i] = lower::IndexProgram(lowered_.launch.grid[i]);
-    block_[i] = lower::IndexProgram(lowered_.launch.block[i]);
+    grid_[i] = lower::IndexProgram(lowered_.launch.grid[i], integer_names_);
+    block_[i] = lower::IndexProgram(lowered_.launch.block[i], integer_names_);
   }
   param_dims_.clear();
   for (const lower::KernelParam& p : lowered_.params) {
     std::vector<lower::IndexProgram>& dims = param_dims_.emplace_back();
-    for (const UOp& d : p.shape) dims.emplace_back(d);
+    for (const UOp& d : p.shape) dims.emplace_back(d, integer_names_);
   }
 }
 
 std::pair<Dim3, Dim3> CompiledKernel::launch_dims(const std::map<std::string, int64_t>& variables) const {
+  return launch_dims_with([&](const lower::IndexProgram& p) { return p.evaluate(variables); });
+}
+
+std::pair<Dim3, Dim3> CompiledKernel::launch_dims_in_order(std::span<const int64_t> values) const {
+  return launch_dims_with([&](const lower::IndexProgram& p) { return p.evaluate_in_order(values); });
+}
+
+template <class Evaluate>
+std::pair<Dim3, Dim3> CompiledKernel::launch_dims_with(const Evaluate& evaluate) const {
   auto dim = [&](const std::array<lower::IndexProgram, 3>& d, const char* what) {
     uint32_t v[3];
     for (size_t i = 0; i < 3; ++i) {
-      const int64_t n = d[i].evaluate(variables);
+      const int64_t n = evaluate(d[i]);
       if (n < 1 || n > int64_t{1} << 31)
         throw Error("kernel " + lowered_.name + ": " + what + " dimension " + std::to_string(i) + " is " + std::to_string(n));
       v[i] = static_cast<uint32_t>(n);
@@ -254,7 +274,7 @@ void CompiledKernel::launch(Device& device, std::span<const DeviceArray> buffers
 void CompiledKernel::launch_on(Device& device, Module& module, std::span<const DeviceArray> buffers,
                                const std::map<std::string, ScalarValue>& scalars) const {
   const auto& k = lowered_;
-  const std::map<std::string, int64_t> ints = integer_values(k, scalars);
+  const std::vector<int64_t> ints = integer_values(k, integer_names_, scalars);  // in integer_names_ order
   size_t buffer_params = 0;
   for (const auto& p : k.params) buffer_params += p.kind == lower::KernelParam::Kind::Buffer;
   if (buffers.size() != buffer_params)
@@ -277,8 +297,8 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
       TensorMapArg t;
       t.address = a.buffer.address;
       t.dtype = p.dtype;
-      t.rows = static_cast<uint64_t>(dims[0].evaluate(ints));
-      t.cols = static_cast<uint64_t>(dims[1].evaluate(ints));
+      t.rows = static_cast<uint64_t>(dims[0].evaluate_in_order(ints));
+      t.cols = static_cast<uint64_t>(dims[1].evaluate_in_order(ints));
       t.box_rows = static_cast<uint32_t>(p.box.rows);
       t.box_cols = static_cast<uint32_t>(p.box.cols);
       t.swizzle_bytes = static_cast<int>(swizzle_row_bytes(p.box.swizzle));
@@ -290,14 +310,14 @@ void CompiledKernel::launch_on(Device& device, Module& module, std::span<const D
       throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + a.dtype.name() + ", the kernel's " +
                   param_text(p) + " is " + p.dtype.name());
     int64_t elements = 1;
-    for (const lower::IndexProgram& d : dims) elements *= d.evaluate(ints);
+    for (const lower::IndexProgram& d : dims) elements *= d.evaluate_in_order(ints);
     if (a.elements != static_cast<size_t>(elements))
       throw Error("kernel " + k.name + ": buffer argument " + std::to_string(p.slot) + " holds " + std::to_string(a.elements) +
                   " elements, the kernel's " + param_text(p) + " has " + std::to_string(elements));
     check_buffer_resource(device, p, a);
     args.push_back(Arg::buffer(a.buffer));
   }
-  auto [grid, block] = launch_dims(ints);
+  auto [grid, block] = launch_dims_in_order(ints);
   device.launch(module, k.name, grid, block, args, {order_, k.cooperative});
 }
 

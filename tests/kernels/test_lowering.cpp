@@ -250,6 +250,9 @@ WEFT_DEVICE_TEST_CASE("scalar parameters: an int32 element count, and index math
     CHECK_THROWS_WITH_AS(compiled.launch(*dev, args, {{"n", int64_t{999}}}), doctest::Contains("holds 1000 elements"), Error);
     CHECK_THROWS_WITH_AS(compiled.launch(*dev, args), doctest::Contains("scalar argument n int32 is not given"), Error);
     CHECK_THROWS_WITH_AS(compiled.launch(*dev, args, {{"n", int64_t{0}}}), doctest::Contains("outside its bounds"), Error);
+    CHECK_THROWS_WITH_AS(compiled.launch(*dev, args, {{"n", 1000.0f}}), doctest::Contains("scalar n is an integer, given a float"), Error);
+    CHECK_THROWS_WITH_AS(compiled.launch(*dev, args, {{"n", int64_t{1000}}, {"m", int64_t{1}}}), doctest::Contains("has no scalar parameter named m"),
+                         Error);
 
     // base is 2^35: base + i does not fit int32, (base + i) - base is i.
     UOp base = variable("base", int64_t{1} << 34, int64_t{1} << 40, dtypes::int64);

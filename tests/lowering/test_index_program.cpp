@@ -44,13 +44,18 @@ TEST_CASE("index program: expressions of variables agree with the reference inte
       max(T / 16, index_constant(1)),
       (T * 7 / 3 + R * (T % 5)) % 1000003,
   };
+  const std::vector<std::string> order{"R", "T"};  // a launch's: the kernel's integer scalars
   for (const UOp& e : exprs) {
-    const lower::IndexProgram p(e);
+    const lower::IndexProgram p(e), bound(e, order);
     CHECK_FALSE(p.is_constant());
     for (int i = 0; i < 50; ++i) {
       const std::map<std::string, int64_t> values{{"T", 1 + static_cast<int64_t>(rng() % (1 << 20))},
                                                   {"R", 1 + static_cast<int64_t>(rng() % (1 << 20))}};
-      CHECK(p.evaluate(values) == reference(e, values));
+      const int64_t want = reference(e, values);
+      CHECK(p.evaluate(values) == want);
+      CHECK(bound.evaluate(values) == want);
+      const std::vector<int64_t> in_order{values.at("R"), values.at("T")};
+      CHECK(bound.evaluate_in_order(in_order) == want);
     }
   }
 }
@@ -69,6 +74,13 @@ TEST_CASE("index program: errors show at evaluation, naming what failed") {
   CHECK_THROWS_WITH_AS(by_t.evaluate({}), doctest::Contains("variable T is not bound"), Error);
   CHECK_THROWS_WITH_AS(by_t.evaluate({{"T", 0}}), doctest::Contains("division by zero"), Error);
   CHECK(by_t.evaluate({{"T", 16}}) == 4);
+  // In order: a variable the program was not prepared with, or a value missing, is not bound.
+  const std::vector<int64_t> sixteen{16};
+  CHECK_THROWS_WITH_AS(by_t.evaluate_in_order(sixteen), doctest::Contains("variable T is not bound"), Error);
+  const std::vector<std::string> t_only{"T"}, r_then_t{"R", "T"};
+  CHECK(lower::IndexProgram(index_constant(64) / T, t_only).evaluate_in_order(sixteen) == 4);
+  CHECK_THROWS_WITH_AS(lower::IndexProgram(index_constant(64) / T, r_then_t).evaluate_in_order(sixteen), doctest::Contains("variable T is not bound"),
+                       Error);
   const UOp r = range(8, 0, AxisType::LOOP);
   const lower::IndexProgram ranged(r * 2);  // prepared without error
   CHECK_THROWS_WITH_AS(ranged.evaluate({}), doctest::Contains("cannot evaluate RANGE"), Error);

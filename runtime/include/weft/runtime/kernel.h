@@ -107,10 +107,16 @@ class CompiledKernel {
   void launch_on(Device& device, Module& module, std::span<const DeviceArray> buffers, const std::map<std::string, ScalarValue>& scalars) const;
   void check_buffer_resource(const Device& device, const lower::KernelParam& p, const DeviceArray& a) const;
   void prepare_launch_sizes();
+  // launch_dims with the integer scalars' values in integer_names_ order (a launch's own form).
+  std::pair<Dim3, Dim3> launch_dims_in_order(std::span<const int64_t> values) const;
+  template <class Evaluate>  // int64_t(const lower::IndexProgram&)
+  std::pair<Dim3, Dim3> launch_dims_with(const Evaluate& evaluate) const;
 
   lower::LoweredKernel lowered_;
   // The launch's index expressions, prepared once so that a launch walks no graph: grid and
   // block, and each parameter's dimensions (lowered_.params order; none for a scalar).
+  // Their variables are the integer scalar parameters, bound by position (integer_names_).
+  std::vector<std::string> integer_names_;
   std::array<lower::IndexProgram, 3> grid_, block_;
   std::vector<std::vector<lower::IndexProgram>> param_dims_;
   std::vector<int64_t> resource_slots_;  // lower::buffer_resource_slots
