@@ -7,7 +7,7 @@
 // with its error where NVRTC is absent).
 //
 // Why it matters: a short kernel's time on the GPU is of the order of this cost (route+align
-// runs about 22 us, a 4096 x 4096 x 1024 GEMM about 60), and a launch timed with events
+// runs about 20 us, a 4096 x 4096 x 1024 GEMM about 60), and a launch timed with events
 // includes the host's work between them.
 #include <benchmark/benchmark.h>
 

@@ -2,7 +2,8 @@
 //   dispatch   Xs[r] = X[row_token[r]]                 vs PyTorch torch.index_select
 //   combine    Y[t] = sum_j w[t,j] * Ys[dest_row[t,j]]  vs PyTorch index_select + weighted sum
 //   route+align  the whole routing plan from bf16 logits (route, then align's two kernels, no host
-//              synchronization)                      vs PyTorch topk + softmax + a stable sort
+//              synchronization), softmax of the top k vs PyTorch topk + softmax + a stable sort,
+//              and DeepSeek-V3's sigmoid grouped gate vs the same gate in PyTorch + a stable sort
 //   grouped_gemm  Ys = Xs * W[e]^T over every expert's rows, one launch (moe_grouped_gemm_lines.cpp)
 //                                                     vs a loop of cuBLAS GEMMs and PyTorch's grouped matmul
 // dispatch and combine are memory-bound: the unit is TB/s of bytes read and written, and the ceiling is the
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "framework_peer.h"
@@ -75,6 +77,37 @@ out = {}
 def step():
     v, ids = torch.topk(logits.float(), k, dim=1)
     out["w"] = torch.softmax(v, dim=1)
+    flat = ids.flatten()
+    order = torch.sort(flat, stable=True).indices
+    counts = torch.bincount(flat, minlength=E)
+    padded = (counts + block - 1) // block * block
+    offsets = torch.cumsum(padded, 0) - padded
+    starts = torch.cumsum(counts, 0) - counts
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(flat.numel(), device="cuda")
+    out["dest"] = offsets[flat] + rank - starts[flat]
+def result():
+    return out["dest"][:1]
+)PY";
+
+// DeepSeek-V3's gate (its noaux_tc routing: sigmoid scores, the correction bias for selection
+// only, the best topk_group groups by the sum of their two best, the k best experts of those,
+// normalized weights times the routed scaling factor), then the same align.
+constexpr const char* kTorchRouteAlignSigmoid = R"PY(
+T, E, k, block, G, TG, scale_x1000 = args
+logits = load("logits", torch.bfloat16, T, E)
+bias = load("bias", torch.float32, E)
+NAME = "sigmoid + grouped topk + stable sort"
+out = {}
+def step():
+    s = logits.float().sigmoid()
+    sel = s + bias
+    group = sel.view(T, G, E // G).topk(2, dim=2).values.sum(dim=2)
+    kept = torch.topk(group, TG, dim=1, sorted=False).indices
+    mask = torch.zeros_like(group).scatter_(1, kept, 1.0).bool().repeat_interleave(E // G, dim=1)
+    ids = torch.topk(sel.masked_fill(~mask, float("-inf")), k, dim=1).indices
+    w = s.gather(1, ids)
+    out["w"] = w / w.sum(dim=1, keepdim=True) * (scale_x1000 / 1000)
     flat = ids.flatten()
     order = torch.sort(flat, stable=True).indices
     counts = torch.bincount(flat, minlength=E)
@@ -204,33 +237,48 @@ Lines permute_lines(rt::Device& device, const MoeCase& c, double ceiling, bool w
 }
 
 // route + align at `config` on `device`: a latency (no throughput unit; the table shows the time).
+// Softmax of the top k (the seed's), or DeepSeek-V3's sigmoid grouped scoring with a random
+// correction bias.
 Result router_line(rt::Device& device, const moe::RouteConfig& config, int64_t block_rows, bool with_peer, const Options& o) {
+  const bool sigmoid = config.scoring == moe::Scoring::SigmoidGroupedTopK;
   Result r;
   r.suite = "moe";
   r.kernel = "route+align";
   r.size = "T=" + std::to_string(config.tokens) + " E=" + std::to_string(config.experts) + " k=" + std::to_string(config.top_k);
+  if (sigmoid) r.size += " sigmoid G=" + std::to_string(config.n_group) + "/" + std::to_string(config.topk_group);
   r.device = device.name();
   tell(o, "moe route+align " + r.size + " on " + device.name());
   const moe::Router router = moe::compile_router(device, config, block_rows);
-  std::vector<float> logits_f;
+  std::vector<float> logits_f, bias_f;
   const std::vector<uint8_t> logits_bytes = random_matrix(dtypes::bfloat16, config.tokens, config.experts, o.seed + 2, logits_f);
+  const std::vector<uint8_t> bias_bytes = sigmoid ? random_matrix(dtypes::float32, 1, config.experts, o.seed + 3, bias_f) : std::vector<uint8_t>{};
   const rt::OwnedArray logits(device, rt::upload(device, dtypes::bfloat16, logits_bytes, "logits"));
+  std::optional<rt::OwnedArray> bias;
+  if (sigmoid) bias.emplace(device, rt::upload(device, dtypes::float32, bias_bytes, "correction bias"));
   const moe::PlanBuffers plan = moe::allocate_plan(device, router.shape);
-  r.weft = time_on(device, [&] { moe::launch_router(device, router, logits, nullptr, plan); }, o);
+  const rt::DeviceArray* bias_array = bias ? &bias->get() : nullptr;
+  r.weft = time_on(device, [&] { moe::launch_router(device, router, logits, bias_array, plan); }, o);
   device.synchronize();
   // The check: route against its reference, and the plan bit for bit against plan_reference of
   // the routed choices.
   const moe::RoutingPlan got = moe::download_plan(device, router.shape, plan);
   const std::vector<double> logits_d(logits_f.begin(), logits_f.end());
-  const gemm::Check route_check = moe::check_route(config, logits_d, {}, got.expert_ids, got.weights);
+  const gemm::Check route_check = moe::check_route(config, logits_d, std::vector<double>(bias_f.begin(), bias_f.end()), got.expert_ids, got.weights);
   bool ok = route_check.passed();
   if (ok) ok = moe::compare_plans(got, moe::plan_reference(router.shape, got.expert_ids, got.weights)).passed();
   r.check = {ok, ok ? 0.0 : INFINITY, 0, "host reference (route) and plan_reference (bit for bit)"};
   if (!with_peer) return r;
-  r.peer = "PyTorch topk + softmax + stable sort";
+  r.peer = sigmoid ? "PyTorch sigmoid + grouped topk + stable sort" : "PyTorch topk + softmax + stable sort";
   try {
     tell_framework(o, "moe route+align: PyTorch in a python3 child");
-    const FrameworkRun run = run_framework({kTorchRouteAlign, {{"logits", logits_bytes}}, {config.tokens, config.experts, config.top_k, block_rows}, 1}, o);
+    const FrameworkRun run =
+        sigmoid ? run_framework({kTorchRouteAlignSigmoid,
+                                 {{"logits", logits_bytes}, {"bias", bias_bytes}},
+                                 {config.tokens, config.experts, config.top_k, block_rows, config.n_group, config.topk_group,
+                                  static_cast<int64_t>(std::lround(config.scaling * 1000))},
+                                 1},
+                                o)
+                : run_framework({kTorchRouteAlign, {{"logits", logits_bytes}}, {config.tokens, config.experts, config.top_k, block_rows}, 1}, o);
     r.peer = run.name;
     r.peer_device = device.name() + ", python3 child";
     r.peer_timing = run.timing;
@@ -251,9 +299,12 @@ std::vector<Result> run_moe(const Options& o) {
   const double ceiling = nvidia ? copy_rate(*device, o) : 0;
   std::vector<Result> out;
   if (o.kernel.empty() || o.kernel == "route+align") {
-    const moe::RouteConfig route = nvidia ? moe::RouteConfig{16384, 256, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16}
-                                          : moe::RouteConfig{256, 64, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16};
-    out.push_back(router_line(*device, route, 128, nvidia, o));
+    const int64_t tokens = nvidia ? 16384 : 256, experts = nvidia ? 256 : 64;
+    const moe::RouteConfig softmax{tokens, experts, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16};
+    // DeepSeek-V3's gate: 8 groups, the best 4 kept, normalized weights times 2.5.
+    const moe::RouteConfig sigmoid{tokens, experts, 8, moe::Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 8, 4, true, 2.5};
+    out.push_back(router_line(*device, softmax, 128, nvidia, o));
+    out.push_back(router_line(*device, sigmoid, 128, nvidia, o));
   }
   for (const MoeCase& c : cases) {
     if (o.kernel == "route+align" || o.kernel == "grouped_gemm") break;

@@ -352,14 +352,14 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
     // Only the lanes that write a choice add: a lane past k that added 0 to one shared counter,
     // as this did until session 34, serialized every token's spare lanes on that address (118
-    // against 21 us a call with 16 lanes a token on an H100). The region's values are held in
-    // registers first: when() guards every load beneath what its effects use and refuses a lane
-    // operation there, while the id (a wave max) and the prefetched parity are computed here, by
-    // every lane, as the stores above use them.
-    const UOp counted = held(out_id).cast(dtypes::index), row_base = held(base.cast(dtypes::int32)).cast(dtypes::index);
+    // against 21 us a call with 16 lanes a token on an H100). The id is held in a register first:
+    // when() would recompute the values its effects use under its guard, and refuses a lane
+    // operation (the id's wave max) there. (The parity is a register read already, which when()
+    // leaves as it is.)
+    const UOp counted = held(out_id).cast(dtypes::index);
     const UOp choice = t * k + lane, one = constant(Wide(1), dtypes::int32);
-    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[row_base + (choice / kAlignSpan) * E + counted], one),  // its span's row
-                                    atomic(AtomicOp::Add, work[row_base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one)}));  // its chunk's row
+    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one),  // its span's row
+                                    atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one)}));  // its chunk's row
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

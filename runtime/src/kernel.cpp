@@ -31,7 +31,6 @@ std::string param_text(const lower::KernelParam& p) {
   return p.name + " " + p.dtype.name() + (p.kind == lower::KernelParam::Kind::Buffer ? "[" + dims + "]" : "");
 }
 
-// The variables' values as integers (for sizes and launch dimensions), bounds checked.
 // The integer scalars' values in `names` order (the kernel's integer scalar parameters, in
 // parameter order), each checked against its parameter: given, an integer, within its bounds;
 // and no scalar given that the kernel does not take.
@@ -57,6 +56,8 @@ std::vector<int64_t> integer_values(const lower::LoweredKernel& k, std::span<con
                   wide_to_string(bounds.min) + ", " + wide_to_string(bounds.max) + "]");
     out.push_back(v);
   }
+  if (out.size() != names.size()) throw Error("kernel " + k.name + ": internal: " + std::to_string(names.size()) + " integer scalars prepared, " +
+                                              std::to_string(out.size()) + " found");
   if (scalars.size() != scalar_params)  // every parameter was found, so some name is not one
     for (const auto& [name, v] : scalars) {
       (void)v;

@@ -136,23 +136,26 @@ TEST_CASE("bench: the gemm line on the emulator matches its peer on a ragged sha
 TEST_CASE("bench: the moe suite's route+align, dispatch, combine and grouped GEMM lines on the emulator, checked against the host reference") {
   Options o = one_run("emu:gfx942", 777);
   const std::vector<Result> results = run("moe", o);
-  REQUIRE(results.size() == 4);
+  REQUIRE(results.size() == 5);
   CHECK(results[0].kernel == "route+align");
-  CHECK(results[1].kernel == "dispatch");
-  CHECK(results[2].kernel == "combine");
-  CHECK(results[3].kernel == "grouped_gemm");
-  CHECK(results[3].unit == "TFLOP/s");
-  CHECK(results[3].size == "small T=256 E=8 k=2 N=64 K=64");
+  CHECK(results[0].size == "T=256 E=64 k=8");
+  CHECK(results[1].kernel == "route+align");
+  CHECK(results[1].size == "T=256 E=64 k=8 sigmoid G=8/4");
+  CHECK(results[2].kernel == "dispatch");
+  CHECK(results[3].kernel == "combine");
+  CHECK(results[4].kernel == "grouped_gemm");
+  CHECK(results[4].unit == "TFLOP/s");
+  CHECK(results[4].size == "small T=256 E=8 k=2 N=64 K=64");
   for (const Result& r : results) {
     CAPTURE(r.kernel);
     CHECK(r.check.ok);
     CHECK(!r.has_peer());  // no framework peer on the emulator
   }
-  for (const Result& r : {results[1], results[2]}) {
+  for (const Result& r : {results[2], results[3]}) {
     CHECK(r.unit == "TB/s");
     CHECK(r.work > 0);
   }
-  CHECK(results[1].check.max_error == 0);  // a copy: bit for bit
+  CHECK(results[2].check.max_error == 0);  // a copy: bit for bit
   o.sizes = {{4}};
   CHECK_THROWS_WITH_AS(run("moe", o), doctest::Contains("--sizes is not taken"), Error);
 }

@@ -51,8 +51,8 @@ TEST_CASE("dependent launch: the flag prints, tells kernels apart, and renders t
   REQUIRE(trigger != std::string::npos);
   CHECK(wait < trigger);
   // The wait before any access: it orders everything the kernel reads after the kernel before.
-  // The trigger after the last one, the kernel's last statement: the next kernel's workgroups
-  // take no slots while this one still has workgroups to start.
+  // The trigger after the last one, the kernel's last statement (measured faster than at entry:
+  // the renderer's comment).
   const size_t first_access = hopper.find("buf0 +"), last_access = hopper.rfind("buf");
   REQUIRE(first_access != std::string::npos);
   CHECK(wait < first_access);

@@ -181,11 +181,12 @@ class Renderer {
   std::string wait_for_predecessor() const {
     return cuda::waits_for_predecessor(k_, sm_) ? "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n" : "";
   }
-  // ... and, last of all, let the kernel after start launching (a thread that returned early
-  // counts as having done so). Not at entry: the next kernel's workgroups, once launched, sit
-  // waiting in the multiprocessors' slots, and a kernel of more workgroups than fit at once then
-  // finds fewer slots for its later ones (route+align on an H100: 23.6 us a call with the trigger
-  // at entry, 19.5 us with it here, same job; docs/PERF.md, session 34).
+  // ... and, last of all, let the kernel after start launching (a thread that exited counts as
+  // having done so). At entry, the next kernel's workgroups launched as soon as all of this one's
+  // had started and waited, resident, beside them: measured slower (route+align on an H100: 23.6
+  // us a call with the trigger at entry, 19.5 here, 21.4 with no programmatic launch; docs/PERF.md,
+  // session 34; why is not established). Here the overlap is the next kernel's launch with this
+  // one's last workgroups, close to what the implicit trigger at exit gives.
   std::string release_dependents() const {
     return cuda::waits_for_predecessor(k_, sm_) ? "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n" : "";
   }

@@ -84,10 +84,11 @@ class Module {
   virtual std::vector<std::string> kernels() const = 0;
 };
 
-// One host thread at a time uses a Device, as one uses a CUDA stream: a device keeps state
-// between calls (its allocations, loaded kernels, the CUDA device's encoded tensor maps) without
-// locks, so that a launch costs no synchronization. Threads that share one must take turns (a
-// mutex of the caller's); open a device per thread for concurrent work.
+// One host thread at a time uses a Device: a device keeps state between calls (its allocations,
+// loaded kernels, the CUDA device's encoded tensor maps) without locks, so that a launch costs no
+// synchronization. Threads that share one must take turns (a mutex of the caller's). Two devices
+// opened on one GPU are independent objects, but a CUDA device uses the GPU's primary context and
+// its default stream: their work runs in series, and synchronize() waits for both.
 class Device {
  public:
   virtual ~Device() = default;
