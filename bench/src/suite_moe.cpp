@@ -251,7 +251,14 @@ Result router_line(rt::Device& device, const moe::RouteConfig& config, int64_t b
   const moe::Router router = moe::compile_router(device, config, block_rows);
   std::vector<float> logits_f, bias_f;
   const std::vector<uint8_t> logits_bytes = random_matrix(dtypes::bfloat16, config.tokens, config.experts, o.seed + 2, logits_f);
-  const std::vector<uint8_t> bias_bytes = sigmoid ? random_matrix(dtypes::float32, 1, config.experts, o.seed + 3, bias_f) : std::vector<uint8_t>{};
+  // The correction bias in [-0.05, 0.05]: a nudge to the sigmoid scores (about 0.27-0.73 for these
+  // logits), as the load-balancing bias is, not a ranking of its own that would send most tokens
+  // to a few experts.
+  if (sigmoid) {
+    (void)random_matrix(dtypes::float32, 1, config.experts, o.seed + 3, bias_f);
+    for (float& b : bias_f) b *= 0.05f;
+  }
+  const std::vector<uint8_t> bias_bytes = bytes_of(bias_f);
   const rt::OwnedArray logits(device, rt::upload(device, dtypes::bfloat16, logits_bytes, "logits"));
   std::optional<rt::OwnedArray> bias;
   if (sigmoid) bias.emplace(device, rt::upload(device, dtypes::float32, bias_bytes, "correction bias"));
@@ -275,7 +282,7 @@ Result router_line(rt::Device& device, const moe::RouteConfig& config, int64_t b
         sigmoid ? run_framework({kTorchRouteAlignSigmoid,
                                  {{"logits", logits_bytes}, {"bias", bias_bytes}},
                                  {config.tokens, config.experts, config.top_k, block_rows, config.n_group, config.topk_group,
-                                  static_cast<int64_t>(std::lround(config.scaling * 1000))},
+                                  static_cast<int64_t>(std::lround(config.scaling * 1000))},  // (the peer's args are integers)
                                  1},
                                 o)
                 : run_framework({kTorchRouteAlign, {{"logits", logits_bytes}}, {config.tokens, config.experts, config.top_k, block_rows}, 1}, o);

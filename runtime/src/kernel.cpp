@@ -54,6 +54,8 @@ std::vector<int64_t> integer_values(const lower::LoweredKernel& k, std::span<con
     if (v < bounds.min || v > bounds.max)
       throw Error("kernel " + k.name + ": scalar " + p.name + " = " + std::to_string(v) + " is outside its bounds [" +
                   wide_to_string(bounds.min) + ", " + wide_to_string(bounds.max) + "]");
+    if (out.size() >= names.size() || names[out.size()] != p.name)
+      throw Error("kernel " + k.name + ": internal: integer scalar " + p.name + " is not the one prepared at its place");
     out.push_back(v);
   }
   if (out.size() != names.size()) throw Error("kernel " + k.name + ": internal: " + std::to_string(names.size()) + " integer scalars prepared, " +
