@@ -67,7 +67,22 @@ def result():
     return y[:keep]
 )PY";
 
-// route + align the PyTorch way: top-k, softmax, and a stable sort by expert for the rows.
+// align the PyTorch way, for both route+align peers: a stable sort of the choices by expert, and
+// each choice's row in its expert's padded run (E and block are the script's args).
+constexpr const char* kTorchAlign = R"PY(
+def align(ids):
+    flat = ids.flatten()
+    order = torch.sort(flat, stable=True).indices
+    counts = torch.bincount(flat, minlength=E)
+    padded = (counts + block - 1) // block * block
+    offsets = torch.cumsum(padded, 0) - padded
+    starts = torch.cumsum(counts, 0) - counts
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(flat.numel(), device="cuda")
+    return offsets[flat] + rank - starts[flat]
+)PY";
+
+// route + align the PyTorch way: top-k, softmax, and align above.
 // args T E k block; input logits (T x E bf16). Output: every choice's destination row.
 constexpr const char* kTorchRouteAlign = R"PY(
 T, E, k, block = args
@@ -77,22 +92,14 @@ out = {}
 def step():
     v, ids = torch.topk(logits.float(), k, dim=1)
     out["w"] = torch.softmax(v, dim=1)
-    flat = ids.flatten()
-    order = torch.sort(flat, stable=True).indices
-    counts = torch.bincount(flat, minlength=E)
-    padded = (counts + block - 1) // block * block
-    offsets = torch.cumsum(padded, 0) - padded
-    starts = torch.cumsum(counts, 0) - counts
-    rank = torch.empty_like(order)
-    rank[order] = torch.arange(flat.numel(), device="cuda")
-    out["dest"] = offsets[flat] + rank - starts[flat]
+    out["dest"] = align(ids)
 def result():
     return out["dest"][:1]
 )PY";
 
 // DeepSeek-V3's gate (its noaux_tc routing: sigmoid scores, the correction bias for selection
 // only, the best topk_group groups by the sum of their two best, the k best experts of those,
-// normalized weights times the routed scaling factor), then the same align.
+// normalized weights times the routed scaling factor), then the same align (kTorchAlign).
 constexpr const char* kTorchRouteAlignSigmoid = R"PY(
 T, E, k, block, G, TG, scale_x1000 = args
 logits = load("logits", torch.bfloat16, T, E)
@@ -108,15 +115,7 @@ def step():
     ids = torch.topk(sel.masked_fill(~mask, float("-inf")), k, dim=1).indices
     w = s.gather(1, ids)
     out["w"] = w / w.sum(dim=1, keepdim=True) * (scale_x1000 / 1000)
-    flat = ids.flatten()
-    order = torch.sort(flat, stable=True).indices
-    counts = torch.bincount(flat, minlength=E)
-    padded = (counts + block - 1) // block * block
-    offsets = torch.cumsum(padded, 0) - padded
-    starts = torch.cumsum(counts, 0) - counts
-    rank = torch.empty_like(order)
-    rank[order] = torch.arange(flat.numel(), device="cuda")
-    out["dest"] = offsets[flat] + rank - starts[flat]
+    out["dest"] = align(ids)
 def result():
     return out["dest"][:1]
 )PY";
@@ -279,13 +278,13 @@ Result router_line(rt::Device& device, const moe::RouteConfig& config, int64_t b
   try {
     tell_framework(o, "moe route+align: PyTorch in a python3 child");
     const FrameworkRun run =
-        sigmoid ? run_framework({kTorchRouteAlignSigmoid,
+        sigmoid ? run_framework({std::string(kTorchAlign) + kTorchRouteAlignSigmoid,
                                  {{"logits", logits_bytes}, {"bias", bias_bytes}},
                                  {config.tokens, config.experts, config.top_k, block_rows, config.n_group, config.topk_group,
                                   static_cast<int64_t>(std::lround(config.scaling * 1000))},  // (the peer's args are integers)
                                  1},
                                 o)
-                : run_framework({kTorchRouteAlign, {{"logits", logits_bytes}}, {config.tokens, config.experts, config.top_k, block_rows}, 1}, o);
+                : run_framework({std::string(kTorchAlign) + kTorchRouteAlign, {{"logits", logits_bytes}}, {config.tokens, config.experts, config.top_k, block_rows}, 1}, o);
     r.peer = run.name;
     r.peer_device = device.name() + ", python3 child";
     r.peer_timing = run.timing;

@@ -31,6 +31,11 @@ std::string param_text(const lower::KernelParam& p) {
   return p.name + " " + p.dtype.name() + (p.kind == lower::KernelParam::Kind::Buffer ? "[" + dims + "]" : "");
 }
 
+// A scalar parameter that sizes things (a launch dimension, a buffer's extent): the one filter
+// both integer_names_ (at compile time) and integer_values (at each launch) use, so that their
+// orders agree.
+bool is_integer_scalar(const lower::KernelParam& p) { return p.kind == lower::KernelParam::Kind::Scalar && !p.dtype.is_float(); }
+
 // The integer scalars' values in `names` order (the kernel's integer scalar parameters, in
 // parameter order), each checked against its parameter: given, an integer, within its bounds;
 // and no scalar given that the kernel does not take.
@@ -44,7 +49,7 @@ std::vector<int64_t> integer_values(const lower::LoweredKernel& k, std::span<con
     ++scalar_params;
     auto it = scalars.find(p.name);
     if (it == scalars.end()) throw Error("kernel " + k.name + ": scalar argument " + param_text(p) + " is not given");
-    if (p.dtype.is_float()) {
+    if (!is_integer_scalar(p)) {
       if (!std::holds_alternative<float>(it->second)) throw Error("kernel " + k.name + ": scalar " + p.name + " is float32, given an integer");
       continue;
     }
@@ -54,8 +59,6 @@ std::vector<int64_t> integer_values(const lower::LoweredKernel& k, std::span<con
     if (v < bounds.min || v > bounds.max)
       throw Error("kernel " + k.name + ": scalar " + p.name + " = " + std::to_string(v) + " is outside its bounds [" +
                   wide_to_string(bounds.min) + ", " + wide_to_string(bounds.max) + "]");
-    if (out.size() >= names.size() || names[out.size()] != p.name)
-      throw Error("kernel " + k.name + ": internal: integer scalar " + p.name + " is not the one prepared at its place");
     out.push_back(v);
   }
   if (out.size() != names.size()) throw Error("kernel " + k.name + ": internal: " + std::to_string(names.size()) + " integer scalars prepared, " +
@@ -217,7 +220,7 @@ LaunchOrder launch_order(const lower::LoweredKernel& kernel, std::string_view ar
 void CompiledKernel::prepare_launch_sizes() {
   integer_names_.clear();
   for (const lower::KernelParam& p : lowered_.params)
-    if (p.kind == lower::KernelParam::Kind::Scalar && !p.dtype.is_float()) integer_names_.push_back(p.name);
+    if (is_integer_scalar(p)) integer_names_.push_back(p.name);
   for (size_t i = 0; i < 3; ++i) {
     grid_[i] = lower::IndexProgram(lowered_.launch.grid[i], integer_names_);
     block_[i] = lower::IndexProgram(lowered_.launch.block[i], integer_names_);
