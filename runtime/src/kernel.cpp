@@ -262,7 +262,8 @@ std::pair<Dim3, Dim3> CompiledKernel::launch_dims_with(const Evaluate& evaluate)
 // On AMD devices a buffer read through a buffer resource (direct-to-LDS copies) takes 32-bit byte
 // offsets: a larger one would wrap silently, so it is an error here.
 void CompiledKernel::check_buffer_resource(const Device& device, const lower::KernelParam& p, const DeviceArray& a) const {
-  if (!device.arch().starts_with("gfx") || std::find(resource_slots_.begin(), resource_slots_.end(), p.slot) == resource_slots_.end()) return;
+  // The slots first: most kernels have none, and arch() returns a string by value.
+  if (std::find(resource_slots_.begin(), resource_slots_.end(), p.slot) == resource_slots_.end() || !device.arch().starts_with("gfx")) return;
   const uint64_t bytes = static_cast<uint64_t>(a.elements) * static_cast<uint64_t>(a.dtype.itemsize());
   if (bytes > lower::kMaxBufferResourceBytes)
     throw Error("kernel " + lowered_.name + ": buffer argument " + std::to_string(p.slot) + " holds " + std::to_string(bytes) + " bytes; on " +
