@@ -358,8 +358,8 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     // leaves as it is.)
     const UOp counted = held(out_id).cast(dtypes::index);
     const UOp choice = t * k + lane, one = constant(Wide(1), dtypes::int32);
-    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one),  // its span's row
-                                    atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one)}));  // its chunk's row
+    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[ws.span_count(base, choice / kAlignSpan, counted)], one),  // its span's count
+                                    atomic(AtomicOp::Add, work[ws.chunk_count(base, choice / kAlignChunk, counted)], one)}));  // its chunk's
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

@@ -6,6 +6,8 @@
 #include "occurrences.h"
 #include "skip.h"
 #include "weft/lowering/cuda_codegen.h"
+#include "weft/dsl/builder.h"
+#include "weft/moe/align.h"
 #include "weft/moe/permute.h"
 #include "weft/moe/route_backward.h"
 #include "weft/runtime/inspect.h"
@@ -65,6 +67,28 @@ TEST_CASE("moe dispatch and combine move rows in 16-byte vectors (CUDA source)")
   INFO(combine);
   CHECK(occurrences(combine, "*reinterpret_cast<const weft_") == 4);  // 2 rows x 2 steps
   CHECK(occurrences(combine, "*reinterpret_cast<weft_") == 2);
+}
+
+TEST_CASE("moe align_place reads an expert's span and chunk counts in 16-byte vectors (CUDA source)") {
+  // The counts' index starts at a select between the two histograms (both 4-aligned): the
+  // alignment proof sees through it (graph_utils' known_multiple).
+  const std::string src = cuda_source(moe::align_place({16384, 256, 8, 128}, "sm_90"));
+  INFO(src);
+  CHECK(occurrences(src, "*reinterpret_cast<const weft_int_4*>") == 3);  // all spans, spans before, the span's chunks
+  CHECK(occurrences(src, "[3]}}") == 0);                                  // no vector put together lane by lane
+}
+
+TEST_CASE("a vector load at a select between aligned bases plus aligned terms is one aligned access (CUDA source)") {
+  const UOp in = placeholder({128}, dtypes::int32, 0), out = placeholder({128}, dtypes::int32, 1), flag = placeholder({1}, dtypes::int32, 2);
+  const UOp i = range(8, 0, AxisType::GLOBAL), zero = constant(Wide(0));
+  const UOp base = where(flag[zero].load().eq(constant(Wide(0), dtypes::int32)), zero, constant(Wide(64)));
+  const auto kernel = [&](const UOp& at) {
+    return sink({"select_base"}, {out[i * 4].vec(4).store(in[at].vec(4).load()).end({i})});
+  };
+  CHECK(occurrences(cuda_source(kernel(base + i * 4)), "*reinterpret_cast<const weft_int_4*>") == 1);
+  // 62 is not a multiple of 4: the load goes lane by lane.
+  const UOp unaligned = where(flag[zero].load().eq(constant(Wide(0), dtypes::int32)), zero, constant(Wide(62)));
+  CHECK(occurrences(cuda_source(kernel(unaligned + i * 4)), "*reinterpret_cast<const weft_int_4*>") == 0);
 }
 
 #ifdef WEFT_HAVE_LLVM

@@ -37,8 +37,8 @@ namespace weft::moe {
 inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place (and of align_count) takes
 inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the histogram counts
 
-// align's int32 workspace: two histograms, then two parities. A histogram has a row of E counts
-// per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup). The *fill
+// align's int32 workspace: two histograms, then two parities. A histogram counts each expert's
+// choices in every span of 4096 choices and in every chunk of 256 (align_place's workgroup). The *fill
 // parity* names the histogram the next run fills; its counts are zeros. A run's counting kernel
 // (route_counting or align_count) adds into histogram[fill parity] and records that parity as the
 // *filled parity*; align_place reads histogram[filled parity], zeroes the other histogram, and
@@ -51,8 +51,15 @@ inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the 
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
   int64_t spans = 0, chunks = 0, experts = 0;
-  int64_t span_row(int64_t span) const { return span * experts; }                 // within a histogram
-  int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * experts; }
+  // Where expert e's count in a span (a chunk) lies, from the start of a histogram: each
+  // expert's span counts are contiguous (its span column), then, after every span column, each
+  // expert's chunk counts (its chunk column). Columns, not rows of E, so that align_place reads
+  // an expert's counts as whole vectors (count_vector).
+  UOp span_count(const UOp& histogram, const UOp& span, const UOp& expert) const;
+  UOp chunk_count(const UOp& histogram, const UOp& chunk, const UOp& expert) const;
+  // Counts a vector load takes from a column: the largest of 4, 2, 1 that divides both spans and
+  // chunks, so that every column (and the second histogram) starts on a whole vector.
+  int64_t count_vector() const;
   int64_t histogram_elements() const { return (spans + chunks) * experts; }
   int64_t fill_parity_index() const { return 2 * histogram_elements(); }
   int64_t filled_parity_index() const { return fill_parity_index() + 1; }
