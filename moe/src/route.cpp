@@ -347,7 +347,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   const UOp writes = live & (lane < k);
   effects.push_back(ids[t * k + lane].store(out_id, writes));
   effects.push_back(weights[t * k + lane].store(out_w, writes));
-  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
+  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk counts
     const UOp base = ws.histogram_at(fill);
     effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
     // Only the lanes that write a choice add: a lane past k that added 0 to one shared counter,

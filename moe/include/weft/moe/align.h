@@ -6,12 +6,12 @@
 // Two kernels, launched in order by launch_align:
 //   align_count: one workgroup of 256 threads per chunk of 256 choices counts each expert's
 //     choices in the chunk (shared-memory atomics: counts do not depend on order), writes the
-//     chunk's row of the workspace's histogram and adds it into its span's row (AlignWorkspace).
-//     The router skips it: route_counting adds each choice into both rows as it chooses
+//     chunk's counts into the workspace's histogram and adds them into its span's (AlignWorkspace).
+//     The router skips it: route_counting adds each choice into both counts as it chooses
 //     (route.h).
-//   align_place: one workgroup per chunk. It sums the span rows of each expert's column (its
-//     count, and its count in the spans before the chunk's) and the rows of its span's earlier
-//     chunks (15 at most), and scans the padded counts into the offsets (a wave scan). A choice's
+//   align_place: one workgroup per chunk. Each thread sums one expert's span counts (its count,
+//     and its count in the spans before the chunk's) and its counts in the span's earlier chunks
+//     (15 at most), in 16-byte vectors where the shape allows (count_vector), and scans the padded counts into the offsets (a wave scan). A choice's
 //     row is offsets[e] + the choices of e before its chunk + its rank among the chunk's earlier
 //     choices of e: its rank in its wave (the lanes below it with the same id, found with one
 //     ballot per bit of the id) plus the counts of e in the chunk's earlier waves. It writes

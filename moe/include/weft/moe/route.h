@@ -64,8 +64,8 @@ struct RouteConfig {
 UOp route(const RouteConfig& config, std::string_view arch);
 // route, and each choice also counted into align's workspace (the last slot: 3 for softmax, whose
 // kernel has no bias, 4 for sigmoid; AlignWorkspace(T*k, E),
-// as allocate_plan and align_place leave it): atomic adds of each choice into its span's row and
-// its chunk's row of the histogram the fill parity names, so align_count need not run
+// as allocate_plan and align_place leave it): atomic adds of each choice into its span's count and
+// its chunk's count of its expert in the histogram the fill parity names, so align_count need not run
 // (router.h).
 UOp route_counting(const RouteConfig& config, std::string_view arch);
 
