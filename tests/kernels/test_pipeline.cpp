@@ -188,6 +188,23 @@ UOp cuda_one_shot(bool commit) {
   return sink({"cuda_one_shot"}, {copy_out(k.wg, k.tile.after({ready}), zero, k.dst, zero, {}).end(k.wg.hardware_ranges())});
 }
 
+// A stagger around a grid barrier: wave row 1 passes a barrier of its own, then (when
+// `balanced`) wave row 0 one of its own, then every wave the grid barrier and the read; with
+// `fill`, the tile is filled asynchronously first and the grid barrier publishes it.
+UOp staggered_grid(bool balanced, bool fill) {
+  const CopyKernel k = copy_kernel("gfx950", 1);
+  const UOp zero = constant(Wide(0));
+  std::vector<UOp> order;
+  if (fill) order.push_back(load(k.wg, k.tile, zero, k.src, zero, zero));
+  order.push_back(when(k.wg.wave_row().eq(1), {barrier({}, BarrierFence::None)}));
+  if (balanced) order.push_back(when(k.wg.wave_row().eq(0), {barrier({}, BarrierFence::None)}));
+  const UOp met = grid_barrier(placeholder({1}, dtypes::uint32, fill ? 2 : 1)[zero]);  // (slot 1 is the fill's source)
+  order.push_back(met);
+  order.push_back(copy_out(k.wg, k.tile.after({met}), zero, k.dst, zero, {}));
+  if (!balanced) order.push_back(when(k.wg.wave_row().eq(0), {barrier({}, BarrierFence::None)}));
+  return sink({"staggered_grid"}, {group(order).end(k.wg.hardware_ranges())});
+}
+
 }  // namespace
 
 TEST_CASE("pipelined: a copy through 2 and 3 stages, bit-exact, steps fewer than, equal to and past the stages") {
@@ -287,6 +304,28 @@ TEST_CASE("check_async_reads and insert_barriers: a grid barrier publishes the f
       INFO(e.what());
       CHECK(std::string(e.what()).find("with no wait after the fill that covers it") != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("check_async_reads: a grid barrier in a staggered schedule must find every wave at the same barrier count") {
+  const auto error_of = [](const UOp& kernel) -> std::string {
+    try {
+      lower::lower(lower::canonical_allocations(kernel));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  // Balanced before it: the grid barrier's fences land the fill and its barriers publish it.
+  CHECK(error_of(staggered_grid(true, true)) == "no error");
+  for (bool fill : {true, false}) {  // the pairing is checked whether or not the kernel fills anything
+    CAPTURE(fill);
+    const std::string what = error_of(staggered_grid(false, fill));
+    INFO(what);
+    CHECK(what.find("pass check_async_reads") != std::string::npos);
+    CHECK(what.find("the grid barrier at step ") != std::string::npos);
+    CHECK(what.find("after 0 workgroup barriers and by wave ") != std::string::npos);
+    CHECK(what.find(" after 1: its barriers would pair with a staggered one") != std::string::npos);
   }
 }
 

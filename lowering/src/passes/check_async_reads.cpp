@@ -42,7 +42,9 @@
 // barrier; the emulator's hazard mode reports such a read). Every path through the
 // loops' simulated exits is kept apart (the waves' counts differ between them), up to kMaxPaths.
 // A barrier whose condition the check cannot decide per wave (a kernel variable) is an error; a
-// wait under such a condition counts as absent.
+// wait under such a condition counts as absent. The per-wave run also refuses a grid barrier
+// that the waves reach having passed different numbers of workgroup barriers (whether or not the
+// kernel fills anything): its own barriers would pair with a staggered one.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -287,10 +289,23 @@ class Checker {
         return wave_barrier(at, p, !a || a->value != static_cast<Wide>(BarrierFence::None));
       }
       case Op::GRID_BARRIER:  // two fenced workgroup barriers around the grid's arrival
+        if (w == 0) check_grid_pairing(at, p);
         wave_barrier(at, p, true);
         return wave_barrier(at, p, true);
       default: return;
     }
+  }
+
+  // A grid barrier's workgroup barriers pair with the n-th barrier of every wave: a wave that
+  // reaches it having passed a different number than the others would meet a staggered barrier
+  // instead, and its workgroup would arrive at the grid before all its waves got there.
+  void check_grid_pairing(size_t at, const Path& p) const {
+    for (size_t w = 1; w < waves_.size(); ++w)
+      if (p.barriers[w] != p.barriers[0])
+        throw Error("check_async_reads: the grid barrier at step " + std::to_string(at) + " is reached by " + wave_name(0) + " after " +
+                    std::to_string(p.barriers[0]) + " workgroup barriers and by " + wave_name(w) + " after " + std::to_string(p.barriers[w]) +
+                    ": its barriers would pair with a staggered one, and the workgroup would arrive at the grid before all its waves do "
+                    "(balance the stagger before the grid barrier)");
   }
 
   void wave_barrier(size_t at, Path& p, bool fenced) {
@@ -633,14 +648,17 @@ class Checker {
 
 void check_async_reads(const std::vector<LinearOp>& program, int64_t wave_size) {
   const bool has_fills = std::any_of(program.begin(), program.end(), [](const LinearOp& s) { return s.op.op() == Op::ASYNC_COPY; });
-  if (!has_fills) return;
+  const bool meets_grid = std::any_of(program.begin(), program.end(), [](const LinearOp& s) {
+    return s.kind == LinearOp::Kind::Effect && s.op.op() == Op::GRID_BARRIER;
+  });
+  if (!has_fills && !meets_grid) return;
   // A wait or barrier under when(...) (resolve_when leaves WHEN around one of them only).
   const bool staggered = std::any_of(program.begin(), program.end(), [](const LinearOp& s) {
     return s.kind == LinearOp::Kind::Effect && s.op.op() == Op::WHEN && (s.op.src(1).op() == Op::BARRIER || s.op.src(1).op() == Op::WAIT);
   });
   Checker checker(program, wave_size == 32);
-  if (staggered) checker.run_waves();
-  else checker.run();
+  if (staggered) checker.run_waves();  // (with no fills: only the grid barriers' pairing)
+  else if (has_fills) checker.run();
 }
 
 }  // namespace weft::lower
