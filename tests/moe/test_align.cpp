@@ -40,9 +40,13 @@ WEFT_DEVICE_TEST_CASE("align: stable plans, bit for bit, for uniform choices") {
   check_align_runs({600, 512, 8, 128}, AlignInputs::Uniform);   // two experts a thread in align_place's sums, over two spans
   check_align_runs({1100, 384, 8, 256}, AlignInputs::Uniform);  // E not a multiple of the workgroup: some threads' second expert past E
   // align_place reads an expert's counts in vectors of count_vector(): 2 here (two spans, 32
-  // chunks, the last span and chunk ragged) and 4 next (four spans, 64 chunks); 1 above.
+  // chunks, the last span and chunk ragged), then 4 (four spans, 64 chunks; then the same with
+  // the last span and chunk ragged; then 20 spans, 316 chunks: two rounds of span vectors, the
+  // second partial); 1 above.
   check_align_runs({1000, 256, 8, 128}, AlignInputs::Uniform);
   check_align_runs({2048, 64, 8, 128}, AlignInputs::Uniform);
+  check_align_runs({2036, 64, 8, 128}, AlignInputs::Uniform);
+  check_align_runs({10112, 64, 8, 128}, AlignInputs::Uniform);
 }
 
 WEFT_DEVICE_TEST_CASE("align: one expert takes every token, or most experts take none") {
@@ -62,6 +66,8 @@ TEST_CASE("align: bad shapes are errors naming the field") {
   CHECK(moe::AlignWorkspace(8800, 64).count_vector() == 1);  // 3 spans
   CHECK(moe::AlignWorkspace(8000, 256).count_vector() == 2);  // 2 spans, 32 chunks
   CHECK(moe::AlignWorkspace(16384, 64).count_vector() == 4);  // 4 spans, 64 chunks
+  CHECK(moe::AlignWorkspace(16288, 64).count_vector() == 4);  // 4 spans, 64 chunks, both ragged
+  CHECK(moe::AlignWorkspace(80896, 64).count_vector() == 4);  // 20 spans, 316 chunks
   CHECK(moe::AlignWorkspace(16384 * 8, 256).count_vector() == 4);  // the benchmark's 32 spans, 512 chunks
 }
 

@@ -74,7 +74,9 @@ TEST_CASE("moe align_place reads an expert's span and chunk counts in 16-byte ve
   // alignment proof sees through it (graph_utils' known_multiple).
   const std::string src = cuda_source(moe::align_place({16384, 256, 8, 128}, "sm_90"));
   INFO(src);
-  CHECK(occurrences(src, "*reinterpret_cast<const weft_int_4*>") == 3);  // all spans, spans before, the span's chunks
+  // Three vector loads in the source: the span counts' (once in each of the two reductions over
+  // them, all spans and the spans before) and the chunk counts'.
+  CHECK(occurrences(src, "*reinterpret_cast<const weft_int_4*>") == 3);
   CHECK(occurrences(src, "[3]}}") == 0);                                  // no vector put together lane by lane
 }
 

@@ -130,8 +130,10 @@ class Checker {
 
   void run() { run(0, program_.size(), State{}); }
 
-  // Staggered mode: every wave of the workgroup (its widx values) runs the program.
-  void run_waves() {
+  // Staggered mode: every wave of the workgroup (its widx values) runs the program. With no
+  // fills to check reads against, `track_reads` false: only the barriers are followed.
+  void run_waves(bool track_reads = true) {
+    track_reads_ = track_reads;
     std::vector<UOp> specials;
     std::vector<UOp> seen;  // the program's SPECIAL steps and the conditions' sources
     for (const LinearOp& step : program_) {
@@ -199,7 +201,8 @@ class Checker {
         branch_depth_ += step.kind == LinearOp::Kind::BranchBegin ? 1 : -1;
         continue;
       }
-      const bool reads = step.kind == LinearOp::Kind::Value && (step.op.op() == Op::LOAD || step.op.op() == Op::ATOMIC) && local_slot(step.op.src(0)) >= 0;
+      const bool reads = track_reads_ && step.kind == LinearOp::Kind::Value && (step.op.op() == Op::LOAD || step.op.op() == Op::ATOMIC) &&
+                         local_slot(step.op.src(0)) >= 0;
       if (step.kind != LinearOp::Kind::Effect && !reads) continue;
       if (step.kind == LinearOp::Kind::Effect && branch_depth_ > 0 && opsets::sync.contains(step.op.op())) continue;  // as in run()
       if (step.kind == LinearOp::Kind::Effect && step.op.op() != Op::ASYNC_COPY) ++batch_;
@@ -638,6 +641,7 @@ class Checker {
   std::vector<std::unordered_map<const Node*, UOp>> memos_ = std::vector<std::unordered_map<const Node*, UOp>>(1);  // per wave
   std::vector<std::vector<std::pair<UOp, Wide>>> waves_;  // staggered mode: each wave's widx values
   int branch_depth_ = 0;  // region branches open at the step being checked
+  bool track_reads_ = true;
   size_t wave_ = 0;
   int64_t batch_ = 0;
   std::map<std::pair<int64_t, int64_t>, Span> batches_;  // (batch, buffer) -> elements written
@@ -657,7 +661,7 @@ void check_async_reads(const std::vector<LinearOp>& program, int64_t wave_size) 
     return s.kind == LinearOp::Kind::Effect && s.op.op() == Op::WHEN && (s.op.src(1).op() == Op::BARRIER || s.op.src(1).op() == Op::WAIT);
   });
   Checker checker(program, wave_size == 32);
-  if (staggered) checker.run_waves();  // (with no fills: only the grid barriers' pairing)
+  if (staggered) checker.run_waves(has_fills);  // (with no fills: only the barriers, for the grid barriers' pairing)
   else if (has_fills) checker.run();
 }
 

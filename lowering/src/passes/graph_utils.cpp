@@ -190,28 +190,39 @@ namespace {
 // A power of two that every value of the integer `x` is a multiple of, up to 2^12 (more than any
 // vector's lanes): from constants, sums, products, shifts by constants, selects and integer
 // casts. Powers of two survive wrapping arithmetic, so no range is needed. 1 where unknown.
-int64_t known_multiple(const UOp& x) {
+int64_t known_multiple(const UOp& x, std::unordered_map<const Node*, int64_t>& memo) {
   constexpr int64_t kCap = int64_t{1} << 12;
   if (!x.dtype().is_int()) return 1;
+  if (auto it = memo.find(x.node()); it != memo.end()) return it->second;
+  int64_t m = 1;
+  const auto of = [&](size_t i) { return known_multiple(x.src(i), memo); };
   const auto power_of = [&](Wide v) {  // the largest power of two up to kCap that divides v
     int64_t m = 1;
     while (m < kCap && v % (2 * m) == 0) m *= 2;
     return m;
   };
   switch (x.op()) {
-    case Op::CONST: return power_of(x.const_int());
-    case Op::ADD: case Op::SUB: return std::min(known_multiple(x.src(0)), known_multiple(x.src(1)));
-    case Op::MUL: return std::min(kCap, known_multiple(x.src(0)) * known_multiple(x.src(1)));
+    case Op::CONST: m = power_of(x.const_int()); break;
+    case Op::ADD: case Op::SUB:
+      if ((m = of(0)) > 1) m = std::min(m, of(1));
+      break;
+    case Op::MUL: m = std::min(kCap, of(0) * of(1)); break;
     case Op::SHL:
-      if (!x.src(1).is_const() || x.src(1).const_int() < 0 || x.src(1).const_int() >= 12) return 1;
-      return std::min(kCap, known_multiple(x.src(0)) << static_cast<int>(x.src(1).const_int()));
-    case Op::WHERE: return std::min(known_multiple(x.src(1)), known_multiple(x.src(2)));
+      if (x.src(1).is_const() && x.src(1).const_int() >= 0 && x.src(1).const_int() < 12)
+        m = std::min(kCap, of(0) << static_cast<int>(x.src(1).const_int()));
+      break;
+    case Op::WHERE:
+      if ((m = of(1)) > 1) m = std::min(m, of(2));
+      break;
     case Op::CAST: {  // truncating to n bits keeps a factor of 2^k for k <= n
       const int64_t bits = 8 * x.dtype().itemsize();
-      return std::min(known_multiple(x.src(0)), bits >= 13 ? kCap : int64_t{1} << bits);
+      m = std::min(of(0), bits >= 13 ? kCap : int64_t{1} << bits);
+      break;
     }
-    default: return 1;
+    default: break;
   }
+  memo.emplace(x.node(), m);
+  return m;
 }
 
 }  // namespace
@@ -221,7 +232,8 @@ bool aligned_vector(const UOp& index) {
   const int bytes = d.itemsize();
   if (!d.is_vector() || bytes > 16 || (bytes & (bytes - 1)) != 0 || index.src().size() < 2) return false;
   const UOp& flat = index.src(1);
-  if (known_multiple(flat) % d.lanes == 0) return true;  // e.g. a select between aligned bases plus aligned terms
+  std::unordered_map<const Node*, int64_t> memo;  // (shared subexpressions are walked once)
+  if (known_multiple(flat, memo) % d.lanes == 0) return true;  // e.g. a select between aligned bases plus aligned terms
   const UOp rem = simplify(flat % flat.const_like(Wide(d.lanes)));
   return rem.is_const() && rem.const_int() == 0;
 }

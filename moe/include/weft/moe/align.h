@@ -35,7 +35,7 @@
 namespace weft::moe {
 
 inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place (and of align_count) takes
-inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the histogram counts
+inline constexpr int64_t kAlignSpan = 4096;        // choices a span's counts of the histogram count
 
 // align's int32 workspace: two histograms, then two parities. A histogram counts each expert's
 // choices in every span of 4096 choices and in every chunk of 256 (align_place's workgroup). The *fill
