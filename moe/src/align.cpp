@@ -75,9 +75,13 @@ int64_t align_workspace(const MoeShape& shape) {
 UOp AlignWorkspace::histogram_at(const UOp& parity) const { return where(parity.eq(i32(0)), idx(0), idx(histogram_elements())); }
 UOp AlignWorkspace::fill_parity(const UOp& workspace) const { return workspace[idx(fill_parity_index())].load(); }
 UOp AlignWorkspace::filled_parity(const UOp& workspace) const { return workspace[idx(filled_parity_index())].load(); }
-UOp AlignWorkspace::span_count(const UOp& histogram, const UOp& span, const UOp& expert) const { return histogram + expert * spans + span; }
+UOp AlignWorkspace::span_count(const UOp& histogram, const UOp& span, const UOp& expert) const {
+  const int64_t v = count_vector();
+  return histogram + ((span / v) * experts + expert) * v + span % v;
+}
 UOp AlignWorkspace::chunk_count(const UOp& histogram, const UOp& chunk, const UOp& expert) const {
-  return histogram + idx(spans * experts) + expert * chunks + chunk;
+  const int64_t v = count_vector();
+  return histogram + idx(spans * experts) + ((chunk / v) * experts + expert) * v + chunk % v;
 }
 int64_t AlignWorkspace::count_vector() const {
   int64_t v = 4;

@@ -9,18 +9,19 @@
 //     chunk's counts into the workspace's histogram and adds them into its span's (AlignWorkspace).
 //     The router skips it: route_counting adds each choice into both counts as it chooses
 //     (route.h).
-//   align_place: one workgroup per chunk. Each thread sums one expert's span counts (its count,
-//     and its count in the spans before the chunk's) and its counts in the span's earlier chunks
-//     (15 at most), in 16-byte vectors where the shape allows (count_vector), and scans the padded counts into the offsets (a wave scan). A choice's
-//     row is offsets[e] + the choices of e before its chunk + its rank among the chunk's earlier
-//     choices of e: its rank in its wave (the lanes below it with the same id, found with one
-//     ballot per bit of the id) plus the counts of e in the chunk's earlier waves. It writes
-//     dest_row, row_token and row_weight there. Independently, the grid's threads mark the
-//     padding rows (row_token -1, row_weight 0): an expert's are the fewer than block_rows after
-//     its choices, then every row past offsets[E]; a thread a block gets its expert (a binary
-//     search over the offsets); workgroup 0 writes counts and offsets. Rows of choices and
-//     padding rows are disjoint, so no write races, and no row depends on the order of atomics.
-//     It also zeroes the workspace's other histogram and names it the next run's (AlignWorkspace).
+//   align_place: one workgroup per chunk. Each thread sums one expert's span counts (its count, and
+//     its count in the spans before the chunk's) and its counts in the span's earlier chunks (15 at
+//     most), in 16-byte vectors where the shape allows (count_vector), and scans the padded counts
+//     into the offsets (a wave scan). A choice's row is offsets[e] + the choices of e before its
+//     chunk + its rank among the chunk's earlier choices of e: its rank in its wave (the lanes below
+//     it with the same id, found with one ballot per bit of the id) plus the counts of e in the
+//     chunk's earlier waves. It writes dest_row, row_token and row_weight there. Independently, the
+//     grid's threads mark the padding rows (row_token -1, row_weight 0): an expert's are the fewer
+//     than block_rows after its choices, then every row past offsets[E]; a thread a block gets its
+//     expert (a binary search over the offsets); workgroup 0 writes counts and offsets. Rows of
+//     choices and padding rows are disjoint, so no write races, and no row depends on the order of
+//     atomics. It also zeroes the workspace's other histogram and names it the next run's
+//     (AlignWorkspace).
 // The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
 // outside gets dest_row -1 and no row.
 #pragma once
@@ -51,14 +52,15 @@ inline constexpr int64_t kAlignSpan = 4096;        // choices a span's counts of
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
   int64_t spans = 0, chunks = 0, experts = 0;
-  // Where expert e's count in a span (a chunk) lies, from the start of a histogram: each
-  // expert's span counts are contiguous (its span column), then, after every span column, each
-  // expert's chunk counts (its chunk column). Columns, not rows of E, so that align_place reads
-  // an expert's counts as whole vectors (count_vector).
+  // Where expert e's count in a span (a chunk) lies, from the start of a histogram: the span
+  // counts, then the chunk counts, each in groups of v = count_vector() consecutive spans
+  // (chunks): a group holds every expert's v counts, expert after expert. So a thread reads one
+  // expert's v counts as one vector, and the threads of a wave, holding consecutive experts,
+  // read one contiguous run (whole cache lines, as rows of E counts were).
   UOp span_count(const UOp& histogram, const UOp& span, const UOp& expert) const;
   UOp chunk_count(const UOp& histogram, const UOp& chunk, const UOp& expert) const;
-  // Counts a vector load takes from a column: the largest of 4, 2, 1 that divides both spans and
-  // chunks, so that every column (and the second histogram) starts on a whole vector.
+  // The counts a vector load takes: the largest of 4, 2, 1 that divides both spans and chunks,
+  // so that every group (and the second histogram) starts on a whole vector.
   int64_t count_vector() const;
   int64_t histogram_elements() const { return (spans + chunks) * experts; }
   int64_t fill_parity_index() const { return 2 * histogram_elements(); }
