@@ -38,16 +38,6 @@ UOp popcount(UOp x) {
   return (x * c(0x0101010101010101)) >> c(wide ? 56 : 24);
 }
 
-// `vw` consecutive int32 counts from `at` (an index into the workspace), one vector load where
-// vw > 1; zeros where `present` is false.
-std::vector<UOp> load_counts(const UOp& at, int64_t vw, const UOp& present) {
-  if (vw == 1) return {at.load(present, i32(0))};
-  const UOp v = at.vec(vw).load(present, vectorize(std::vector<UOp>(static_cast<size_t>(vw), i32(0))));
-  std::vector<UOp> out;
-  for (int64_t j = 0; j < vw; ++j) out.push_back(v.gep(j));
-  return out;
-}
-
 // The expert whose rows hold row `r` (int32): the largest e in [0, E] with offsets[e] <= r, E
 // for a row past offsets[E]. `off` holds offsets [E+1] in shared memory.
 UOp expert_of_row(const UOp& off, const UOp& r, int64_t E) {
@@ -75,19 +65,6 @@ int64_t align_workspace(const MoeShape& shape) {
 UOp AlignWorkspace::histogram_at(const UOp& parity) const { return where(parity.eq(i32(0)), idx(0), idx(histogram_elements())); }
 UOp AlignWorkspace::fill_parity(const UOp& workspace) const { return workspace[idx(fill_parity_index())].load(); }
 UOp AlignWorkspace::filled_parity(const UOp& workspace) const { return workspace[idx(filled_parity_index())].load(); }
-UOp AlignWorkspace::span_count(const UOp& histogram, const UOp& span, const UOp& expert) const {
-  const int64_t v = count_vector();
-  return histogram + ((span / v) * experts + expert) * v + span % v;
-}
-UOp AlignWorkspace::chunk_count(const UOp& histogram, const UOp& chunk, const UOp& expert) const {
-  const int64_t v = count_vector();
-  return histogram + idx(spans * experts) + ((chunk / v) * experts + expert) * v + chunk % v;
-}
-int64_t AlignWorkspace::count_vector() const {
-  int64_t v = 4;
-  while (spans % v || chunks % v) v /= 2;
-  return v;
-}
 
 UOp align_count(const MoeShape& s) {
   s.validate();
@@ -101,15 +78,15 @@ UOp align_count(const MoeShape& s) {
   const UOp c = g * kThreads + l;
   const UOp id = ids[c].load(c < s.choices(), i32(-1));
   const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)});
-  // The chunk's counts, every expert's; added into its span's counts (which start at zero).
+  // The chunk's row, whole; its counts added into its span's row (which starts at zero).
   const UOp wi = range(ceil_div(E, kThreads), 3, AxisType::LOOP), we = l + wi * kThreads;
   const UOp parity = ws.fill_parity(work), base = ws.histogram_at(parity);
   const UOp n = count.after({bump})[we].load(we < E, i32(0));
-  const UOp chunk_counts = work[ws.chunk_count(base, g, we)].store(n, we < E);
-  const UOp span_counts = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[ws.span_count(base, g / kChunksPerSpan, we)], n)});
+  const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
+  const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
   const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_place
   return sink({.name = "moe_align_count_e" + std::to_string(E), .dependent_launch = true},
-              {group({zero, bump, group({chunk_counts, span_counts}).end({wi}), record}).end({g, l})});
+              {group({zero, bump, group({chunk_row, span_row}).end({wi}), record}).end({g, l})});
 }
 
 UOp align_place(const MoeShape& s, std::string_view arch) {
@@ -141,26 +118,16 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // counts of this chunk.
   const UOp span = g / kChunksPerSpan;
   const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
-  // The expert's span counts in vectors of vw, in rounds of up to 4 vectors, which the renderer
-  // unrolls so that their loads overlap.
-  const int64_t vw = ws.count_vector(), vectors = spans / vw, inner = std::min<int64_t>(vectors, 4);
-  const UOp sv_hi = loop(ceil_div(vectors, inner), AxisType::REDUCE), sv_lo = loop(inner, AxisType::REDUCE), sv = sv_hi * inner + sv_lo;
+  // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
+  const int64_t inner = std::min<int64_t>(spans, 16);
+  const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
   const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
-  const std::vector<UOp> h = load_counts(work[ws.span_count(base, sv * vw, e)], vw, has_e & (sv < vectors));
-  UOp all_spans = i32(0), spans_before = i32(0);
-  for (int64_t j = 0; j < vw; ++j) {
-    all_spans = all_spans + h[static_cast<size_t>(j)];
-    spans_before = spans_before + where(sv * vw + j < span, h[static_cast<size_t>(j)], i32(0));
-  }
-  const UOp tot = all_spans.reduce(Op::ADD, {sv_hi, sv_lo}), bef = spans_before.reduce(Op::ADD, {sv_hi, sv_lo});
-  // ... plus its counts in the chunks of this span before this one: the span's whole run of
-  // chunk counts loaded (its vectors lie wholly inside the column or wholly past its last chunk),
-  // the chunk's own and later ones dropped.
-  const UOp cv = loop(kChunksPerSpan / vw, AxisType::REDUCE), first_chunk = span * kChunksPerSpan + cv * vw;
-  const std::vector<UOp> in_chunks = load_counts(work[ws.chunk_count(base, first_chunk, e)], vw, has_e & (first_chunk < ws.chunks));
-  UOp chunks_before = i32(0);
-  for (int64_t j = 0; j < vw; ++j) chunks_before = chunks_before + where(cv * vw + j < g % kChunksPerSpan, in_chunks[static_cast<size_t>(j)], i32(0));
-  const UOp in_span = chunks_before.reduce(Op::ADD, {cv});
+  const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
+  const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
+  // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
+  const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
+  const UOp in_span = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (pi < g % kChunksPerSpan) & (chunk < ws.chunks), i32(0)).reduce(Op::ADD, {pi});
   const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef + in_span, has_e),
                           padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                        .end({ei});

@@ -347,7 +347,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   const UOp writes = live & (lane < k);
   effects.push_back(ids[t * k + lane].store(out_id, writes));
   effects.push_back(weights[t * k + lane].store(out_w, writes));
-  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk counts
+  if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows
     const UOp base = ws.histogram_at(fill);
     effects.push_back(work[idx(ws.filled_parity_index())].store(fill, t.eq(idx(0)) & lane.eq(idx(0))));  // one writer, for align_place
     // Only the lanes that write a choice add: a lane past k that added 0 to one shared counter,
@@ -358,8 +358,8 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     // leaves as it is.)
     const UOp counted = held(out_id).cast(dtypes::index);
     const UOp choice = t * k + lane, one = constant(Wide(1), dtypes::int32);
-    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[ws.span_count(base, choice / kAlignSpan, counted)], one),  // its span's count
-                                    atomic(AtomicOp::Add, work[ws.chunk_count(base, choice / kAlignChunk, counted)], one)}));  // its chunk's
+    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one),  // its span's row
+                                    atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one)}));  // its chunk's row
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

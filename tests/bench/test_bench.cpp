@@ -19,8 +19,9 @@ using namespace weft::bench;
 
 namespace {
 
-// One quick repetition of a suite on `device` (no warm-up), its inputs drawn from `seed`.
-Options one_run(const std::string& device, uint64_t seed) {
+// One quick repetition of a suite on `device` (no warm-up), its inputs drawn from `seed`. (Only
+// the emulator's cases use it, which need LLVM: [[maybe_unused]] keeps -Werror quiet without.)
+[[maybe_unused]] Options one_run(const std::string& device, uint64_t seed) {
   Options o;
   o.device = device;
   o.repetitions = 1;

@@ -39,10 +39,8 @@ WEFT_DEVICE_TEST_CASE("align: stable plans, bit for bit, for uniform choices") {
   check_align_runs({1100, 64, 8, 128}, AlignInputs::Uniform);  // 8800 choices: three spans, chunks past the first of a span
   check_align_runs({600, 512, 8, 128}, AlignInputs::Uniform);   // two experts a thread in align_place's sums, over two spans
   check_align_runs({1100, 384, 8, 256}, AlignInputs::Uniform);  // E not a multiple of the workgroup: some threads' second expert past E
-  // align_place reads an expert's counts in vectors of count_vector(): 2 here (two spans, 32
-  // chunks, the last span and chunk ragged), then 4 (four spans, 64 chunks; then the same with
-  // the last span and chunk ragged; then 20 spans, 316 chunks: two rounds of span vectors, the
-  // second partial); 1 above.
+  // Two spans and 32 chunks, the last of each ragged; four spans and 64 chunks, whole and then
+  // ragged; 20 spans and 316 chunks: align_place's span rows in two rounds, the second partial.
   check_align_runs({1000, 256, 8, 128}, AlignInputs::Uniform);
   check_align_runs({2048, 64, 8, 128}, AlignInputs::Uniform);
   check_align_runs({2036, 64, 8, 128}, AlignInputs::Uniform);
@@ -61,14 +59,8 @@ TEST_CASE("align: bad shapes are errors naming the field") {
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 9, 128}, "gfx950"), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 96}, "sm_90"), doctest::Contains("block_rows must be a power of two"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 128}, "gfx90a"), doctest::Contains("no wave width for target 'gfx90a'"), Error);
-  CHECK(moe::align_workspace({300, 64, 2, 128}) == 2 * (1 + 3) * 64 + 2);  // two histograms of 1 span's and 3 chunks' counts an expert; the two parities
+  CHECK(moe::align_workspace({300, 64, 2, 128}) == 2 * (1 + 3) * 64 + 2);  // two histograms of 1 span row and 3 chunk rows; the two parities
   CHECK(moe::align_workspace({2049, 64, 2, 128}) == 2 * (2 + 17) * 64 + 2);
-  CHECK(moe::AlignWorkspace(8800, 64).count_vector() == 1);  // 3 spans
-  CHECK(moe::AlignWorkspace(8000, 256).count_vector() == 2);  // 2 spans, 32 chunks
-  CHECK(moe::AlignWorkspace(16384, 64).count_vector() == 4);  // 4 spans, 64 chunks
-  CHECK(moe::AlignWorkspace(16288, 64).count_vector() == 4);  // 4 spans, 64 chunks, both ragged
-  CHECK(moe::AlignWorkspace(80896, 64).count_vector() == 4);  // 20 spans, 316 chunks
-  CHECK(moe::AlignWorkspace(16384 * 8, 256).count_vector() == 4);  // the benchmark's 32 spans, 512 chunks
 }
 
 WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the routed choices, bit for bit, twice on the same buffers") {

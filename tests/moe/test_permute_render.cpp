@@ -7,7 +7,6 @@
 #include "skip.h"
 #include "weft/lowering/cuda_codegen.h"
 #include "weft/dsl/builder.h"
-#include "weft/moe/align.h"
 #include "weft/moe/permute.h"
 #include "weft/moe/route_backward.h"
 #include "weft/runtime/inspect.h"
@@ -67,17 +66,6 @@ TEST_CASE("moe dispatch and combine move rows in 16-byte vectors (CUDA source)")
   INFO(combine);
   CHECK(occurrences(combine, "*reinterpret_cast<const weft_") == 4);  // 2 rows x 2 steps
   CHECK(occurrences(combine, "*reinterpret_cast<weft_") == 2);
-}
-
-TEST_CASE("moe align_place reads an expert's span and chunk counts in 16-byte vectors (CUDA source)") {
-  // The counts' index starts at a select between the two histograms (both 4-aligned): the
-  // alignment proof sees through it (graph_utils' known_multiple).
-  const std::string src = cuda_source(moe::align_place({16384, 256, 8, 128}, "sm_90"));
-  INFO(src);
-  // Three vector loads in the source: the span counts' (once in each of the two reductions over
-  // them, all spans and the spans before) and the chunk counts'.
-  CHECK(occurrences(src, "*reinterpret_cast<const weft_int_4*>") == 3);
-  CHECK(occurrences(src, "[3]}}") == 0);                                  // no vector put together lane by lane
 }
 
 TEST_CASE("a vector load at a select between aligned bases plus aligned terms is one aligned access (CUDA source)") {

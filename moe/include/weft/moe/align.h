@@ -6,22 +6,21 @@
 // Two kernels, launched in order by launch_align:
 //   align_count: one workgroup of 256 threads per chunk of 256 choices counts each expert's
 //     choices in the chunk (shared-memory atomics: counts do not depend on order), writes the
-//     chunk's counts into the workspace's histogram and adds them into its span's (AlignWorkspace).
-//     The router skips it: route_counting adds each choice into both counts as it chooses
+//     chunk's row of the workspace's histogram and adds it into its span's row (AlignWorkspace).
+//     The router skips it: route_counting adds each choice into both rows as it chooses
 //     (route.h).
-//   align_place: one workgroup per chunk. Each thread sums one expert's span counts (its count, and
-//     its count in the spans before the chunk's) and its counts in the span's earlier chunks (15 at
-//     most), in 16-byte vectors where the shape allows (count_vector), and scans the padded counts
-//     into the offsets (a wave scan). A choice's row is offsets[e] + the choices of e before its
-//     chunk + its rank among the chunk's earlier choices of e: its rank in its wave (the lanes below
-//     it with the same id, found with one ballot per bit of the id) plus the counts of e in the
-//     chunk's earlier waves. It writes dest_row, row_token and row_weight there. Independently, the
-//     grid's threads mark the padding rows (row_token -1, row_weight 0): an expert's are the fewer
-//     than block_rows after its choices, then every row past offsets[E]; a thread a block gets its
-//     expert (a binary search over the offsets); workgroup 0 writes counts and offsets. Rows of
-//     choices and padding rows are disjoint, so no write races, and no row depends on the order of
-//     atomics. It also zeroes the workspace's other histogram and names it the next run's
-//     (AlignWorkspace).
+//   align_place: one workgroup per chunk. It sums the span rows of each expert's column (its
+//     count, and its count in the spans before the chunk's) and the rows of its span's earlier
+//     chunks (15 at most), and scans the padded counts into the offsets (a wave scan). A choice's
+//     row is offsets[e] + the choices of e before its chunk + its rank among the chunk's earlier
+//     choices of e: its rank in its wave (the lanes below it with the same id, found with one
+//     ballot per bit of the id) plus the counts of e in the chunk's earlier waves. It writes
+//     dest_row, row_token and row_weight there. Independently, the grid's threads mark the
+//     padding rows (row_token -1, row_weight 0): an expert's are the fewer than block_rows after
+//     its choices, then every row past offsets[E]; a thread a block gets its expert (a binary
+//     search over the offsets); workgroup 0 writes counts and offsets. Rows of choices and
+//     padding rows are disjoint, so no write races, and no row depends on the order of atomics.
+//     It also zeroes the workspace's other histogram and names it the next run's (AlignWorkspace).
 // The expert ids must lie in [0, E) and differ within a token (route's are); a choice with an id
 // outside gets dest_row -1 and no row.
 #pragma once
@@ -36,10 +35,10 @@
 namespace weft::moe {
 
 inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of align_place (and of align_count) takes
-inline constexpr int64_t kAlignSpan = 4096;        // choices a span's counts of the histogram count
+inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the histogram counts
 
-// align's int32 workspace: two histograms, then two parities. A histogram counts each expert's
-// choices in every span of 4096 choices and in every chunk of 256 (align_place's workgroup). The *fill
+// align's int32 workspace: two histograms, then two parities. A histogram has a row of E counts
+// per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup). The *fill
 // parity* names the histogram the next run fills; its counts are zeros. A run's counting kernel
 // (route_counting or align_count) adds into histogram[fill parity] and records that parity as the
 // *filled parity*; align_place reads histogram[filled parity], zeroes the other histogram, and
@@ -52,16 +51,8 @@ inline constexpr int64_t kAlignSpan = 4096;        // choices a span's counts of
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
   int64_t spans = 0, chunks = 0, experts = 0;
-  // Where expert e's count in a span (a chunk) lies, from the start of a histogram: the span
-  // counts, then the chunk counts, each in groups of v = count_vector() consecutive spans
-  // (chunks): a group holds every expert's v counts, expert after expert. So a thread reads one
-  // expert's v counts as one vector, and the threads of a wave, holding consecutive experts,
-  // read one contiguous run (whole cache lines, as rows of E counts were).
-  UOp span_count(const UOp& histogram, const UOp& span, const UOp& expert) const;
-  UOp chunk_count(const UOp& histogram, const UOp& chunk, const UOp& expert) const;
-  // The counts a vector load takes: the largest of 4, 2, 1 that divides both spans and chunks,
-  // so that every group (and the second histogram) starts on a whole vector.
-  int64_t count_vector() const;
+  int64_t span_row(int64_t span) const { return span * experts; }                 // within a histogram
+  int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * experts; }
   int64_t histogram_elements() const { return (spans + chunks) * experts; }
   int64_t fill_parity_index() const { return 2 * histogram_elements(); }
   int64_t filled_parity_index() const { return fill_parity_index() + 1; }
