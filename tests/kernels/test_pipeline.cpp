@@ -205,6 +205,16 @@ UOp staggered_grid(bool balanced, bool fill) {
   return sink({"staggered_grid"}, {group(order).end(k.wg.hardware_ranges())});
 }
 
+// The error lowering `kernel` throws, or "no error".
+std::string error_of(const UOp& kernel) {
+  try {
+    lower::lower(lower::canonical_allocations(kernel));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace
 
 TEST_CASE("pipelined: a copy through 2 and 3 stages, bit-exact, steps fewer than, equal to and past the stages") {
@@ -308,14 +318,6 @@ TEST_CASE("check_async_reads and insert_barriers: a grid barrier publishes the f
 }
 
 TEST_CASE("check_async_reads: a grid barrier in a staggered schedule must find every wave at the same barrier count") {
-  const auto error_of = [](const UOp& kernel) -> std::string {
-    try {
-      lower::lower(lower::canonical_allocations(kernel));
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
   // Balanced before it: the grid barrier's fences land the fill and its barriers publish it.
   CHECK(error_of(staggered_grid(true, true)) == "no error");
   CHECK(error_of(staggered_grid(true, false)) == "no error");
@@ -331,14 +333,6 @@ TEST_CASE("check_async_reads: a grid barrier in a staggered schedule must find e
 }
 
 TEST_CASE("check_async_reads: staggered barriers pair each wave's n-th barrier") {
-  const auto error_of = [](const UOp& kernel) -> std::string {
-    try {
-      lower::lower(lower::canonical_allocations(kernel));
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
   SUBCASE("the extra barrier after the wait: accepted, and the copy is exact on both emulated targets") {
     CHECK(error_of(staggered_one_shot(false)) == "no error");
     for (const std::string& target : weft::testing::emulators()) {
