@@ -80,24 +80,29 @@ UOp key_id(const UOp& key, bool narrow) {
   return (~low).cast(dtypes::int32);
 }
 
-// Lanes a token's experts are spread over. One wave per token keeps a sigmoid group's lanes
-// together (kept_groups); softmax takes enough lanes that each holds at most 32 experts (a lane
-// keeps only its k best sorted, which costs less than a wider wave max in each of k rounds), and
-// at least k, which write the choices.
-// Logits a lane loads at once (its `slots` experts in whole vectors): the largest power of two up
-// to 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
-// inside or wholly past the row.
-int64_t vector_width(const RouteConfig& c, int64_t slots) {
-  int64_t v = 16 / c.logits.itemsize();
-  while (v > 1 && (slots % v || c.experts % v)) v /= 2;
-  return v;
-}
+// Experts of a sigmoid group (the whole row when there is one group).
+int64_t group_size(const RouteConfig& c) { return c.scoring == Scoring::SigmoidGroupedTopK ? c.experts / c.n_group : c.experts; }
 
+// Lanes a token's experts are spread over: enough that each holds at most 32 experts (a lane
+// keeps only its k best sorted, which costs less than a wider wave max in each of k rounds), and
+// at least k, which write the choices. A sigmoid group narrower than that takes the whole wave
+// instead (its group score is gathered across lanes, kept_groups).
 int64_t token_width(const RouteConfig& c, int64_t wave) {
-  if (c.scoring == Scoring::SigmoidGroupedTopK) return wave;
   int64_t w = 1;
   while (w < wave && (w < c.top_k || (c.experts + w - 1) / w > kMaxSlots)) w *= 2;
-  return w;
+  return group_size(c) < w ? wave : w;
+}
+
+// Logits a lane loads at once (its `slots` experts in whole vectors): the largest power of two up
+// to 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
+// inside or wholly past the row. A sigmoid group covers whole rows of vectors (G >= W v), so that
+// each lane holds the same slots of every group; a group narrower than the lanes takes single
+// experts (v = 1).
+int64_t vector_width(const RouteConfig& c, int64_t W, int64_t slots) {
+  int64_t v = 16 / c.logits.itemsize();
+  if (c.scoring == Scoring::SigmoidGroupedTopK) v = std::min(v, std::max<int64_t>(1, group_size(c) / W));
+  while (v > 1 && (slots % v || c.experts % v)) v /= 2;
+  return v;
 }
 
 // The larger of two keys to `a`, the smaller to `b`.
@@ -174,30 +179,46 @@ Top2 butterfly(Top2 p, int64_t width) {
   return p;
 }
 
-// For each register slot, whether its expert's group is among the topk_group best. `selection`:
-// the slots' selection scores (-inf for NaN logits and lanes past E).
-std::vector<UOp> kept_groups(const RouteConfig& c, int64_t W, const UOp& lane, const std::vector<UOp>& selection) {
-  const int64_t slots = static_cast<int64_t>(selection.size()), group = c.experts / c.n_group;
+// Whether group h, of score `mine`, is beaten by group h2 of score `s` (a larger score, or an
+// equal one of a lower index).
+UOp beats(const UOp& s, const UOp& mine, bool lower) { return lower ? s >= mine : s > mine; }
+
+// Groups of at least W experts (G >= W v, vector_width): every lane holds G / W consecutive slots
+// of each group, so a group's score is a merge over those slots and an xor butterfly over the W
+// lanes, and every lane ranks the n_group scores itself: each slot's verdict is known statically.
+std::vector<UOp> kept_wide_groups(const RouteConfig& c, int64_t W, const std::vector<UOp>& selection) {
+  const int64_t per = group_size(c) / W;  // slots of a group in each lane
   const UOp ninf = f32(-std::numeric_limits<double>::infinity());
-  // Each slot's group score, in the lanes of that group, and every group's score in every lane.
-  std::vector<UOp> own(static_cast<size_t>(slots)), all(static_cast<size_t>(c.n_group));
-  if (group >= W) {
-    const int64_t per = group / W;  // slots a group spans
-    for (int64_t h = 0; h < c.n_group; ++h) {
-      Top2 p{selection[static_cast<size_t>(h * per)], ninf};
-      for (int64_t i = 1; i < per; ++i) p = merge(p, {selection[static_cast<size_t>(h * per + i)], ninf});
-      p = butterfly(p, W);
-      all[static_cast<size_t>(h)] = p.first + p.second;
-      for (int64_t i = 0; i < per; ++i) own[static_cast<size_t>(h * per + i)] = all[static_cast<size_t>(h)];
-    }
-  } else {
-    for (int64_t i = 0; i < slots; ++i) {
-      const Top2 p = butterfly({selection[static_cast<size_t>(i)], ninf}, group);
-      own[static_cast<size_t>(i)] = p.first + p.second;
-    }
-    for (int64_t h = 0; h < c.n_group; ++h)
-      all[static_cast<size_t>(h)] = broadcast(own[static_cast<size_t>(h * group / W)], constant(Wide(h * group % W), dtypes::int32));
+  std::vector<UOp> score;
+  for (int64_t h = 0; h < c.n_group; ++h) {
+    Top2 p{selection[static_cast<size_t>(h * per)], ninf};
+    for (int64_t i = 1; i < per; ++i) p = merge(p, {selection[static_cast<size_t>(h * per + i)], ninf});
+    p = butterfly(p, W);
+    score.push_back(p.first + p.second);
   }
+  std::vector<UOp> kept;
+  for (int64_t h = 0; h < c.n_group; ++h) {
+    UOp better = constant(Wide(0), dtypes::int32);
+    for (int64_t h2 = 0; h2 < c.n_group; ++h2)
+      if (h2 != h) better = better + beats(score[static_cast<size_t>(h2)], score[static_cast<size_t>(h)], h2 < h).cast(dtypes::int32);
+    for (int64_t i = 0; i < per; ++i) kept.push_back(better < c.topk_group);
+  }
+  return kept;
+}
+
+// Groups narrower than the wave (W = the wave, v = 1, token_width): slot i of lane l holds expert
+// l + iW, a group spans G lanes of one slot; each slot's group score comes from a butterfly over
+// those lanes, every group's score is read into every lane, and each slot ranks its own group.
+std::vector<UOp> kept_narrow_groups(const RouteConfig& c, int64_t W, const UOp& lane, const std::vector<UOp>& selection) {
+  const int64_t slots = static_cast<int64_t>(selection.size()), group = group_size(c);
+  const UOp ninf = f32(-std::numeric_limits<double>::infinity());
+  std::vector<UOp> own(static_cast<size_t>(slots)), all(static_cast<size_t>(c.n_group));
+  for (int64_t i = 0; i < slots; ++i) {
+    const Top2 p = butterfly({selection[static_cast<size_t>(i)], ninf}, group);
+    own[static_cast<size_t>(i)] = p.first + p.second;
+  }
+  for (int64_t h = 0; h < c.n_group; ++h)
+    all[static_cast<size_t>(h)] = shuffle(own[static_cast<size_t>(h * group / W)], constant(Wide(h * group % W), dtypes::int32), W);
   std::vector<UOp> kept;
   for (int64_t i = 0; i < slots; ++i) {
     const UOp g = (lane + i * W) / group;  // this slot's group (past n_group for lanes past E)
@@ -210,6 +231,25 @@ std::vector<UOp> kept_groups(const RouteConfig& c, int64_t W, const UOp& lane, c
     kept.push_back(better < c.topk_group);
   }
   return kept;
+}
+
+// For each register slot, whether its expert's group is among the topk_group best. `selection`:
+// the slots' selection scores (-inf for NaN logits and lanes past E).
+std::vector<UOp> kept_groups(const RouteConfig& c, int64_t W, const UOp& lane, const std::vector<UOp>& selection) {
+  return group_size(c) >= W ? kept_wide_groups(c, W, selection) : kept_narrow_groups(c, W, lane, selection);
+}
+
+// The weight of a lane's choice (lane j < k holds choice j, of expert `id`): the expert's sigmoid,
+// its logit read again (a cached load, instead of picking the winner's sigmoid out of every slot in
+// each round), normalized by the sum of the k chosen sigmoids (added in choice order, as
+// route_reference does) and scaled.
+UOp grouped_weight(const RouteConfig& c, const UOp& logit, const UOp& writes, int64_t W) {
+  const UOp s = sigmoid(logit.load(writes, constant(0.0, c.logits)).cast(dtypes::float32));
+  UOp sum = f32(0.0);
+  for (int64_t j = 0; j < c.top_k; ++j) sum = sum + shuffle(s, constant(Wide(j), dtypes::int32), W);
+  UOp x = s;
+  if (c.normalize) x = where(sum > 0.0, x / sum, f32(1.0 / static_cast<double>(c.top_k)));
+  return x * static_cast<double>(static_cast<float>(c.scaling));
 }
 
 }  // namespace
@@ -251,26 +291,33 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   const UOp t = (g * kWavesPerGroup + wave) * per_wave + sub, live = t < T;
   const UOp ninf = f32(-std::numeric_limits<double>::infinity());
 
-  // The lane's experts, their keys, and (grouped) their sigmoid and selection scores. Softmax
-  // gives a lane whole vectors of up to 16 bytes where E allows (the order of the keys does not
-  // matter); sigmoid groups need single experts strided (kept_groups).
-  const int64_t vw = grouped ? 1 : vector_width(c, slots);
-  std::vector<UOp> key, sig, selection, loaded;
-  // With vectors, lane l takes the token's vectors l, l + W, l + 2W, ... (vw experts each), so
-  // that each load instruction of a wave reads whole lines: slot i is vector i / vw, element i % vw.
+  // The lane's experts, their keys, and (grouped) their selection scores. A lane holds whole
+  // vectors of v experts (vector_width): lane l takes the token's vectors l, l + W, l + 2W, ...,
+  // so that each load instruction of a wave reads whole lines; slot i is vector i / v, element i % v.
+  const int64_t vw = vector_width(c, W, slots);
   const auto slot_offset = [&](int64_t i) { return vw > 1 ? (i / vw) * W * vw + i % vw : i * W; };  // e - e of slot 0
   const UOp low_id = u32(0xffff) - (vw > 1 ? lane * vw : lane).cast(dtypes::uint32);  // bf16_key's 0xffff - id of slot 0
   const auto expert = [&](int64_t i) { return (vw > 1 ? lane * vw : lane) + slot_offset(i); };
-  for (int64_t i = 0; i < slots; ++i) {
-    if (i % vw) continue;
-    const UOp at = logits[t * E + expert(i)];
-    const UOp zero = constant(0.0, c.logits), present = expert(i) < E;
-    if (vw == 1) {
-      loaded.push_back(at.load(live & present, zero));
-      continue;
+  // The lane's slots of a row indexed by expert (`at`), as loads of at most 16 bytes.
+  const auto load_slots = [&](const auto& at, DType dt) {
+    std::vector<UOp> out;
+    const int64_t step = std::min<int64_t>(vw, 16 / static_cast<int64_t>(dt.itemsize()));
+    const UOp zero = constant(0.0, dt);
+    for (int64_t i = 0; i < slots; i += step) {
+      const UOp ok = live & (expert(i) < E);
+      if (step == 1) {
+        out.push_back(at(expert(i)).load(ok, zero));
+        continue;
+      }
+      const UOp v = at(expert(i)).vec(step).load(ok, vectorize(std::vector<UOp>(static_cast<size_t>(step), zero)));
+      for (int64_t j = 0; j < step; ++j) out.push_back(v.gep(j));
     }
-    const UOp v = at.vec(vw).load(live & present, vectorize(std::vector<UOp>(static_cast<size_t>(vw), zero)));
-    for (int64_t j = 0; j < vw; ++j) loaded.push_back(v.gep(j));
+    return out;
+  };
+  std::vector<UOp> key, selection, loaded = load_slots([&](const UOp& e) { return logits[t * E + e]; }, c.logits);
+  if (grouped) {  // the correction bias of the same experts, behind the logits
+    const std::vector<UOp> b = load_slots([&](const UOp& e) { return bias[e]; }, dtypes::float32);
+    loaded.insert(loaded.end(), b.begin(), b.end());
   }
   // The lane's logits all in flight at once (prefetch), not loaded run by run as the sorts below
   // first use them; and align's fill parity, which only the atomics at the end use.
@@ -294,8 +341,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     const UOp x = raw.cast(dtypes::float32);
     UOp score = x;
     if (grouped) {
-      sig.push_back(sigmoid(x));
-      score = where(x.ne(x), x, sig.back() + bias[e].load(present, f32(0.0)));  // NaN stays NaN: ranked last
+      score = where(x.ne(x), x, sigmoid(x) + row.values[static_cast<size_t>(slots + i)]);  // NaN stays NaN: ranked last
       selection.push_back(where(present & score.eq(score), score, ninf));
     }
     key.push_back(where(present, rank_key(score, e), none));
@@ -311,7 +357,6 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   // can still win. Lane j keeps round j's winner: it writes choice j.
   key = largest_first(std::move(key), static_cast<size_t>(std::min(slots, k)), none);
   UOp own = none, first = none;
-  std::vector<UOp> value;  // grouped: every winner's sigmoid, in every lane
   for (int64_t j = 0; j < k; ++j) {
     const UOp win = wave_reduce(key[0], Op::MAX, W);
     const UOp popped = key[0].eq(win);
@@ -320,31 +365,17 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     key.resize(keep);
     own = j == 0 ? win : where(lane.eq(idx(j)), win, own);
     if (j == 0) first = win;
-    if (grouped) {  // the winner's sigmoid, from the lane that holds it
-      const UOp id = key_id(win, narrow), slot = id / static_cast<int>(W);
-      UOp s = sig[0];
-      for (int64_t i = 1; i < slots; ++i) s = where(slot.eq(constant(Wide(i), dtypes::int32)), sig[static_cast<size_t>(i)], s);
-      value.push_back(shuffle(s, id & static_cast<int>(W - 1), W));
-    }
   }
 
-  const UOp out_id = key_id(own, narrow);
+  const UOp out_id = key_id(own, narrow), writes = live & (lane < k);
   UOp out_w;
-  if (!grouped) {  // softmax as its limit: values equal to the largest weigh exp(0)
+  if (grouped) {
+    out_w = grouped_weight(c, logits[t * E + out_id.cast(dtypes::index)], writes, W);
+  } else {  // softmax as its limit: values equal to the largest weigh exp(0)
     const UOp v = key_score(own, narrow), m = key_score(first, narrow);
     const UOp e = where(v.eq(m), f32(1.0), exp2((v - m) * kLog2e));
     out_w = e / wave_reduce(where(lane < k, e, f32(0.0)), Op::ADD, W);
-  } else {
-    UOp sum = f32(0.0);
-    for (int64_t j = 0; j < k; ++j) sum = sum + value[static_cast<size_t>(j)];
-    for (int64_t j = k - 1; j >= 0; --j) {
-      UOp x = value[static_cast<size_t>(j)];
-      if (c.normalize) x = where(sum > 0.0, x / sum, f32(1.0 / static_cast<double>(k)));
-      x = x * static_cast<double>(static_cast<float>(c.scaling));
-      out_w = j == k - 1 ? x : where(lane.eq(idx(j)), x, out_w);
-    }
   }
-  const UOp writes = live & (lane < k);
   effects.push_back(ids[t * k + lane].store(out_id, writes));
   effects.push_back(weights[t * k + lane].store(out_w, writes));
   if (counting) {  // align_count's histogram: order-free atomic adds into the choice's span and chunk rows

@@ -83,9 +83,12 @@ WEFT_DEVICE_TEST_CASE("route, softmax top-k: infinities, NaN of either sign, sub
 }
 
 WEFT_DEVICE_TEST_CASE("route, sigmoid grouped top-k (DeepSeek-V3): groups within a wave, across slots, one group") {
-  check_route_runs(grouped(9, 256, 8, dtypes::bfloat16, 8, 4), RouteInputs::Random);      // groups of 32
-  check_route_runs(grouped(5, 512, 8, dtypes::float32, 4, 2, false, 1.0), RouteInputs::Random);  // groups of 128: across slots
-  check_route_runs(grouped(3, 8, 1, dtypes::float32, 4, 2), RouteInputs::Random);         // groups of 2
+  check_route_runs(grouped(9, 256, 8, dtypes::bfloat16, 8, 4), RouteInputs::Random);      // groups of 32: 8 lanes, 4 slots each
+  check_route_runs(grouped(5, 512, 8, dtypes::float32, 4, 2, false, 1.0), RouteInputs::Random);  // groups of 128: 16 lanes, 8 slots
+  check_route_runs(grouped(5, 512, 8, dtypes::bfloat16, 2, 1), RouteInputs::Random);     // 16-byte logit vectors, bias in two
+  check_route_runs(grouped(4, 96, 8, dtypes::bfloat16, 3, 2), RouteInputs::Random);      // E not a power of two
+  check_route_runs(grouped(3, 8, 1, dtypes::float32, 4, 2), RouteInputs::Random);         // groups of 2: one lane a token
+  check_route_runs(grouped(7, 64, 8, dtypes::float32, 16, 5), RouteInputs::Random);       // groups of 4 < 8 lanes: a whole wave
   check_route_runs(grouped(6, 64, 2, dtypes::float32, 1, 1), RouteInputs::Random);        // no group stage
 }
 
@@ -101,7 +104,7 @@ WEFT_DEVICE_TEST_CASE("route, sigmoid grouped top-k: ties and NaN logits") {
 TEST_CASE("route_counting: only the lanes that write a choice add into the histograms") {
   for (const int64_t wave : {int64_t{32}, int64_t{64}}) {
     for (const RouteConfig& c : {RouteConfig{4096, 256, 2, Scoring::SoftmaxTopK, dtypes::bfloat16},
-                                 RouteConfig{4096, 256, 8, Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 8, 4}}) {
+                                 RouteConfig{4096, 256, 4, Scoring::SigmoidGroupedTopK, dtypes::bfloat16, 8, 4}}) {  // both 8 lanes a token
       CAPTURE(wave);
       CAPTURE(c.top_k);
       lower::LowerOptions options;
