@@ -209,10 +209,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp in_tail = tr < rows, tri = where(in_tail, tr, i32(0)).cast(dtypes::index);
   const UOp tail_pads = group({row_token[tri].store(i32(-1), in_tail), row_weight[tri].store(constant(0.0, dtypes::float32), in_tail)}).end({tj});
 
-  // Blocks: their expert, or -1 past offsets[E] (grid * 256 >= max_rows / 8 >= max_blocks).
+  // Blocks: their expert, or -1 past offsets[E] (grid * 256 >= max_rows / 8 >= max_blocks). Only
+  // the threads of a block search (when): the grid has about 8 B threads a block.
   const UOp b = g * kThreads + l;
   const UOp eb = expert_of_row(off_ready, (b * B).cast(dtypes::int32), E);
-  const UOp mark = block_expert[b].store(where(eb.eq(i32(E)), i32(-1), eb), b < blocks);
+  const UOp mark = when(b < blocks, {block_expert[b].store(where(eb.eq(i32(E)), i32(-1), eb))});
 
   // Workgroup 0: counts and offsets.
   const UOp xi = loop(ceil_div(E + 1, kThreads)), xe = l + xi * kThreads, first = g.eq(idx(0));
