@@ -109,10 +109,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   auto loop = [&](int64_t n, AxisType axis = AxisType::LOOP) { return range(n, next_range++, axis); };
   const UOp lane = l % W, wave = l / W;
 
-  // This thread's choice's weight, loaded first (before the first barrier), so that its round
-  // trip overlaps the histogram's instead of holding up the row's write at the end.
+  // This thread's choice, its expert id and weight, loaded first (before the first barrier), so
+  // that their round trips overlap the histogram's instead of holding up the ranking (the id)
+  // and the row's write (the weight) after the barriers.
   const UOp c = g * kThreads + l, live = c < s.choices();
-  const Prefetched weight = prefetch({weights[c].load(live, constant(0.0, dtypes::float32))});
+  const Prefetched choice = prefetch({ids[c].load(live, i32(-1)), weights[c].load(live, constant(0.0, dtypes::float32))});
 
   // Each expert's count, its count in the spans before this chunk's, and (zeroed) the waves'
   // counts of this chunk.
@@ -168,7 +169,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // This chunk: a choice's rank among the chunk's earlier choices of its expert = its rank in
   // its wave (the lanes below it holding the same id: a match mask from one ballot per id bit)
   // plus the counts of that id in the waves before (each id's last lane of a wave stores it).
-  const UOp id = ids[c].load(live, i32(-1));
+  const UOp id = choice.values[0];
   const UOp known = live & (id >= 0) & (id < E);
   const UOp key = where(known, id, i32(E));
   // (Masks of 32 bits where the wave has 32 lanes: half the instructions of 64-bit ones.)
@@ -192,7 +193,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp di = dest.cast(dtypes::index);
   const UOp place = group({dest_row[c].store(where(known, dest, i32(-1)), live),
                            row_token[di].store((c / k).cast(dtypes::int32), known),
-                           row_weight[di].store(weight.values[0], known)});
+                           row_weight[di].store(choice.values[1], known)});
 
   // Padding rows, spread over every thread of the grid (`stride` of them): those of expert e are
   // [offsets[e] + count, offsets[e+1]), fewer than B, so thread q takes row j = q % B of expert
@@ -225,7 +226,7 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // parity while this one runs (AlignWorkspace), so no workgroup waits for the others.
   const UOp next_run = work[idx(ws.fill_parity_index())].store(where(first_histogram, i32(1), i32(0)), first & l.eq(idx(0)));
   return sink({.name = "moe_align_place_e" + std::to_string(E) + "_w" + std::to_string(W), .dependent_launch = true},  // as route's
-              {group({weight.issued, sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
+              {group({choice.issued, sums, zero, clear, put_total, place, expert_pads, tail_pads, mark, totals, next_run}).end({g, l})});
 }
 
 }  // namespace weft::moe
