@@ -90,7 +90,7 @@ int64_t group_size(const RouteConfig& c) { return c.scoring == Scoring::SigmoidG
 int64_t token_width(const RouteConfig& c, int64_t wave) {
   int64_t w = 1;
   while (w < wave && (w < c.top_k || (c.experts + w - 1) / w > kMaxSlots)) w *= 2;
-  return group_size(c) < w ? wave : w;
+  return c.scoring == Scoring::SigmoidGroupedTopK && group_size(c) < w ? wave : w;
 }
 
 // Logits a lane loads at once (its `slots` experts in whole vectors): the largest power of two up

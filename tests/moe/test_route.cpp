@@ -63,6 +63,7 @@ WEFT_DEVICE_TEST_CASE("route, softmax top-k: E 8..512, k 1..8, float32 and bfloa
   check_route_runs(softmax(5, 64, 4, dtypes::bfloat16), RouteInputs::Random);
   check_route_runs(softmax(5, 160, 5, dtypes::float32), RouteInputs::Random);
   check_route_runs(softmax(3, 40, 7, dtypes::bfloat16), RouteInputs::Random);
+  check_route_runs(softmax(5, 6, 5, dtypes::float32), RouteInputs::Random);     // 8 lanes, two past E
 }
 
 WEFT_DEVICE_TEST_CASE("route, softmax top-k: exact ties (signed zeros too) go to the lower id, NaN logits rank last and weigh 0") {
