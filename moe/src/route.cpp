@@ -82,25 +82,28 @@ UOp key_id(const UOp& key, bool narrow) {
 
 // Experts of a sigmoid group (the whole row when there is one group).
 int64_t group_size(const RouteConfig& c) { return c.scoring == Scoring::SigmoidGroupedTopK ? c.experts / c.n_group : c.experts; }
+// Whether groups are ranked at all (sigmoid scoring keeping fewer than all of several groups).
+// Only then does the lanes' layout have to follow the groups (G a power of two, validate).
+bool ranks_groups(const RouteConfig& c) { return c.scoring == Scoring::SigmoidGroupedTopK && c.n_group > 1 && c.topk_group < c.n_group; }
 
 // Lanes a token's experts are spread over: enough that each holds at most 32 experts (a lane
 // keeps only its k best sorted, which costs less than a wider wave max in each of k rounds), and
-// at least k, which write the choices. A sigmoid group narrower than that takes the whole wave
-// instead (its group score is gathered across lanes, kept_groups).
+// at least k, which write the choices. Ranked groups narrower than that take the whole wave
+// instead (a group's score is gathered across lanes, kept_narrow_groups).
 int64_t token_width(const RouteConfig& c, int64_t wave) {
   int64_t w = 1;
   while (w < wave && (w < c.top_k || (c.experts + w - 1) / w > kMaxSlots)) w *= 2;
-  return c.scoring == Scoring::SigmoidGroupedTopK && group_size(c) < w ? wave : w;
+  return ranks_groups(c) && group_size(c) < w ? wave : w;
 }
 
 // Logits a lane loads at once (its `slots` experts in whole vectors): the largest power of two up
 // to 16 bytes that divides both slots and E, so that every vector starts aligned and lies wholly
-// inside or wholly past the row. A sigmoid group covers whole rows of vectors (G >= W v), so that
-// each lane holds the same slots of every group; a group narrower than the lanes takes single
-// experts (v = 1).
+// inside or wholly past the row. A ranked group covers whole rows of vectors (G >= W v; G and W
+// are powers of two), so that each lane holds the same slots of every group; a group narrower
+// than the lanes takes single experts (v = 1).
 int64_t vector_width(const RouteConfig& c, int64_t W, int64_t slots) {
   int64_t v = 16 / c.logits.itemsize();
-  if (c.scoring == Scoring::SigmoidGroupedTopK) v = std::min(v, std::max<int64_t>(1, group_size(c) / W));
+  if (ranks_groups(c)) v = std::min(v, std::max<int64_t>(1, group_size(c) / W));
   while (v > 1 && (slots % v || c.experts % v)) v /= 2;
   return v;
 }
@@ -239,10 +242,10 @@ std::vector<UOp> kept_groups(const RouteConfig& c, int64_t W, const UOp& lane, c
   return group_size(c) >= W ? kept_wide_groups(c, W, selection) : kept_narrow_groups(c, W, lane, selection);
 }
 
-// The weight of a lane's choice (lane j < k holds choice j, of expert `id`): the expert's sigmoid,
-// its logit read again (a cached load, instead of picking the winner's sigmoid out of every slot in
-// each round), normalized by the sum of the k chosen sigmoids (added in choice order, as
-// route_reference does) and scaled.
+// The weight of a lane's choice (lane j < k holds choice j; `logit` indexes its expert's logit):
+// the expert's sigmoid, its logit read again (a cached load, instead of picking the winner's
+// sigmoid out of every slot in each round), normalized by the sum of the k chosen sigmoids (added
+// in choice order, as route_reference does) and scaled.
 UOp grouped_weight(const RouteConfig& c, const UOp& logit, const UOp& writes, int64_t W) {
   const UOp s = sigmoid(logit.load(writes, constant(0.0, c.logits)).cast(dtypes::float32));
   UOp sum = f32(0.0);
@@ -319,8 +322,8 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     const std::vector<UOp> b = load_slots([&](const UOp& e) { return bias[e]; }, dtypes::float32);
     loaded.insert(loaded.end(), b.begin(), b.end());
   }
-  // The lane's logits all in flight at once (prefetch), not loaded run by run as the sorts below
-  // first use them; and align's fill parity, which only the atomics at the end use.
+  // The lane's logits (and bias) all in flight at once (prefetch), not loaded run by run as the
+  // sorts below first use them; and align's fill parity, which only the atomics at the end use.
   std::vector<UOp> effects;
   const AlignWorkspace ws(T * k, E);
   UOp work, fill;
@@ -346,7 +349,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     }
     key.push_back(where(present, rank_key(score, e), none));
   }
-  if (grouped && c.n_group > 1 && c.topk_group < c.n_group) {
+  if (ranks_groups(c)) {
     const std::vector<UOp> kept = kept_groups(c, W, lane, selection);
     for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], none);
   }

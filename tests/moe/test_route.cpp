@@ -91,12 +91,19 @@ WEFT_DEVICE_TEST_CASE("route, sigmoid grouped top-k (DeepSeek-V3): groups within
   check_route_runs(grouped(3, 8, 1, dtypes::float32, 4, 2), RouteInputs::Random);         // groups of 2: one lane a token
   check_route_runs(grouped(7, 64, 8, dtypes::float32, 16, 5), RouteInputs::Random);       // groups of 4 < 8 lanes: a whole wave
   check_route_runs(grouped(6, 64, 2, dtypes::float32, 1, 1), RouteInputs::Random);        // no group stage
+  check_route_runs(grouped(5, 12, 4, dtypes::float32, 1, 1), RouteInputs::Random);        // one group, 3 experts a lane
+  check_route_runs(grouped(4, 40, 8, dtypes::bfloat16, 1, 1), RouteInputs::Random);       // one group, E not a multiple of 8 v
+  check_route_runs(grouped(3, 6, 5, dtypes::float32, 1, 1), RouteInputs::Random);         // one group, lanes past E
+  check_route_runs(grouped(6, 64, 4, dtypes::bfloat16, 4, 4), RouteInputs::Random);       // every group kept
+  check_route_runs(grouped(5, 16, 8, dtypes::float32, 8, 4), RouteInputs::Random);        // groups of 2 in a wave, lanes past E
 }
 
 WEFT_DEVICE_TEST_CASE("route, sigmoid grouped top-k: ties and NaN logits") {
   check_route_runs(grouped(10, 256, 8, dtypes::bfloat16, 8, 4), RouteInputs::Quantized);
   check_route_runs(grouped(15, 64, 8, dtypes::float32, 4, 2), RouteInputs::WithNaN);
   check_route_runs(grouped(8, 8, 2, dtypes::float32, 2, 1), RouteInputs::WithNaN);
+  check_route_runs(grouped(9, 64, 8, dtypes::float32, 16, 5), RouteInputs::Quantized);    // groups narrower than the lanes
+  check_route_runs(grouped(9, 64, 8, dtypes::bfloat16, 16, 5), RouteInputs::WithNaN);
 }
 
 // route_counting gives a token W lanes, W >= k; only the k that write a choice add into align's

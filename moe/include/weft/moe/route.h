@@ -21,16 +21,18 @@
 // normalized sigmoid whose chosen s sum to 0 gives 1/k each. The correction bias must be finite.
 //
 // Kernel schedule (docs/moe.md, "route"): a token's experts spread over W lanes of one wave, 4
-// waves a workgroup. Sigmoid scoring takes the whole wave (64 lanes on CDNA, 32 on NVIDIA; lane l
-// holds experts l, l + W, ...); softmax takes just enough lanes for at most 32 experts a lane (and
-// at least k), each lane's experts consecutive and loaded as 16-byte vectors where they allow. A
+// waves a workgroup: just enough lanes for at most 32 experts a lane (and at least k), lane l
+// loading the token's vectors l, l + W, ... of up to 16 bytes where E allows. Ranked sigmoid
+// groups fill whole rows of those vectors; groups narrower than W lanes take the whole wave (64
+// lanes on CDNA, 32 on NVIDIA; lane l holds experts l, l + W, ...). A
 // score's key is its order-preserving bits above ~expert id (64 bits; 32 for bf16 softmax logits,
 // whose 16 order bits suffice), so ties go to the lower id. Each lane keeps its k best keys sorted
 // (sorted runs merged by their best halves); each of the k rounds takes a wave max (xor
 // butterfly) of the lanes' first keys, the winning lane shifts its list, and lane j keeps round
 // j's winner and computes its weight (softmax: a wave sum for the denominator). Grouped scoring
-// first folds each group's top-2 with an xor butterfly over the group's lanes and ranks the
-// groups' scores in each lane.
+// first folds each group's top-2 over its slots and with an xor butterfly over its lanes, and
+// ranks the groups' scores in each lane; sigmoid's lane j reads its winner's logit again for the
+// weight.
 #pragma once
 
 #include <cstdint>
