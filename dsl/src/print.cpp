@@ -117,7 +117,8 @@ std::string arg_to_string(const Arg& arg) {
     std::string operator()(const BufferArg& b) const { return "slot=" + std::to_string(b.slot) + " " + std::string(addrspace_name(b.space)); }
     std::string operator()(const VarArg& v) const { return v.name + " in [" + wide_to_string(v.min) + ", " + wide_to_string(v.max) + "]"; }
     std::string operator()(const KernelInfo& k) const {
-      return "name=" + k.name + (k.cluster > 1 ? " cluster=" + std::to_string(k.cluster) : "") + (k.dependent_launch ? " dependent_launch" : "");
+      return "name=" + k.name + (k.cluster > 1 ? " cluster=" + std::to_string(k.cluster) : "") + (k.dependent_launch ? " dependent_launch" : "") +
+             (k.min_workgroups_per_processor > 0 ? " min_workgroups=" + std::to_string(k.min_workgroups_per_processor) : "");
     }
     std::string operator()(const WmmaArg& w) const {
       return std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k) + " " + w.input.name() + "->" +

@@ -54,7 +54,8 @@ struct ArgHasher {
   uint64_t operator()(const BufferArg& b) const { return mix(mix(6, static_cast<uint64_t>(b.slot)), static_cast<uint64_t>(b.space)); }
   uint64_t operator()(const VarArg& v) const { return mix(mix(mix(7, hash_string(v.name)), hash_wide(v.min)), hash_wide(v.max)); }
   uint64_t operator()(const KernelInfo& k) const {
-    return mix(mix(mix(8, hash_string(k.name)), static_cast<uint64_t>(k.cluster)), static_cast<uint64_t>(k.dependent_launch));
+    return mix(mix(mix(mix(8, hash_string(k.name)), static_cast<uint64_t>(k.cluster)), static_cast<uint64_t>(k.dependent_launch)),
+               static_cast<uint64_t>(k.min_workgroups_per_processor));
   }
   uint64_t operator()(const WmmaArg& w) const {
     uint64_t h = mix(9, static_cast<uint64_t>(w.m));

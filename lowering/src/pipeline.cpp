@@ -167,6 +167,9 @@ LoweredKernel lower(const UOp& kernel, const LowerOptions& options) {
   out.name = kernel.arg_as<KernelInfo>().name;
   out.cluster = kernel.arg_as<KernelInfo>().cluster;
   out.dependent_launch = kernel.arg_as<KernelInfo>().dependent_launch;
+  out.min_workgroups_per_processor = kernel.arg_as<KernelInfo>().min_workgroups_per_processor;
+  if (out.min_workgroups_per_processor < 0)
+    throw Error("lower: kernel " + out.name + ": min_workgroups_per_processor must be >= 0, got " + std::to_string(out.min_workgroups_per_processor));
   const std::vector<UOp> nodes = toposort(kernel);
   out.cooperative = std::any_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Op::GRID_BARRIER; });
   out.params = kernel_params(kernel);

@@ -188,25 +188,32 @@ UOp beats(const UOp& s, const UOp& mine, bool lower) { return lower ? s >= mine 
 
 // Groups of at least W experts (G >= W v, vector_width): every lane holds G / W consecutive slots
 // of each group, so a group's score is a merge over those slots and an xor butterfly over the W
-// lanes, and every lane ranks the n_group scores itself: each slot's verdict is known statically.
-std::vector<UOp> kept_wide_groups(const RouteConfig& c, int64_t W, const std::vector<UOp>& selection) {
+// lanes, and every lane ranks the n_group scores itself. Returns the kept groups' indices (int32),
+// best first: the group of rank r is the one that r others beat (beats orders them totally, as a
+// group score is never NaN).
+std::vector<UOp> best_wide_groups(const RouteConfig& c, int64_t W, const std::vector<UOp>& selection) {
   const int64_t per = group_size(c) / W;  // slots of a group in each lane
   const UOp ninf = f32(-std::numeric_limits<double>::infinity());
-  std::vector<UOp> score;
+  std::vector<UOp> score, rank;
   for (int64_t h = 0; h < c.n_group; ++h) {
     Top2 p{selection[static_cast<size_t>(h * per)], ninf};
     for (int64_t i = 1; i < per; ++i) p = merge(p, {selection[static_cast<size_t>(h * per + i)], ninf});
     p = butterfly(p, W);
     score.push_back(p.first + p.second);
   }
-  std::vector<UOp> kept;
   for (int64_t h = 0; h < c.n_group; ++h) {
     UOp better = constant(Wide(0), dtypes::int32);
     for (int64_t h2 = 0; h2 < c.n_group; ++h2)
       if (h2 != h) better = better + beats(score[static_cast<size_t>(h2)], score[static_cast<size_t>(h)], h2 < h).cast(dtypes::int32);
-    for (int64_t i = 0; i < per; ++i) kept.push_back(better < c.topk_group);
+    rank.push_back(better);
   }
-  return kept;
+  std::vector<UOp> best;
+  for (int64_t r = 0; r < c.topk_group; ++r) {
+    UOp g = constant(Wide(0), dtypes::int32);
+    for (int64_t h = 1; h < c.n_group; ++h) g = where(rank[static_cast<size_t>(h)].eq(constant(Wide(r), dtypes::int32)), constant(Wide(h), dtypes::int32), g);
+    best.push_back(g);
+  }
+  return best;
 }
 
 // Groups narrower than the wave (W = the wave, v = 1, token_width): slot i of lane l holds expert
@@ -234,12 +241,6 @@ std::vector<UOp> kept_narrow_groups(const RouteConfig& c, int64_t W, const UOp& 
     kept.push_back(better < c.topk_group);
   }
   return kept;
-}
-
-// For each register slot, whether its expert's group is among the topk_group best. `selection`:
-// the slots' selection scores (-inf for NaN logits and lanes past E).
-std::vector<UOp> kept_groups(const RouteConfig& c, int64_t W, const UOp& lane, const std::vector<UOp>& selection) {
-  return group_size(c) >= W ? kept_wide_groups(c, W, selection) : kept_narrow_groups(c, W, lane, selection);
 }
 
 // The weight of a lane's choice (lane j < k holds choice j; `logit` indexes its expert's logit):
@@ -317,7 +318,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     }
     return out;
   };
-  std::vector<UOp> key, selection, loaded = load_slots([&](const UOp& e) { return logits[t * E + e]; }, c.logits);
+  std::vector<UOp> key, score, selection, loaded = load_slots([&](const UOp& e) { return logits[t * E + e]; }, c.logits);
   if (grouped) {  // the correction bias of the same experts, behind the logits
     const std::vector<UOp> b = load_slots([&](const UOp& e) { return bias[e]; }, dtypes::float32);
     loaded.insert(loaded.end(), b.begin(), b.end());
@@ -342,28 +343,43 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
       continue;
     }
     const UOp x = raw.cast(dtypes::float32);
-    UOp score = x;
+    UOp s = x;
     if (grouped) {
-      score = where(x.ne(x), x, sigmoid(x) + row.values[static_cast<size_t>(slots + i)]);  // NaN stays NaN: ranked last
-      selection.push_back(where(present & score.eq(score), score, ninf));
+      s = where(x.ne(x), x, sigmoid(x) + row.values[static_cast<size_t>(slots + i)]);  // NaN stays NaN: ranked last
+      selection.push_back(where(present & s.eq(s), s, ninf));
     }
-    key.push_back(where(present, rank_key(score, e), none));
+    score.push_back(s);
   }
-  if (ranks_groups(c)) {
-    const std::vector<UOp> kept = kept_groups(c, W, lane, selection);
-    for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], none);
+  if (ranks_groups(c) && group_size(c) >= W) {
+    // Only the kept groups' slots become keys: slot j of the group of rank r is the same slot of
+    // that group's run (expert(j) + G * group), so a lane ranks topk_group * G / W keys, not all.
+    const int64_t per = group_size(c) / W;
+    const std::vector<UOp> best = best_wide_groups(c, W, selection);
+    for (const UOp& g : best)
+      for (int64_t j = 0; j < per; ++j) {
+        UOp s = score[static_cast<size_t>(j)];
+        for (int64_t h = 1; h < c.n_group; ++h) s = where(g.eq(constant(Wide(h), dtypes::int32)), score[static_cast<size_t>(h * per + j)], s);
+        key.push_back(rank_key(s, expert(j) + g.cast(dtypes::index) * group_size(c)));
+      }
+  } else if (!narrow) {
+    for (int64_t i = 0; i < slots; ++i) key.push_back(where(expert(i) < E, rank_key(score[static_cast<size_t>(i)], expert(i)), none));
+    if (ranks_groups(c)) {
+      const std::vector<UOp> kept = kept_narrow_groups(c, W, lane, selection);
+      for (int64_t i = 0; i < slots; ++i) key[static_cast<size_t>(i)] = where(kept[static_cast<size_t>(i)], key[static_cast<size_t>(i)], none);
+    }
   }
 
   // k rounds: the wave's best key wins and leaves the race. Each lane keeps its best keys sorted
   // (at most k of them can win), so its best is its first, and the winning lane (keys are
   // distinct) shifts its list up by one; after round j only the first k - j - 1 keys of a lane
   // can still win. Lane j keeps round j's winner: it writes choice j.
-  key = largest_first(std::move(key), static_cast<size_t>(std::min(slots, k)), none);
+  const int64_t ranked = static_cast<int64_t>(key.size());  // keys a lane ranks
+  key = largest_first(std::move(key), static_cast<size_t>(std::min(ranked, k)), none);
   UOp own = none, first = none;
   for (int64_t j = 0; j < k; ++j) {
     const UOp win = wave_reduce(key[0], Op::MAX, W);
     const UOp popped = key[0].eq(win);
-    const size_t keep = static_cast<size_t>(std::min<int64_t>(slots, k - j - 1));
+    const size_t keep = static_cast<size_t>(std::min<int64_t>(ranked, k - j - 1));
     for (size_t i = 0; i < keep; ++i) key[i] = where(popped, i + 1 < key.size() ? key[i + 1] : none, key[i]);
     key.resize(keep);
     own = j == 0 ? win : where(lane.eq(idx(j)), win, own);
@@ -401,8 +417,12 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   std::vector<UOp> ranges{g, lane, wave};
   if (per_wave > 1) ranges.push_back(sub);
   // A dependent launch (KernelInfo): the routing kernels run back to back, each a few microseconds,
-  // so the next one's launch and workgroup start overlap this one's end.
-  return sink({.name = name, .dependent_launch = true}, {store.end(ranges)});
+  // so the next one's launch and workgroup start overlap this one's end. The sigmoid router on
+  // NVIDIA asks for 8 workgroups an SM (64 registers a thread): ptxas gave it 72, 7 workgroups an
+  // SM, and T = 16384's 1024 workgroups then needed a second wave on 132 SMs; at 64 it reports no
+  // spills (ptxas -v, session 36).
+  const int64_t occupancy = grouped && tile::is_nvidia(arch) ? 8 : 0;
+  return sink({.name = name, .dependent_launch = true, .min_workgroups_per_processor = occupancy}, {store.end(ranges)});
 }
 
 }  // namespace

@@ -153,6 +153,12 @@ class Renderer {
     const std::string size = std::to_string(threads) + "," + std::to_string(threads);
     fn_->addFnAttr("amdgpu-flat-work-group-size", size);
     fn_->addFnAttr("uniform-work-group-size", "true");
+    if (kernel_.min_workgroups_per_processor > 0) {
+      // Waves of 64 lanes, 4 SIMDs a CU, at most 8 waves a SIMD (CDNA3): the fewest waves per SIMD
+      // that hold that many workgroups on one CU.
+      const int64_t waves = (threads + 63) / 64, per_simd = (kernel_.min_workgroups_per_processor * waves + 3) / 4;
+      fn_->addFnAttr("amdgpu-waves-per-eu", std::to_string(std::min<int64_t>(per_simd, 8)));
+    }
     for (size_t i = 0; i < kernel_.params.size(); ++i) {
       const auto& p = kernel_.params[i];
       llvm::Argument* a = fn_->getArg(static_cast<unsigned>(i));

@@ -169,7 +169,14 @@ class Renderer {
     // setmaxnreg needs the register budget at entry fixed: one block a multiprocessor makes ptxas
     // give every thread the whole file's share (65536 / threads, 168 at 384); otherwise it may
     // allocate fewer and drop the statement (C7508, "unable to determine register count at entry").
-    const std::string blocks = sets_register_budget_ ? ", 1" : "";
+    // A kernel's own occupancy (KernelInfo::min_workgroups_per_processor) is its second argument
+    // otherwise; the two cannot both hold.
+    if (sets_register_budget_ && k_.min_workgroups_per_processor > 1)
+      throw Error("CUDA renderer: kernel " + k_.name + " sets its warpgroups' register budgets (setmaxnreg), which needs one block a multiprocessor, and asks for " +
+                  std::to_string(k_.min_workgroups_per_processor) + " (KernelInfo::min_workgroups_per_processor)");
+    const std::string blocks = sets_register_budget_                     ? ", 1"
+                               : k_.min_workgroups_per_processor > 0 ? ", " + std::to_string(k_.min_workgroups_per_processor)
+                                                                     : "";
     out << "\nextern \"C\" __global__ void __launch_bounds__(" << threads() << blocks << ") " << cluster << k_.name << "(" << parameters << ") {\n";
     out << locals << wait_for_predecessor() << body.str() << release_dependents() << "}\n";
     return out.str();

@@ -65,6 +65,11 @@ struct KernelInfo {  // SINK
   // launch and its workgroups' start with the end of the kernel before. Elsewhere (AMD, the
   // emulator, sm_80) the launch is serialized and the flag changes nothing.
   bool dependent_launch = false;
+  // Workgroups that should fit on one multiprocessor (NVIDIA SM, AMD CU) at once; the compiler
+  // keeps registers within their share (CUDA: __launch_bounds__'s second argument; AMDGPU:
+  // amdgpu-waves-per-eu, 4 SIMDs a CU). For a latency-bound kernel whose grid would otherwise
+  // spill into a second, mostly empty wave. 0: the compiler's choice.
+  int64_t min_workgroups_per_processor = 0;
   bool operator==(const KernelInfo&) const = default;
 };
 

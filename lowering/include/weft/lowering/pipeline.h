@@ -65,6 +65,7 @@ struct LoweredKernel {
   std::string name;
   int64_t cluster = 1;              // CTAs per thread-block cluster along grid dimension 0 (KernelInfo)
   bool dependent_launch = false;    // programmatic dependent launch (KernelInfo)
+  int64_t min_workgroups_per_processor = 0;  // occupancy the compiler keeps registers for (KernelInfo); 0: its choice
   bool cooperative = false;         // has a grid barrier: every workgroup must be resident at once (grid_barrier)
   std::vector<MeshAxis> mesh;       // DEVICE ranges by id (mesh axis 0, 1, ...); empty: one device
   // The GLOBAL buffers the kernel unshards over DEVICE ranges, by slot: per mesh axis, the tensor
