@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A/B timing of this tree against a base tree on an NVIDIA GPU (no LLVM needed), rounds
+# alternating so that drift in clocks or neighbours touches both alike. The lent machines get a
+# copy of the working tree without .git: make the base a tarball here and carry it, e.g.
+#   git archive <base commit> | gzip > .devdeps/base.tgz
+#   tools/nvidia-ab.sh .devdeps/base.tgz "$OUT" route+align --device cuda --repetitions 200 --no-framework-peers
+# Builds `weft` in both trees (build-ab, Release, -DWEFT_LLVM=OFF), runs `weft bench ARGS...
+# --json OUT/ab-<tree>-<round>.json` AB_ROUNDS times (default 2) for each, and prints one line a
+# benchmark line: tree, round, size, median and p10-p90 (microseconds), the check.
+set -u
+if [ $# -lt 3 ]; then
+  echo "usage: tools/nvidia-ab.sh BASE.tgz OUT_DIR BENCH_ARGS..." >&2
+  exit 2
+fi
+base_tgz=$1 out=$2
+shift 2
+[ -f "$base_tgz" ] || { echo "nvidia-ab: no base tarball '$base_tgz'" >&2; exit 2; }
+mkdir -p "$out"
+# The lent machines have no msgpack-cxx: its headers travel with the tree in .devdeps (docs/nvidia.md).
+[ -d .devdeps/include ] && export CPLUS_INCLUDE_PATH="$PWD/.devdeps/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}"
+new=$PWD base=$(mktemp -d)
+tar xzf "$base_tgz" -C "$base"
+for tree in "$new" "$base"; do
+  name=$([ "$tree" = "$new" ] && echo new || echo base)
+  if ! (cd "$tree" && cmake -S . -B build-ab -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_LLVM=OFF >"$out/configure-$name.log" 2>&1 &&
+        cmake --build build-ab -j "$(nproc)" --target weft >"$out/build-$name.log" 2>&1); then
+    echo "nvidia-ab: the $name tree did not build (see build-$name.log)" >&2
+    grep -m5 -A5 error "$out/build-$name.log" >&2
+    exit 1
+  fi
+done
+for round in $(seq "${AB_ROUNDS:-2}"); do
+  for name in base new; do
+    tree=$([ $name = new ] && echo "$new" || echo "$base")
+    "$tree/build-ab/tools/weft" bench "$@" --json "$out/ab-$name-$round.json" >"$out/ab-$name-$round.txt" 2>&1 || echo "nvidia-ab: $name round $round failed (see ab-$name-$round.txt)" >&2
+  done
+done
+python3 - "$out" <<'PY'
+import glob, json, os, sys
+print("tree round size median_us p10-p90_us check")
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "ab-*.json"))):
+    tree, rnd = os.path.basename(path)[3:-5].rsplit("-", 1)
+    for r in json.load(open(path))["results"]:
+        s = sorted(r["weft"]["seconds"])
+        n = len(s)
+        print(tree, rnd, r["size"], "%.2f" % (r["weft"]["median_s"] * 1e6), "%.2f-%.2f" % (s[n // 10] * 1e6, s[9 * n // 10] * 1e6), (r.get("check") or {}).get("ok"))
+PY
