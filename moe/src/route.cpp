@@ -190,7 +190,7 @@ UOp beats(const UOp& s, const UOp& mine, bool lower) { return lower ? s >= mine 
 // of each group, so a group's score is a merge over those slots and an xor butterfly over the W
 // lanes, and every lane ranks the n_group scores itself. Returns the kept groups' indices (int32),
 // best first: the group of rank r is the one that r others beat (beats orders them totally, as a
-// group score is never NaN).
+// group score is never NaN: the bias is finite, route.h).
 std::vector<UOp> best_wide_groups(const RouteConfig& c, int64_t W, const std::vector<UOp>& selection) {
   const int64_t per = group_size(c) / W;  // slots of a group in each lane
   const UOp ninf = f32(-std::numeric_limits<double>::infinity());
@@ -417,11 +417,12 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   std::vector<UOp> ranges{g, lane, wave};
   if (per_wave > 1) ranges.push_back(sub);
   // A dependent launch (KernelInfo): the routing kernels run back to back, each a few microseconds,
-  // so the next one's launch and workgroup start overlap this one's end. The sigmoid router on
-  // NVIDIA asks for 8 workgroups an SM (64 registers a thread): ptxas gave it 72, 7 workgroups an
-  // SM, and T = 16384's 1024 workgroups then needed a second wave on 132 SMs; at 64 it reports no
-  // spills (ptxas -v, session 36).
-  const int64_t occupancy = grouped && tile::is_nvidia(arch) ? 8 : 0;
+  // so the next one's launch and workgroup start overlap this one's end. The sigmoid router that
+  // ranks at most 16 keys a lane asks on NVIDIA for 8 workgroups an SM (64 registers a thread):
+  // at DeepSeek-V3's shape ptxas gave it 72, 7 workgroups an SM, and T = 16384's 1024 workgroups
+  // then needed a second wave on 132 SMs; at 64 it reports no spills (ptxas -v, session 36). More
+  // keys a lane might spill there.
+  const int64_t occupancy = grouped && tile::is_nvidia(arch) && ranked <= 16 ? 8 : 0;
   return sink({.name = name, .dependent_launch = true, .min_workgroups_per_processor = occupancy}, {store.end(ranges)});
 }
 
