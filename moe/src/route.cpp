@@ -216,6 +216,22 @@ std::vector<UOp> best_wide_groups(const RouteConfig& c, int64_t W, const std::ve
   return best;
 }
 
+// The keys of the kept groups' slots only (G >= W): slot j of the group of rank r is the same
+// slot of that group's run, expert first_group[j] + G * group, so a lane ranks topk_group * G / W
+// keys, not all of its slots. `score`: every slot's score (NaN kept: it ranks last).
+std::vector<UOp> kept_wide_keys(const RouteConfig& c, int64_t W, const std::vector<UOp>& selection, const std::vector<UOp>& score,
+                                const std::vector<UOp>& first_group) {
+  const int64_t per = group_size(c) / W;
+  std::vector<UOp> keys;
+  for (const UOp& g : best_wide_groups(c, W, selection))
+    for (int64_t j = 0; j < per; ++j) {
+      UOp s = score[static_cast<size_t>(j)];
+      for (int64_t h = 1; h < c.n_group; ++h) s = where(g.eq(constant(Wide(h), dtypes::int32)), score[static_cast<size_t>(h * per + j)], s);
+      keys.push_back(rank_key(s, first_group[static_cast<size_t>(j)] + g.cast(dtypes::index) * group_size(c)));
+    }
+  return keys;
+}
+
 // Groups narrower than the wave (W = the wave, v = 1, token_width): slot i of lane l holds expert
 // l + iW, a group spans G lanes of one slot; each slot's group score comes from a butterfly over
 // those lanes, every group's score is read into every lane, and each slot ranks its own group.
@@ -337,7 +353,7 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
   const Prefetched row = prefetch(loaded);
   effects.push_back(row.issued);
   for (int64_t i = 0; i < slots; ++i) {
-    const UOp e = expert(i), present = e < E, raw = row.values[static_cast<size_t>(i)];
+    const UOp present = expert(i) < E, raw = row.values[static_cast<size_t>(i)];
     if (narrow) {
       key.push_back(where(present, bf16_key(raw, low_id - u32(static_cast<uint64_t>(slot_offset(i)))), none));
       continue;
@@ -351,16 +367,9 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     score.push_back(s);
   }
   if (ranks_groups(c) && group_size(c) >= W) {
-    // Only the kept groups' slots become keys: slot j of the group of rank r is the same slot of
-    // that group's run (expert(j) + G * group), so a lane ranks topk_group * G / W keys, not all.
-    const int64_t per = group_size(c) / W;
-    const std::vector<UOp> best = best_wide_groups(c, W, selection);
-    for (const UOp& g : best)
-      for (int64_t j = 0; j < per; ++j) {
-        UOp s = score[static_cast<size_t>(j)];
-        for (int64_t h = 1; h < c.n_group; ++h) s = where(g.eq(constant(Wide(h), dtypes::int32)), score[static_cast<size_t>(h * per + j)], s);
-        key.push_back(rank_key(s, expert(j) + g.cast(dtypes::index) * group_size(c)));
-      }
+    std::vector<UOp> first_group;  // the experts of group 0's slots
+    for (int64_t j = 0; j < group_size(c) / W; ++j) first_group.push_back(expert(j));
+    key = kept_wide_keys(c, W, selection, score, first_group);
   } else if (!narrow) {
     for (int64_t i = 0; i < slots; ++i) key.push_back(where(expert(i) < E, rank_key(score[static_cast<size_t>(i)], expert(i)), none));
     if (ranks_groups(c)) {
