@@ -19,8 +19,8 @@ constexpr const char* kPrelude = R"PY(
 import sys
 import torch
 job_dir = sys.argv[1]  # (a name no job script uses: attention's has a d of its own)
-warmup, reps = int(sys.argv[2]), int(sys.argv[3])
-args = [int(x) for x in sys.argv[4:]]
+warmup, reps, hold = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+args = [int(x) for x in sys.argv[5:]]
 if not torch.cuda.is_available():
     sys.exit("PyTorch has no CUDA device")
 def load(name, dtype, *shape):
@@ -28,13 +28,26 @@ def load(name, dtype, *shape):
         return torch.frombuffer(bytearray(f.read()), dtype=dtype).reshape(*shape).cuda()
 )PY";
 
+// The hold before each timed step is timing.h's: four times the last warm-up step's enqueue time
+// on the host, in [20 us, 10 ms], spun by torch.cuda._sleep (GPU clock cycles: at 2 GHz or less
+// it lasts at least that long).
 constexpr const char* kEpilogue = R"PY(
+import time
+enqueue = 0.0
 for _ in range(warmup):
+    torch.cuda.synchronize()
+    began = time.perf_counter()
     step()
+    enqueue = time.perf_counter() - began
 torch.cuda.synchronize()
+hold_s = min(max(4 * enqueue, 20e-6), 10e-3) if hold else 0.0
+with open(f"{job_dir}/hold.txt", "w") as h:
+    h.write(f"{hold_s!r}\n")
 with open(f"{job_dir}/times.txt", "w") as t:
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if hold_s:
+            torch.cuda._sleep(int(hold_s * 2e9))
         start.record()
         step()
         end.record()
@@ -128,7 +141,7 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
   write_bytes(dir / "peer.py", script.data(), script.size());
   for (const auto& [name, bytes] : job.inputs) write_bytes(dir / (name + ".bin"), bytes.data(), bytes.size());
   std::string command = "python3 '" + (dir / "peer.py").string() + "' '" + dir.string() + "' " + std::to_string(o.warmup) + " " +
-                        std::to_string(o.repetitions);
+                        std::to_string(o.repetitions) + " " + (o.hold ? "1" : "0");
   for (int64_t a : job.args) command += " " + std::to_string(a);
   command += " > '" + (dir / "log.txt").string() + "' 2>&1";
   if (std::system(command.c_str()) != 0) {
@@ -141,6 +154,7 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
   run.name = read_text(dir / "name.txt");
   std::istringstream times(read_text(dir / "times.txt"));
   for (double s; times >> s;) run.timing.seconds.push_back(s);
+  std::istringstream(read_text(dir / "hold.txt")) >> run.timing.hold_s;
   std::ifstream out(dir / "out.bin", std::ios::binary);
   std::vector<float> values(job.outputs);
   out.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));

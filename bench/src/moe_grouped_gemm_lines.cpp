@@ -12,7 +12,7 @@
 #include "framework_peer.h"
 #include "matrices.h"
 #include "suite_common.h"
-#include "timing.h"
+#include "weft/bench/timing.h"
 #include "weft/dsl/error.h"
 #include "weft/moe/grouped_gemm.h"
 #include "weft/moe/plan.h"

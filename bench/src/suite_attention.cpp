@@ -12,7 +12,7 @@
 #include "framework_peer.h"
 #include "matrices.h"
 #include "suite_common.h"
-#include "timing.h"
+#include "weft/bench/timing.h"
 #include "weft/attention/flash_attention.h"
 #include "weft/dsl/error.h"
 #include "weft/runtime/kernel.h"

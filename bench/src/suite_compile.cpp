@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "suite_common.h"
-#include "timing.h"
+#include "weft/bench/timing.h"
 #include "weft/dsl/error.h"
 #include "weft/gemm/hk_gemm.h"
 #include "weft/gemm/hopper_gemm.h"

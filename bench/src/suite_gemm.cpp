@@ -20,7 +20,7 @@
 #include "framework_peer.h"
 #include "matrices.h"
 #include "suite_common.h"
-#include "timing.h"
+#include "weft/bench/timing.h"
 #include "weft/dsl/error.h"
 #include "weft/gemm/hk_gemm.h"
 #include "weft/gemm/hopper_gemm.h"

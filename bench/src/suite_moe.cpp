@@ -22,7 +22,7 @@
 #include "moe_grouped_gemm_lines.h"
 #include "matrices.h"
 #include "suite_common.h"
-#include "timing.h"
+#include "weft/bench/timing.h"
 #include "weft/dsl/error.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/moe/grouped_gemm.h"

@@ -1,14 +1,33 @@
-#include "timing.h"
+#include "weft/bench/timing.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace weft::bench {
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 Timing time_on(rt::Device& device, const std::function<void()>& launch, const Options& options) {
-  for (int i = 0; i < options.warmup; ++i) launch();
+  double enqueue = 0;  // the host's time to make the last warm-up call (its launches, not their run)
+  for (int i = 0; i < options.warmup; ++i) {
+    device.synchronize();
+    const auto start = std::chrono::steady_clock::now();
+    launch();
+    enqueue = seconds_since(start);
+  }
   device.synchronize();
   Timing t;
-  for (int i = 0; i < options.repetitions; ++i) t.seconds.push_back(rt::time_on_device(device, launch));
+  const double hold = std::clamp(4 * enqueue, 20e-6, 10e-3);
+  for (int i = 0; i < options.repetitions; ++i) {
+    if (options.hold && device.hold(hold)) t.hold_s = hold;
+    t.seconds.push_back(rt::time_on_device(device, launch));
+  }
   return t;
 }
 
@@ -18,7 +37,7 @@ Timing time_on_host(const std::function<void()>& work, const Options& options) {
   for (int i = 0; i < options.repetitions; ++i) {
     const auto start = std::chrono::steady_clock::now();
     work();
-    t.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    t.seconds.push_back(seconds_since(start));
   }
   return t;
 }

@@ -48,6 +48,27 @@ struct LaunchConfig {
 static_assert(sizeof(LaunchConfig) == 56 && offsetof(LaunchConfig, stream) == 32 && offsetof(LaunchConfig, attributes) == 40 &&
               offsetof(LaunchConfig, attribute_count) == 48);
 
+// Device::hold's spin: one thread reads the global nanosecond timer until `ns` have passed. PTX,
+// which the driver compiles for whichever GPU it is (cuModuleLoadData takes PTX text), so that
+// the runtime needs no compiler of its own.
+constexpr const char* kHoldPtx = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry weft_hold(.param .u64 weft_hold_ns)
+{
+  .reg .pred %p;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd0, [weft_hold_ns];
+  mov.u64 %rd1, %globaltimer;
+$L_spin:
+  mov.u64 %rd2, %globaltimer;
+  sub.u64 %rd3, %rd2, %rd1;
+  setp.lt.u64 %p, %rd3, %rd0;
+  @%p bra $L_spin;
+  ret;
+}
+)";
+
 struct CudaApi {
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDeviceGetCount)(int*);
@@ -292,8 +313,10 @@ class CudaDevice : public Device {
     make_current();
   }
   ~CudaDevice() override {
-    if (cuda_api().cuCtxSetCurrent(context_) == 0)
+    if (cuda_api().cuCtxSetCurrent(context_) == 0) {
       for (CUdeviceptr p : allocations_) cuda_api().cuMemFree(p);
+      if (hold_module_) cuda_api().cuModuleUnload(hold_module_);
+    }
     cuda_api().cuDevicePrimaryCtxRelease(device_);
   }
   CudaDevice(const CudaDevice&) = delete;
@@ -406,6 +429,17 @@ class CudaDevice : public Device {
     check(cuda_api().cuEventElapsedTime(&ms, a->get(), b->get()), "reading the time between two events");
     return ms * 1e-3;
   }
+  bool hold(double seconds) override {
+    make_current();
+    if (!hold_kernel_) {
+      check(cuda_api().cuModuleLoadData(&hold_module_, kHoldPtx), "loading the hold kernel's PTX on " + name());
+      check(cuda_api().cuModuleGetFunction(&hold_kernel_, hold_module_, "weft_hold"), "looking up the hold kernel");
+    }
+    unsigned long long ns = seconds > 0 ? static_cast<unsigned long long>(seconds * 1e9) : 0;
+    void* params[] = {&ns};
+    check(cuda_api().cuLaunchKernel(hold_kernel_, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), "launching the hold kernel");
+    return true;
+  }
 
  private:
   // The driver's current context is per thread, and a mesh holds several devices: every call
@@ -434,6 +468,8 @@ class CudaDevice : public Device {
   std::string product_, arch_;
   int64_t multiprocessors_ = 0;
   std::unordered_set<CUdeviceptr> allocations_;
+  CUmodule hold_module_ = nullptr;  // hold()'s, loaded at its first use
+  CUfunction hold_kernel_ = nullptr;
   std::map<std::tuple<uint64_t, int, int, uint64_t, uint64_t, uint32_t, uint32_t, int>, TensorMap> tensor_maps_;  // (one host thread at a time: Device)
 };
 

@@ -3,12 +3,15 @@
 // must make it fail).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <regex>
 
 #include "occurrences.h"
 #include "weft/bench/report.h"
 #include "weft/bench/suites.h"
+#include "weft/bench/timing.h"
 #include "weft/dsl/error.h"
 #include "weft/runtime/nvrtc.h"
 
@@ -51,7 +54,88 @@ Result made_up(bool with_peer) {
   return r;
 }
 
+// A device that runs nothing: it records the order of what it is asked to do ("hold", "event",
+// "launch", "sync"), the holds' lengths, and takes `enqueue` of the host's time a launch; its
+// events are one millisecond apart.
+class RecordingDevice : public rt::Device {
+ public:
+  RecordingDevice(bool can_hold, double enqueue) : can_hold_(can_hold), enqueue_(enqueue) {}
+  std::string name() const override { return "recording"; }
+  std::string arch() const override { return "sm_90"; }
+  rt::Buffer allocate(size_t bytes, std::string) override { return {1 << 20, bytes}; }
+  void free(const rt::Buffer&) override {}
+  void copy_to_device(const rt::Buffer&, std::span<const uint8_t>) override {}
+  void copy_from_device(std::span<uint8_t>, const rt::Buffer&) override {}
+  void copy_on_device(const rt::Buffer&, const rt::Buffer&, size_t) override {}
+  std::shared_ptr<rt::Module> load(std::vector<uint8_t>) override { throw Error("not used"); }
+  void launch(rt::Module&, const std::string&, rt::Dim3, rt::Dim3, std::span<const rt::Arg>, rt::LaunchMode) override {}
+  void synchronize() override { log.push_back("sync"); }
+  std::shared_ptr<rt::Event> record_event() override {
+    log.push_back("event");
+    return std::make_shared<rt::Event>();
+  }
+  double elapsed_seconds(const rt::Event&, const rt::Event&) override { return 1e-3; }
+  bool hold(double seconds) override {
+    if (!can_hold_) return false;
+    log.push_back("hold");
+    holds.push_back(seconds);
+    return true;
+  }
+  // What a benchmarked call does: one launch that takes the host `enqueue` seconds.
+  void call() {
+    log.push_back("launch");
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(enqueue_);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+  std::vector<std::string> log;
+  std::vector<double> holds;
+
+ private:
+  bool can_hold_;
+  double enqueue_;
+};
+
 }  // namespace
+
+TEST_CASE("bench: each timed call starts behind a hold of four times the host's enqueue time, in [20 us, 10 ms]") {
+  Options o;
+  o.warmup = 2;
+  o.repetitions = 3;
+  for (const double enqueue : {0.0, 1e-3, 5e-3}) {
+    CAPTURE(enqueue);
+    RecordingDevice d(true, enqueue);
+    const Timing t = time_on(d, [&] { d.call(); }, o);
+    const std::vector<std::string> want = {"sync", "launch", "sync", "launch", "sync",  // warm-up, each call's enqueue timed alone
+                                           "hold", "event", "launch", "event", "hold", "event", "launch", "event", "hold", "event", "launch", "event"};
+    CHECK(d.log == want);
+    REQUIRE(d.holds.size() == 3);
+    // (The host may take longer than the enqueue asked for, never less.)
+    CHECK(d.holds[0] >= std::clamp(4 * enqueue, 20e-6, 10e-3));
+    CHECK(d.holds[0] <= 10e-3);
+    if (enqueue == 5e-3) CHECK(d.holds[0] == 10e-3);
+    CHECK(d.holds[1] == d.holds[0]);
+    CHECK(t.hold_s == d.holds[0]);
+    CHECK(t.seconds == std::vector<double>{1e-3, 1e-3, 1e-3});
+  }
+}
+
+TEST_CASE("bench: --no-hold, and a device that cannot hold, time calls on an idle device with hold_s 0") {
+  Options o;
+  o.warmup = 1;
+  o.repetitions = 2;
+  RecordingDevice cannot(false, 0);
+  CHECK(time_on(cannot, [&] { cannot.call(); }, o).hold_s == 0);
+  o.hold = false;
+  RecordingDevice can(true, 0);
+  CHECK(time_on(can, [&] { can.call(); }, o).hold_s == 0);
+  CHECK(can.holds.empty());
+  Result r = made_up(true);
+  r.weft.hold_s = 2.5e-5;
+  const std::string j = json({"weft bench", "d", "h", "0.1.0"}, {r});
+  CHECK(occurrences(j, "\"hold_s\": 2.5e-05") == 1);
+  CHECK(occurrences(j, "\"hold_s\": 0,") == 1);  // the peer's
+}
 
 TEST_CASE("bench: median and min over repetitions and the ratio is peer time over weft time") {
   const Result r = made_up(true);

@@ -1,7 +1,9 @@
 // The Device interface on the emulator devices (copies, loading, launching, argument checks,
-// errors) and the HIP device's behaviour where no HIP runtime is installed.
+// errors), the HIP device's behaviour where no HIP runtime is installed, and Device::hold (the
+// emulator's none, the CUDA device's spin).
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -129,4 +131,27 @@ TEST_CASE("the cuda device fails cleanly where there is no NVIDIA driver or GPU"
   }
   INFO(e);
   CHECK((e.find("no NVIDIA driver was found") != std::string::npos || e.find("CUDA: cuInit") != std::string::npos));
+}
+
+TEST_CASE("the emulator cannot hold: Device::hold returns false and the device's clock is not held") {
+  auto dev = open_device("emu:gfx950");
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(dev->hold(0.5));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(400));
+}
+
+TEST_CASE("the cuda device's hold spins the GPU that long, in its order of work [cuda]") {
+  if (!error_of([] { open_device("cuda"); }).empty()) WEFT_SKIP("no NVIDIA GPU here: the hold's spin cannot run");
+  auto dev = open_device("cuda");
+  // Between two events, the hold is timed: at least its length (the timer may tick late, not early).
+  const auto before = dev->record_event();
+  REQUIRE(dev->hold(300e-6));
+  const auto after = dev->record_event();
+  const double held = dev->elapsed_seconds(*before, *after);
+  CHECK(held >= 299e-6);
+  CHECK(held < 50e-3);
+  // Events recorded behind a hold wait for it: their interval holds none of it.
+  REQUIRE(dev->hold(2e-3));
+  const auto start = dev->record_event(), end = dev->record_event();
+  CHECK(dev->elapsed_seconds(*start, *end) < 1e-3);
 }

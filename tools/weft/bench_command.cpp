@@ -94,6 +94,7 @@ int bench_command(const std::vector<std::string>& args) {
     else if (a == "--warmup") options.warmup = static_cast<int>(positive(a, value()));
     else if (a == "--seed") options.seed = static_cast<uint64_t>(positive(a, value()));
     else if (a == "--no-framework-peers") options.framework_peers = false;
+    else if (a == "--no-hold") options.hold = false;
     else if (a == "--json") json_path = value();
     else if (a == "--plot") plot_path = value();
     else if (a.starts_with("-")) throw UsageError("bench: unknown option '" + a + "'");

@@ -47,14 +47,17 @@ commands:
                                       the static instruction counts by mnemonic (--input fp8:
                                       hk_gemm on the target's fp8); --json for scripts
   bench SUITE|KERNEL [--device SPEC] [--sizes N|MxNxK,...] [--repetitions N] [--warmup N]
-        [--seed N] [--json FILE] [--plot FILE.svg] [--no-framework-peers]
+        [--seed N] [--json FILE] [--plot FILE.svg] [--no-framework-peers] [--no-hold]
                                       time weft's kernels against their peers in this process
                                       (gemm: cuBLAS on cuda, Eigen on the host for emu devices;
                                       emulator: the emulator's own speed; compile: compile
                                       latency per stage), check weft's output against the
                                       peer's, print a table; --json and --plot write the run;
                                       --no-framework-peers skips the PyTorch and Triton lines
-                                      (python3 children, about a minute on a GPU machine)
+                                      (python3 children, about a minute on a GPU machine);
+                                      on a GPU each timed call waits behind a short spin while
+                                      the host enqueues it, so the host's launch latency is left
+                                      out; --no-hold times calls on an idle GPU, latency inside
   ir KERNEL [--simplified | --both]   print a kernel's IR (as built, simplified, or both)
   kernels                             list the example kernels
   layout [NAME [--svg FILE]]          list the layout catalog, or print a layout as a table

@@ -11,6 +11,7 @@ namespace weft::bench {
 // A repeated measurement: every repetition's seconds; the median is what tables report.
 struct Timing {
   std::vector<double> seconds;
+  double hold_s = 0;  // the device hold before each timed call (timing.h); 0: none, the device idle at its start
   double median() const;
   double min() const;
 };

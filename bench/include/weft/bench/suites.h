@@ -20,6 +20,7 @@ struct Options {
   int repetitions = 10;                      // timed launches (the median is reported)
   uint64_t seed = 1;                         // inputs
   bool framework_peers = true;               // PyTorch and Triton peers in python3 children; false: those lines are not run
+  bool hold = true;                          // each timed call starts behind a hold of the device (timing.h); false: on an idle device
   std::function<void(const std::string&)> progress;  // told what runs next; may be empty
 };
 

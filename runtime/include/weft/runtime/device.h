@@ -121,6 +121,15 @@ class Device {
   // Seconds from `start` to `end` (both recorded on this device), waiting for `end` to complete.
   // Throws weft::Error for an event of another device.
   virtual double elapsed_seconds(const Event& start, const Event& end) = 0;
+  // Keeps the device busy for about `seconds` (a spin on the GPU), in its order of work, so that
+  // what the host enqueues meanwhile starts back to back when it ends: an event pair around that
+  // work then times the device's part alone, not the host's time to enqueue it (NVBench's
+  // blocking kernel, done with a timed spin, which cannot deadlock). Returns false, doing nothing,
+  // where the device has no such work: the emulator (its launches run as they are made) and HIP.
+  virtual bool hold(double seconds) {
+    (void)seconds;
+    return false;
+  }
 };
 
 // Seconds the device spends on `work` (its launches), timed with events recorded before and
