@@ -7,6 +7,8 @@
 # Builds `weft` in both trees (build-ab, Release, -DWEFT_LLVM=OFF), runs `weft bench ARGS...
 # --json OUT/ab-<tree>-<round>.json` AB_ROUNDS times (default 2) for each, and prints one line a
 # benchmark line: tree, round, size, median and p10-p90 (microseconds), the check.
+# AB_NEW_ARGS: more arguments for this tree's runs only (an option the base does not know, e.g.
+# --no-hold against a base from before session 37, whose calls started on an idle GPU).
 set -u
 if [ $# -lt 3 ]; then
   echo "usage: tools/nvidia-ab.sh BASE.tgz OUT_DIR BENCH_ARGS..." >&2
@@ -32,7 +34,9 @@ done
 for round in $(seq "${AB_ROUNDS:-2}"); do
   for name in base new; do
     tree=$([ $name = new ] && echo "$new" || echo "$base")
-    "$tree/build-ab/tools/weft" bench "$@" --json "$out/ab-$name-$round.json" >"$out/ab-$name-$round.txt" 2>&1 || echo "nvidia-ab: $name round $round failed (see ab-$name-$round.txt)" >&2
+    extra=$([ $name = new ] && echo "${AB_NEW_ARGS:-}" || true)
+    # shellcheck disable=SC2086  # (AB_NEW_ARGS: words)
+    "$tree/build-ab/tools/weft" bench "$@" $extra --json "$out/ab-$name-$round.json" >"$out/ab-$name-$round.txt" 2>&1 || echo "nvidia-ab: $name round $round failed (see ab-$name-$round.txt)" >&2
   done
 done
 python3 - "$out" <<'PY'
