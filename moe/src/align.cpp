@@ -128,7 +128,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
   // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
   const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
-  const UOp in_span = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (pi < g % kChunksPerSpan) & (chunk < ws.chunks), i32(0)).reduce(Op::ADD, {pi});
+  // (Every row of the span read, the later chunks' masked out after the load: loads that do not
+  // depend on the chunk's place in its span are all in flight at once, where a load guarded by
+  // it became a branch around each, the adds waiting on one round trip after another.)
+  const UOp chunk_count = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (chunk < ws.chunks), i32(0));
+  const UOp in_span = where(pi < g % kChunksPerSpan, chunk_count, i32(0)).reduce(Op::ADD, {pi});
   const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef + in_span, has_e),
                           padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                        .end({ei});
