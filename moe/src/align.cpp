@@ -146,29 +146,11 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp first_histogram = base.eq(idx(0));
   const UOp clear = work[where(first_histogram, idx(H), idx(0)) + hq].store(i32(0), hq < H).end({hj});
 
-  // offsets[e] = the padded counts of the experts before e: thread l sums experts
-  // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
-  // and the waves' totals before its own.
-  const int64_t P = E / kThreads + 1;
-  std::vector<UOp> mine;
-  UOp sum = i32(0);
-  for (int64_t i = 0; i < P; ++i) {
-    const UOp pe = l * P + i;
-    mine.push_back(padded.after({sums})[pe].load(pe < E, i32(0)));
-    sum = sum + mine.back();
-  }
-  UOp inclusive = sum;
-  for (int64_t d = 1; d < W; d *= 2) inclusive = inclusive + where(lane >= d, shuffle_up(inclusive, d, W), i32(0));
-  const UOp put_total = wave_total[wave].store(inclusive, lane.eq(idx(W - 1)));
-  const UOp wv = loop(waves, AxisType::REDUCE);
-  UOp run = where(wv < wave, wave_total.after({put_total})[wv].load(), i32(0)).reduce(Op::ADD, {wv}) + inclusive - sum;
-  std::vector<UOp> offs;
-  for (int64_t i = 0; i < P; ++i) {
-    const UOp pe = l * P + i;
-    offs.push_back(off[pe].store(run, pe <= E));
-    run = run + mine[static_cast<size_t>(i)];
-  }
-  const UOp off_ready = off.after(offs), total_ready = total.after({sums}), earlier_ready = earlier.after({sums});
+  // Shared memory is written in three phases, each read after one barrier: (1) the experts' sums
+  // and the zeroed wave counts; (2) each wave's counts of its ids and the wave scan's totals; (3)
+  // the offsets. A read names every write of its phase (AFTER), so that the phase ends in one
+  // barrier (insert_barriers makes one for reads after the same writes), not one for each.
+  const std::vector<UOp> phase_one{sums, zero};
 
   // This chunk: a choice's rank among the chunk's earlier choices of its expert = its rank in
   // its wave (the lanes below it holding the same id: a match mask from one ballot per id bit)
@@ -189,9 +171,35 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   const UOp below = (mask(1) << lane_bits) - mask(1);
   const UOp last_of_id = (same & ~((mask(2) << lane_bits) - mask(1))).eq(mask(0));  // 2 << 31 wraps to 0: lane 31 is last
   const UOp ie = where(known, id, i32(0)).cast(dtypes::index);
-  const UOp put_count = wave_count.after({zero})[wave * E + ie].store(popcount(same).cast(dtypes::int32), known & last_of_id);
+  const UOp put_count = wave_count.after(phase_one)[wave * E + ie].store(popcount(same).cast(dtypes::int32), known & last_of_id);
+
+  // offsets[e] = the padded counts of the experts before e: thread l sums experts
+  // [l*P, l*P + P) (P*256 > E, so some thread's range holds e = E), a wave scan of those sums,
+  // and the waves' totals before its own.
+  const int64_t P = E / kThreads + 1;
+  std::vector<UOp> mine;
+  UOp sum = i32(0);
+  for (int64_t i = 0; i < P; ++i) {
+    const UOp pe = l * P + i;
+    mine.push_back(padded.after(phase_one)[pe].load(pe < E, i32(0)));
+    sum = sum + mine.back();
+  }
+  UOp inclusive = sum;
+  for (int64_t d = 1; d < W; d *= 2) inclusive = inclusive + where(lane >= d, shuffle_up(inclusive, d, W), i32(0));
+  const UOp put_total = wave_total[wave].store(inclusive, lane.eq(idx(W - 1)));
+  const std::vector<UOp> phase_two{put_count, put_total};
+  const UOp wv = loop(waves, AxisType::REDUCE);
+  UOp run = where(wv < wave, wave_total.after(phase_two)[wv].load(), i32(0)).reduce(Op::ADD, {wv}) + inclusive - sum;
+  std::vector<UOp> offs;
+  for (int64_t i = 0; i < P; ++i) {
+    const UOp pe = l * P + i;
+    offs.push_back(off[pe].store(run, pe <= E));
+    run = run + mine[static_cast<size_t>(i)];
+  }
+  const UOp off_ready = off.after(offs), total_ready = total.after(phase_one), earlier_ready = earlier.after(phase_one);
+
   const UOp wb = loop(waves, AxisType::REDUCE);
-  const UOp in_earlier_waves = where(wb < wave, wave_count.after({put_count})[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
+  const UOp in_earlier_waves = where(wb < wave, wave_count.after(phase_two)[wb * E + ie].load(), i32(0)).reduce(Op::ADD, {wb});
   const UOp rank = in_earlier_waves + popcount(same & below).cast(dtypes::int32);
   const UOp dest = off_ready[ie].load() + earlier_ready[ie].load() + rank;
   const UOp di = dest.cast(dtypes::index);
