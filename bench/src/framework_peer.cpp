@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "weft/bench/timing.h"
 #include "weft/dsl/error.h"
 
 namespace weft::bench {
@@ -19,8 +21,9 @@ constexpr const char* kPrelude = R"PY(
 import sys
 import torch
 job_dir = sys.argv[1]  # (a name no job script uses: attention's has a d of its own)
-warmup, reps, hold = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-args = [int(x) for x in sys.argv[5:]]
+warmup, reps = int(sys.argv[2]), int(sys.argv[3])
+hold_factor, min_hold, max_hold = float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])  # 0: no hold
+args = [int(x) for x in sys.argv[7:]]
 if not torch.cuda.is_available():
     sys.exit("PyTorch has no CUDA device")
 def load(name, dtype, *shape):
@@ -28,9 +31,9 @@ def load(name, dtype, *shape):
         return torch.frombuffer(bytearray(f.read()), dtype=dtype).reshape(*shape).cuda()
 )PY";
 
-// The hold before each timed step is timing.h's: four times the last warm-up step's enqueue time
-// on the host, in [20 us, 10 ms], spun by torch.cuda._sleep (GPU clock cycles: at 2 GHz or less
-// it lasts at least that long).
+// The hold before each timed step follows timing.h's rule (hold_for, its constants passed as
+// arguments), spun by torch.cuda._sleep in GPU clock cycles: at 2 GHz or less it lasts at least
+// that long, and hold_s records the length asked for.
 constexpr const char* kEpilogue = R"PY(
 import time
 enqueue = 0.0
@@ -40,7 +43,7 @@ for _ in range(warmup):
     step()
     enqueue = time.perf_counter() - began
 torch.cuda.synchronize()
-hold_s = min(max(4 * enqueue, 20e-6), 10e-3) if hold else 0.0
+hold_s = min(max(hold_factor * enqueue, min_hold), max_hold) if hold_factor > 0 else 0.0
 with open(f"{job_dir}/hold.txt", "w") as h:
     h.write(f"{hold_s!r}\n")
 with open(f"{job_dir}/times.txt", "w") as t:
@@ -119,6 +122,13 @@ void write_bytes(const std::filesystem::path& path, const void* data, size_t siz
   if (!out) throw Error("framework peer: cannot write " + path.string());
 }
 
+// A double as Python reads it back exactly (17 significant digits).
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -141,7 +151,8 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
   write_bytes(dir / "peer.py", script.data(), script.size());
   for (const auto& [name, bytes] : job.inputs) write_bytes(dir / (name + ".bin"), bytes.data(), bytes.size());
   std::string command = "python3 '" + (dir / "peer.py").string() + "' '" + dir.string() + "' " + std::to_string(o.warmup) + " " +
-                        std::to_string(o.repetitions) + " " + (o.hold ? "1" : "0");
+                        std::to_string(o.repetitions) + " " + (o.hold ? number_text(kHoldFactor) : "0") + " " + number_text(kMinHold) + " " +
+                        number_text(kMaxHold);
   for (int64_t a : job.args) command += " " + std::to_string(a);
   command += " > '" + (dir / "log.txt").string() + "' 2>&1";
   if (std::system(command.c_str()) != 0) {

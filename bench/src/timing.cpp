@@ -13,6 +13,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+double hold_for(double enqueue_seconds) { return std::clamp(kHoldFactor * enqueue_seconds, kMinHold, kMaxHold); }
+
 Timing time_on(rt::Device& device, const std::function<void()>& launch, const Options& options) {
   double enqueue = 0;  // the host's time to make the last warm-up call (its launches, not their run)
   for (int i = 0; i < options.warmup; ++i) {
@@ -23,7 +25,7 @@ Timing time_on(rt::Device& device, const std::function<void()>& launch, const Op
   }
   device.synchronize();
   Timing t;
-  const double hold = std::clamp(4 * enqueue, 20e-6, 10e-3);
+  const double hold = hold_for(enqueue);
   for (int i = 0; i < options.repetitions; ++i) {
     if (options.hold && device.hold(hold)) t.hold_s = hold;
     t.seconds.push_back(rt::time_on_device(device, launch));

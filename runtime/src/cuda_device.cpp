@@ -431,10 +431,7 @@ class CudaDevice : public Device {
   }
   bool hold(double seconds) override {
     make_current();
-    if (!hold_kernel_) {
-      check(cuda_api().cuModuleLoadData(&hold_module_, kHoldPtx), "loading the hold kernel's PTX on " + name());
-      check(cuda_api().cuModuleGetFunction(&hold_kernel_, hold_module_, "weft_hold"), "looking up the hold kernel");
-    }
+    if (!hold_kernel_ && !load_hold_kernel()) return false;
     unsigned long long ns = seconds > 0 ? static_cast<unsigned long long>(seconds * 1e9) : 0;
     void* params[] = {&ns};
     check(cuda_api().cuLaunchKernel(hold_kernel_, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), "launching the hold kernel");
@@ -450,6 +447,26 @@ class CudaDevice : public Device {
   // would have to be handed to NCCL too.
   void make_current() const {
     if (const CUresult r = cuda_api().cuCtxSetCurrent(context_); r != 0) check(r, "making the context of cuda:" + std::to_string(index_) + " current");
+  }
+
+  // The hold kernel, compiled from PTX by the driver at first use. A driver that cannot (PTX JIT
+  // disabled, a PTX version newer than it knows) leaves the device without a hold: Device::hold
+  // then returns false, as the interface allows, and is not tried again.
+  bool load_hold_kernel() {
+    if (hold_unavailable_) return false;
+    if (cuda_api().cuModuleLoadData(&hold_module_, kHoldPtx) != 0) {
+      hold_module_ = nullptr;
+      hold_unavailable_ = true;
+      return false;
+    }
+    if (cuda_api().cuModuleGetFunction(&hold_kernel_, hold_module_, "weft_hold") != 0) {
+      cuda_api().cuModuleUnload(hold_module_);
+      hold_module_ = nullptr;
+      hold_kernel_ = nullptr;
+      hold_unavailable_ = true;
+      return false;
+    }
+    return true;
   }
 
   // Tensor maps by what they describe: encoding is a pure function of it, and a GEMM launched in
@@ -470,6 +487,7 @@ class CudaDevice : public Device {
   std::unordered_set<CUdeviceptr> allocations_;
   CUmodule hold_module_ = nullptr;  // hold()'s, loaded at its first use
   CUfunction hold_kernel_ = nullptr;
+  bool hold_unavailable_ = false;   // the driver could not load it
   std::map<std::tuple<uint64_t, int, int, uint64_t, uint64_t, uint32_t, uint32_t, int>, TensorMap> tensor_maps_;  // (one host thread at a time: Device)
 };
 

@@ -35,6 +35,7 @@ expect 2 "takes a positive integer" bench gemm --repetitions many
 expect 2 "unknown option '--bogus'" bench gemm --bogus
 expect 1 "no suite or kernel named 'nope'" bench nope
 expect 1 "no suite or kernel named 'nope'" bench nope --no-framework-peers
+expect 1 "no suite or kernel named 'nope'" bench nope --no-hold
 if [ "${2:-}" = llvm ]; then
   expect 2 "no pass named 'bogus'" dump matmul_relu --after=bogus
   expect 2 "say what to print" dump matmul_relu

@@ -52,6 +52,19 @@ TEST_CASE("CUDA: the align kernels compile with NVRTC for sm_90") {
   }
 }
 
+TEST_CASE("align_place's shared memory: three phases, one barrier each (sums, the waves' counts and totals, the offsets)") {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  for (const moe::MoeShape& s : {moe::MoeShape{1, 8, 1, 128}, moe::MoeShape{16384, 256, 8, 128}, moe::MoeShape{600, 512, 8, 128}}) {
+    CAPTURE(s.experts);
+    const auto lowered = lower::lower(moe::align_place(s, "sm_90"), options);
+    const std::string src = cuda::render_cuda(lowered, 90);
+    size_t barriers = 0;
+    for (size_t at = src.find("__syncthreads()"); at != std::string::npos; at = src.find("__syncthreads()", at + 1)) ++barriers;
+    CHECK(barriers == 3);
+  }
+}
+
 TEST_CASE("every MoE kernel is a dependent launch: on sm_90 it waits for the kernel before it first, on sm_80 it does not") {
   using moe::Scoring;
   const moe::MoeShape s{300, 64, 8, 128};

@@ -11,7 +11,9 @@
 //     (route.h).
 //   align_place: one workgroup per chunk. It sums the span rows of each expert's column (its
 //     count, and its count in the spans before the chunk's) and the rows of its span's earlier
-//     chunks (15 at most), and scans the padded counts into the offsets (a wave scan). A choice's
+//     chunks (every other chunk row of the span read, the later ones masked), and scans the
+//     padded counts into the offsets (a wave scan). Shared memory in three phases, a barrier
+//     each. A choice's
 //     row is offsets[e] + the choices of e before its chunk + its rank among the chunk's earlier
 //     choices of e: its rank in its wave (the lanes below it with the same id, found with one
 //     ballot per bit of the id) plus the counts of e in the chunk's earlier waves. It writes
