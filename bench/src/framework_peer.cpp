@@ -44,18 +44,22 @@ for _ in range(warmup):
     enqueue = time.perf_counter() - began
 torch.cuda.synchronize()
 hold_s = min(max(hold_factor * enqueue, min_hold), max_hold) if hold_factor > 0 else 0.0
-with open(f"{job_dir}/hold.txt", "w") as h:
-    h.write(f"{hold_s!r}\n")
+outlasted = 0
 with open(f"{job_dir}/times.txt", "w") as t:
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        began = time.perf_counter()
         if hold_s:
             torch.cuda._sleep(int(hold_s * 2e9))
         start.record()
         step()
         end.record()
+        if hold_s and time.perf_counter() - began > hold_s:
+            outlasted += 1
         end.synchronize()
         t.write(f"{start.elapsed_time(end) / 1e3!r}\n")
+with open(f"{job_dir}/hold.txt", "w") as h:
+    h.write(f"{hold_s!r} {outlasted}\n")
 result().float().cpu().numpy().tofile(f"{job_dir}/out.bin")
 with open(f"{job_dir}/name.txt", "w") as f:
     # (a conditional, not globals().get: its f-string default would be evaluated, and fail, in
@@ -165,7 +169,7 @@ FrameworkRun run_framework(const FrameworkJob& job, const Options& o) {
   run.name = read_text(dir / "name.txt");
   std::istringstream times(read_text(dir / "times.txt"));
   for (double s; times >> s;) run.timing.seconds.push_back(s);
-  std::istringstream(read_text(dir / "hold.txt")) >> run.timing.hold_s;
+  std::istringstream(read_text(dir / "hold.txt")) >> run.timing.hold_s >> run.timing.holds_outlasted;
   std::ifstream out(dir / "out.bin", std::ios::binary);
   std::vector<float> values(job.outputs);
   out.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));

@@ -57,7 +57,8 @@ std::string quoted(const std::string& s) {
 std::string number(double v) { return std::isfinite(v) ? format("%.9g", v) : "null"; }
 
 std::string timing_json(const Timing& t) {
-  std::string s = "{\"median_s\": " + number(t.median()) + ", \"min_s\": " + number(t.min()) + ", \"hold_s\": " + number(t.hold_s) + ", \"seconds\": [";
+  std::string s = "{\"median_s\": " + number(t.median()) + ", \"min_s\": " + number(t.min()) + ", \"hold_s\": " + number(t.hold_s) +
+                  ", \"holds_outlasted\": " + std::to_string(t.holds_outlasted) + ", \"seconds\": [";
   for (size_t i = 0; i < t.seconds.size(); ++i) s += (i ? ", " : "") + number(t.seconds[i]);
   return s + "]}";
 }

@@ -55,11 +55,10 @@ Result made_up(bool with_peer) {
 }
 
 // A device that runs nothing: it records the order of what it is asked to do ("hold", "event",
-// "launch", "sync"), the holds' lengths, and takes `enqueue` of the host's time a launch; its
-// events are one millisecond apart.
+// "launch", "sync") and the holds' lengths; its events are one millisecond apart.
 class RecordingDevice : public rt::Device {
  public:
-  RecordingDevice(bool can_hold, double enqueue) : can_hold_(can_hold), enqueue_(enqueue) {}
+  explicit RecordingDevice(bool can_hold) : can_hold_(can_hold) {}
   std::string name() const override { return "recording"; }
   std::string arch() const override { return "sm_90"; }
   rt::Buffer allocate(size_t bytes, std::string) override { return {1 << 20, bytes}; }
@@ -82,9 +81,9 @@ class RecordingDevice : public rt::Device {
     return true;
   }
   // What a benchmarked call does: one launch that takes the host `enqueue` seconds.
-  void call() {
+  void call(double enqueue) {
     log.push_back("launch");
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(enqueue_);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(enqueue);
     while (std::chrono::steady_clock::now() < until) {
     }
   }
@@ -93,7 +92,6 @@ class RecordingDevice : public rt::Device {
 
  private:
   bool can_hold_;
-  double enqueue_;
 };
 
 }  // namespace
@@ -104,8 +102,8 @@ TEST_CASE("bench: each timed call starts behind a hold of four times the host's 
   o.repetitions = 3;
   for (const double enqueue : {0.0, 1e-3, 5e-3}) {
     CAPTURE(enqueue);
-    RecordingDevice d(true, enqueue);
-    const Timing t = time_on(d, [&] { d.call(); }, o);
+    RecordingDevice d(true);
+    const Timing t = time_on(d, [&] { d.call(enqueue); }, o);
     const std::vector<std::string> want = {"sync", "launch", "sync", "launch", "sync",  // warm-up, each call's enqueue timed alone
                                            "hold", "event", "launch", "event", "hold", "event", "launch", "event", "hold", "event", "launch", "event"};
     CHECK(d.log == want);
@@ -120,15 +118,32 @@ TEST_CASE("bench: each timed call starts behind a hold of four times the host's 
   }
 }
 
+TEST_CASE("bench: a timed call the host takes longer to enqueue than its hold is counted") {
+  Options o;
+  o.warmup = 1;
+  o.repetitions = 3;
+  RecordingDevice d(true);
+  int calls = 0;
+  // The second timed call takes 20 ms to enqueue, longer than any hold (10 ms at most); the
+  // others take none, though a busy host may stretch them past their short hold too.
+  const Timing t = time_on(d, [&] { d.call(calls++ == 2 ? 20e-3 : 0.0); }, o);
+  CHECK(t.hold_s > 0);
+  CHECK(t.holds_outlasted >= 1);
+  CHECK(t.holds_outlasted <= 3);
+  Result r = made_up(false);
+  r.weft.holds_outlasted = 2;
+  CHECK(occurrences(json({"weft bench", "d", "h", "0.1.0"}, {r}), "\"holds_outlasted\": 2,") == 1);
+}
+
 TEST_CASE("bench: --no-hold, and a device that cannot hold, time calls on an idle device with hold_s 0") {
   Options o;
   o.warmup = 1;
   o.repetitions = 2;
-  RecordingDevice cannot(false, 0);
-  CHECK(time_on(cannot, [&] { cannot.call(); }, o).hold_s == 0);
+  RecordingDevice cannot(false);
+  CHECK(time_on(cannot, [&] { cannot.call(0); }, o).hold_s == 0);
   o.hold = false;
-  RecordingDevice can(true, 0);
-  CHECK(time_on(can, [&] { can.call(); }, o).hold_s == 0);
+  RecordingDevice can(true);
+  CHECK(time_on(can, [&] { can.call(0); }, o).hold_s == 0);
   CHECK(can.holds.empty());
   Result r = made_up(true);
   r.weft.hold_s = 2.5e-5;

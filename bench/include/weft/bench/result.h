@@ -12,6 +12,7 @@ namespace weft::bench {
 struct Timing {
   std::vector<double> seconds;
   double hold_s = 0;  // the device hold before each timed call (timing.h); 0: none, the device idle at its start
+  int holds_outlasted = 0;  // timed calls the host took longer to enqueue than the hold lasted (their times hold the excess)
   double median() const;
   double min() const;
 };
