@@ -15,11 +15,18 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-std::string milliseconds(double seconds) { return format(seconds * 1e3 < 10 ? "%.3f ms" : "%.1f ms", seconds * 1e3); }
+// Microseconds below a millisecond (a routing call's 17.5 us, not 0.018 ms), else milliseconds.
+// ("us": the table pads cells by bytes, and a UTF-8 µ would shift the row.)
+std::string duration(double seconds) {
+  if (seconds < 1e-3) return format("%.1f us", seconds * 1e6);
+  return format(seconds * 1e3 < 10 ? "%.3f ms" : "%.1f ms", seconds * 1e3);
+}
 
 std::string speed(const Result& r, const Timing& t) {
-  std::string s = milliseconds(t.median());
+  std::string s = duration(t.median());
   if (const double tp = r.throughput(t); tp > 0) s += ", " + format(tp < 10 ? "%.2f " : "%.1f ", tp) + r.unit;
+  // Calls the host took longer to make than their hold lasted hold some host latency (timing.h).
+  if (t.holds_outlasted > 0) s += " (" + std::to_string(t.holds_outlasted) + " of " + std::to_string(t.seconds.size()) + " calls outlasted the hold)";
   return s;
 }
 

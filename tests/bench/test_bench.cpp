@@ -133,6 +133,10 @@ TEST_CASE("bench: a timed call the host takes longer to enqueue than its hold is
   Result r = made_up(false);
   r.weft.holds_outlasted = 2;
   CHECK(occurrences(json({"weft bench", "d", "h", "0.1.0"}, {r}), "\"holds_outlasted\": 2,") == 1);
+  r.weft.seconds = {20e-6, 17.5e-6, 30e-6};  // and the table says so, in microseconds
+  const std::string line = table({r});
+  CHECK(line.find("20.0 us, ") != std::string::npos);
+  CHECK(line.find(" (2 of 3 calls outlasted the hold)") != std::string::npos);
 }
 
 TEST_CASE("bench: --no-hold, and a device that cannot hold, time calls on an idle device with hold_s 0") {
