@@ -26,10 +26,10 @@
 // groups fill whole rows of those vectors; groups narrower than W lanes take the whole wave (64
 // lanes on CDNA, 32 on NVIDIA; lane l holds experts l, l + W, ...). A
 // score's key is its order-preserving bits above ~expert id (64 bits; 32 for bf16 softmax logits,
-// whose 16 order bits suffice), so ties go to the lower id. Each lane sorts its k best keys
-// (sorted runs merged by their best halves), and log2 W xor-butterfly steps merge each lane's
-// list with its partner's the same way, so every lane of the token ends with the token's k best;
-// lane j keeps the j-th and computes its weight (softmax: a wave sum for the denominator). Grouped scoring
+// whose 16 order bits suffice), so ties go to the lower id. Each lane keeps its k best keys sorted
+// (sorted runs merged by their best halves); each of the k rounds takes a wave max (xor
+// butterfly) of the lanes' first keys, the winning lane shifts its list, and lane j keeps round
+// j's winner and computes its weight (softmax: a wave sum for the denominator). Grouped scoring
 // first folds each group's top-2 over its slots and with an xor butterfly over its lanes, and
 // ranks the groups' scores in each lane; sigmoid's lane j reads its winner's logit again for the
 // weight.
