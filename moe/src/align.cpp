@@ -2,7 +2,6 @@
 // placed from it, stably.
 #include "weft/moe/align.h"
 
-#include <algorithm>
 #include <string>
 
 #include "weft/dsl/builder.h"
@@ -63,16 +62,6 @@ int64_t align_workspace(const MoeShape& shape) {
   return AlignWorkspace(shape.choices(), shape.experts).elements();
 }
 
-int64_t AlignWorkspace::summable_words(int64_t top_k) {
-  const int64_t tokens_a_span = std::min<int64_t>(kAlignSpan, ceil_div(kAlignSpan, top_k) + 1);
-  return 0xffff / tokens_a_span;
-}
-// The shift of expert e's half of its word: 0 or 16 (int32).
-UOp half_shift(const UOp& e) { return ((e & idx(1)) * idx(16)).cast(dtypes::int32); }
-UOp AlignWorkspace::word_of(const UOp& e) { return e / idx(2); }
-UOp AlignWorkspace::one_for(const UOp& e) { return i32(1) << half_shift(e); }
-UOp AlignWorkspace::count_in(const UOp& word, const UOp& e) { return (word >> half_shift(e)) & i32(0xffff); }
-
 UOp AlignWorkspace::histogram_at(const UOp& parity) const { return where(parity.eq(i32(0)), idx(0), idx(histogram_elements())); }
 UOp AlignWorkspace::fill_parity(const UOp& workspace) const { return workspace[idx(fill_parity_index())].load(); }
 UOp AlignWorkspace::filled_parity(const UOp& workspace) const { return workspace[idx(filled_parity_index())].load(); }
@@ -89,14 +78,12 @@ UOp align_count(const MoeShape& s) {
   const UOp c = g * kThreads + l;
   const UOp id = ids[c].load(c < s.choices(), i32(-1));
   const UOp bump = when((id >= 0) & (id < E), {atomic(AtomicOp::Add, count.after({zero})[id.cast(dtypes::index)], i32(1), Scope::Workgroup)});
-  // The chunk's row, whole, a word (two experts' counts) a thread; its words added into its
-  // span's row (which starts at zero): halves never carry (AlignWorkspace).
-  const int64_t RW = ws.row_words();
-  const UOp wi = range(ceil_div(RW, kThreads), 3, AxisType::LOOP), w = l + wi * kThreads, has_w = w < RW;
-  const UOp parity = ws.fill_parity(work), base = ws.histogram_at(parity), counted = count.after({bump});
-  const UOp n = counted[w * 2].load(has_w, i32(0)) | (counted[w * 2 + 1].load(w * 2 + 1 < E, i32(0)) << i32(16));
-  const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * RW + w].store(n, has_w);
-  const UOp span_row = when(has_w & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * RW + w], n)});
+  // The chunk's row, whole; its counts added into its span's row (which starts at zero).
+  const UOp wi = range(ceil_div(E, kThreads), 3, AxisType::LOOP), we = l + wi * kThreads;
+  const UOp parity = ws.fill_parity(work), base = ws.histogram_at(parity);
+  const UOp n = count.after({bump})[we].load(we < E, i32(0));
+  const UOp chunk_row = work[base + idx(ws.chunk_row(0)) + g * E + we].store(n, we < E);
+  const UOp span_row = when((we < E) & n.ne(i32(0)), {atomic(AtomicOp::Add, work[base + (g / kChunksPerSpan) * E + we], n)});
   const UOp record = work[idx(ws.filled_parity_index())].store(parity, g.eq(idx(0)) & l.eq(idx(0)));  // for align_place
   return sink({.name = "moe_align_count_e" + std::to_string(E), .dependent_launch = true},
               {group({zero, bump, group({chunk_row, span_row}).end({wi}), record}).end({g, l})});
@@ -132,22 +119,20 @@ UOp align_place(const MoeShape& s, std::string_view arch) {
   // counts of this chunk.
   const UOp span = g / kChunksPerSpan;
   const UOp ei = loop(ceil_div(E, kThreads)), e = l + ei * kThreads, has_e = e < E;
-  // (The spans in unrolled rounds of up to 16, so that their loads overlap; a round's words sum
-  // packed, without a carry, before its counts are taken out: AlignWorkspace.)
-  const int64_t RW = ws.row_words(), inner = std::min({spans, int64_t{16}, AlignWorkspace::summable_words(k)});
+  // (The spans as rounds of 16, so that the renderer unrolls them and their loads overlap.)
+  const int64_t inner = std::min<int64_t>(spans, 16);
   const UOp sp_hi = loop(ceil_div(spans, inner), AxisType::REDUCE), sp_lo = loop(inner, AxisType::REDUCE), sp = sp_hi * inner + sp_lo;
-  const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity), ew = AlignWorkspace::word_of(e);
-  const UOp h = work[base + sp * RW + ew].load(has_e & (sp < spans), i32(0));
-  const UOp tot = AlignWorkspace::count_in(h.reduce(Op::ADD, {sp_lo}), e).reduce(Op::ADD, {sp_hi});
-  const UOp bef = AlignWorkspace::count_in(where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_lo}), e).reduce(Op::ADD, {sp_hi});
-  // ... plus its count in the chunks of this span before this one (their rows, 15 at most, of at
-  // most 256 a count: they sum packed).
+  const UOp parity = ws.filled_parity(work), base = ws.histogram_at(parity);
+  const UOp h = work[base + sp * E + e].load(has_e & (sp < spans), i32(0));
+  const UOp tot = h.reduce(Op::ADD, {sp_hi, sp_lo});
+  const UOp bef = where(sp < span, h, i32(0)).reduce(Op::ADD, {sp_hi, sp_lo});
+  // ... plus its count in the chunks of this span before this one (their rows, 15 at most).
   const UOp pi = loop(kChunksPerSpan - 1, AxisType::REDUCE), chunk = span * kChunksPerSpan + pi;
   // (Every row of the span read, the later chunks' masked out after the load: loads that do not
   // depend on the chunk's place in its span are all in flight at once, where a load guarded by
   // it became a branch around each, the adds waiting on one round trip after another.)
-  const UOp chunk_word = work[base + idx(ws.chunk_row(0)) + chunk * RW + ew].load(has_e & (chunk < ws.chunks), i32(0));
-  const UOp in_span = AlignWorkspace::count_in(where(pi < g % kChunksPerSpan, chunk_word, i32(0)).reduce(Op::ADD, {pi}), e);
+  const UOp chunk_count = work[base + idx(ws.chunk_row(0)) + chunk * E + e].load(has_e & (chunk < ws.chunks), i32(0));
+  const UOp in_span = where(pi < g % kChunksPerSpan, chunk_count, i32(0)).reduce(Op::ADD, {pi});
   const UOp sums = group({total[e].store(tot, has_e), earlier[e].store(bef + in_span, has_e),
                           padded[e].store((tot + i32(B - 1)) & i32(~(B - 1)), has_e)})
                        .end({ei});

@@ -419,10 +419,9 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     // operation (the id's wave max) there. (The parity is a register read already, which when()
     // leaves as it is.)
     const UOp counted = held(out_id).cast(dtypes::index);
-    const UOp choice = t * k + lane, word = AlignWorkspace::word_of(counted), one = AlignWorkspace::one_for(counted);
-    const int64_t RW = ws.row_words();
-    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * RW + word], one),  // its span's row
-                                    atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * RW + word], one)}));  // its chunk's row
+    const UOp choice = t * k + lane, one = constant(Wide(1), dtypes::int32);
+    effects.push_back(when(writes, {atomic(AtomicOp::Add, work[base + (choice / kAlignSpan) * E + counted], one),  // its span's row
+                                    atomic(AtomicOp::Add, work[base + idx(ws.chunk_row(0)) + (choice / kAlignChunk) * E + counted], one)}));  // its chunk's row
   }
   const UOp store = group(effects);
   const std::string name = std::string(grouped ? "moe_route_sigmoid_grouped" : "moe_route_softmax") + "_e" + std::to_string(E) + "_k" +

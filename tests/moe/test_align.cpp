@@ -45,7 +45,6 @@ WEFT_DEVICE_TEST_CASE("align: stable plans, bit for bit, for uniform choices") {
   check_align_runs({2048, 64, 8, 128}, AlignInputs::Uniform);
   check_align_runs({2036, 64, 8, 128}, AlignInputs::Uniform);
   check_align_runs({10112, 64, 8, 128}, AlignInputs::Uniform);
-  check_align_runs({500, 63, 3, 128}, AlignInputs::Uniform);  // an odd E: each row's last word holds one count
 }
 
 WEFT_DEVICE_TEST_CASE("align: one expert takes every token, or most experts take none") {
@@ -53,9 +52,6 @@ WEFT_DEVICE_TEST_CASE("align: one expert takes every token, or most experts take
   check_align_runs({100, 64, 8, 128}, AlignInputs::OneExpert);
   check_align_runs({77, 512, 2, 256}, AlignInputs::FewExperts);
   check_align_runs({2500, 8, 2, 128}, AlignInputs::OneExpert);  // 5000 choices of one expert over two spans
-  // 18 full spans of one expert: its span words sum 15 at a time (16 would carry 16 * 4096 out
-  // of its half of the word, AlignWorkspace::summable_words).
-  check_align_runs({70000, 8, 1, 128}, AlignInputs::OneExpert);
 }
 
 TEST_CASE("align: bad shapes are errors naming the field") {
@@ -63,8 +59,8 @@ TEST_CASE("align: bad shapes are errors naming the field") {
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 9, 128}, "gfx950"), doctest::Contains("top_k must lie in [1, experts = 8]"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 96}, "sm_90"), doctest::Contains("block_rows must be a power of two"), Error);
   CHECK_THROWS_WITH_AS(moe::align_place({4, 8, 2, 128}, "gfx90a"), doctest::Contains("no wave width for target 'gfx90a'"), Error);
-  CHECK(moe::align_workspace({300, 64, 2, 128}) == 2 * (1 + 3) * 32 + 2);  // two histograms of 1 span row and 3 chunk rows, 2 counts a word; the two parities
-  CHECK(moe::align_workspace({2049, 63, 2, 128}) == 2 * (2 + 17) * 32 + 2);  // (an odd E: its last word holds one count)
+  CHECK(moe::align_workspace({300, 64, 2, 128}) == 2 * (1 + 3) * 64 + 2);  // two histograms of 1 span row and 3 chunk rows; the two parities
+  CHECK(moe::align_workspace({2049, 64, 2, 128}) == 2 * (2 + 17) * 64 + 2);
 }
 
 WEFT_DEVICE_TEST_CASE("route then align on device buffers: the plan of the routed choices, bit for bit, twice on the same buffers") {

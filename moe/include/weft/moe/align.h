@@ -40,11 +40,7 @@ inline constexpr int64_t kAlignChunk = 256;        // choices a workgroup of ali
 inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the histogram counts
 
 // align's int32 workspace: two histograms, then two parities. A histogram has a row of E counts
-// per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup). A row holds
-// its counts two to an int32 word: expert e's in word e / 2, the low 16 bits for even e, the high
-// for odd. No count exceeds 4096 (a span's choices), so adding 1 to a count never touches the
-// other, and summable_words(k) words sum without a carry between the halves; align_place reads
-// half the bytes it would from a count a word. The *fill
+// per span of 4096 choices, then a row per chunk of 256 (align_place's workgroup). The *fill
 // parity* names the histogram the next run fills; its counts are zeros. A run's counting kernel
 // (route_counting or align_count) adds into histogram[fill parity] and records that parity as the
 // *filled parity*; align_place reads histogram[filled parity], zeroes the other histogram, and
@@ -57,22 +53,12 @@ inline constexpr int64_t kAlignSpan = 4096;        // choices a span row of the 
 struct AlignWorkspace {
   AlignWorkspace(int64_t choices, int64_t experts);
   int64_t spans = 0, chunks = 0, experts = 0;
-  // Span rows whose words sum without a carry between halves, for k choices a token: a span's
-  // 4096 consecutive choices hold at most 4096 / k + 1 tokens (all of them for k = 1), each
-  // choosing an expert at most once. At least 15.
-  static int64_t summable_words(int64_t top_k);
-  int64_t row_words() const { return (experts + 1) / 2; }
-  int64_t span_row(int64_t span) const { return span * row_words(); }  // within a histogram
-  int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * row_words(); }
-  int64_t histogram_elements() const { return (spans + chunks) * row_words(); }
+  int64_t span_row(int64_t span) const { return span * experts; }                 // within a histogram
+  int64_t chunk_row(int64_t chunk) const { return (spans + chunk) * experts; }
+  int64_t histogram_elements() const { return (spans + chunks) * experts; }
   int64_t fill_parity_index() const { return 2 * histogram_elements(); }
   int64_t filled_parity_index() const { return fill_parity_index() + 1; }
   int64_t elements() const { return filled_parity_index() + 1; }
-  // Expert e's word in a row (e an index), the int32 that adds one to its count there, and its
-  // count in a word (or in a sum of at most summable_words(k) span words, or of 16 chunk words).
-  static UOp word_of(const UOp& e);
-  static UOp one_for(const UOp& e);
-  static UOp count_in(const UOp& word, const UOp& e);
   // Where in `workspace` (an int32 buffer of elements()) the histogram a parity names starts: 0 or
   // histogram_elements() (a select between constants, so that indices keep a known range).
   // `parity` is the parity's value, loaded.
