@@ -145,13 +145,12 @@ std::vector<UOp> merge_largest(const std::vector<UOp>& a, const std::vector<UOp>
   return c;
 }
 
-// The `keep` largest keys, largest first (padded with key 0 where there are fewer). Runs of `run`
-// keys (the fewer of keep and the keys, rounded up to a power of two) are sorted, then pairs of
-// sorted runs merge into their `run` largest (merge_largest). A lane that ranks 32 keys for k = 8
-// does 4 sorts of 8 and 3 such merges instead of one sort of 32.
+// The `keep` largest keys, largest first. Runs of `run` keys (keep rounded up to a power of two)
+// are sorted, then pairs of sorted runs merge into their `run` largest (merge_largest). A lane
+// that ranks 32 keys for k = 8 does 4 sorts of 8 and 3 such merges instead of one sort of 32.
 std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& none) {
   size_t run = 1;
-  while (run < std::min(keep, keys.size())) run *= 2;
+  while (run < keep) run *= 2;
   keys.resize((keys.size() + run - 1) / run * run, none);
   std::vector<std::vector<UOp>> runs;
   for (size_t i = 0; i < keys.size(); i += run) {
@@ -164,7 +163,7 @@ std::vector<UOp> largest_first(std::vector<UOp> keys, size_t keep, const UOp& no
     if (runs.size() % 2) merged.push_back(std::move(runs.back()));
     runs = std::move(merged);
   }
-  runs[0].resize(keep, none);
+  runs[0].resize(keep);
   return runs[0];
 }
 
@@ -379,24 +378,22 @@ UOp route_kernel(const RouteConfig& c, std::string_view arch, bool counting) {
     }
   }
 
-  // The token's k best: each lane sorts its best `run` keys (k rounded up to a power of two,
-  // padded with key 0), then merges them with its xor partner's run in log2 W butterfly steps
-  // (merge_largest), after which every lane of the token holds the token's best run, largest
-  // first (keys are distinct). Lane j keeps the j-th: it writes choice j. A step's shuffles are
-  // independent of each other, so the chain is log2 W shuffles deep; k rounds of a wave max
-  // (until session 38) chained k log2 W of them.
+  // k rounds: the wave's best key wins and leaves the race. Each lane keeps its best keys sorted
+  // (at most k of them can win), so its best is its first, and the winning lane (keys are
+  // distinct) shifts its list up by one; after round j only the first k - j - 1 keys of a lane
+  // can still win. Lane j keeps round j's winner: it writes choice j.
   const int64_t ranked = static_cast<int64_t>(key.size());  // keys a lane ranks
-  size_t run = 1;
-  while (run < static_cast<size_t>(k)) run *= 2;
-  key = largest_first(std::move(key), run, none);
-  for (int64_t m = 1; m < W; m *= 2) {
-    std::vector<UOp> partner;
-    for (const UOp& x : key) partner.push_back(shuffle_xor(x, m, W));
-    key = merge_largest(key, partner);
+  key = largest_first(std::move(key), static_cast<size_t>(std::min(ranked, k)), none);
+  UOp own = none, first = none;
+  for (int64_t j = 0; j < k; ++j) {
+    const UOp win = wave_reduce(key[0], Op::MAX, W);
+    const UOp popped = key[0].eq(win);
+    const size_t keep = static_cast<size_t>(std::min<int64_t>(ranked, k - j - 1));
+    for (size_t i = 0; i < keep; ++i) key[i] = where(popped, i + 1 < key.size() ? key[i + 1] : none, key[i]);
+    key.resize(keep);
+    own = j == 0 ? win : where(lane.eq(idx(j)), win, own);
+    if (j == 0) first = win;
   }
-  const UOp first = key[0];
-  UOp own = first;
-  for (int64_t j = 1; j < k; ++j) own = where(lane.eq(idx(j)), key[static_cast<size_t>(j)], own);
 
   const UOp out_id = key_id(own, narrow), writes = live & (lane < k);
   UOp out_w;
