@@ -248,6 +248,23 @@ TEST_CASE("NVRTC: a compile error names the kernel and shows NVRTC's log") {
   }
 }
 
+TEST_CASE("CUDA: a prefetched global load is inline PTX ld.global, which ptxas keeps before later barriers; other loads stay C++ loads") {
+  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
+  UOp out = placeholder({64}, dtypes::float32, 0), a = placeholder({64}, dtypes::int32, 1), b = placeholder({64}, dtypes::float32, 2);
+  UOp c = placeholder({64}, dtypes::bfloat16, 3), d = placeholder({64}, dtypes::int64, 4), plain = placeholder({64}, dtypes::float32, 5);
+  UOp l = range(64, 0, AxisType::LOCAL);
+  const Prefetched held = prefetch({a[l].load(l < 40, constant(Wide(-1), dtypes::int32)), b[l].load(), c[l].load(), d[l].load()});
+  UOp shared = alloc_shared({64}, dtypes::float32, 0);
+  UOp put = shared[l].store(plain[l].load() * 2.0);
+  UOp sum = shared.after({put})[63 - l].load() + held.values[0].cast(dtypes::float32) + held.values[1] + held.values[2].cast(dtypes::float32) +
+            held.values[3].cast(dtypes::float32);
+  const std::string src = compiles_for_warps(sink({"held_loads"}, {group({held.issued, out[l].store(sum)}).end({l})}),
+                                             {"ld.global.b32", "ld.global.f32", "ld.global.b16", "ld.global.b64"});
+  CHECK(occurrences(src, "asm volatile(\"ld.global.") == 4);
+  CHECK(src.find("ld.global.f32") < src.find("__syncthreads()"));
+  CHECK(src.find(") { asm volatile(\"ld.global.b32") != std::string::npos);  // the masked one, under its mask (its fill set before)
+}
+
 TEST_CASE("CUDA: a masked load of bfloat16 (carried as unsigned short) fills with a zero C++ accepts") {
   if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   // Rendered once as `unsigned short{}`, which NVRTC rejects ("type name is not allowed").

@@ -52,7 +52,7 @@ TEST_CASE("CUDA: the align kernels compile with NVRTC for sm_90") {
   }
 }
 
-TEST_CASE("align_place's shared memory: three phases, one barrier each (sums, the waves' counts and totals, the offsets)") {
+TEST_CASE("align_place's shared memory: three phases, one barrier each (sums, the waves' counts and totals, the offsets), its choice loaded before them") {
   lower::LowerOptions options;
   options.wave_size = 32;
   for (const moe::MoeShape& s : {moe::MoeShape{1, 8, 1, 128}, moe::MoeShape{16384, 256, 8, 128}, moe::MoeShape{600, 512, 8, 128}}) {
@@ -62,6 +62,11 @@ TEST_CASE("align_place's shared memory: three phases, one barrier each (sums, th
     size_t barriers = 0;
     for (size_t at = src.find("__syncthreads()"); at != std::string::npos; at = src.find("__syncthreads()", at + 1)) ++barriers;
     CHECK(barriers == 3);
+    // Its choice's id and weight, loaded before the barriers, stay there (the CUDA renderer's
+    // held loads: coherent inline-PTX loads, which ptxas does not sink past a barrier).
+    const size_t id_load = src.find("asm volatile(\"ld.global.b32"), weight_load = src.find("asm volatile(\"ld.global.f32");
+    CHECK(id_load < src.find("__syncthreads()"));
+    CHECK(weight_load < src.find("__syncthreads()"));
   }
 }
 

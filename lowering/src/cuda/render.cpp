@@ -126,6 +126,7 @@ class Renderer {
       if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
       if (opsets::hopper.contains(statement.op())) uses_hopper_ = true;
       if (statement.op() == Op::SETMAXNREG) sets_register_budget_ = true;
+      if (is_held_load_store(statement)) held_loads_.insert(statement.src(1).node());
       if (statement.op() == Op::WGMMA) {
         UOp acc = statement.src(0).src(0);
         while (acc.op() == Op::AFTER) acc = acc.src(0);
@@ -344,7 +345,7 @@ class Renderer {
         if (u.src().size() > 2) i = "(" + ref(u.src(2)) + " ? " + i + " : 0)";
         return buffer(u.src(0)) + " + " + i;
       }
-      case Op::LOAD: return is_matrix_read(u) ? matrix_read(u, o) : load(u);
+      case Op::LOAD: return is_matrix_read(u) ? matrix_read(u, o) : held_loads_.contains(u.node()) ? held_load(u, o) : load(u);
       case Op::VECTORIZE: {
         std::string s = type(d) + "{{";
         for (size_t i = 0; i < u.src().size(); ++i) s += (i ? ", " : "") + ref(u.src(i));
@@ -401,6 +402,54 @@ class Renderer {
     }
     if (idx.src().size() > 2) return ref(idx.src(2)) + " ? " + v + " : " + (u.src().size() > 1 ? ref(u.src(1)) : zero_of(d));
     return v;
+  }
+
+  // The space of the buffer an INDEX points into (none for an index into something else).
+  static std::optional<AddrSpace> space_of(const UOp& idx) {
+    if (idx.op() != Op::INDEX) return std::nullopt;
+    UOp root = idx.src(0);
+    while (root.op() == Op::AFTER) root = root.src(0);
+    if (root.op() != Op::PLACEHOLDER) return std::nullopt;
+    return root.arg_as<BufferArg>().space;
+  }
+
+  // The inline-PTX form (type, constraint) of a held load's dtype; none for a type without one.
+  static std::optional<std::pair<std::string, std::string>> held_form(DType d) {
+    if (d.is_vector()) return std::nullopt;
+    if (d == dtypes::float32) return std::pair{"f32", "f"};
+    if (d == dtypes::float64) return std::pair{"f64", "d"};
+    if (d.is_bool() || d.is_fp8()) return std::nullopt;
+    switch (d.itemsize()) {
+      case 2: return std::pair{"b16", "h"};
+      case 4: return std::pair{"b32", "r"};
+      case 8: return std::pair{"b64", "l"};
+      default: return std::nullopt;
+    }
+  }
+
+  // A store of a global load, as it stands, into a register of its own: prefetch's pattern
+  // (builder.h), a load issued early so that its round trip overlaps the work before its use.
+  static bool is_held_load_store(const UOp& e) {
+    if (e.op() != Op::STORE || space_of(e.src(0)) != AddrSpace::REG) return false;
+    const UOp& v = e.src(1);
+    return v.op() == Op::LOAD && space_of(v.src(0)) == AddrSpace::GLOBAL && held_form(v.dtype()).has_value();
+  }
+
+  // A held load (is_held_load_store) as inline PTX `ld.global`: a coherent load, which ptxas
+  // keeps before the barriers that follow it. A C++ load from a read-only __restrict__ buffer is
+  // ld.global.nc, which ptxas may move anywhere before its first use: it sank align_place's
+  // weight load past three barriers to the row's store, which then waited on its round trip
+  // (12% of the kernel's stall samples on an H100, docs/PERF.md, session 38). Volatile, so that
+  // the compiler keeps it where the program has it.
+  std::string held_load(const UOp& u, std::ostringstream& o) {
+    const auto [ptx, constraint] = *held_form(u.dtype());
+    const UOp& idx = u.src(0);
+    const std::string n = "held" + std::to_string(next_++);
+    o << indent_ << type(u.dtype()) << " " << n << " = " << (u.src().size() > 1 ? ref(u.src(1)) : zero_of(u.dtype())) << ";\n";
+    std::string line = "asm volatile(\"ld.global." + ptx + " %0, [%1];\" : \"=" + constraint + "\"(" + n + ") : \"l\"(" + ref(idx) + "));";
+    if (idx.src().size() > 2) line = "if (" + ref(idx.src(2)) + ") { " + line + " }";
+    o << indent_ << line << "\n";
+    return n;
   }
 
   // ldmatrix.x4 (UOp::load_matrix): four 32-bit registers, each two of the lane's 2-byte values,
@@ -1022,6 +1071,7 @@ class Renderer {
   bool uses_hopper_ = false;  // the kernel has sm_90a-only statements (opsets::hopper)
   bool sets_register_budget_ = false;  // ... among them setmaxnreg
   std::set<const Node*> wgmma_accumulators_;  // the REG buffers wgmma accumulates into
+  std::set<const Node*> held_loads_;  // global loads stored into registers of their own (held_load)
   std::map<int64_t, std::string> tensor_maps_;   // by buffer slot
   bool has_async_ = false;
   bool meets_grid_ = false;  // a GRID_BARRIER: the arrival helper (kGridArrival)
