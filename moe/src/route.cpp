@@ -62,7 +62,7 @@ UOp bf16_key(const UOp& logit, const UOp& low) {
   const UOp negative = (x.bitcast(dtypes::int32) >> constant(Wide(31), dtypes::int32)).bitcast(dtypes::uint32);  // all ones or 0
   const UOp ord = (x ^ (negative | u32(0x80000000u))) - negative;
   const UOp value = x.bitcast(dtypes::float32);
-  return where(value.ne(value), u32(0), ord) + low;
+  return where(value.ne(value), low, ord + low);  // (the add before the select: ptxas folds it into ord's subtraction)
 }
 
 // The score a key holds (NaN, at 0, comes back as -inf). A narrow (bf16) key's high half is
