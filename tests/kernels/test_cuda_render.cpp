@@ -252,15 +252,19 @@ TEST_CASE("CUDA: a prefetched global load is inline PTX ld.global, which ptxas k
   if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   UOp out = placeholder({64}, dtypes::float32, 0), a = placeholder({64}, dtypes::int32, 1), b = placeholder({64}, dtypes::float32, 2);
   UOp c = placeholder({64}, dtypes::bfloat16, 3), d = placeholder({64}, dtypes::int64, 4), plain = placeholder({64}, dtypes::float32, 5);
+  UOp row = placeholder({64 * 8}, dtypes::bfloat16, 6);
   UOp l = range(64, 0, AxisType::LOCAL);
-  const Prefetched held = prefetch({a[l].load(l < 40, constant(Wide(-1), dtypes::int32)), b[l].load(), c[l].load(), d[l].load()});
+  // ... and the elements of a vector load of 8 bfloat16 (16 bytes: four 32-bit words).
+  const UOp vector = row[l * 8].vec(8).load(l < 50, vectorize(std::vector<UOp>(8, constant(0.0, dtypes::bfloat16))));
+  const Prefetched held = prefetch({a[l].load(l < 40, constant(Wide(-1), dtypes::int32)), b[l].load(), c[l].load(), d[l].load(), vector.gep(0), vector.gep(5)});
   UOp shared = alloc_shared({64}, dtypes::float32, 0);
   UOp put = shared[l].store(plain[l].load() * 2.0);
   UOp sum = shared.after({put})[63 - l].load() + held.values[0].cast(dtypes::float32) + held.values[1] + held.values[2].cast(dtypes::float32) +
-            held.values[3].cast(dtypes::float32);
+            held.values[3].cast(dtypes::float32) + held.values[4].cast(dtypes::float32) + held.values[5].cast(dtypes::float32);
   const std::string src = compiles_for_warps(sink({"held_loads"}, {group({held.issued, out[l].store(sum)}).end({l})}),
-                                             {"ld.global.b32", "ld.global.f32", "ld.global.b16", "ld.global.b64"});
-  CHECK(occurrences(src, "asm volatile(\"ld.global.") == 4);
+                                             {"ld.global.b32", "ld.global.f32", "ld.global.b16", "ld.global.b64", "ld.global.v4.b32"});
+  CHECK(occurrences(src, "asm volatile(\"ld.global.") == 5);
+  CHECK(src.find(".v[5] = (unsigned short)(") != std::string::npos);  // element 5: the high half of word 2
   CHECK(src.find("ld.global.f32") < src.find("__syncthreads()"));
   CHECK(src.find(") { asm volatile(\"ld.global.b32") != std::string::npos);  // the masked one, under its mask (its fill set before)
 }

@@ -126,7 +126,7 @@ class Renderer {
       if (s.op.op() == Op::WHEN && s.op.src(1).op() == Op::BARRIER) staggered_ = true;
       if (opsets::hopper.contains(statement.op())) uses_hopper_ = true;
       if (statement.op() == Op::SETMAXNREG) sets_register_budget_ = true;
-      if (is_held_load_store(statement)) held_loads_.insert(statement.src(1).node());
+      if (const auto load = held_load_of(statement)) held_loads_.insert(load->node());
       if (statement.op() == Op::WGMMA) {
         UOp acc = statement.src(0).src(0);
         while (acc.op() == Op::AFTER) acc = acc.src(0);
@@ -413,9 +413,8 @@ class Renderer {
     return root.arg_as<BufferArg>().space;
   }
 
-  // The inline-PTX form (type, constraint) of a held load's dtype; none for a type without one.
+  // The inline-PTX form (type, constraint) of a held scalar load; none for a type without one.
   static std::optional<std::pair<std::string, std::string>> held_form(DType d) {
-    if (d.is_vector()) return std::nullopt;
     if (d == dtypes::float32) return std::pair{"f32", "f"};
     if (d == dtypes::float64) return std::pair{"f64", "d"};
     if (d.is_bool() || d.is_fp8()) return std::nullopt;
@@ -426,27 +425,60 @@ class Renderer {
       default: return std::nullopt;
     }
   }
-
-  // A store of a global load, as it stands, into a register of its own: prefetch's pattern
-  // (builder.h), a load issued early so that its round trip overlaps the work before its use.
-  static bool is_held_load_store(const UOp& e) {
-    if (e.op() != Op::STORE || space_of(e.src(0)) != AddrSpace::REG) return false;
-    const UOp& v = e.src(1);
-    return v.op() == Op::LOAD && space_of(v.src(0)) == AddrSpace::GLOBAL && held_form(v.dtype()).has_value();
+  // Whether a load of dtype `d` can be held: a scalar with a form, or a vector of 4, 8 or 16
+  // bytes of 1-, 2- or 4-byte elements (loaded as 32-bit words and taken apart).
+  static bool holdable(DType d) {
+    if (!d.is_vector()) return held_form(d).has_value();
+    const int64_t bytes = d.itemsize(), element = d.element().itemsize();
+    return (bytes == 4 || bytes == 8 || bytes == 16) && element <= 4 && !d.element().is_bool() && d.element() != dtypes::float64;
   }
 
-  // A held load (is_held_load_store) as inline PTX `ld.global`: a coherent load, which ptxas
-  // keeps before the barriers that follow it. A C++ load from a read-only __restrict__ buffer is
-  // ld.global.nc, which ptxas may move anywhere before its first use: it sank align_place's
-  // weight load past three barriers to the row's store, which then waited on its round trip
-  // (12% of the kernel's stall samples on an H100, docs/PERF.md, session 38). Volatile, so that
-  // the compiler keeps it where the program has it.
+  // A store of a global load, as it stands or one element of a vector load, into a register of
+  // its own: prefetch's pattern (builder.h), a load issued early so that its round trip overlaps
+  // the work before its use. The load, if so.
+  static std::optional<UOp> held_load_of(const UOp& e) {
+    if (e.op() != Op::STORE || space_of(e.src(0)) != AddrSpace::REG) return std::nullopt;
+    const UOp v = e.src(1).op() == Op::GEP ? e.src(1).src(0) : e.src(1);
+    if (v.op() != Op::LOAD || space_of(v.src(0)) != AddrSpace::GLOBAL || !holdable(v.dtype())) return std::nullopt;
+    if (v.dtype().is_vector() && !lower::aligned_vector(v.src(0))) return std::nullopt;
+    return v;
+  }
+
+  // A held load (held_load_of) as inline PTX `ld.global`: a coherent load, which ptxas keeps
+  // before the barriers that follow it and issues where the program has it. A C++ load from a
+  // read-only __restrict__ buffer is ld.global.nc, which ptxas may move anywhere before its first
+  // use: it sank align_place's weight load past three barriers to the row's store, which then
+  // waited on its round trip (12% of the kernel's stall samples on an H100), and route's fourth
+  // vector of logits behind the first one's use, a second round trip to memory (13%; docs/PERF.md,
+  // session 38). Volatile, so that the compiler keeps it where the program has it.
   std::string held_load(const UOp& u, std::ostringstream& o) {
-    const auto [ptx, constraint] = *held_form(u.dtype());
+    const DType d = u.dtype();
     const UOp& idx = u.src(0);
     const std::string n = "held" + std::to_string(next_++);
-    o << indent_ << type(u.dtype()) << " " << n << " = " << (u.src().size() > 1 ? ref(u.src(1)) : zero_of(u.dtype())) << ";\n";
-    std::string line = "asm volatile(\"ld.global." + ptx + " %0, [%1];\" : \"=" + constraint + "\"(" + n + ") : \"l\"(" + ref(idx) + "));";
+    o << indent_ << type(d) << " " << n << " = " << (u.src().size() > 1 ? ref(u.src(1)) : zero_of(d)) << ";\n";
+    std::string line;
+    if (!d.is_vector()) {
+      const auto [ptx, constraint] = *held_form(d);
+      line = "asm volatile(\"ld.global." + ptx + " %0, [%1];\" : \"=" + constraint + "\"(" + n + ") : \"l\"(" + ref(idx) + "));";
+    } else {
+      // 32-bit words, then each element from its word's bits.
+      const int64_t words = d.itemsize() / 4, size = d.element().itemsize();
+      std::string outs, regs;
+      for (int64_t w = 0; w < words; ++w) {
+        outs += std::string(w ? ", " : "") + "\"=r\"(" + n + "w" + std::to_string(w) + ")";
+        regs += std::string(w ? ", " : "") + "%" + std::to_string(w);
+      }
+      line = "unsigned " + n + "w0";
+      for (int64_t w = 1; w < words; ++w) line += ", " + n + "w" + std::to_string(w);
+      line += "; asm volatile(\"ld.global" + std::string(words > 1 ? ".v" + std::to_string(words) : "") + ".b32 " + (words > 1 ? "{" + regs + "}" : regs) +
+              ", [%" + std::to_string(words) + "];\" : " + outs + " : \"l\"(" + ref(idx) + "));";
+      for (int i = 0; i < d.lanes; ++i) {
+        const int64_t at = i * size;
+        const std::string word = n + "w" + std::to_string(at / 4), bits = at % 4 ? "(" + word + " >> " + std::to_string(at % 4 * 8) + ")" : word;
+        const std::string value = d.element() == dtypes::float32 ? "__uint_as_float(" + word + ")" : "(" + scalar_type(d.element()) + ")" + bits;
+        line += " " + n + ".v[" + std::to_string(i) + "] = " + value + ";";
+      }
+    }
     if (idx.src().size() > 2) line = "if (" + ref(idx.src(2)) + ") { " + line + " }";
     o << indent_ << line << "\n";
     return n;
