@@ -248,7 +248,7 @@ TEST_CASE("NVRTC: a compile error names the kernel and shows NVRTC's log") {
   }
 }
 
-TEST_CASE("CUDA: a prefetched global load is inline PTX ld.global, which ptxas keeps before later barriers; other loads stay C++ loads") {
+TEST_CASE("CUDA: a prefetched global load is inline PTX ld.global, which ptxas keeps before later barriers, and other loads stay C++ loads") {
   if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   UOp out = placeholder({64}, dtypes::float32, 0), a = placeholder({64}, dtypes::int32, 1), b = placeholder({64}, dtypes::float32, 2);
   UOp c = placeholder({64}, dtypes::bfloat16, 3), d = placeholder({64}, dtypes::int64, 4), plain = placeholder({64}, dtypes::float32, 5);
