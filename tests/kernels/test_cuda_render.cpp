@@ -248,23 +248,61 @@ TEST_CASE("NVRTC: a compile error names the kernel and shows NVRTC's log") {
   }
 }
 
+namespace {
+
+// A held load's rendering: the statement that fills element `lane` of the vector load whose
+// register named `held...` precedes `at`, e.g. ".v[5] = (unsigned short)(held12w2 >> 16);".
+std::string element_fill(const std::string& src, size_t at, int lane) {
+  const size_t from = src.find(".v[" + std::to_string(lane) + "] = ", at);
+  return from == std::string::npos ? "" : src.substr(from, src.find(';', from) - from);
+}
+
+// The CUDA source of a kernel lowered for 32-lane warps, compiled by NVRTC where it is present.
+std::string rendered(const UOp& kernel) {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  const auto lowered = lower::lower(kernel, options);
+  const std::string src = cuda::render_cuda(lowered, 90);
+  INFO(src);
+  if (have_nvrtc()) CHECK(rt::nvrtc_compile(src, lowered.name, "sm_90").size() > 0);
+  return src;
+}
+
+}  // namespace
+
 TEST_CASE("CUDA: a prefetched global load is inline PTX ld.global, which ptxas keeps before later barriers, and other loads stay C++ loads") {
-  if (!have_nvrtc()) WEFT_SKIP(kNoNvrtc);
   UOp out = placeholder({64}, dtypes::float32, 0), a = placeholder({64}, dtypes::int32, 1), b = placeholder({64}, dtypes::float32, 2);
   UOp c = placeholder({64}, dtypes::bfloat16, 3), d = placeholder({64}, dtypes::int64, 4), plain = placeholder({64}, dtypes::float32, 5);
-  UOp row = placeholder({64 * 8}, dtypes::bfloat16, 6);
+  UOp row = placeholder({64 * 8}, dtypes::bfloat16, 6), pairs = placeholder({64 * 2}, dtypes::float32, 7), bytes = placeholder({64 * 4}, dtypes::uint8, 8);
   UOp l = range(64, 0, AxisType::LOCAL);
-  // ... and the elements of a vector load of 8 bfloat16 (16 bytes: four 32-bit words).
-  const UOp vector = row[l * 8].vec(8).load(l < 50, vectorize(std::vector<UOp>(8, constant(0.0, dtypes::bfloat16))));
-  const Prefetched held = prefetch({a[l].load(l < 40, constant(Wide(-1), dtypes::int32)), b[l].load(), c[l].load(), d[l].load(), vector.gep(0), vector.gep(5)});
+  const auto zeros = [](int n, DType dt) { return vectorize(std::vector<UOp>(static_cast<size_t>(n), constant(0.0, dt))); };
+  // Vector loads: 8 bfloat16 (16 bytes, four 32-bit words), 2 float32 (8 bytes), 4 uint8 (one
+  // word); and 8 bfloat16 at an offset not known to be aligned, which stays a C++ load.
+  const UOp v8 = row[l * 8].vec(8).load(l < 50, zeros(8, dtypes::bfloat16));
+  const UOp v2 = pairs[l * 2].vec(2).load(), v4 = bytes[l * 4].vec(4).load();
+  const UOp unaligned = row[l * 7 + 1].vec(2).load();
+  const Prefetched held = prefetch({a[l].load(l < 40, constant(Wide(-1), dtypes::int32)), b[l].load(), c[l].load(), d[l].load(), v8.gep(0), v8.gep(5),
+                                    v2.gep(1), v4.gep(0), v4.gep(3), unaligned.gep(1)});
   UOp shared = alloc_shared({64}, dtypes::float32, 0);
   UOp put = shared[l].store(plain[l].load() * 2.0);
-  UOp sum = shared.after({put})[63 - l].load() + held.values[0].cast(dtypes::float32) + held.values[1] + held.values[2].cast(dtypes::float32) +
-            held.values[3].cast(dtypes::float32) + held.values[4].cast(dtypes::float32) + held.values[5].cast(dtypes::float32);
-  const std::string src = compiles_for_warps(sink({"held_loads"}, {group({held.issued, out[l].store(sum)}).end({l})}),
-                                             {"ld.global.b32", "ld.global.f32", "ld.global.b16", "ld.global.b64", "ld.global.v4.b32"});
-  CHECK(occurrences(src, "asm volatile(\"ld.global.") == 5);
-  CHECK(src.find(".v[5] = (unsigned short)(") != std::string::npos);  // element 5: the high half of word 2
+  UOp sum = shared.after({put})[63 - l].load();
+  for (const UOp& v : held.values) sum = sum + (v.dtype() == dtypes::float32 ? v : v.cast(dtypes::float32));
+  const std::string src = rendered(sink({"held_loads"}, {group({held.issued, out[l].store(sum)}).end({l})}));
+  for (const char* form : {"ld.global.b32 %0,", "ld.global.f32", "ld.global.b16", "ld.global.b64", "ld.global.v4.b32", "ld.global.v2.b32"}) {
+    CAPTURE(form);
+    CHECK(src.find(form) != std::string::npos);
+  }
+  CHECK(occurrences(src, "asm volatile(\"ld.global.") == 7);  // not the unaligned vector, nor `plain`
+  // Elements from their words, little-endian: bfloat16 5 the high half of word 2, float32 1 word
+  // 1's bits, uint8 3 the top byte of word 0.
+  const size_t at_v4 = src.find("ld.global.v4.b32"), at_v2 = src.find("ld.global.v2.b32"), at_b8 = src.find("w0; asm volatile(\"ld.global.b32");
+  CHECK(element_fill(src, at_v4, 0).find("= (unsigned short)held") != std::string::npos);
+  CHECK(element_fill(src, at_v4, 0).ends_with("w0"));
+  CHECK(element_fill(src, at_v4, 5).ends_with("w2 >> 16)"));
+  CHECK(element_fill(src, at_v2, 1).find("= __uint_as_float(held") != std::string::npos);
+  CHECK(element_fill(src, at_v2, 1).ends_with("w1)"));
+  CHECK(element_fill(src, at_b8, 3).find("= (unsigned char)(held") != std::string::npos);
+  CHECK(element_fill(src, at_b8, 3).ends_with("w0 >> 24)"));
   CHECK(src.find("ld.global.f32") < src.find("__syncthreads()"));
   CHECK(src.find(") { asm volatile(\"ld.global.b32") != std::string::npos);  // the masked one, under its mask (its fill set before)
 }

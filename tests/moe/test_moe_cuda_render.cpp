@@ -70,6 +70,17 @@ TEST_CASE("align_place's shared memory: three phases, one barrier each (sums, th
   }
 }
 
+TEST_CASE("route's row of logits is loaded as held vector loads (inline ld.global, 16 bytes each), issued together before the ranking") {
+  lower::LowerOptions options;
+  options.wave_size = 32;
+  const moe::RouteConfig c{16384, 256, 8, moe::Scoring::SoftmaxTopK, dtypes::bfloat16};
+  const std::string src = cuda::render_cuda(lower::lower(moe::route_counting(c, "sm_90"), options), 90);
+  size_t loads = 0;
+  for (size_t at = src.find("ld.global.v4.b32"); at != std::string::npos; at = src.find("ld.global.v4.b32", at + 1)) ++loads;
+  CHECK(loads == 4);  // 32 experts a lane, 8 to a vector
+  CHECK(src.find("__shfl_xor_sync") > src.rfind("ld.global.v4.b32"));
+}
+
 TEST_CASE("every MoE kernel is a dependent launch: on sm_90 it waits for the kernel before it first, on sm_80 it does not") {
   using moe::Scoring;
   const moe::MoeShape s{300, 64, 8, 128};

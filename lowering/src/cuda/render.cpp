@@ -404,13 +404,16 @@ class Renderer {
     return v;
   }
 
-  // The space of the buffer an INDEX points into (none for an index into something else).
-  static std::optional<AddrSpace> space_of(const UOp& idx) {
-    if (idx.op() != Op::INDEX) return std::nullopt;
+  // The buffer an INDEX points into (its PLACEHOLDER, or whatever else it indexes).
+  static UOp root_buffer(const UOp& idx) {
     UOp root = idx.src(0);
     while (root.op() == Op::AFTER) root = root.src(0);
-    if (root.op() != Op::PLACEHOLDER) return std::nullopt;
-    return root.arg_as<BufferArg>().space;
+    return root;
+  }
+  // The space of the buffer an INDEX points into (none for an index into something else).
+  static std::optional<AddrSpace> space_of(const UOp& idx) {
+    if (idx.op() != Op::INDEX || root_buffer(idx).op() != Op::PLACEHOLDER) return std::nullopt;
+    return root_buffer(idx).arg_as<BufferArg>().space;
   }
 
   // The inline-PTX form (type, constraint) of a held scalar load; none for a type without one.
@@ -434,10 +437,11 @@ class Renderer {
   }
 
   // A store of a global load, as it stands or one element of a vector load, into a register of
-  // its own: prefetch's pattern (builder.h), a load issued early so that its round trip overlaps
-  // the work before its use. The load, if so.
+  // its own (a REG buffer of one element): prefetch's pattern (builder.h), a load issued early so
+  // that its round trip overlaps the work before its use. The load, if so. (A tile's loads into
+  // a register tile are not held: the compiler may merge, reorder or drop those.)
   static std::optional<UOp> held_load_of(const UOp& e) {
-    if (e.op() != Op::STORE || space_of(e.src(0)) != AddrSpace::REG) return std::nullopt;
+    if (e.op() != Op::STORE || space_of(e.src(0)) != AddrSpace::REG || elements(root_buffer(e.src(0))) != 1) return std::nullopt;
     const UOp v = e.src(1).op() == Op::GEP ? e.src(1).src(0) : e.src(1);
     if (v.op() != Op::LOAD || space_of(v.src(0)) != AddrSpace::GLOBAL || !holdable(v.dtype())) return std::nullopt;
     if (v.dtype().is_vector() && !lower::aligned_vector(v.src(0))) return std::nullopt;
@@ -450,7 +454,9 @@ class Renderer {
   // use: it sank align_place's weight load past three barriers to the row's store, which then
   // waited on its round trip (12% of the kernel's stall samples on an H100), and route's fourth
   // vector of logits behind the first one's use, a second round trip to memory (13%; docs/PERF.md,
-  // session 38). Volatile, so that the compiler keeps it where the program has it.
+  // session 38). Volatile with a memory clobber, so that the compiler keeps it where the program
+  // has it, after the stores before it. ptxas may still reorder weak loads among themselves where
+  // no barrier or store stands between them.
   std::string held_load(const UOp& u, std::ostringstream& o) {
     const DType d = u.dtype();
     const UOp& idx = u.src(0);
@@ -459,7 +465,7 @@ class Renderer {
     std::string line;
     if (!d.is_vector()) {
       const auto [ptx, constraint] = *held_form(d);
-      line = "asm volatile(\"ld.global." + ptx + " %0, [%1];\" : \"=" + constraint + "\"(" + n + ") : \"l\"(" + ref(idx) + "));";
+      line = "asm volatile(\"ld.global." + ptx + " %0, [%1];\" : \"=" + constraint + "\"(" + n + ") : \"l\"(" + ref(idx) + ") : \"memory\");";
     } else {
       // 32-bit words, then each element from its word's bits.
       const int64_t words = d.itemsize() / 4, size = d.element().itemsize();
@@ -471,7 +477,7 @@ class Renderer {
       line = "unsigned " + n + "w0";
       for (int64_t w = 1; w < words; ++w) line += ", " + n + "w" + std::to_string(w);
       line += "; asm volatile(\"ld.global" + std::string(words > 1 ? ".v" + std::to_string(words) : "") + ".b32 " + (words > 1 ? "{" + regs + "}" : regs) +
-              ", [%" + std::to_string(words) + "];\" : " + outs + " : \"l\"(" + ref(idx) + "));";
+              ", [%" + std::to_string(words) + "];\" : " + outs + " : \"l\"(" + ref(idx) + ") : \"memory\");";
       for (int i = 0; i < d.lanes; ++i) {
         const int64_t at = i * size;
         const std::string word = n + "w" + std::to_string(at / 4), bits = at % 4 ? "(" + word + " >> " + std::to_string(at % 4 * 8) + ")" : word;
