@@ -79,6 +79,12 @@ const char* kGridArrival = R"(__device__ __forceinline__ void weft_grid_arrive_a
 }
 )";
 
+// A buffer as it stands, past the AFTERs that order it behind effects.
+UOp without_after(UOp b) {
+  while (b.op() == Op::AFTER) b = b.src(0);
+  return b;
+}
+
 int64_t elements(const UOp& placeholder) {
   int64_t n = 1;
   for (int64_t d : placeholder.static_shape()) n *= d;
@@ -128,9 +134,7 @@ class Renderer {
       if (statement.op() == Op::SETMAXNREG) sets_register_budget_ = true;
       if (const auto load = held_load_of(statement)) held_loads_.insert(load->node());
       if (statement.op() == Op::WGMMA) {
-        UOp acc = statement.src(0).src(0);
-        while (acc.op() == Op::AFTER) acc = acc.src(0);
-        wgmma_accumulators_.insert(acc.node());
+        wgmma_accumulators_.insert(without_after(statement.src(0).src(0)).node());
       }
     }
     const std::string parameters = params(), locals = declarations();  // names the body refers to
@@ -285,8 +289,7 @@ class Renderer {
   }
 
   std::string buffer(const UOp& b) {
-    UOp root = b;
-    while (root.op() == Op::AFTER) root = root.src(0);
+    const UOp root = without_after(b);
     if (root.op() != Op::PLACEHOLDER) unsupported(b, "an index into something other than a buffer");
     return buffers_.at(key(root.arg_as<BufferArg>()));
   }
@@ -405,11 +408,7 @@ class Renderer {
   }
 
   // The buffer an INDEX points into (its PLACEHOLDER, or whatever else it indexes).
-  static UOp root_buffer(const UOp& idx) {
-    UOp root = idx.src(0);
-    while (root.op() == Op::AFTER) root = root.src(0);
-    return root;
-  }
+  static UOp root_buffer(const UOp& idx) { return without_after(idx.src(0)); }
   // The space of the buffer an INDEX points into (none for an index into something else).
   static std::optional<AddrSpace> space_of(const UOp& idx) {
     if (idx.op() != Op::INDEX || root_buffer(idx).op() != Op::PLACEHOLDER) return std::nullopt;
