@@ -1,5 +1,6 @@
 #include "weft/dsl/alu.h"
 
+#include <bit>
 #include <cmath>
 
 namespace weft {
@@ -51,6 +52,7 @@ std::optional<Wide> exec_int(Op op, DType operand, std::span<const Wide> args) {
     case 1:
       if (op == Op::NEG) return wrap_to(dt, -args[0]);
       if (op == Op::CAST) return wrap_to(dt, args[0]);
+      if (op == Op::POPCOUNT && dt.is_unsigned()) return Wide(std::popcount(static_cast<uint64_t>(wrap_to(dt, args[0]))));
       return std::nullopt;
     case 2: return binary(op, dt, args[0], args[1]);
     case 3:

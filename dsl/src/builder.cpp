@@ -408,6 +408,7 @@ UOp UOp::where(const UOp& t, const UOp& f) const { return weft::where(*this, t, 
 UOp UOp::alu(Op op, std::vector<UOp> others) const {
   if (opsets::unary.contains(op) && others.empty()) {
     if (op == Op::NEG) return -*this;
+    if (op == Op::POPCOUNT) return popcount(*this);
     return unary_float(op, *this);
   }
   if (opsets::binary.contains(op) && others.size() == 1) return binary(op, *this, others[0]);
@@ -973,6 +974,11 @@ UOp log2(const UOp& x) { return unary_float(Op::LOG2, x); }
 UOp sin(const UOp& x) { return unary_float(Op::SIN, x); }
 UOp recip(const UOp& x) { return unary_float(Op::RECIP, x); }
 UOp trunc(const UOp& x) { return unary_float(Op::TRUNC, x); }
+UOp popcount(const UOp& x) {
+  check_value(Op::POPCOUNT, x);
+  if (!x.dtype().is_int() || !x.dtype().is_unsigned()) fail("POPCOUNT", "needs an unsigned integer operand, got " + x.dtype().name());
+  return UOp::make(Op::POPCOUNT, x.dtype(), {x});
+}
 UOp pow(const UOp& x, const UOp& y) { return binary(Op::POW, x, y); }
 
 UOp mulacc(const UOp& a, const UOp& b, const UOp& c) {

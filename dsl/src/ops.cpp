@@ -61,7 +61,7 @@ std::string_view mbarrier_op_name(MbarrierOp k) {
 }
 
 namespace opsets {
-const OpSet unary{Op::NEG, Op::RECIP, Op::SQRT, Op::EXP2, Op::LOG2, Op::SIN, Op::TRUNC, Op::CAST, Op::BITCAST};
+const OpSet unary{Op::NEG, Op::RECIP, Op::SQRT, Op::EXP2, Op::LOG2, Op::SIN, Op::TRUNC, Op::CAST, Op::BITCAST, Op::POPCOUNT};
 const OpSet binary{Op::ADD,   Op::SUB,   Op::MUL,   Op::IDIV, Op::MOD, Op::FDIV, Op::MAX, Op::MIN, Op::POW,
                    Op::CMPLT, Op::CMPNE, Op::CMPEQ, Op::AND,  Op::OR,  Op::XOR,  Op::SHL, Op::SHR};
 const OpSet ternary{Op::WHERE, Op::MULACC};

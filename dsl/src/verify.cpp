@@ -406,6 +406,8 @@ class Checker {
       if ((s.is_effect() && !s.is_valued_effect()) || s.dtype().is_void() || s.is_buffer())
         return report("operand " + std::string(op_name(s.op())) + " is not a value");
     if (u.op() == Op::CAST || u.op() == Op::BITCAST) return;
+    if (u.op() == Op::POPCOUNT && !(u.src(0).dtype().is_int() && u.src(0).dtype().is_unsigned()))
+      report("counts the bits of an unsigned integer, not " + u.src(0).dtype().name());
     if (u.op() == Op::WHERE) {
       if (!u.src(0).dtype().element().is_bool()) report("condition is " + u.src(0).dtype().name() + ", not bool");
       if (!(u.src(1).dtype() == u.src(2).dtype()) || !(u.dtype() == u.src(1).dtype())) report("branches and result differ in dtype");

@@ -130,6 +130,7 @@ Range alu_range(Op op, DType dt, const std::vector<UOp>& src) {
     case Op::SUB: return fit(dt, r(0).first - r(1).second, r(0).second - r(1).first);
     case Op::MUL: return mul_range(dt, r(0), r(1));
     case Op::NEG: return fit(dt, -r(0).second, -r(0).first);
+    case Op::POPCOUNT: return {0, dt.element().bits()};
     case Op::IDIV: return div_range(dt, r(0), r(1));
     case Op::MOD: return mod_range(dt, r(0), r(1));
     case Op::MAX: return {std::max(r(0).first, r(1).first), std::max(r(0).second, r(1).second)};

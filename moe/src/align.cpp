@@ -27,17 +27,6 @@ int64_t wave_width(std::string_view arch) {
   throw Error("moe align: no wave width for target '" + std::string(arch) + "' (gfx942, gfx950, sm_XY)");
 }
 
-// The number of set bits of a uint32 or uint64 (the classic SWAR sum; LLVM's AMDGPU backend
-// turns it into one ctpop, nvcc leaves it as a dozen instructions).
-UOp popcount(UOp x) {
-  const bool wide = x.dtype() == dtypes::uint64;
-  const auto c = [&](uint64_t v) { return constant(Wide(wide ? v : v & 0xffffffffu), x.dtype()); };
-  x = x - ((x >> c(1)) & c(0x5555555555555555));
-  x = (x & c(0x3333333333333333)) + ((x >> c(2)) & c(0x3333333333333333));
-  x = (x + (x >> c(4))) & c(0x0f0f0f0f0f0f0f0f);
-  return (x * c(0x0101010101010101)) >> c(wide ? 56 : 24);
-}
-
 // The expert whose rows hold row `r` (int32): the largest e in [0, E] with offsets[e] <= r, E
 // for a row past offsets[E]. `off` holds offsets [E+1] in shared memory.
 UOp expert_of_row(const UOp& off, const UOp& r, int64_t E) {

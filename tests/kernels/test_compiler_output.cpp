@@ -5,11 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <sstream>
 
 #include "kernel_harness.h"
 #include "listing_text.h"
+#include "weft/dsl/alu.h"
 #include "weft/dsl/builder.h"
 #include "weft/dsl/float_formats.h"
 #include "weft/emulator/listing.h"
@@ -210,4 +212,62 @@ WEFT_DEVICE_TEST_CASE("float32 to bfloat16 stores round to nearest even, masked 
       REQUIRE(y[q] == want);
     }
   }
+}
+
+WEFT_DEVICE_TEST_CASE("popcount of uint8, uint32 and uint64 values is the host's, one v_bcnt a word on CDNA") {
+  for (const std::string& target : weft::testing::devices()) {
+    CAPTURE(target);
+    auto dev = rt::open_device(target);
+    constexpr int64_t n = 256;
+    UOp in8 = placeholder({n}, dtypes::uint8, 3), in32 = placeholder({n}, dtypes::uint32, 4), in64 = placeholder({n}, dtypes::uint64, 5);
+    UOp out8 = placeholder({n}, dtypes::uint8, 0), out32 = placeholder({n}, dtypes::uint32, 1), out64 = placeholder({n}, dtypes::uint64, 2);
+    UOp l = range(n, 0, AxisType::LOCAL);
+    UOp stores = group({out8[l].store(popcount(in8[l].load())), out32[l].store(popcount(in32[l].load())), out64[l].store(popcount(in64[l].load()))});
+    auto compiled = rt::CompiledKernel::compile(*dev, sink({"popcounts"}, {stores.end({l})}));
+    if (target.starts_with("emu:")) CHECK(listing_of(compiled).find("v_bcnt_u32_b32") != std::string::npos);
+    // Random words, and the edge values (no bit, every bit, one high bit) in the first lanes.
+    const auto words = weft::testing::random_ints(4 * n, INT32_MIN, INT32_MAX);
+    std::vector<uint8_t> x8(n);
+    std::vector<uint32_t> x32(n);
+    std::vector<uint64_t> x64(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const auto w = [&](int64_t j) { return static_cast<uint32_t>(words[static_cast<size_t>(4 * i + j)]); };
+      x8[static_cast<size_t>(i)] = static_cast<uint8_t>(w(0));
+      x32[static_cast<size_t>(i)] = w(1);
+      x64[static_cast<size_t>(i)] = uint64_t{w(2)} << 32 | w(3);
+    }
+    x8[0] = 0;
+    x32[0] = 0;
+    x64[0] = 0;
+    x8[1] = 0xff;
+    x32[1] = ~0u;
+    x64[1] = ~uint64_t{0};
+    x8[2] = 0x80;
+    x32[2] = 1u << 31;
+    x64[2] = uint64_t{1} << 63;
+    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::uint8, n), weft::testing::poisoned(*dev, dtypes::uint32, n),
+                                    weft::testing::poisoned(*dev, dtypes::uint64, n), put(*dev, dtypes::uint8, x8),
+                                    put(*dev, dtypes::uint32, x32), put(*dev, dtypes::uint64, x64)};
+    compiled.launch(*dev, args);
+    const auto y8 = get<uint8_t>(*dev, args[0]);
+    const auto y32 = get<uint32_t>(*dev, args[1]);
+    const auto y64 = get<uint64_t>(*dev, args[2]);
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      CAPTURE(i);
+      REQUIRE(y8[i] == std::popcount(x8[i]));
+      REQUIRE(y32[i] == static_cast<uint32_t>(std::popcount(x32[i])));
+      REQUIRE(y64[i] == static_cast<uint64_t>(std::popcount(x64[i])));
+    }
+  }
+}
+
+TEST_CASE("popcount: a signed or float operand is an error naming POPCOUNT, and constants fold") {
+  CHECK_THROWS_WITH_AS(popcount(constant(Wide(3), dtypes::int32)), doctest::Contains("POPCOUNT"), Error);
+  CHECK_THROWS_WITH_AS(popcount(constant(1.0, dtypes::float32)), doctest::Contains("POPCOUNT"), Error);
+  CHECK(*exec_int(Op::POPCOUNT, dtypes::uint64, std::vector<Wide>{Wide(~uint64_t{0})}) == 64);
+  CHECK(*exec_int(Op::POPCOUNT, dtypes::uint8, std::vector<Wide>{Wide(0x1ff)}) == 8);  // wraps to the width first
+  CHECK_FALSE(exec_int(Op::POPCOUNT, dtypes::int32, std::vector<Wide>{Wide(-1)}));
+  const UOp x = popcount(placeholder({4}, dtypes::uint32, 0)[constant(Wide(0))].load());
+  CHECK(x.vmin() == 0);
+  CHECK(x.vmax() == 32);
 }

@@ -512,6 +512,7 @@ class Renderer {
       case Op::LOG2: return intrinsic(llvm::Intrinsic::log2);
       case Op::SIN: return intrinsic(llvm::Intrinsic::sin);
       case Op::TRUNC: return intrinsic(llvm::Intrinsic::trunc);
+      case Op::POPCOUNT: return intrinsic(llvm::Intrinsic::ctpop);
       case Op::WHERE: return b_.CreateSelect(s[0], s[1], s[2]);
       case Op::MULACC: return fl ? intrinsic(llvm::Intrinsic::fma) : b_.CreateAdd(b_.CreateMul(s[0], s[1]), s[2]);
       default: unsupported(u, "no AMDGPU lowering for this ALU op");

@@ -750,6 +750,7 @@ class Renderer {
       case Op::LOG2: r = fn("log2f", "log2"); break;
       case Op::SIN: r = fn("sinf", "sin"); break;
       case Op::TRUNC: r = fn("truncf", "trunc"); break;
+      case Op::POPCOUNT: r = u.dtype().bits() == 64 ? "__popcll(" + s[0] + ")" : "__popc((unsigned)" + s[0] + ")"; break;
       case Op::WHERE: r = "(" + ref(u.src(0)) + " ? " + s[1] + " : " + s[2] + ")"; break;
       case Op::MULACC: r = fl ? fn("fmaf", "fma") : "(" + s[0] + " * " + s[1] + " + " + s[2] + ")"; break;
       default: unsupported(u, "no CUDA form for this ALU op");

@@ -276,6 +276,9 @@ UOp log2(const UOp& x);
 UOp sin(const UOp& x);
 UOp recip(const UOp& x);
 UOp trunc(const UOp& x);
+// The number of set bits of an unsigned integer (one instruction on both targets: v_bcnt, popc),
+// of the same dtype.
+UOp popcount(const UOp& x);
 UOp pow(const UOp& x, const UOp& y);
 UOp mulacc(const UOp& a, const UOp& b, const UOp& c);
 UOp vectorize(const std::vector<UOp>& lanes);

@@ -25,7 +25,7 @@ namespace weft {
   /* across the lanes of a wave (warp) */                                                  \
   X(SHUFFLE) X(BROADCAST) X(VOTE)                                                          \
   /* unary ALU */                                                                          \
-  X(NEG) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(CAST) X(BITCAST)               \
+  X(NEG) X(RECIP) X(SQRT) X(EXP2) X(LOG2) X(SIN) X(TRUNC) X(CAST) X(BITCAST) X(POPCOUNT)   \
   /* binary ALU */                                                                         \
   X(ADD) X(SUB) X(MUL) X(IDIV) X(MOD) X(FDIV) X(MAX) X(MIN) X(POW)                         \
   X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) X(OR) X(XOR) X(SHL) X(SHR)                             \
