@@ -67,6 +67,9 @@ TEST_CASE("align_place's shared memory: three phases, one barrier each (sums, th
     const size_t id_load = src.find("asm volatile(\"ld.global.b32"), weight_load = src.find("asm volatile(\"ld.global.f32");
     CHECK(id_load < src.find("__syncthreads()"));
     CHECK(weight_load < src.find("__syncthreads()"));
+    // A choice's rank counts its ballots' bits with popc (POPCOUNT), not a SWAR sum.
+    CHECK(src.find("__popc(") != std::string::npos);
+    CHECK(src.find("1431655765") == std::string::npos);  // 0x55555555
   }
 }
 
