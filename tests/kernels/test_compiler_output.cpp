@@ -214,50 +214,62 @@ WEFT_DEVICE_TEST_CASE("float32 to bfloat16 stores round to nearest even, masked 
   }
 }
 
-WEFT_DEVICE_TEST_CASE("popcount of uint8, uint32 and uint64 values is the host's, one v_bcnt a word on CDNA") {
+WEFT_DEVICE_TEST_CASE("popcount of uint8, uint16, uint32 and uint64 values is the host's: v_bcnt per lane, s_bcnt1 for a uniform value on CDNA") {
   for (const std::string& target : weft::testing::devices()) {
     CAPTURE(target);
     auto dev = rt::open_device(target);
     constexpr int64_t n = 256;
-    UOp in8 = placeholder({n}, dtypes::uint8, 3), in32 = placeholder({n}, dtypes::uint32, 4), in64 = placeholder({n}, dtypes::uint64, 5);
-    UOp out8 = placeholder({n}, dtypes::uint8, 0), out32 = placeholder({n}, dtypes::uint32, 1), out64 = placeholder({n}, dtypes::uint64, 2);
-    UOp l = range(n, 0, AxisType::LOCAL);
-    UOp stores = group({out8[l].store(popcount(in8[l].load())), out32[l].store(popcount(in32[l].load())), out64[l].store(popcount(in64[l].load()))});
-    auto compiled = rt::CompiledKernel::compile(*dev, sink({"popcounts"}, {stores.end({l})}));
-    if (target.starts_with("emu:")) CHECK(listing_of(compiled).find("v_bcnt_u32_b32") != std::string::npos);
-    // Random words, and the edge values (no bit, every bit, one high bit) in the first lanes.
-    const auto words = weft::testing::random_ints(4 * n, INT32_MIN, INT32_MAX);
-    std::vector<uint8_t> x8(n);
-    std::vector<uint32_t> x32(n);
-    std::vector<uint64_t> x64(n);
-    for (int64_t i = 0; i < n; ++i) {
-      const auto w = [&](int64_t j) { return static_cast<uint32_t>(words[static_cast<size_t>(4 * i + j)]); };
-      x8[static_cast<size_t>(i)] = static_cast<uint8_t>(w(0));
-      x32[static_cast<size_t>(i)] = w(1);
-      x64[static_cast<size_t>(i)] = uint64_t{w(2)} << 32 | w(3);
+    const DType types[] = {dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
+    UOp l = range(n, 0, AxisType::LOCAL), three = constant(Wide(3));
+    std::vector<UOp> stores, in;
+    for (int64_t t = 0; t < 4; ++t) {
+      in.push_back(placeholder({n}, types[t], 5 + t));
+      stores.push_back(placeholder({n}, types[t], t)[l].store(popcount(in.back()[l].load())));
     }
-    x8[0] = 0;
-    x32[0] = 0;
-    x64[0] = 0;
-    x8[1] = 0xff;
-    x32[1] = ~0u;
-    x64[1] = ~uint64_t{0};
-    x8[2] = 0x80;
-    x32[2] = 1u << 31;
-    x64[2] = uint64_t{1} << 63;
-    const rt::DeviceArray args[] = {weft::testing::poisoned(*dev, dtypes::uint8, n), weft::testing::poisoned(*dev, dtypes::uint32, n),
-                                    weft::testing::poisoned(*dev, dtypes::uint64, n), put(*dev, dtypes::uint8, x8),
-                                    put(*dev, dtypes::uint32, x32), put(*dev, dtypes::uint64, x64)};
+    // Element 3 (random) of the uint32 and uint64 inputs, the same in every lane: a scalar count.
+    const UOp uniform = popcount(in[2][three].load()) + popcount(in[3][three].load()).cast(dtypes::uint32);
+    stores.push_back(placeholder({n}, dtypes::uint32, 4)[l].store(uniform));
+    auto compiled = rt::CompiledKernel::compile(*dev, sink({"popcounts"}, {group(stores).end({l})}));
+    if (target.starts_with("emu:")) {
+      const std::string listing = listing_of(compiled);
+      CHECK(listing.find("v_bcnt_u32_b32") != std::string::npos);
+      CHECK(listing.find("s_bcnt1_i32_b64") != std::string::npos);
+    }
+    // Random values, and the edge values (no bit, every bit, only the high bit) in the first lanes.
+    const auto words = weft::testing::random_ints(5 * n, INT32_MIN, INT32_MAX);
+    std::vector<std::vector<uint64_t>> x(4, std::vector<uint64_t>(n));
+    for (size_t t = 0; t < 4; ++t) {
+      const int bits = types[t].bits();
+      const uint64_t all = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+      for (size_t i = 0; i < static_cast<size_t>(n); ++i)
+        x[t][i] = (uint64_t{static_cast<uint32_t>(words[t * n + i])} << 32 | static_cast<uint32_t>(words[4 * n + i])) & all;
+      x[t][0] = 0;
+      x[t][1] = all;
+      x[t][2] = uint64_t{1} << (bits - 1);
+    }
+    std::vector<rt::DeviceArray> args;
+    for (size_t t = 0; t < 4; ++t) args.push_back(weft::testing::poisoned(*dev, types[t], n));
+    args.push_back(weft::testing::poisoned(*dev, dtypes::uint32, n));
+    const auto narrow = [&](size_t t) {  // x[t] at its width, as bytes
+      std::vector<uint8_t> bytes(static_cast<size_t>(n * types[t].itemsize()));
+      for (size_t i = 0; i < static_cast<size_t>(n); ++i) std::memcpy(&bytes[i * types[t].itemsize()], &x[t][i], types[t].itemsize());
+      return bytes;
+    };
+    for (size_t t = 0; t < 4; ++t) args.push_back(rt::upload(*dev, types[t], narrow(t), "input"));
     compiled.launch(*dev, args);
-    const auto y8 = get<uint8_t>(*dev, args[0]);
-    const auto y32 = get<uint32_t>(*dev, args[1]);
-    const auto y64 = get<uint64_t>(*dev, args[2]);
-    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
-      CAPTURE(i);
-      REQUIRE(y8[i] == std::popcount(x8[i]));
-      REQUIRE(y32[i] == static_cast<uint32_t>(std::popcount(x32[i])));
-      REQUIRE(y64[i] == static_cast<uint64_t>(std::popcount(x64[i])));
+    for (size_t t = 0; t < 4; ++t) {
+      const std::vector<uint8_t> y = rt::download(*dev, args[t]);
+      for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+        uint64_t got = 0;
+        std::memcpy(&got, &y[i * types[t].itemsize()], types[t].itemsize());
+        CAPTURE(t);
+        CAPTURE(i);
+        REQUIRE(got == static_cast<uint64_t>(std::popcount(x[t][i])));
+      }
     }
+    const auto u = get<uint32_t>(*dev, args[4]);
+    const uint32_t want = static_cast<uint32_t>(std::popcount(x[2][3]) + std::popcount(x[3][3]));
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) REQUIRE(u[i] == want);
   }
 }
 
