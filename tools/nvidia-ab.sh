@@ -20,7 +20,7 @@ fi
 base_tgz=$1 out=$2
 shift 2
 [ -f "$base_tgz" ] || { echo "nvidia-ab: no base tarball or binary '$base_tgz'" >&2; exit 2; }
-mkdir -p "$out"
+out=$(mkdir -p "$out" && cd "$out" && pwd)  # (absolute: the builds write their logs there from their trees)
 rm -f "$out"/ab-*.json "$out"/ab-*.txt  # (the table lists every ab-*.json there: none from an earlier run)
 # The lent machines have no msgpack-cxx: its headers travel with the tree in .devdeps (docs/nvidia.md).
 [ -d .devdeps/include ] && export CPLUS_INCLUDE_PATH="$PWD/.devdeps/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}"
