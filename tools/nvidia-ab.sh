@@ -20,7 +20,7 @@ fi
 base_tgz=$1 out=$2
 shift 2
 [ -f "$base_tgz" ] || { echo "nvidia-ab: no base tarball or binary '$base_tgz'" >&2; exit 2; }
-out=$(mkdir -p "$out" && cd "$out" && pwd)  # (absolute: the builds write their logs there from their trees)
+out=$(mkdir -p "$out" && cd "$out" && pwd) || exit 2  # (absolute: the builds write their logs there from their trees)
 rm -f "$out"/ab-*.json "$out"/ab-*.txt  # (the table lists every ab-*.json there: none from an earlier run)
 # The lent machines have no msgpack-cxx: its headers travel with the tree in .devdeps (docs/nvidia.md).
 [ -d .devdeps/include ] && export CPLUS_INCLUDE_PATH="$PWD/.devdeps/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}"
@@ -45,6 +45,10 @@ if [ -z "$new_weft" ]; then
   build "$PWD" new
   new_weft=$PWD/build-ab/tools/weft
 fi
+[ -f "$new_weft" ] || { echo "nvidia-ab: no binary '$new_weft' (AB_NEW_WEFT)" >&2; exit 2; }
+for w in base_weft new_weft; do  # (a name without a slash would be looked up on PATH)
+  case ${!w} in */*) ;; *) printf -v "$w" './%s' "${!w}" ;; esac
+done
 chmod +x "$base_weft" "$new_weft" 2>/dev/null || true
 for round in $(seq "${AB_ROUNDS:-2}"); do
   for name in base new; do

@@ -7,10 +7,10 @@
 #   tools/nvidia-prebuild.sh OUT_DIR REV...
 #   tools/nvidia-prebuild.sh .devdeps/bin 9a84ada .     # weft-9a84ada and weft-new
 # Then carry OUT_DIR (git-ignored under .devdeps) and pass the binaries to tools/nvidia-ab.sh.
-# The binaries link only glibc (2.34 or later), libstdc++ (GCC 11's or later) and libgcc, per
-# `objdump -T`: the CUDA driver and NVRTC are dlopen'ed where they run. Whether a binary built on this machine's image runs on the lent
+# The binaries link only glibc (2.34 or later), libstdc++ (GCC 11's or later) and libgcc_s (GCC
+# 12's or later: its _Float16 helpers), per `objdump -T`: the CUDA driver and NVRTC are dlopen'ed where they run. Whether a binary built on this machine's image runs on the lent
 # image is checked by the first job that uses one (docs/nvidia.md).
-set -eu
+set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: tools/nvidia-prebuild.sh OUT_DIR REV..." >&2
   exit 2
@@ -34,7 +34,7 @@ for rev in "$@"; do
     build "$root" new
     continue
   fi
-  hash=$(git -C "$root" rev-parse --short "$rev")
+  hash=$(git -C "$root" rev-parse --short "$rev^{commit}")  # (a tag names its commit)
   tree=$(mktemp -d)
   git -C "$root" archive "$hash" | tar x -C "$tree"
   build "$tree" "$hash"
